@@ -1,0 +1,88 @@
+// Main thread. Builds every part of the service from a Config, wires them, and listens. main.ts only adds
+// process concerns (signals, printing); tests and benchmarks use the same createService.
+import uWS, { type us_listen_socket } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { openStore } from './store/db.js';
+import { createHttpMetrics } from './ops/metrics.js';
+import { createHttpApp } from './http/server.js';
+import type { AnyRoute } from './http/route.js';
+import { Sessions } from './auth/sessions.js';
+import { WalletLogin } from './auth/wallet-login.js';
+import { JwtLogin } from './auth/jwt-login.js';
+import { Users } from './users/users.js';
+import { Credits } from './users/credits.js';
+import { Ledger } from './ledger/ledger.js';
+import { PreferencesStore } from './preferences/preferences.js';
+import { Markets } from './markets/markets.js';
+import { VerifyPool } from './crypto/verify-pool.js';
+import type { Services } from './services.js';
+import { authRoutes } from './http/routes/auth.js';
+import { userRoutes } from './http/routes/user.js';
+import { marketRoutes } from './http/routes/markets.js';
+import { adminRoutes } from './http/routes/admin.js';
+import { opsRoutes } from './http/routes/ops.js';
+
+export const SERVICE_VERSION = '0.1.0';
+
+export interface RunningService {
+  port: number;
+  services: Services;
+  /** Graceful stop: no new connections, in-flight writes finish, threads stop, LMDB closes. */
+  close(): Promise<void>;
+}
+
+export async function createService(config: Config, log: Logger, clock: Clock = systemClock): Promise<RunningService> {
+  const store = openStore(config.dataDir);
+  const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
+  const users = new Users(store, clock);
+  const ledger = new Ledger(store);
+  const services: Services = {
+    config,
+    clock,
+    log,
+    store,
+    metrics: createHttpMetrics(),
+    sessions: new Sessions(store, clock, config.adminToken),
+    walletLogin: new WalletLogin(store, clock, config, verifyPool),
+    jwtLogin: new JwtLogin(config.jwt),
+    users,
+    credits: new Credits(store, clock, users, ledger),
+    ledger,
+    preferences: new PreferencesStore(store),
+    markets: new Markets(store, clock, config),
+    verifyPool,
+  };
+
+  const routes: AnyRoute[] = [];
+  routes.push(
+    ...opsRoutes(services, () => routes, SERVICE_VERSION),
+    ...authRoutes(services),
+    ...userRoutes(services),
+    ...marketRoutes(services),
+    ...adminRoutes(services),
+  );
+  const app = createHttpApp({ routes, tokens: services.sessions, log, metrics: services.metrics });
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(config.host, config.port, (socket) => {
+      if (socket === false) reject(new Error(`cannot listen on ${config.host}:${config.port}`));
+      else resolve(socket);
+    });
+  });
+  const port = uWS.us_socket_local_port(listenSocket);
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    services,
+    close: () =>
+      (closing ??= (async () => {
+        uWS.us_listen_socket_close(listenSocket);
+        await store.root.flushed;
+        await verifyPool.close();
+        await store.close();
+      })()),
+  };
+}

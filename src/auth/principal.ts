@@ -1,0 +1,21 @@
+// Who a bearer token belongs to. Resolved once per request by the HTTP layer (http/bearer.ts).
+
+export interface UserPrincipal {
+  kind: 'user';
+  userId: string;
+  wallet: string;
+  /** sha256(token) hex: the session's key, used by logout. Never the token itself. */
+  sessionKey: string;
+}
+
+export interface MakerPrincipal {
+  kind: 'maker';
+  address: string;
+  sessionKey: string;
+}
+
+export interface AdminPrincipal {
+  kind: 'admin';
+}
+
+export type Principal = UserPrincipal | MakerPrincipal | AdminPrincipal;

@@ -1,0 +1,148 @@
+// Runs on the main thread at start (and in workers, from the object the main thread hands them).
+// Configuration comes only from PARLAYD_* variables (contract section 10). The typebox schema below is the
+// single list of variables, their defaults and their ranges; a bad value stops the process with one line
+// that names the variable.
+import { availableParallelism } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const Ms = (defaultMs: number, minimumMs = 1) =>
+  Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
+const defaultThreads = Math.max(1, availableParallelism() - 1);
+
+export const EnvSchema = Type.Object({
+  PARLAYD_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  PARLAYD_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PARLAYD_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  PARLAYD_SHARDS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
+  PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
+  PARLAYD_MM_DOMAIN_TAG: Type.String({
+    // Contract section 7: the tag is exactly 35 printable ASCII bytes or the service refuses to start.
+    pattern: '^[\\x20-\\x7e]{35}$',
+    default: 'parlayd:mm:ws-auth:v1:localhost.dev',
+  }),
+  PARLAYD_MM_AUTH_TIMEOUT_MS: Ms(10_000),
+  PARLAYD_MM_CHALLENGE_TTL_MS: Ms(30_000),
+  PARLAYD_MM_HEARTBEAT_MS: Ms(15_000),
+  PARLAYD_MM_SESSION_TTL_MS: Ms(3_600_000),
+  PARLAYD_MM_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, maximum: 1 << 30, default: 1 << 20 }),
+  PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
+  PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
+  PARLAYD_QUOTE_WINDOW_MS: Ms(300),
+  PARLAYD_LAST_LOOK_MS: Ms(200),
+  PARLAYD_WAGER_MIN_MICROS: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1_000_000 }),
+  PARLAYD_WAGER_MAX_MICROS: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 10_000_000_000 }),
+  PARLAYD_JWKS_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  PARLAYD_JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
+  PARLAYD_JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  PARLAYD_LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  // Price markets: configured assets x window durations (contract section 5).
+  PARLAYD_PRICE_ASSETS: Type.String({ pattern: '^[A-Z0-9]{1,16}(,[A-Z0-9]{1,16})*$', default: 'BTC,ETH,SOL' }),
+  PARLAYD_PRICE_DURATIONS_SECS: Type.String({ pattern: '^[1-9][0-9]{0,6}(,[1-9][0-9]{0,6})*$', default: '300,900,3600' }),
+  // Sign-In with Ethereum (EIP-4361): the domain and URI users see in the message they sign.
+  PARLAYD_SIWE_DOMAIN: Type.String({ pattern: '^[A-Za-z0-9.-]+(:[0-9]{1,5})?$', default: 'localhost' }),
+  PARLAYD_SIWE_URI: Type.String({ pattern: '^https?://\\S+$', default: 'http://localhost' }),
+  PARLAYD_SIWE_CHAIN_ID: Type.Integer({ minimum: 1, maximum: 2_147_483_647, default: 1 }),
+  // Bounds (STYLE: put a limit on everything). Hitting one is a coded error, never a slowdown.
+  PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 50_000 }),
+  PARLAYD_VERIFY_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+});
+export type EnvValues = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminToken: string;
+  /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
+  isAdminTokenGenerated: boolean;
+  shards: number;
+  verifyThreads: number;
+  mmDomainTag: string;
+  mmAuthTimeoutMs: number;
+  mmChallengeTtlMs: number;
+  mmHeartbeatMs: number;
+  mmSessionTtlMs: number;
+  mmMaxBufferedBytes: number;
+  sessionTtlMs: number;
+  loginNonceTtlMs: number;
+  quoteWindowMs: number;
+  lastLookMs: number;
+  wagerMinMicros: number;
+  wagerMaxMicros: number;
+  jwt: { jwksFile: string; issuer: string; audience: string } | null;
+  logLevel: string;
+  priceAssets: string[];
+  priceDurationsSecs: number[];
+  siwe: { domain: string; uri: string; chainId: number };
+  maxActiveRfqsPerShard: number;
+  verifyMaxQueue: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const text = env[name];
+    if (text !== undefined && text !== '') raw[name] = text;
+  }
+  const values = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw));
+  const firstError = Value.Errors(EnvSchema, values).First();
+  if (firstError !== undefined) {
+    const name = firstError.path.replace(/^\//, '');
+    throw new ConfigError(`${name}=${JSON.stringify(env[name] ?? '')} is invalid: ${firstError.message}`);
+  }
+  return toConfig(values as EnvValues);
+}
+
+function toConfig(v: EnvValues): Config {
+  if (v.PARLAYD_WAGER_MIN_MICROS > v.PARLAYD_WAGER_MAX_MICROS) {
+    throw new ConfigError('PARLAYD_WAGER_MIN_MICROS is above PARLAYD_WAGER_MAX_MICROS');
+  }
+  const jwtNames = [v.PARLAYD_JWKS_FILE, v.PARLAYD_JWT_ISSUER, v.PARLAYD_JWT_AUDIENCE];
+  const jwtSetCount = jwtNames.filter((x) => x !== undefined).length;
+  if (jwtSetCount !== 0 && jwtSetCount !== 3) {
+    throw new ConfigError('PARLAYD_JWKS_FILE, PARLAYD_JWT_ISSUER and PARLAYD_JWT_AUDIENCE must be set together');
+  }
+  const adminToken = v.PARLAYD_ADMIN_TOKEN ?? randomBytes(32).toString('base64url');
+  return {
+    port: v.PARLAYD_PORT,
+    host: v.PARLAYD_HOST,
+    dataDir: v.PARLAYD_DATA_DIR,
+    adminToken,
+    isAdminTokenGenerated: v.PARLAYD_ADMIN_TOKEN === undefined,
+    shards: v.PARLAYD_SHARDS,
+    verifyThreads: v.PARLAYD_VERIFY_THREADS,
+    mmDomainTag: v.PARLAYD_MM_DOMAIN_TAG,
+    mmAuthTimeoutMs: v.PARLAYD_MM_AUTH_TIMEOUT_MS,
+    mmChallengeTtlMs: v.PARLAYD_MM_CHALLENGE_TTL_MS,
+    mmHeartbeatMs: v.PARLAYD_MM_HEARTBEAT_MS,
+    mmSessionTtlMs: v.PARLAYD_MM_SESSION_TTL_MS,
+    mmMaxBufferedBytes: v.PARLAYD_MM_MAX_BUFFERED_BYTES,
+    sessionTtlMs: v.PARLAYD_SESSION_TTL_MS,
+    loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
+    quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,
+    lastLookMs: v.PARLAYD_LAST_LOOK_MS,
+    wagerMinMicros: v.PARLAYD_WAGER_MIN_MICROS,
+    wagerMaxMicros: v.PARLAYD_WAGER_MAX_MICROS,
+    jwt:
+      jwtSetCount === 3
+        ? { jwksFile: v.PARLAYD_JWKS_FILE!, issuer: v.PARLAYD_JWT_ISSUER!, audience: v.PARLAYD_JWT_AUDIENCE! }
+        : null,
+    logLevel: v.PARLAYD_LOG_LEVEL,
+    priceAssets: v.PARLAYD_PRICE_ASSETS.split(','),
+    priceDurationsSecs: v.PARLAYD_PRICE_DURATIONS_SECS.split(',').map(Number),
+    siwe: { domain: v.PARLAYD_SIWE_DOMAIN, uri: v.PARLAYD_SIWE_URI, chainId: v.PARLAYD_SIWE_CHAIN_ID },
+    maxActiveRfqsPerShard: v.PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD,
+    verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
+  };
+}

@@ -1,0 +1,30 @@
+// Main thread. Resolves `Authorization: Bearer <token>` into a principal and applies the route's auth mode
+// (contract sections 2 and 3): missing/unknown/expired → 401 UNAUTHENTICATED, wrong kind → 403 FORBIDDEN.
+import { ApiError } from '../errors.js';
+import type { Principal } from '../auth/principal.js';
+import type { AuthMode } from './route.js';
+
+export interface TokenResolver {
+  /** The principal of a live token, or null when unknown, expired or revoked. */
+  resolve(token: string): Principal | null;
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+
+export function parseBearer(header: string): string | null {
+  if (header === '') return null;
+  const m = BEARER.exec(header);
+  return m === null ? null : m[1]!;
+}
+
+/** Returns the principal the route's handler gets, or throws the contract error. */
+export function authorize(mode: AuthMode, header: string, tokens: TokenResolver): Principal | null {
+  if (mode === 'none') return null;
+  if (header === '' && mode === 'optional-user') return null;
+  const token = parseBearer(header);
+  const principal = token === null ? null : tokens.resolve(token);
+  if (principal === null) throw new ApiError('UNAUTHENTICATED');
+  const wanted = mode === 'optional-user' ? 'user' : mode;
+  if (principal.kind !== wanted) throw new ApiError('FORBIDDEN', `a ${principal.kind} token may not use this route`);
+  return principal;
+}

@@ -1,0 +1,26 @@
+// Main thread. Reads a request body from uWebSockets.js with a hard byte limit. uWS hands out chunks whose
+// memory is reused after the callback, so each chunk is copied; the limit is checked before copying, so an
+// oversized body never costs more than the limit in memory.
+import type { HttpResponse } from 'uWebSockets.js';
+
+export type BodyOutcome = { kind: 'ok'; bytes: Buffer } | { kind: 'too-large' };
+
+export function readBody(res: HttpResponse, limitBytes: number, done: (outcome: BodyOutcome) => void): void {
+  const chunks: Buffer[] = [];
+  let receivedBytes = 0;
+  let isSettled = false;
+  res.onData((chunk, isLast) => {
+    if (isSettled) return;
+    receivedBytes += chunk.byteLength;
+    if (receivedBytes > limitBytes) {
+      isSettled = true;
+      done({ kind: 'too-large' });
+      return;
+    }
+    if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+    if (isLast) {
+      isSettled = true;
+      done({ kind: 'ok', bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, receivedBytes) });
+    }
+  });
+}

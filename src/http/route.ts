@@ -1,0 +1,70 @@
+// Main thread. A route is declared once: its schemas validate and type the handler, and the OpenAPI document
+// is generated from the same objects (schemas/openapi.ts). Schemas are compiled once, at registration.
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Logger } from 'pino';
+import type { AdminPrincipal, MakerPrincipal, UserPrincipal } from '../auth/principal.js';
+import type { Method } from './router.js';
+
+/** none: no bearer read. optional-user: no bearer is fine, a bad one is 401. */
+export type AuthMode = 'none' | 'user' | 'optional-user' | 'maker' | 'admin';
+
+type AuthFor<A extends AuthMode> = A extends 'user'
+  ? UserPrincipal
+  : A extends 'optional-user'
+    ? UserPrincipal | null
+    : A extends 'maker'
+      ? MakerPrincipal
+      : A extends 'admin'
+        ? AdminPrincipal
+        : null;
+
+type StaticOr<S, Fallback> = S extends TSchema ? Static<S> : Fallback;
+
+export interface Reply {
+  status: number;
+  /** JSON-serialized unless `contentType` is set, in which case it must be a string or bytes. */
+  body: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface RequestContext<A extends AuthMode, B, Q, P> {
+  requestId: string;
+  log: Logger;
+  auth: AuthFor<A>;
+  body: StaticOr<B, undefined>;
+  query: StaticOr<Q, Record<string, never>>;
+  params: StaticOr<P, Record<string, never>>;
+  /** Aborted when the client goes away, so long waits (wait_ms) can stop early. */
+  signal: AbortSignal;
+}
+
+export interface RouteSpec<A extends AuthMode, B, Q, P> {
+  method: Method;
+  path: string;
+  summary: string;
+  tag: string;
+  auth: A;
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Success responses by status; error responses are the contract's ErrorBody for every route. */
+  responses: Record<number, TSchema>;
+  /** Content type of a non-JSON success body (images, metrics text). */
+  produces?: string;
+  handler: (ctx: RequestContext<A, B, Q, P>) => Promise<Reply> | Reply;
+}
+
+/** The erased form the router stores. */
+export type AnyRoute = RouteSpec<AuthMode, TSchema | undefined, TSchema | undefined, TSchema | undefined>;
+
+export function defineRoute<
+  A extends AuthMode,
+  B extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  P extends TSchema | undefined = undefined,
+>(spec: RouteSpec<A, B, Q, P>): AnyRoute {
+  return spec as unknown as AnyRoute;
+}
+
+export const json = (status: number, body: unknown): Reply => ({ status, body });

@@ -1,0 +1,43 @@
+// Main thread. Admin routes (contract sections 4 and 5), behind the configured admin bearer token.
+import { defineRoute, json } from '../route.js';
+import type { Services } from '../../services.js';
+import { ApiError } from '../../errors.js';
+import { parseAddress } from '../../crypto/address.js';
+import { CreditRequest, CreditResponse } from '../../schemas/users.js';
+import { CreateMentionMarket, Market, MarketIdParams, ResolveMarket } from '../../schemas/markets.js';
+import { balanceBody } from './user.js';
+
+export function adminRoutes(s: Services) {
+  return [
+    defineRoute({
+      method: 'POST', path: '/v1/admin/users/credit', tag: 'admin', auth: 'admin',
+      summary: 'Fund a user (created if new); idempotent by idempotency_key',
+      body: CreditRequest, responses: { 200: CreditResponse },
+      handler: async ({ body }) => {
+        const wallet = parseAddress(body.wallet);
+        if (wallet === null) {
+          throw new ApiError('VALIDATION_FAILED', undefined, [{ path: '/wallet', message: 'bad EIP-55 checksum' }]);
+        }
+        const user = await s.credits.credit(wallet, BigInt(body.amount_micros), body.idempotency_key);
+        return json(200, {
+          user_id: user.userId,
+          wallet: user.wallet,
+          credited_micros: String(body.amount_micros),
+          balance: balanceBody(s.ledger.getBalance(user.userId)),
+        });
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/mention-markets', tag: 'admin', auth: 'admin',
+      summary: 'Create a mention market',
+      body: CreateMentionMarket, responses: { 201: Market },
+      handler: async ({ body }) => json(201, await s.markets.createMention(body)),
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/markets/{id}/resolve', tag: 'admin', auth: 'admin',
+      summary: 'Resolve a market YES, NO or VOID (the oracle); final',
+      params: MarketIdParams, body: ResolveMarket, responses: { 200: Market },
+      handler: async ({ params, body }) => json(200, await s.markets.resolve(params.id, body.outcome)),
+    }),
+  ];
+}

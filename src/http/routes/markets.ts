@@ -1,0 +1,28 @@
+// Main thread. Market look-ups (contract section 5).
+import { defineRoute, json } from '../route.js';
+import type { Services } from '../../services.js';
+import { CurrentMarketQuery, LookupMarketQuery, MarketEnvelope, MarketList, MentionMarketsQuery } from '../../schemas/markets.js';
+
+export function marketRoutes(s: Services) {
+  return [
+    defineRoute({
+      method: 'GET', path: '/v1/markets/current', tag: 'markets', auth: 'none',
+      summary: 'The price market of the window containing now',
+      query: CurrentMarketQuery, responses: { 200: MarketEnvelope },
+      handler: async ({ query }) => json(200, { market: await s.markets.currentPriceMarket(query.asset, query.duration_secs) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/markets/lookup', tag: 'markets', auth: 'none',
+      summary: 'The price market of the window containing at_ms',
+      query: LookupMarketQuery, responses: { 200: MarketEnvelope },
+      handler: async ({ query }) =>
+        json(200, { market: await s.markets.priceMarketAt(query.asset, query.duration_secs, query.at_ms) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/mention-markets', tag: 'markets', auth: 'none',
+      summary: 'Mention markets, optionally filtered by status',
+      query: MentionMarketsQuery, responses: { 200: MarketList },
+      handler: ({ query }) => json(200, { markets: s.markets.listMentions(query.status) }),
+    }),
+  ];
+}

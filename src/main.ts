@@ -1,0 +1,39 @@
+// Main thread: the process entry point. Reads configuration, starts the service, prints where it listens
+// (and the admin token once, when it was generated), and stops gracefully on SIGTERM/SIGINT.
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { createService } from './app.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`parlayd: configuration error: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  const service = await createService(config, log);
+  log.info({ host: config.host, port: service.port, dataDir: config.dataDir }, 'listening');
+  if (config.isAdminTokenGenerated) {
+    // Printed once, to the terminal only (stderr, outside the structured log), so log shipping never carries it.
+    process.stderr.write(`parlayd: generated admin token (set PARLAYD_ADMIN_TOKEN to choose one): ${config.adminToken}\n`);
+  }
+  const stop = (signal: string) => {
+    log.info({ signal }, 'stopping');
+    service.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+void main();

@@ -1,0 +1,147 @@
+// Main thread (shard workers read markets directly from LMDB). Markets: price windows created on first ask,
+// mention markets created by an admin, and resolution by the oracle (the admin resolve route). Ids come from
+// a counter inside the creating transaction, so they are unique and stable across restarts.
+//
+// Status stays OPEN until resolution; betting closes at betting_closes_at_ms (the window end for price
+// markets). `isOpenForBetting` is the one test every part (RFQ legs, contest picks) applies.
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ApiError } from '../errors.js';
+import { nextCounterInTxn } from '../store/counters.js';
+import type { Store } from '../store/db.js';
+import type { CreateMentionMarket, Market, ResolveOutcome } from '../schemas/markets.js';
+import { windowContaining, windowKey } from './windows.js';
+
+export type ResolutionListener = (market: Market) => void | Promise<void>;
+
+/** LMDB keys sort as strings: pad ids so ranges come out in id order. */
+export const marketKey = (marketId: number) => String(marketId).padStart(16, '0');
+
+export function isOpenForBetting(market: Market, nowMs: number): boolean {
+  return market.status === 'OPEN' && (market.betting_closes_at_ms === null || nowMs < market.betting_closes_at_ms);
+}
+
+export class Markets {
+  private readonly listeners: ResolutionListener[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly config: Pick<Config, 'priceAssets' | 'priceDurationsSecs'>,
+  ) {}
+
+  private get markets() {
+    return this.store.db<Market>('markets');
+  }
+
+  get(marketId: number): Market | undefined {
+    return this.markets.get(marketKey(marketId));
+  }
+
+  /** The price market of the window containing `atMs`, created (durably) on first ask. */
+  async priceMarketAt(asset: string, durationSecs: number, atMs: number): Promise<Market> {
+    if (!this.config.priceAssets.includes(asset) || !this.config.priceDurationsSecs.includes(durationSecs)) {
+      throw new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`);
+    }
+    const window = windowContaining(atMs, durationSecs);
+    const key = windowKey(asset, durationSecs, window.startMs);
+    const existing = this.findWindow(key);
+    if (existing !== undefined) return existing;
+    return this.store.transact(() => {
+      const raced = this.findWindow(key);
+      if (raced !== undefined) return raced;
+      const market: Market = {
+        market_id: nextCounterInTxn(this.store, 'market'),
+        kind: 'price',
+        name: `${asset} up or down, ${durationSecs}s from ${new Date(window.startMs).toISOString()}`,
+        description: `Resolves YES (up) if ${asset} closes the window above its open, NO (down) otherwise.`,
+        status: 'OPEN',
+        outcome: null,
+        asset,
+        duration_secs: durationSecs,
+        window_start_ms: window.startMs,
+        window_end_ms: window.endMs,
+        source_kind: null,
+        source_event_id: null,
+        source_market_id: null,
+        betting_closes_at_ms: window.endMs,
+        live_ends_at_ms: window.endMs,
+        resolution_time_ms: window.endMs,
+      };
+      void this.markets.put(marketKey(market.market_id), market);
+      void this.store.db<number>('marketWindows').put(key, market.market_id);
+      return market;
+    });
+  }
+
+  currentPriceMarket(asset: string, durationSecs: number): Promise<Market> {
+    return this.priceMarketAt(asset, durationSecs, this.clock.nowMs());
+  }
+
+  createMention(input: CreateMentionMarket): Promise<Market> {
+    return this.store.transact(() => {
+      const market: Market = {
+        market_id: nextCounterInTxn(this.store, 'market'),
+        kind: 'mention',
+        name: input.name,
+        description: input.description ?? null,
+        status: 'OPEN',
+        outcome: null,
+        source_kind: input.source_kind,
+        source_event_id: input.source_event_id,
+        source_market_id: input.source_market_id,
+        betting_closes_at_ms: input.betting_closes_at_ms,
+        live_ends_at_ms: input.live_ends_at_ms ?? null,
+        resolution_time_ms: input.resolution_time_ms ?? null,
+      };
+      void this.markets.put(marketKey(market.market_id), market);
+      void this.store.db<true>('mentionMarkets').put(marketKey(market.market_id), true);
+      return market;
+    });
+  }
+
+  listMentions(status: Market['status'] | undefined): Market[] {
+    const out: Market[] = [];
+    for (const { key } of this.store.db<true>('mentionMarkets').getRange()) {
+      const market = this.markets.get(key);
+      if (market !== undefined && (status === undefined || market.status === status)) out.push(market);
+    }
+    return out;
+  }
+
+  /**
+   * The oracle's word. Final: resolving again with the same outcome answers the market unchanged; with
+   * another outcome it is 409. Listeners run after the durable write; each must be idempotent, because
+   * after a crash between the write and a listener's own write, that part re-checks resolved markets on start.
+   */
+  async resolve(marketId: number, outcome: ResolveOutcome): Promise<Market> {
+    const result = await this.store.transact(() => {
+      const market = this.get(marketId);
+      if (market === undefined) throw new ApiError('MARKET_NOT_FOUND');
+      if (market.status !== 'OPEN') {
+        const sameOutcome = outcome === 'VOID' ? market.status === 'VOIDED' : market.outcome === outcome;
+        if (!sameOutcome) throw new ApiError('IDEMPOTENCY_CONFLICT', 'market already resolved with another outcome');
+        return { market, isNew: false };
+      }
+      const resolved: Market = {
+        ...market,
+        status: outcome === 'VOID' ? 'VOIDED' : 'RESOLVED',
+        outcome: outcome === 'VOID' ? null : outcome,
+        resolution_time_ms: this.clock.nowMs(),
+      };
+      void this.markets.put(marketKey(marketId), resolved);
+      return { market: resolved, isNew: true };
+    });
+    if (result.isNew) for (const listener of this.listeners) await listener(result.market);
+    return result.market;
+  }
+
+  onResolved(listener: ResolutionListener): void {
+    this.listeners.push(listener);
+  }
+
+  private findWindow(key: string): Market | undefined {
+    const marketId = this.store.db<number>('marketWindows').get(key);
+    return marketId === undefined ? undefined : this.get(marketId);
+  }
+}

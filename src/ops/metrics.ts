@@ -1,0 +1,35 @@
+// Main thread. One prom-client registry per service instance (tests run several in one process). Each part
+// of the service registers its own metrics on it; this module only holds the HTTP ones.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface HttpMetrics {
+  registry: Registry;
+  requestSeconds: Histogram<'route' | 'method' | 'status'>;
+  errorsTotal: Counter<'code'>;
+}
+
+/** Latency buckets from 50 µs to 10 s: the interesting range of a fast service spans five decades. */
+export const LATENCY_BUCKETS_S = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
+];
+
+export function createHttpMetrics(): HttpMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'parlayd_' });
+  return {
+    registry,
+    requestSeconds: new Histogram({
+      name: 'parlayd_http_request_seconds',
+      help: 'HTTP request latency from first byte to response written, by route pattern',
+      labelNames: ['route', 'method', 'status'],
+      buckets: LATENCY_BUCKETS_S,
+      registers: [registry],
+    }),
+    errorsTotal: new Counter({
+      name: 'parlayd_http_errors_total',
+      help: 'HTTP error responses by contract error code',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
+  };
+}

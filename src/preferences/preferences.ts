@@ -1,0 +1,37 @@
+// Main thread. Per-user preferences (contract section 9). RFQ creation snapshots quote_tolerance and
+// anonymous_mode_enabled, so a change applies to RFQs created after it and never to one in flight.
+import type { Store } from '../store/db.js';
+import type { Preferences, PreferencesPatch, QuoteTolerance } from '../schemas/preferences.js';
+
+export const DEFAULT_PREFERENCES: Readonly<Preferences> = {
+  notifications_enabled: true,
+  quote_tolerance: 'normal',
+  anonymous_mode_enabled: false,
+};
+
+/** Contract section 6: how far below min_odds an unsigned RFQ still fills, in basis points. */
+export const TOLERANCE_BPS: Readonly<Record<QuoteTolerance, number>> = { strict: 0, normal: 50, lenient: 200 };
+
+export class PreferencesStore {
+  constructor(private readonly store: Store) {}
+
+  private get db() {
+    return this.store.db<Preferences>('preferences');
+  }
+
+  get(userId: string): Preferences {
+    return { ...DEFAULT_PREFERENCES, ...this.db.get(userId) };
+  }
+
+  /** Read-modify-write in one transaction, so two PATCHes of different fields both survive. Durable. */
+  update(userId: string, patch: PreferencesPatch): Promise<Preferences> {
+    return this.store.transact(() => {
+      const next: Preferences = { ...this.get(userId) };
+      if (patch.notifications_enabled !== undefined) next.notifications_enabled = patch.notifications_enabled;
+      if (patch.quote_tolerance !== undefined) next.quote_tolerance = patch.quote_tolerance;
+      if (patch.anonymous_mode_enabled !== undefined) next.anonymous_mode_enabled = patch.anonymous_mode_enabled;
+      void this.db.put(userId, next);
+      return next;
+    });
+  }
+}

@@ -1,0 +1,38 @@
+// Shared building blocks of every request and response schema (contract section 1).
+import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+
+/** Request objects reject unknown fields (contract section 1). */
+export const StrictObject = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
+
+export const Uuid = Type.String({
+  pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+  description: 'lowercase hyphenated UUID',
+});
+
+/** A JSON integer that is a safe integer (≤ 2^53−1), as every int64 input must be. */
+export const SafeInt = (options: { minimum?: number; maximum?: number; description?: string } = {}) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, ...options });
+
+export const Micros = (description = 'USDC micros') => SafeInt({ description });
+export const MicrosString = Type.String({ pattern: '^-?[0-9]+$', description: 'decimal integer string of micros' });
+
+export const MarketId = SafeInt({ minimum: 1, description: 'market id' });
+export const Direction = Type.Union([Type.Literal('up'), Type.Literal('down')]);
+
+/** Input address: with or without 0x, any case; mixed case must pass EIP-55 (checked by parseAddress). */
+export const AddressInput = Type.String({ pattern: '^(0x)?[0-9a-fA-F]{40}$', description: 'EVM address' });
+/** Output address: always lowercase 0x form. */
+export const Address = Type.String({ pattern: '^0x[0-9a-f]{40}$' });
+
+export const ErrorBody = Type.Object(
+  {
+    code: Type.String({ pattern: '^[A-Z_]+$' }),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'ErrorBody' },
+);
+
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);

@@ -1,0 +1,64 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { MarketId, Nullable, SafeInt, StrictObject } from './common.js';
+
+export const MarketStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('RESOLVED'), Type.Literal('VOIDED')]);
+export const Outcome = Type.Union([Type.Literal('YES'), Type.Literal('NO')]);
+const Ms = SafeInt({ description: 'Unix ms' });
+
+/** Contract section 5. Price-only fields are absent on mention markets. */
+export const Market = Type.Object(
+  {
+    market_id: MarketId,
+    kind: Type.Union([Type.Literal('price'), Type.Literal('mention')]),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    status: MarketStatus,
+    outcome: Nullable(Outcome),
+    asset: Type.Optional(Type.String()),
+    duration_secs: Type.Optional(SafeInt({ minimum: 1 })),
+    window_start_ms: Type.Optional(Ms),
+    window_end_ms: Type.Optional(Ms),
+    source_kind: Nullable(Type.String()),
+    source_event_id: Nullable(Type.String()),
+    source_market_id: Nullable(Type.String()),
+    betting_closes_at_ms: Nullable(Ms),
+    live_ends_at_ms: Nullable(Ms),
+    resolution_time_ms: Nullable(Ms),
+  },
+  { $id: 'Market' },
+);
+export type Market = Static<typeof Market>;
+
+export const MarketEnvelope = Type.Object({ market: Market });
+export const MarketList = Type.Object({ markets: Type.Array(Market) });
+
+export const CurrentMarketQuery = StrictObject({
+  asset: Type.String({ minLength: 1, maxLength: 16 }),
+  duration_secs: SafeInt({ minimum: 1 }),
+});
+export const LookupMarketQuery = StrictObject({
+  asset: Type.String({ minLength: 1, maxLength: 16 }),
+  duration_secs: SafeInt({ minimum: 1 }),
+  at_ms: Ms,
+});
+export const MentionMarketsQuery = StrictObject({ status: Type.Optional(MarketStatus) });
+
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+export const CreateMentionMarket = StrictObject({
+  name: Text(200),
+  description: Type.Optional(Text(4000)),
+  source_kind: Text(64),
+  source_event_id: Text(128),
+  source_market_id: Text(128),
+  betting_closes_at_ms: Ms,
+  live_ends_at_ms: Type.Optional(Ms),
+  resolution_time_ms: Type.Optional(Ms),
+});
+export type CreateMentionMarket = Static<typeof CreateMentionMarket>;
+
+export const ResolveMarket = StrictObject({
+  outcome: Type.Union([Type.Literal('YES'), Type.Literal('NO'), Type.Literal('VOID')]),
+});
+export type ResolveOutcome = Static<typeof ResolveMarket>['outcome'];
+
+export const MarketIdParams = StrictObject({ id: MarketId });

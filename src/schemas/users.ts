@@ -1,0 +1,19 @@
+import { Type } from '@sinclair/typebox';
+import { Address, AddressInput, MicrosString, SafeInt, StrictObject, Uuid } from './common.js';
+
+export const BalanceResponse = Type.Object(
+  { available_micros: MicrosString, reserved_micros: MicrosString, at_risk_micros: MicrosString },
+  { $id: 'Balance' },
+);
+
+export const CreditRequest = StrictObject({
+  wallet: AddressInput,
+  amount_micros: SafeInt({ minimum: 1, description: 'USDC micros to credit' }),
+  idempotency_key: Type.String({ minLength: 1, maxLength: 128 }),
+});
+export const CreditResponse = Type.Object({
+  user_id: Uuid,
+  wallet: Address,
+  credited_micros: MicrosString,
+  balance: BalanceResponse,
+});

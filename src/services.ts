@@ -1,0 +1,33 @@
+// Main thread. The parts of a running service, built once by app.ts and handed to route modules. Route
+// modules take what they use from here; nothing else holds global state.
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Store } from './store/db.js';
+import type { Sessions } from './auth/sessions.js';
+import type { WalletLogin } from './auth/wallet-login.js';
+import type { JwtLogin } from './auth/jwt-login.js';
+import type { Users } from './users/users.js';
+import type { Credits } from './users/credits.js';
+import type { Ledger } from './ledger/ledger.js';
+import type { PreferencesStore } from './preferences/preferences.js';
+import type { Markets } from './markets/markets.js';
+import type { VerifyPool } from './crypto/verify-pool.js';
+import type { HttpMetrics } from './ops/metrics.js';
+
+export interface Services {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  store: Store;
+  metrics: HttpMetrics;
+  sessions: Sessions;
+  walletLogin: WalletLogin;
+  jwtLogin: JwtLogin;
+  users: Users;
+  credits: Credits;
+  ledger: Ledger;
+  preferences: PreferencesStore;
+  markets: Markets;
+  verifyPool: VerifyPool;
+}

@@ -1,0 +1,65 @@
+// Opened on the main thread (and again, by path, in shard workers: lmdb-js shares one environment per
+// process). One LMDB environment in PARLAYD_DATA_DIR holds every record; each record type has its own named
+// database. overlappingSync is off so that a committed write promise means "fsynced": a handler that awaits
+// its write before responding has made the acknowledged state durable (contract section 6, docs/durability.md).
+import { mkdirSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+
+export type Db<V> = Database<V, string>;
+
+/** Named databases. Adding one here is the whole migration: LMDB creates it on first open. */
+export const DB_NAMES = [
+  'users', // userId -> UserRecord
+  'usersByWallet', // wallet -> userId
+  'sessions', // sha256(token) hex -> SessionRecord
+  'balances', // userId -> BalanceRecord (decimal strings)
+  'journal', // `${userId}:${seq}` -> JournalEntry, one per money movement
+  'credits', // admin credit idempotency_key -> CreditRecord
+  'preferences', // userId -> PreferencesRecord
+  'markets', // decimal market id (zero-padded) -> MarketRecord
+  'marketWindows', // `${asset}:${durationSecs}:${startMs}` -> marketId
+  'mentionMarkets', // market id key -> true, the index behind GET /v1/mention-markets
+  'loginNonces', // SIWE nonce -> LoginNonceRecord
+  'makers', // maker address -> MakerRecord
+  'meta', // counters
+  'rfqs', // request_id -> RfqRecord
+  'rfqKeys', // replay key -> request_id
+  'fills', // `${makerAddress}:${request_id}` -> FillRecord
+  'contests', // contest id -> ContestRecord
+  'contestEntries', // `${contestId}:${userId}:${entryIndex}` -> EntryRecord
+  'contestImages', // contest id -> { contentType, bytes }
+] as const;
+export type DbName = (typeof DB_NAMES)[number];
+
+export interface Store {
+  readonly root: RootDatabase<unknown, string>;
+  /** The named database; its record type is declared by the one module that owns it. */
+  db<V>(name: DbName): Db<V>;
+  /**
+   * Runs `fn` atomically, serialized with every other writer, and resolves once fsynced. It is a child
+   * transaction of lmdb-js's current batch: batched for group commit, yet a throw in `fn` rolls back `fn`'s
+   * own writes (a plain lmdb-js `transaction` keeps writes made before a throw; measured, see docs).
+   */
+  transact<T>(fn: () => T): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function openStore(dataDir: string): Store {
+  mkdirSync(dataDir, { recursive: true });
+  const root = open<unknown, string>({
+    path: dataDir,
+    compression: false,
+    overlappingSync: false,
+    // Large enough for 100k+ RFQs with room to grow; LMDB maps lazily, so this is address space, not RAM.
+    mapSize: 8 * 1024 ** 3,
+    maxDbs: 64,
+  });
+  const opened = new Map<DbName, Db<unknown>>();
+  for (const name of DB_NAMES) opened.set(name, root.openDB<unknown, string>({ name, compression: false }));
+  return {
+    root,
+    db: <V>(name: DbName) => opened.get(name) as Db<V>,
+    transact: (fn) => root.childTransaction(fn),
+    close: () => root.close(),
+  };
+}
