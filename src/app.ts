@@ -23,6 +23,9 @@ import { userRoutes } from './http/routes/user.js';
 import { marketRoutes } from './http/routes/markets.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { rfqRoutes } from './http/routes/rfq.js';
+import { startRfqEngine } from './rfq/engine.js';
+import type { MakerFanout } from './rfq/shard-pool.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -55,6 +58,10 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     verifyPool,
   };
 
+  // RFQ engine: recovery runs before any route can take traffic. (Until the maker gateway is wired, no makers.)
+  const noMakers: MakerFanout = { broadcast: () => 0, connectedMakerIds: () => [], send: () => false };
+  const rfqEngine = await startRfqEngine(services, noMakers);
+
   const routes: AnyRoute[] = [];
   routes.push(
     ...opsRoutes(services, () => routes, SERVICE_VERSION),
@@ -62,6 +69,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...userRoutes(services),
     ...marketRoutes(services),
     ...adminRoutes(services),
+    ...rfqRoutes(services, rfqEngine),
   );
   const app = createHttpApp({ routes, tokens: services.sessions, log, metrics: services.metrics });
 
@@ -80,6 +88,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     close: () =>
       (closing ??= (async () => {
         uWS.us_listen_socket_close(listenSocket);
+        await rfqEngine.close();
         await store.root.flushed;
         await verifyPool.close();
         await store.close();

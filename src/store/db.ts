@@ -23,8 +23,10 @@ export const DB_NAMES = [
   'makers', // maker address -> MakerRecord
   'meta', // counters
   'rfqs', // request_id -> RfqRecord
-  'rfqKeys', // replay key -> request_id
+  'rfqKeys', // replay key -> RfqKeyRecord {requestId, contentHash}
+  'rfqActive', // request_id -> true while the RFQ is not terminal: what a restart must fail and release
   'fills', // `${makerAddress}:${request_id}` -> FillRecord
+  'openPositions', // `${marketKey}:${request_id}` -> true for each leg of a filled, unsettled RFQ
   'contests', // contest id -> ContestRecord
   'contestEntries', // `${contestId}:${userId}:${entryIndex}` -> EntryRecord
   'contestImages', // contest id -> { contentType, bytes }

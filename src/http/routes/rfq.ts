@@ -1,0 +1,87 @@
+// Main thread. The RFQ routes (interface.md; contract section 6) and the maker PnL route (section 7).
+import { defineRoute, json, type Reply } from '../route.js';
+import { ApiError } from '../../errors.js';
+import type { Services } from '../../services.js';
+import type { RfqEngine } from '../../rfq/engine.js';
+import type { CreateCommand } from '../../rfq/admission.js';
+import { aggregateTakerPnl, type FillRecord } from '../../rfq/fills.js';
+import { isTerminal, toRfqResult, type RfqRecord } from '../../rfq/records.js';
+import {
+  RfqIdParams,
+  RfqResult,
+  SignedRfqRequest,
+  TakerPnlQuery,
+  TakerPnlResponse,
+  UnsignedRfqRequest,
+  WaitQuery,
+} from '../../schemas/rfq.js';
+
+export function rfqRoutes(s: Services, engine: RfqEngine) {
+  const { pool, admission, metrics } = engine;
+
+  /** 201 for a new RFQ, 200 with the current status for a replay; optionally held until terminal. */
+  async function submit(command: CreateCommand, startNs: bigint, waitMs: number, signal: AbortSignal): Promise<Reply> {
+    metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
+    const created = await pool.create(command);
+    if (!created.isReplay) metrics.createdTotal.inc({ kind: command.rfqKind });
+    const status = created.isReplay ? 200 : 201;
+    if (waitMs === 0 || isTerminal(created.result.status)) return json(status, created.result);
+    const terminal = await pool.waitForTerminal(created.result.request_id, waitMs, signal);
+    return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
+  }
+
+  return [
+    defineRoute({
+      method: 'POST', path: '/v1/rfq', tag: 'rfq', auth: 'user',
+      summary: 'Create an RFQ from a signed order (201), or replay one (200, same request_id)',
+      body: SignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult },
+      handler: async ({ auth, body, query, signal }) => {
+        const startNs = process.hrtime.bigint();
+        return submit(await admission.signed(auth, body.order), startNs, query.wait_ms ?? 0, signal);
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/rfq/unsigned', tag: 'rfq', auth: 'user',
+      summary: 'Create an RFQ for the session user without a signature (201), or replay one (200)',
+      body: UnsignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult },
+      handler: ({ auth, body, query, signal }) => {
+        const startNs = process.hrtime.bigint();
+        return submit(admission.unsigned(auth, body), startNs, query.wait_ms ?? 0, signal);
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/rfq/{id}', tag: 'rfq', auth: 'user',
+      summary: 'Live status of an active RFQ, or its stored terminal result; wait_ms holds until terminal',
+      params: RfqIdParams, query: WaitQuery, responses: { 200: RfqResult },
+      handler: async ({ auth, params, query, signal }) => {
+        // Terminal results are read from LMDB here, without a hop to the shard.
+        const record = s.store.db<RfqRecord>('rfqs').get(params.id);
+        if (record === undefined || record.userId !== auth.userId) throw new ApiError('RFQ_NOT_FOUND');
+        if (isTerminal(record.status)) return json(200, toRfqResult(record));
+        const waitMs = query.wait_ms ?? 0;
+        const terminal = waitMs > 0 ? await pool.waitForTerminal(params.id, waitMs, signal) : null;
+        return json(200, terminal ?? (await pool.status(params.id, auth.userId)));
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/rfq/{id}/cancel', tag: 'rfq', auth: 'user',
+      summary: 'Cancel a pending RFQ; 409 RFQ_NOT_CANCELLABLE once finalizing or terminal',
+      params: RfqIdParams, responses: { 200: RfqResult },
+      handler: async ({ auth, params }) => json(200, await pool.cancel(params.id, auth.userId)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/mm/taker_pnl', tag: 'market-makers', auth: 'maker',
+      summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id)",
+      query: TakerPnlQuery, responses: { 200: TakerPnlResponse },
+      handler: ({ auth, query }) => {
+        const sinceMs = query.since_ms ?? 0;
+        const prefix = `${auth.address}:`;
+        const fills: FillRecord[] = [];
+        for (const { value } of s.store.db<FillRecord>('fills').getRange({ start: prefix, end: `${prefix}~` })) {
+          if (value.atMs >= sinceMs) fills.push(value);
+        }
+        return json(200, { takers: aggregateTakerPnl(fills) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,160 @@
+// Main thread. Admission of new RFQs (contract section 6, step 1): everything that can be checked before an
+// id exists — signature and signer (on the verify pool, never here), legs exist and are OPEN, no duplicate
+// market, wager range — then one call to the owning shard, which checks the replay key and expiry and
+// reserves the wager in the same durable write that creates the RFQ. A failure leaves nothing behind.
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ApiError, overloaded } from '../errors.js';
+import { parseAddress } from '../crypto/address.js';
+import { parseSignatureBase64 } from '../crypto/signature.js';
+import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
+import type { UserPrincipal } from '../auth/principal.js';
+import { isOpenForBetting, type Markets } from '../markets/markets.js';
+import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
+import type { Users } from '../users/users.js';
+import type { Order, UnsignedRfqRequest, Leg } from '../schemas/rfq.js';
+import type { Store } from '../store/db.js';
+import { encodeOrder, oddsToE4 } from './codec.js';
+import type { CreateRfq } from './messages.js';
+import { signedReplayKey, unsignedReplayKey, type RfqKeyRecord, type RfqLeg } from './records.js';
+import type { RfqMetrics } from './metrics.js';
+
+const FOK = 2;
+export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId'>;
+
+export interface AdmissionDeps {
+  config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;
+  clock: Clock;
+  store: Store;
+  markets: Markets;
+  users: Users;
+  preferences: PreferencesStore;
+  verifyPool: VerifyPool;
+  metrics: RfqMetrics;
+}
+
+export class Admission {
+  constructor(private readonly deps: AdmissionDeps) {}
+
+  unsigned(principal: UserPrincipal, body: UnsignedRfqRequest): CreateCommand {
+    const minOddsE4 = requireOddsE4(body.min_odds);
+    const orderType = body.order_type ?? FOK;
+    const legs = toLegs(body.legs);
+    const replayKey = unsignedReplayKey(principal.userId, body.idempotency_key);
+    const contentHash = sha256Hex(
+      JSON.stringify([body.wager_micros, minOddsE4, orderType, body.shield_on, legs.map((l) => [l.marketId, l.direction])]),
+    );
+    // Snapshotted now: a later change of preferences never touches this RFQ (contract sections 6 and 9).
+    const preferences = this.deps.preferences.get(principal.userId);
+    return this.admit(principal, {
+      rfqKind: 'unsigned',
+      replayKey,
+      contentHash,
+      legs,
+      wagerMicros: body.wager_micros,
+      minOddsE4,
+      toleranceBps: TOLERANCE_BPS[preferences.quote_tolerance],
+      orderType,
+      isShielded: body.shield_on || preferences.anonymous_mode_enabled,
+      expiresAtMs: 0,
+    });
+  }
+
+  async signed(principal: UserPrincipal, order: Order): Promise<CreateCommand> {
+    const signature = parseSignatureBase64(order.signature);
+    if (signature === null) throw new ApiError('INVALID_SIGNATURE', 'signature is not base64 of 65 bytes');
+    const user = parseAddress(order.user);
+    if (user === null) throw fieldError('/order/user', 'bad EIP-55 checksum');
+    const minOddsE4 = requireOddsE4(order.min_odds);
+    const orderType = order.order_type ?? FOK;
+    const legs = toLegs(order.legs);
+    const bytes = encodeOrder({
+      user,
+      wagerMicros: order.wager_micros,
+      minOddsE4,
+      nonce: order.nonce,
+      expiresAtMs: order.expires_at_ms,
+      orderType,
+      shieldOn: order.shield_on,
+      legs,
+    });
+    const startNs = process.hrtime.bigint();
+    const recovered = await this.deps.verifyPool.recoverPersonalSigner(bytes, signature).catch((err: unknown) => {
+      if (isPoolOverloaded(err)) throw overloaded();
+      throw err;
+    });
+    this.deps.metrics.verifySeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
+    if (!recovered.ok) throw new ApiError('INVALID_SIGNATURE', `signature rejected: ${recovered.reason}`);
+    if (recovered.address !== user) throw new ApiError('SIGNER_MISMATCH', 'signature is not from order.user');
+    if (user !== principal.wallet) throw new ApiError('SIGNER_MISMATCH', 'order.user is not the session wallet');
+    return this.admit(principal, {
+      rfqKind: 'signed',
+      replayKey: signedReplayKey(user, order.nonce),
+      // The signed bytes are the order: same (wallet, nonce) with other bytes is a conflict.
+      contentHash: sha256Hex(bytes),
+      legs,
+      wagerMicros: order.wager_micros,
+      minOddsE4,
+      toleranceBps: 0,
+      orderType,
+      // The user's anonymous mode applies to signed orders too (contract section 6, Shield).
+      isShielded: order.shield_on || this.deps.preferences.get(principal.userId).anonymous_mode_enabled,
+      expiresAtMs: order.expires_at_ms,
+    });
+  }
+
+  private admit(
+    principal: UserPrincipal,
+    parts: Omit<CreateCommand, 'userId' | 'wallet' | 'tier' | 'wagerMicros' | 'admittedAtMs'> & { wagerMicros: number },
+  ): CreateCommand {
+    // A known replay key skips the market and wager checks: a replay answers 200 even after the markets
+    // closed (contract section 6). The shard re-checks the key, so a race between two first submissions
+    // is decided there.
+    const isKnownKey = this.deps.store.db<RfqKeyRecord>('rfqKeys').get(parts.replayKey) !== undefined;
+    if (!isKnownKey) {
+      this.checkLegs(parts.legs);
+      if (parts.wagerMicros < this.deps.config.wagerMinMicros || parts.wagerMicros > this.deps.config.wagerMaxMicros) {
+        throw new ApiError('WAGER_OUT_OF_RANGE', `wager must be within ${this.deps.config.wagerMinMicros}..${this.deps.config.wagerMaxMicros} micros`);
+      }
+    }
+    return {
+      ...parts,
+      wagerMicros: String(parts.wagerMicros),
+      userId: principal.userId,
+      wallet: principal.wallet,
+      tier: this.deps.users.get(principal.userId)?.tier ?? 0,
+      admittedAtMs: this.deps.clock.nowMs(),
+    };
+  }
+
+  private checkLegs(legs: readonly RfqLeg[]): void {
+    const nowMs = this.deps.clock.nowMs();
+    const seen = new Set<number>();
+    for (const leg of legs) {
+      const market = this.deps.markets.get(leg.marketId);
+      if (market === undefined) throw new ApiError('MARKET_NOT_FOUND', `market ${leg.marketId} does not exist`);
+      if (!isOpenForBetting(market, nowMs)) throw new ApiError('MARKET_NOT_OPEN', `market ${leg.marketId} is not open`);
+      if (seen.has(leg.marketId)) throw new ApiError('DUPLICATE_MARKET', `market ${leg.marketId} appears twice`);
+      seen.add(leg.marketId);
+    }
+  }
+}
+
+function toLegs(legs: readonly Leg[]): RfqLeg[] {
+  return legs.map((leg) => ({ marketId: leg.market_id, direction: leg.direction }));
+}
+
+function requireOddsE4(minOdds: number): number {
+  const e4 = oddsToE4(minOdds);
+  if (e4 === null || e4 === 0) throw fieldError('/min_odds', 'must be a positive multiplier that fits the signing format');
+  return e4;
+}
+
+function fieldError(path: string, message: string): ApiError {
+  return new ApiError('VALIDATION_FAILED', undefined, [{ path, message }]);
+}
+
+function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}

@@ -1,0 +1,60 @@
+// Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
+// synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
+import { oddsToE4 } from './codec.js';
+import type { ShardPool, MakerFanout } from './shard-pool.js';
+
+interface QuoteLike {
+  request_id: string;
+  quote_id: string;
+  odds: number;
+  max_wager_micros: string;
+  last_look?: boolean | undefined;
+}
+
+export class RfqMakerDispatcher {
+  constructor(
+    private readonly pool: ShardPool,
+    private readonly makers: MakerFanout,
+  ) {}
+
+  onQuote(makerId: string, address: string, msg: QuoteLike): void {
+    const oddsE4 = oddsToE4(msg.odds);
+    const reject = (reason: string) =>
+      this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
+    // Odds of 1 or less pay the taker nothing over the stake: not a quote.
+    if (oddsE4 === null || oddsE4 <= 10_000) return void reject('INVALID_ODDS');
+    const routed = this.pool.toShard(msg.request_id, {
+      kind: 'quote',
+      requestId: msg.request_id,
+      makerId,
+      makerAddress: address,
+      quoteId: msg.quote_id,
+      oddsE4,
+      maxWagerMicros: msg.max_wager_micros,
+      isLastLook: msg.last_look === true,
+    });
+    if (!routed) reject('RFQ_CLOSED');
+  }
+
+  onDecline(makerId: string, _address: string, msg: { request_id: string }): void {
+    this.pool.toShard(msg.request_id, { kind: 'decline', requestId: msg.request_id, makerId });
+  }
+
+  onQuoteCancel(makerId: string, _address: string, msg: { request_id: string; quote_id: string }): void {
+    this.pool.toShard(msg.request_id, { kind: 'quote_cancel', requestId: msg.request_id, makerId, quoteId: msg.quote_id });
+  }
+
+  onLastLookResponse(makerId: string, _address: string, msg: { request_id: string; quote_id: string; accept: boolean }): void {
+    this.pool.toShard(msg.request_id, {
+      kind: 'last_look_response',
+      requestId: msg.request_id,
+      makerId,
+      quoteId: msg.quote_id,
+      isAccepted: msg.accept,
+    });
+  }
+
+  onMakerDisconnected(makerId: string): void {
+    this.pool.makerDisconnected(makerId);
+  }
+}

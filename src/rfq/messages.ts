@@ -1,0 +1,78 @@
+// Both threads. Every message between the main thread and an RFQ shard worker, declared once, as a
+// discriminated union per direction, so `switch (msg.kind)` is checked for exhaustiveness. Messages travel
+// in batches (arrays) flushed once per event-loop turn (channel.ts). Money crosses as decimal strings.
+import type { RfqResult } from '../schemas/rfq.js';
+import type { ErrorCode } from '../errors.js';
+import type { RfqLeg } from './records.js';
+
+export interface ShardInit {
+  shard: number;
+  shardCount: number;
+  dataDir: string;
+  quoteWindowMs: number;
+  lastLookMs: number;
+  maxActiveRfqs: number;
+}
+
+/** What the main thread has checked before it asks a shard to create an RFQ (contract 6.1). */
+export interface CreateRfq {
+  kind: 'create';
+  callId: number;
+  rfqKind: 'signed' | 'unsigned';
+  replayKey: string;
+  contentHash: string;
+  userId: string;
+  wallet: string;
+  tier: number;
+  legs: RfqLeg[];
+  wagerMicros: string;
+  minOddsE4: number;
+  toleranceBps: number;
+  orderType: 1 | 2;
+  isShielded: boolean;
+  /** Signed: the order's deadline. Unsigned: none (0), the quote window bounds it. */
+  expiresAtMs: number;
+  admittedAtMs: number;
+}
+
+export type MainToShard =
+  | CreateRfq
+  | { kind: 'status'; callId: number; requestId: string; userId: string }
+  | { kind: 'cancel'; callId: number; requestId: string; userId: string }
+  /** The maker connections the RFQ was broadcast to: early close waits for exactly these. */
+  | { kind: 'audience'; requestId: string; makerIds: string[] }
+  | {
+      kind: 'quote';
+      requestId: string;
+      makerId: string;
+      makerAddress: string;
+      quoteId: string;
+      oddsE4: number;
+      maxWagerMicros: string;
+      isLastLook: boolean;
+    }
+  | { kind: 'decline'; requestId: string; makerId: string }
+  | { kind: 'quote_cancel'; requestId: string; makerId: string; quoteId: string }
+  | { kind: 'last_look_response'; requestId: string; makerId: string; quoteId: string; isAccepted: boolean }
+  | { kind: 'maker_disconnected'; makerId: string };
+
+export type CallOutcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message?: string };
+
+export interface CreatedRfq {
+  result: RfqResult;
+  /** True when the replay key already existed: answer 200 with the current status, start nothing. */
+  isReplay: boolean;
+  /** The maker-facing `rfq` message to broadcast; null on a replay. */
+  broadcast: Record<string, unknown> | null;
+  persistUs: number;
+}
+
+export type ShardToMain =
+  | { kind: 'created'; callId: number; outcome: CallOutcome<CreatedRfq> }
+  | { kind: 'status'; callId: number; outcome: CallOutcome<RfqResult> }
+  | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
+  /** A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result). */
+  | { kind: 'to_maker'; makerId: string; message: Record<string, unknown> }
+  /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
+  | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }
+  | { kind: 'stats'; activeRfqs: number };

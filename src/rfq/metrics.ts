@@ -1,0 +1,42 @@
+// Main thread. RFQ metrics (issue 5): RFQs by terminal status, stage latencies, shard queue depth and the
+// verify pool's use. Stage timings measured inside a shard travel back in its events.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { LATENCY_BUCKETS_S } from '../ops/metrics.js';
+
+export interface RfqMetrics {
+  createdTotal: Counter<'kind'>;
+  terminalTotal: Counter<'status' | 'error'>;
+  admissionSeconds: Histogram;
+  verifySeconds: Histogram;
+  persistSeconds: Histogram;
+  fanoutSeconds: Histogram;
+  selectionSeconds: Histogram;
+}
+
+export function createRfqMetrics(
+  registry: Registry,
+  gauges: { activeRfqs: () => number; outstandingCalls: () => number; verifyUtilization: () => number; verifyQueue: () => number },
+): RfqMetrics {
+  const histogram = (name: string, help: string) =>
+    new Histogram({ name, help, buckets: LATENCY_BUCKETS_S, registers: [registry] });
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  gauge('parlayd_rfq_active', 'RFQs active in shard actors (as last reported by the shards)', gauges.activeRfqs);
+  gauge('parlayd_rfq_shard_queue_depth', 'Calls sent to shards and not yet answered', gauges.outstandingCalls);
+  gauge('parlayd_verify_pool_utilization', 'Signature-recovery pool utilization (0..1)', gauges.verifyUtilization);
+  gauge('parlayd_verify_pool_queue', 'Recoveries waiting for a pool thread', gauges.verifyQueue);
+  return {
+    createdTotal: new Counter({ name: 'parlayd_rfq_created_total', help: 'RFQs accepted', labelNames: ['kind'], registers: [registry] }),
+    terminalTotal: new Counter({
+      name: 'parlayd_rfq_terminal_total',
+      help: 'RFQs that reached a terminal status, by status and error',
+      labelNames: ['status', 'error'],
+      registers: [registry],
+    }),
+    admissionSeconds: histogram('parlayd_rfq_admission_seconds', 'Admission checks on the main thread (schema to shard call)'),
+    verifySeconds: histogram('parlayd_rfq_verify_seconds', 'Signature recovery on the verify pool, round trip'),
+    persistSeconds: histogram('parlayd_rfq_persist_seconds', 'Durable LMDB writes of RFQ creation and terminal results'),
+    fanoutSeconds: histogram('parlayd_rfq_fanout_seconds', 'Broadcasting a new RFQ to the connected makers'),
+    selectionSeconds: histogram('parlayd_rfq_selection_seconds', 'Quote selection (matching) in the shard'),
+  };
+}

@@ -1,0 +1,80 @@
+// Any thread. The durable form of an RFQ and its public view. A shard writes these records; the main thread
+// reads them for GET and replays (LMDB readers never block the writer).
+import assert from 'node:assert/strict';
+import type { RfqResult } from '../schemas/rfq.js';
+
+export type RfqStatus = RfqResult['status'];
+export type TerminalStatus = 'completed' | 'failed' | 'cancelled' | 'timeout';
+export type FailureReason =
+  | 'NO_ACCEPTABLE_QUOTE'
+  | 'INSUFFICIENT_LIQUIDITY'
+  | 'MAKER_REJECTED'
+  | 'ORDER_EXPIRED'
+  | 'MARKET_CLOSED'
+  | 'SERVICE_RESTARTED';
+
+export interface RfqLeg {
+  marketId: number;
+  direction: 'up' | 'down';
+}
+
+export interface RfqFill {
+  makerAddress: string;
+  quoteId: string;
+  oddsE4: number;
+  filledWagerMicros: string;
+  payoutMicros: string;
+}
+
+export interface RfqRecord {
+  requestId: string;
+  userId: string;
+  wallet: string;
+  kind: 'signed' | 'unsigned';
+  legs: RfqLeg[];
+  wagerMicros: string;
+  minOddsE4: number;
+  /** Quote tolerance snapshotted at creation: 0 for signed orders (contract section 6). */
+  toleranceBps: number;
+  orderType: 1 | 2;
+  /** Effective shield: shield_on, or the user's anonymous mode at creation. */
+  isShielded: boolean;
+  createdAtMs: number;
+  expiresAtMs: number;
+  status: RfqStatus;
+  quotesReceived: number;
+  fill: RfqFill | null;
+  error: FailureReason | null;
+  terminalAtMs: number | null;
+}
+
+export interface RfqKeyRecord {
+  requestId: string;
+  /** sha256 of the request's normalized content: same key with other content is 409. */
+  contentHash: string;
+}
+
+export const isTerminal = (status: RfqStatus): status is TerminalStatus =>
+  status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'timeout';
+
+export function toRfqResult(record: RfqRecord, liveQuotesReceived?: number): RfqResult {
+  assert.ok((record.status === 'completed') === (record.fill !== null), 'a fill exists exactly when completed');
+  return {
+    request_id: record.requestId,
+    status: record.status,
+    odds: record.fill === null ? null : record.fill.oddsE4 / 10_000,
+    payout_micros: record.fill?.payoutMicros ?? null,
+    filled_wager_micros: record.fill?.filledWagerMicros ?? null,
+    error: record.error,
+    quotes_received: liveQuotesReceived ?? record.quotesReceived,
+  };
+}
+
+/** Replay keys (contract section 6): signed by (wallet, nonce), unsigned by (user, idempotency_key). */
+export const signedReplayKey = (wallet: string, nonce: number) => `s:${wallet}:${nonce}`;
+export const unsignedReplayKey = (userId: string, idempotencyKey: string) => `u:${userId}:${idempotencyKey}`;
+
+/** Contract section 1: payout = floor(wager × odds_e4 / 10000), in integers. */
+export function payoutMicros(wagerMicros: bigint, oddsE4: number): bigint {
+  return (wagerMicros * BigInt(oddsE4)) / 10_000n;
+}

@@ -1,0 +1,201 @@
+// Main thread. Starts the RFQ shard workers and is the main thread's only door to them: calls (create,
+// status, cancel) with a bounded number outstanding per shard, maker messages routed by the shard named in
+// the request id, broadcasts of new RFQs through the maker gateway, and the waiters behind `wait_ms`.
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { ApiError, overloaded } from '../errors.js';
+import type { RfqResult } from '../schemas/rfq.js';
+import { BatchingSender } from './channel.js';
+import { shardOfRequest, shardOfUser } from './ids.js';
+import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
+import type { RfqMetrics } from './metrics.js';
+
+/** What the pool needs of the maker gateway (src/mm/gateway.ts). */
+export interface MakerFanout {
+  broadcast(message: Record<string, unknown>): number;
+  connectedMakerIds(): string[];
+  send(makerId: string, message: Record<string, unknown>): boolean;
+}
+
+/** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
+const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type CallCommand = DistributiveOmit<Extract<MainToShard, { callId: number }>, 'callId'>;
+
+interface ShardHandle {
+  worker: Worker;
+  out: BatchingSender<MainToShard>;
+  calls: Map<number, (outcome: CallOutcome<unknown>) => void>;
+  activeRfqs: number;
+}
+
+export class ShardPool {
+  private readonly shards: ShardHandle[] = [];
+  private readonly waiters = new Map<string, Set<(result: RfqResult) => void>>();
+  private nextCallId = 1;
+  private isClosing = false;
+
+  constructor(
+    private readonly init: Omit<ShardInit, 'shard' | 'shardCount'> & { shardCount: number },
+    private readonly makers: MakerFanout,
+    private readonly metrics: RfqMetrics,
+    private readonly log: Logger,
+  ) {
+    for (let shard = 0; shard < init.shardCount; shard++) this.shards.push(this.spawn(shard));
+  }
+
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
+  shardOfUser(userId: string): number {
+    return shardOfUser(userId, this.shards.length);
+  }
+
+  async create(command: Omit<CreateRfq, 'kind' | 'callId'>): Promise<CreatedRfq> {
+    const shard = this.shardOfUser(command.userId);
+    const created = await this.call<CreatedRfq>(shard, { kind: 'create', ...command });
+    this.metrics.persistSeconds.observe(created.persistUs / 1e6);
+    if (created.broadcast !== null) this.fanOut(shard, created.broadcast);
+    return created;
+  }
+
+  status(requestId: string, userId: string): Promise<RfqResult> {
+    const shard = shardOfRequest(requestId, this.shards.length);
+    if (shard === null) return Promise.reject(new ApiError('RFQ_NOT_FOUND'));
+    return this.call<RfqResult>(shard, { kind: 'status', requestId, userId });
+  }
+
+  cancel(requestId: string, userId: string): Promise<RfqResult> {
+    const shard = shardOfRequest(requestId, this.shards.length);
+    if (shard === null) return Promise.reject(new ApiError('RFQ_NOT_FOUND'));
+    return this.call<RfqResult>(shard, { kind: 'cancel', requestId, userId });
+  }
+
+  /** Resolves with the terminal result, or null after `waitMs` or when the client goes away. */
+  waitForTerminal(requestId: string, waitMs: number, signal: AbortSignal): Promise<RfqResult | null> {
+    return new Promise((resolve) => {
+      const set = this.waiters.get(requestId) ?? new Set();
+      this.waiters.set(requestId, set);
+      const done = (result: RfqResult | null) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        set.delete(wake);
+        if (set.size === 0 && this.waiters.get(requestId) === set) this.waiters.delete(requestId);
+        resolve(result);
+      };
+      const wake = (result: RfqResult) => done(result);
+      const onAbort = () => done(null);
+      const timer = setTimeout(() => done(null), waitMs);
+      signal.addEventListener('abort', onAbort);
+      set.add(wake);
+    });
+  }
+
+  /** Routes a maker message to the shard named in its request id; false when it names no shard. */
+  toShard(requestId: string, message: MainToShard): boolean {
+    const shard = shardOfRequest(requestId, this.shards.length);
+    if (shard === null) return false;
+    this.shards[shard]!.out.send(message);
+    return true;
+  }
+
+  /** A maker connection closed: every shard withdraws its quotes. */
+  makerDisconnected(makerId: string): void {
+    for (const handle of this.shards) handle.out.send({ kind: 'maker_disconnected', makerId });
+  }
+
+  get activeRfqs(): number {
+    return this.shards.reduce((sum, s) => sum + s.activeRfqs, 0);
+  }
+
+  get outstandingCalls(): number {
+    return this.shards.reduce((sum, s) => sum + s.calls.size, 0);
+  }
+
+  async close(): Promise<void> {
+    this.isClosing = true;
+    await Promise.all(this.shards.map((s) => s.worker.terminate()));
+  }
+
+  private fanOut(shard: number, message: Record<string, unknown>): void {
+    const startNs = process.hrtime.bigint();
+    this.makers.broadcast(message);
+    // Same synchronous turn as the publish: exactly the connections that were sent the RFQ.
+    const makerIds = this.makers.connectedMakerIds();
+    this.shards[shard]!.out.send({ kind: 'audience', requestId: message['request_id'] as string, makerIds });
+    this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
+  }
+
+  private call<T>(shard: number, command: CallCommand): Promise<T> {
+    const handle = this.shards[shard]!;
+    if (handle.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD) return Promise.reject(overloaded());
+    const callId = this.nextCallId++;
+    return new Promise<T>((resolve, reject) => {
+      handle.calls.set(callId, (outcome) => {
+        if (outcome.ok) resolve(outcome.value as T);
+        else reject(new ApiError(outcome.code, outcome.message));
+      });
+      handle.out.send({ ...command, callId } as MainToShard);
+    });
+  }
+
+  private spawn(shard: number): ShardHandle {
+    const init: ShardInit = { ...this.init, shard };
+    const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init });
+    const handle: ShardHandle = {
+      worker,
+      out: new BatchingSender((batch) => worker.postMessage(batch)),
+      calls: new Map(),
+      activeRfqs: 0,
+    };
+    worker.on('message', (batch: ShardToMain[]) => {
+      for (const event of batch) this.onEvent(handle, event);
+    });
+    worker.on('error', (err) => {
+      // A shard only throws on a broken invariant: its in-memory state can no longer be trusted, and RFQs it
+      // held are still reserved in LMDB. Stop the process; the next start fails and releases them.
+      this.log.fatal({ err, shard }, 'RFQ shard crashed; stopping the service');
+      process.exit(70);
+    });
+    worker.on('exit', (code) => {
+      if (!this.isClosing) {
+        this.log.fatal({ shard, code }, 'RFQ shard exited; stopping the service');
+        process.exit(70);
+      }
+    });
+    return handle;
+  }
+
+  private onEvent(handle: ShardHandle, event: ShardToMain): void {
+    switch (event.kind) {
+      case 'created':
+      case 'status':
+      case 'cancelled': {
+        const settle = handle.calls.get(event.callId);
+        handle.calls.delete(event.callId);
+        settle?.(event.outcome);
+        return;
+      }
+      case 'to_maker':
+        this.makers.send(event.makerId, event.message);
+        return;
+      case 'terminal': {
+        this.metrics.terminalTotal.inc({ status: event.result.status, error: event.result.error ?? '' });
+        this.metrics.selectionSeconds.observe(event.selectionUs / 1e6);
+        this.metrics.persistSeconds.observe(event.persistUs / 1e6);
+        const set = this.waiters.get(event.result.request_id);
+        if (set !== undefined) for (const wake of [...set]) wake(event.result);
+        return;
+      }
+      case 'stats':
+        handle.activeRfqs = event.activeRfqs;
+        return;
+      default: {
+        const unknown: never = event;
+        throw new Error(`unknown shard event ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+}

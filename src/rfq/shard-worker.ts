@@ -1,0 +1,22 @@
+// Entry point of one RFQ shard worker thread. Opens the shared LMDB environment (lmdb-js shares one env
+// per process across threads), builds the actor, and moves message batches in and out. A throw in the actor
+// is a bug: it crashes this thread, and the main thread stops the process (shard-pool.ts).
+import { parentPort, workerData } from 'node:worker_threads';
+import { openStore } from '../store/db.js';
+import { BatchingSender } from './channel.js';
+import type { MainToShard, ShardInit, ShardToMain } from './messages.js';
+import { RfqShard } from './shard.js';
+
+const STATS_INTERVAL_MS = 1000;
+
+const port = parentPort;
+if (port === null) throw new Error('shard-worker must run as a worker thread');
+const init = workerData as ShardInit;
+const store = openStore(init.dataDir);
+const out = new BatchingSender<ShardToMain>((batch) => port.postMessage(batch));
+const shard = new RfqShard(store, init, (message) => out.send(message));
+
+port.on('message', (batch: MainToShard[]) => {
+  for (const message of batch) shard.handle(message);
+});
+setInterval(() => out.send({ kind: 'stats', activeRfqs: shard.activeCount }), STATS_INTERVAL_MS).unref();

@@ -1,0 +1,456 @@
+// Runs inside one RFQ shard worker (shard-worker.ts). The actor: it alone owns its takers' active RFQs,
+// their quotes and timers, and decides every transition. State changes that matter to money are written to
+// LMDB (through ledger/) before anyone hears of them; `emit` is the only way out of the actor.
+import assert from 'node:assert/strict';
+import { ApiError } from '../errors.js';
+import { Ledger } from '../ledger/ledger.js';
+import { isOpenForBetting, marketKey } from '../markets/markets.js';
+import type { Market } from '../schemas/markets.js';
+import type { RfqResult } from '../schemas/rfq.js';
+import type { Store } from '../store/db.js';
+import { newRequestId } from './ids.js';
+import { decide, type Candidate, type LiveQuote } from './matching.js';
+import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
+import { fillKey, opaqueTakerId, type FillRecord } from './fills.js';
+import {
+  isTerminal,
+  payoutMicros,
+  toRfqResult,
+  type FailureReason,
+  type RfqKeyRecord,
+  type RfqRecord,
+  type TerminalStatus,
+} from './records.js';
+
+type Phase = 'quoting' | 'finalizing' | 'closing';
+
+interface ActiveRfq {
+  record: RfqRecord;
+  wagerMicros: bigint;
+  phase: Phase;
+  /** Maker connections the RFQ went to; null until the main thread says (it always does before any quote). */
+  audience: Set<string> | null;
+  responded: Set<string>;
+  quotes: Map<string, LiveQuote>;
+  /** Every maker that quoted, standing or not: each hears the result. */
+  quoters: Set<string>;
+  nextSeq: number;
+  timer: NodeJS.Timeout | null;
+  candidates: Candidate[];
+  lastLook: Candidate | null;
+  /** Time spent deciding (matching), µs: a stage latency. */
+  selectionUs: number;
+}
+
+const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
+
+export class RfqShard {
+  private readonly active = new Map<string, ActiveRfq>();
+  /** Creations between admission and commit, by replay key: a racing duplicate waits for the first. */
+  private readonly creating = new Map<string, Promise<unknown>>();
+  private readonly ledger: Ledger;
+
+  constructor(
+    private readonly store: Store,
+    private readonly init: ShardInit,
+    private readonly emit: (message: ShardToMain) => void,
+    private readonly nowMs: () => number = Date.now,
+  ) {
+    this.ledger = new Ledger(store);
+  }
+
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  handle(message: MainToShard): void {
+    switch (message.kind) {
+      case 'create':
+        void this.outcome(() => this.create(message)).then((outcome) => this.emit({ kind: 'created', callId: message.callId, outcome }));
+        return;
+      case 'status':
+        void this.outcome(() => this.status(message.requestId, message.userId)).then((outcome) =>
+          this.emit({ kind: 'status', callId: message.callId, outcome }),
+        );
+        return;
+      case 'cancel':
+        void this.outcome(() => this.cancel(message.requestId, message.userId)).then((outcome) =>
+          this.emit({ kind: 'cancelled', callId: message.callId, outcome }),
+        );
+        return;
+      case 'audience':
+        return this.onAudience(message.requestId, message.makerIds);
+      case 'quote':
+        return this.onQuote(message);
+      case 'decline':
+        return this.onDecline(message.requestId, message.makerId);
+      case 'quote_cancel':
+        return this.onQuoteCancel(message.requestId, message.makerId, message.quoteId);
+      case 'last_look_response':
+        return this.onLastLookResponse(message.requestId, message.makerId, message.quoteId, message.isAccepted);
+      case 'maker_disconnected':
+        return this.onMakerDisconnected(message.makerId);
+      default: {
+        const unknown: never = message;
+        throw new Error(`unknown shard message ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  // ---- calls from the HTTP side -------------------------------------------------------------------------
+
+  private async create(command: CreateRfq): Promise<CreatedRfq> {
+    const pending = this.creating.get(command.replayKey);
+    if (pending !== undefined) {
+      await pending.catch(() => undefined); // the first decides; then this one is a replay or a fresh try
+      return this.create(command);
+    }
+    const replay = this.findReplay(command);
+    if (replay !== null) return replay;
+    const nowMs = this.nowMs();
+    // Contract section 6: expiry is checked after the replay key, so a replay after expires_at_ms is still 200.
+    if (command.rfqKind === 'signed' && command.expiresAtMs <= nowMs) throw new ApiError('ORDER_EXPIRED');
+    if (this.active.size >= this.init.maxActiveRfqs) throw new ApiError('OVERLOADED', 'shard is at its active RFQ limit');
+    const creation = this.persistNew(command, nowMs);
+    this.creating.set(command.replayKey, creation);
+    try {
+      return await creation;
+    } finally {
+      this.creating.delete(command.replayKey);
+    }
+  }
+
+  private findReplay(command: CreateRfq): CreatedRfq | null {
+    const key = this.store.db<RfqKeyRecord>('rfqKeys').get(command.replayKey);
+    if (key === undefined) return null;
+    if (key.contentHash !== command.contentHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    return { result: this.currentResult(key.requestId), isReplay: true, broadcast: null, persistUs: 0 };
+  }
+
+  private async persistNew(command: CreateRfq, nowMs: number): Promise<CreatedRfq> {
+    const requestId = newRequestId(this.init.shard);
+    const quoteDeadlineMs =
+      command.rfqKind === 'signed' ? Math.min(nowMs + this.init.quoteWindowMs, command.expiresAtMs) : nowMs + this.init.quoteWindowMs;
+    const record: RfqRecord = {
+      requestId,
+      userId: command.userId,
+      wallet: command.wallet,
+      kind: command.rfqKind,
+      legs: command.legs,
+      wagerMicros: command.wagerMicros,
+      minOddsE4: command.minOddsE4,
+      toleranceBps: command.toleranceBps,
+      orderType: command.orderType,
+      isShielded: command.isShielded,
+      createdAtMs: nowMs,
+      // Unsigned RFQs have no deadline of their own: the quote window and one last look bound them.
+      expiresAtMs: command.rfqKind === 'signed' ? command.expiresAtMs : quoteDeadlineMs + this.init.lastLookMs,
+      status: 'pending',
+      quotesReceived: 0,
+      fill: null,
+      error: null,
+      terminalAtMs: null,
+    };
+    const wagerMicros = BigInt(command.wagerMicros);
+    const startNs = process.hrtime.bigint();
+    await this.store.transact(() => {
+      if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
+        throw new ApiError('INSUFFICIENT_BALANCE');
+      }
+      void this.store.db<RfqRecord>('rfqs').put(requestId, record);
+      void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
+      void this.store.db<true>('rfqActive').put(requestId, true);
+    });
+    const persistUs = Number(process.hrtime.bigint() - startNs) / 1000;
+    const rfq: ActiveRfq = {
+      record,
+      wagerMicros,
+      phase: 'quoting',
+      audience: null,
+      responded: new Set(),
+      quotes: new Map(),
+      quoters: new Set(),
+      nextSeq: 0,
+      timer: setTimeout(() => this.close(rfq), Math.max(0, quoteDeadlineMs - this.nowMs())),
+      candidates: [],
+      lastLook: null,
+      selectionUs: 0,
+    };
+    this.active.set(requestId, rfq);
+    const broadcast = {
+      type: 'rfq',
+      request_id: requestId,
+      legs: command.legs.map((leg) => ({ market_id: leg.marketId, direction: leg.direction })),
+      wager_micros: command.wagerMicros,
+      order_type: command.orderType,
+      quote_deadline_ms: quoteDeadlineMs,
+      expires_at_ms: record.expiresAtMs,
+      taker: command.isShielded ? null : { address: command.wallet, tier: command.tier },
+    };
+    return { result: toRfqResult(record), isReplay: false, broadcast, persistUs };
+  }
+
+  private status(requestId: string, userId: string): RfqResult {
+    const rfq = this.active.get(requestId);
+    if (rfq !== undefined && rfq.record.userId === userId) return toRfqResult(rfq.record);
+    const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+    if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
+    return toRfqResult(record);
+  }
+
+  private async cancel(requestId: string, userId: string): Promise<RfqResult> {
+    const rfq = this.active.get(requestId);
+    if (rfq === undefined || rfq.record.userId !== userId) {
+      const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+      if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
+      throw new ApiError('RFQ_NOT_CANCELLABLE');
+    }
+    if (rfq.phase !== 'quoting') throw new ApiError('RFQ_NOT_CANCELLABLE');
+    await this.finish(rfq, 'cancelled', null);
+    return toRfqResult(rfq.record);
+  }
+
+  private currentResult(requestId: string): RfqResult {
+    const rfq = this.active.get(requestId);
+    if (rfq !== undefined) return toRfqResult(rfq.record);
+    const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+    assert.ok(record !== undefined, `replay key points at missing RFQ ${requestId}`);
+    return toRfqResult(record);
+  }
+
+  // ---- maker messages -----------------------------------------------------------------------------------
+
+  private onAudience(requestId: string, makerIds: string[]): void {
+    const rfq = this.active.get(requestId);
+    if (rfq === undefined || rfq.phase !== 'quoting') return;
+    rfq.audience = new Set(makerIds);
+    this.closeIfAllResponded(rfq);
+  }
+
+  private onQuote(q: Extract<MainToShard, { kind: 'quote' }>): void {
+    const rfq = this.active.get(q.requestId);
+    const reject = (reason: string) =>
+      this.toMaker(q.makerId, { type: 'quote_reject', request_id: q.requestId, quote_id: q.quoteId, reason });
+    if (rfq === undefined || rfq.phase !== 'quoting') return reject('RFQ_CLOSED');
+    if (rfq.audience === null || !rfq.audience.has(q.makerId)) return reject('NOT_IN_AUDIENCE');
+    const key = quoteKey(q.makerId, q.quoteId);
+    if (rfq.quotes.has(key)) return reject('DUPLICATE_QUOTE_ID');
+    const maxWagerMicros = BigInt(q.maxWagerMicros);
+    if (maxWagerMicros <= 0n) return reject('MAX_WAGER_NOT_POSITIVE');
+    rfq.quotes.set(key, {
+      makerId: q.makerId,
+      makerAddress: q.makerAddress,
+      quoteId: q.quoteId,
+      oddsE4: q.oddsE4,
+      maxWagerMicros,
+      isLastLook: q.isLastLook,
+      seq: rfq.nextSeq++,
+    });
+    rfq.quoters.add(q.makerId);
+    rfq.responded.add(q.makerId);
+    rfq.record.quotesReceived += 1;
+    this.toMaker(q.makerId, { type: 'quote_ack', request_id: q.requestId, quote_id: q.quoteId });
+    this.closeIfAllResponded(rfq);
+  }
+
+  private onDecline(requestId: string, makerId: string): void {
+    const rfq = this.active.get(requestId);
+    if (rfq === undefined || rfq.phase !== 'quoting' || rfq.audience?.has(makerId) !== true) return;
+    rfq.responded.add(makerId);
+    this.closeIfAllResponded(rfq);
+  }
+
+  /** Honoured until the quote is offered a fill: a quote in last look is the maker's to answer. */
+  private onQuoteCancel(requestId: string, makerId: string, quoteId: string): void {
+    const rfq = this.active.get(requestId);
+    if (rfq === undefined) return;
+    const key = quoteKey(makerId, quoteId);
+    rfq.quotes.delete(key);
+    rfq.candidates = rfq.candidates.filter((c) => quoteKey(c.quote.makerId, c.quote.quoteId) !== key);
+  }
+
+  private onLastLookResponse(requestId: string, makerId: string, quoteId: string, isAccepted: boolean): void {
+    const rfq = this.active.get(requestId);
+    const offered = rfq?.lastLook;
+    if (rfq === undefined || offered == null || offered.quote.makerId !== makerId || offered.quote.quoteId !== quoteId) return;
+    this.endLastLook(rfq, isAccepted);
+  }
+
+  /** Contract section 6: a closed socket withdraws its quotes everywhere, and a pending last look is a reject. */
+  private onMakerDisconnected(makerId: string): void {
+    for (const rfq of this.active.values()) {
+      for (const [key, quote] of rfq.quotes) if (quote.makerId === makerId) rfq.quotes.delete(key);
+      rfq.candidates = rfq.candidates.filter((c) => c.quote.makerId !== makerId);
+      if (rfq.phase === 'quoting' && rfq.audience?.delete(makerId) === true) this.closeIfAllResponded(rfq);
+      if (rfq.lastLook?.quote.makerId === makerId) this.endLastLook(rfq, false);
+    }
+  }
+
+  // ---- selection and finalization ----------------------------------------------------------------------
+
+  private closeIfAllResponded(rfq: ActiveRfq): void {
+    if (rfq.audience === null || rfq.phase !== 'quoting') return;
+    for (const makerId of rfq.audience) if (!rfq.responded.has(makerId)) return;
+    this.close(rfq);
+  }
+
+  private close(rfq: ActiveRfq): void {
+    if (rfq.phase !== 'quoting') return;
+    rfq.phase = 'closing';
+    this.clearTimer(rfq);
+    const startNs = process.hrtime.bigint();
+    const decision = decide({
+      wagerMicros: rfq.wagerMicros,
+      minOddsE4: rfq.record.minOddsE4,
+      toleranceBps: rfq.record.toleranceBps,
+      orderType: rfq.record.orderType,
+      quotes: [...rfq.quotes.values()],
+      quotesReceived: rfq.record.quotesReceived,
+    });
+    rfq.selectionUs = Number(process.hrtime.bigint() - startNs) / 1000;
+    if (decision.kind === 'timeout') return void this.finish(rfq, 'timeout', null);
+    if (decision.kind === 'fail') return void this.finish(rfq, 'failed', decision.reason);
+    if (!this.areLegsOpen(rfq)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
+    rfq.candidates = decision.candidates;
+    this.offerNext(rfq);
+  }
+
+  private areLegsOpen(rfq: ActiveRfq): boolean {
+    const nowMs = this.nowMs();
+    const markets = this.store.db<Market>('markets');
+    return rfq.record.legs.every((leg) => {
+      const market = markets.get(marketKey(leg.marketId));
+      return market !== undefined && isOpenForBetting(market, nowMs);
+    });
+  }
+
+  /** Tries candidates best first: a plain quote fills at once, a last-look quote asks its maker first. */
+  private offerNext(rfq: ActiveRfq): void {
+    const candidate = rfq.candidates.shift();
+    if (candidate === undefined) return void this.finish(rfq, 'failed', 'MAKER_REJECTED');
+    if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
+    const nowMs = this.nowMs();
+    if (nowMs >= rfq.record.expiresAtMs) return void this.finish(rfq, 'failed', 'ORDER_EXPIRED');
+    const deadlineMs = Math.min(nowMs + this.init.lastLookMs, rfq.record.expiresAtMs);
+    rfq.phase = 'finalizing';
+    rfq.record.status = 'finalizing';
+    rfq.lastLook = candidate;
+    this.toMaker(candidate.quote.makerId, {
+      type: 'last_look',
+      request_id: rfq.record.requestId,
+      quote_id: candidate.quote.quoteId,
+      fill_wager_micros: candidate.fillWagerMicros.toString(),
+      deadline_ms: deadlineMs,
+    });
+    rfq.timer = setTimeout(() => this.endLastLook(rfq, false), deadlineMs - nowMs);
+  }
+
+  private endLastLook(rfq: ActiveRfq, isAccepted: boolean): void {
+    const candidate = rfq.lastLook;
+    if (candidate === null) return;
+    rfq.lastLook = null;
+    this.clearTimer(rfq);
+    if (isAccepted) return void this.commitFill(rfq, candidate);
+    if (this.nowMs() >= rfq.record.expiresAtMs) return void this.finish(rfq, 'failed', 'ORDER_EXPIRED');
+    this.offerNext(rfq);
+  }
+
+  /** The fill is durable (ledger, record, maker's fill) before the taker or any maker hears of it. */
+  private async commitFill(rfq: ActiveRfq, candidate: Candidate): Promise<void> {
+    rfq.phase = 'closing';
+    const { record } = rfq;
+    const nowMs = this.nowMs();
+    const payout = payoutMicros(candidate.fillWagerMicros, candidate.quote.oddsE4);
+    const fill = {
+      makerAddress: candidate.quote.makerAddress,
+      quoteId: candidate.quote.quoteId,
+      oddsE4: candidate.quote.oddsE4,
+      filledWagerMicros: candidate.fillWagerMicros.toString(),
+      payoutMicros: payout.toString(),
+    };
+    const fillRecord: FillRecord = {
+      requestId: record.requestId,
+      makerAddress: fill.makerAddress,
+      taker: record.isShielded ? opaqueTakerId(fill.makerAddress, record.userId) : record.wallet,
+      userId: record.userId,
+      legs: record.legs,
+      filledWagerMicros: fill.filledWagerMicros,
+      payoutMicros: fill.payoutMicros,
+      oddsE4: fill.oddsE4,
+      atMs: nowMs,
+      settledPaidMicros: null,
+    };
+    const completed: RfqRecord = { ...record, status: 'completed', fill, terminalAtMs: nowMs };
+    const persistUs = await this.persistTerminal(completed, () => {
+      this.ledger.fillInTxn(record.userId, rfq.wagerMicros, candidate.fillWagerMicros, `rfq:${record.requestId}`, nowMs);
+      void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, record.requestId), fillRecord);
+      for (const leg of record.legs) {
+        void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${record.requestId}`, true);
+      }
+    });
+    rfq.record = completed;
+    for (const makerId of rfq.quoters) {
+      const isWinner = makerId === candidate.quote.makerId;
+      this.toMaker(makerId, {
+        type: 'rfq_result',
+        request_id: record.requestId,
+        outcome: isWinner ? 'won' : 'lost',
+        ...(isWinner ? { quote_id: fill.quoteId, odds: fill.oddsE4 / 10_000, filled_wager_micros: fill.filledWagerMicros } : {}),
+      });
+    }
+    this.retire(rfq, persistUs);
+  }
+
+  /** Every non-fill end: the whole reservation is released in the same transaction as the status. */
+  private async finish(rfq: ActiveRfq, status: Exclude<TerminalStatus, 'completed'>, error: FailureReason | null): Promise<void> {
+    rfq.phase = 'closing';
+    this.clearTimer(rfq);
+    const nowMs = this.nowMs();
+    const ended: RfqRecord = { ...rfq.record, status, error, terminalAtMs: nowMs };
+    const persistUs = await this.persistTerminal(ended, () =>
+      this.ledger.releaseInTxn(ended.userId, rfq.wagerMicros, `rfq:${ended.requestId}`, nowMs),
+    );
+    rfq.record = ended;
+    const outcome = status === 'cancelled' ? 'cancelled' : 'expired';
+    for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: ended.requestId, outcome });
+    this.retire(rfq, persistUs);
+  }
+
+  /** Returns how long the durable write took, in µs (a stage latency the main thread reports). */
+  private async persistTerminal(record: RfqRecord, moveMoney: () => void): Promise<number> {
+    assert.ok(isTerminal(record.status));
+    const startNs = process.hrtime.bigint();
+    await this.store.transact(() => {
+      const stored = this.store.db<RfqRecord>('rfqs').get(record.requestId);
+      assert.ok(stored !== undefined && !isTerminal(stored.status), `RFQ ${record.requestId} would end twice`);
+      moveMoney();
+      void this.store.db<RfqRecord>('rfqs').put(record.requestId, record);
+      void this.store.db<true>('rfqActive').remove(record.requestId);
+    });
+    return Number(process.hrtime.bigint() - startNs) / 1000;
+  }
+
+  /** The actor forgets a terminal RFQ: from now on it is served from LMDB. */
+  private retire(rfq: ActiveRfq, persistUs: number): void {
+    this.active.delete(rfq.record.requestId);
+    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), selectionUs: rfq.selectionUs, persistUs });
+  }
+
+  private clearTimer(rfq: ActiveRfq): void {
+    if (rfq.timer !== null) clearTimeout(rfq.timer);
+    rfq.timer = null;
+  }
+
+  private toMaker(makerId: string, message: Record<string, unknown>): void {
+    this.emit({ kind: 'to_maker', makerId, message });
+  }
+
+  private async outcome<T>(run: () => T | Promise<T>): Promise<CallOutcome<T>> {
+    try {
+      return { ok: true, value: await run() };
+    } catch (err) {
+      if (err instanceof ApiError) return { ok: false, code: err.code, message: err.message };
+      throw err; // a bug: crash the worker (the main thread fails its calls and restarts nothing silently)
+    }
+  }
+}

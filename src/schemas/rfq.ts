@@ -1,0 +1,73 @@
+// RFQ request and result schemas (interface.md: Order, Unsigned RFQ request, RFQ result; contract section 6).
+import { Type, type Static } from '@sinclair/typebox';
+import { AddressInput, Direction, MarketId, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
+
+export const MAX_LEGS = 8;
+export const MAX_WAIT_MS = 10_000;
+
+export const Leg = StrictObject({ market_id: MarketId, direction: Direction });
+export type Leg = Static<typeof Leg>;
+const Legs = Type.Array(Leg, { minItems: 1, maxItems: MAX_LEGS });
+/** 1 = IOC, 2 = FOK; FOK when omitted. */
+export const OrderType = Type.Union([Type.Literal(1), Type.Literal(2)]);
+/** Payout multiplier; signed as round(min_odds * 10000) in a u32, so it must be positive and below 429497. */
+const MinOdds = Type.Number({ exclusiveMinimum: 0, maximum: 429_496, description: 'minimum acceptable payout multiplier' });
+
+export const Order = StrictObject({
+  user: AddressInput,
+  wager_micros: SafeInt({ minimum: 1 }),
+  min_odds: MinOdds,
+  legs: Legs,
+  nonce: SafeInt(),
+  expires_at_ms: SafeInt(),
+  order_type: Type.Optional(OrderType),
+  shield_on: Type.Boolean(),
+  signature: Type.String({ minLength: 1, maxLength: 200, description: 'base64 of the 65-byte signature' }),
+});
+export type Order = Static<typeof Order>;
+
+export const SignedRfqRequest = StrictObject({ order: Order });
+
+export const UnsignedRfqRequest = StrictObject({
+  wager_micros: SafeInt({ minimum: 1 }),
+  min_odds: MinOdds,
+  legs: Legs,
+  order_type: Type.Optional(OrderType),
+  shield_on: Type.Boolean(),
+  idempotency_key: Uuid,
+});
+export type UnsignedRfqRequest = Static<typeof UnsignedRfqRequest>;
+
+export const RfqStatus = Type.Union(
+  ['pending', 'finalizing', 'completed', 'failed', 'cancelled', 'timeout'].map((s) => Type.Literal(s)),
+);
+
+export const RfqResult = Type.Object(
+  {
+    request_id: Uuid,
+    status: RfqStatus,
+    odds: Nullable(Type.Number()),
+    payout_micros: Nullable(MicrosString),
+    filled_wager_micros: Nullable(MicrosString),
+    error: Nullable(Type.String()),
+    quotes_received: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'RfqResult' },
+);
+export type RfqResult = Static<typeof RfqResult>;
+
+export const WaitQuery = StrictObject({ wait_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_MS })) });
+export const RfqIdParams = StrictObject({ id: Uuid });
+
+export const TakerPnlQuery = StrictObject({ since_ms: Type.Optional(SafeInt()) });
+export const TakerPnlResponse = Type.Object({
+  takers: Type.Array(
+    Type.Object({
+      taker: Type.String({ description: 'taker address, or a stable opaque id for shielded fills' }),
+      fills: Type.Integer({ minimum: 0 }),
+      wagered_micros: MicrosString,
+      paid_micros: MicrosString,
+      pnl_micros: MicrosString,
+    }),
+  ),
+});
