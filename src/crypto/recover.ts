@@ -15,7 +15,7 @@ import { hasScalarsInRange, isHighS, splitSignature, type SplitSignature } from 
 export type RecoverFailure = 'MALFORMED' | 'HIGH_S' | 'UNRECOVERABLE';
 export type RecoverResult = { ok: true; address: string } | { ok: false; reason: RecoverFailure };
 
-type RecoverFn = (hash32: Uint8Array, sig65: Uint8Array) => RecoverResult;
+export type RecoverFn = (hash32: Uint8Array, sig65: Uint8Array) => RecoverResult;
 
 /** The slice of the `secp256k1` addon we call; checked at load rather than trusted from its typings. */
 interface NativeSecp256k1 {

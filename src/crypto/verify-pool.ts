@@ -1,24 +1,25 @@
 // Runs on the main thread: owns the piscina pool whose workers (verify-worker.ts) hash and recover
-// signatures. Callers await a RecoverResult; when the bounded queue is full the call rejects with
-// VerifyPoolOverloadedError, which the HTTP layer maps to 503 OVERLOADED (contract section 2) without
-// having accepted anything.
+// signatures. Callers await a RecoverResult; when the bounded queue is full (or the pool is closing) the
+// call rejects with VerifyPoolOverloadedError, which the HTTP layer maps to 503 OVERLOADED (contract
+// section 2): nothing was accepted.
 
 import assert from 'node:assert/strict';
 import { Piscina } from 'piscina';
 import type { RecoverResult } from './recover.js';
 import type { VerifyTask, VerifyTaskResult } from './verify-worker.js';
 
-// Default bound on tasks waiting for a worker, per thread. At ~25-100 µs per recovery (docs/performance.md)
-// 256 queued tasks per thread are at most a few tens of ms of waiting: beyond that a client is better served
-// by an immediate 503 than by a slow 200.
+// Default bound on tasks waiting for a worker, per thread. Measured on the 2-vCPU dev VM: ~100 µs per native
+// recovery plus ~40 µs of piscina round trip, so 256 queued tasks per thread are ~36 ms of waiting at most;
+// beyond that a client is better served by an immediate 503 than by a slow 200.
 const DEFAULT_MAX_QUEUE_PER_THREAD = 256;
 
-// piscina 5 rejects with plain Errors; these are its messages for a full queue (errors.ts: TaskQueueAtLimit,
-// NoTaskQueueAvailable). A test pins them, so a piscina upgrade that renames them fails loudly.
-const PISCINA_QUEUE_FULL_MESSAGES: ReadonlySet<string> = new Set([
-  'Task queue is at limit',
-  'No task queue available and all Workers are busy',
-]);
+// Time constant of the utilization average: long enough to smooth 100 µs tasks, short enough that a
+// 15 s metrics scrape sees the current load rather than the pool's lifetime.
+const UTILIZATION_WINDOW_MS = 10_000;
+
+// piscina 5 rejects a full queue with a plain Error (its errors.ts, TaskQueueAtLimit). The bounded-queue test
+// pins this text, so a piscina upgrade that renames it fails loudly instead of turning 503s into 500s.
+const PISCINA_QUEUE_FULL_MESSAGE = 'Task queue is at limit';
 
 export interface VerifyPoolOptions {
   threads: number;
@@ -26,11 +27,17 @@ export interface VerifyPoolOptions {
   maxQueue?: number;
 }
 
-/** The verify queue is full: nothing was accepted; answer 503 OVERLOADED with Retry-After. */
+/**
+ * The pool cannot take the task and nothing was accepted: its queue is full, or it is shutting down. Both
+ * answer 503 OVERLOADED with Retry-After, so a client retries (later, or on another instance).
+ */
 export class VerifyPoolOverloadedError extends Error {
-  constructor() {
-    super('verify pool queue is full');
+  readonly reason: 'QUEUE_FULL' | 'CLOSED';
+
+  constructor(reason: 'QUEUE_FULL' | 'CLOSED') {
+    super(reason === 'QUEUE_FULL' ? 'verify pool queue is full' : 'verify pool is closed');
     this.name = 'VerifyPoolOverloadedError';
+    this.reason = reason;
   }
 }
 
@@ -40,9 +47,19 @@ export function isPoolOverloaded(err: unknown): err is VerifyPoolOverloadedError
 
 export class VerifyPool {
   readonly #pool: Piscina<VerifyTask, VerifyTaskResult>;
+  // Calls accepted and not yet settled. piscina's own close() drops tasks still waiting in its queue, so
+  // close() waits for this to reach 0 first: an accepted call always gets its answer.
+  #inFlight = 0;
+  #onDrained: (() => void) | null = null;
+  #closing: Promise<void> | null = null;
+  readonly #threads: number;
+  // Exponential average of the fraction of threads busy, as of #busyAtMs; updated when #inFlight changes.
+  #busyAverage = 0;
+  #busyAtMs = performance.now();
 
   constructor(opts: VerifyPoolOptions) {
     assert.ok(Number.isSafeInteger(opts.threads) && opts.threads >= 1, 'threads must be an integer >= 1');
+    this.#threads = opts.threads;
     const maxQueue = opts.maxQueue ?? opts.threads * DEFAULT_MAX_QUEUE_PER_THREAD;
     assert.ok(Number.isSafeInteger(maxQueue) && maxQueue >= 1, 'maxQueue must be an integer >= 1');
     this.#pool = new Piscina<VerifyTask, VerifyTaskResult>({
@@ -58,13 +75,29 @@ export class VerifyPool {
   /** Recovers the personal-sign signer of `message` on a worker thread. */
   recoverPersonalSigner(message: Uint8Array, sig65: Uint8Array): Promise<RecoverResult> {
     assert.ok(message instanceof Uint8Array && sig65 instanceof Uint8Array, 'message and sig65 must be Uint8Array');
+    if (this.#closing !== null) return Promise.reject(new VerifyPoolOverloadedError('CLOSED'));
     const task: VerifyTask = { kind: 'recover_personal', message: ownBuffer(message), sig65: ownBuffer(sig65) };
-    return this.#pool.run(task).catch(mapPoolError);
+    this.#markBusyChange();
+    this.#inFlight++;
+    return this.#pool.run(task).then(
+      (result) => {
+        this.#settleOne();
+        return result;
+      },
+      (err: unknown) => {
+        this.#settleOne();
+        return mapPoolError(err);
+      },
+    );
   }
 
-  /** Fraction (0..1) of worker time spent running tasks, for the ops metrics. */
+  /**
+   * Fraction (0..1) of threads busy, averaged over about the last 10 s, for the ops metrics. Busy counts the
+   * whole round trip (transfer + hashing + recovery). Not piscina's `utilization`: piscina 5.3 divides a
+   * millisecond mean by 1000 (it reads ~0.001 at full load) and averages over the pool's whole lifetime.
+   */
   get utilization(): number {
-    return this.#pool.utilization;
+    return this.#busyAverageAt(performance.now());
   }
 
   /** Tasks waiting for a worker. */
@@ -72,9 +105,35 @@ export class VerifyPool {
     return this.#pool.queueSize;
   }
 
-  /** Finishes running and queued tasks, then stops the workers. */
+  /** Refuses new calls, answers every accepted one, then stops the workers. Idempotent. */
   close(): Promise<void> {
-    return this.#pool.close();
+    this.#closing ??= this.#drainThenClose();
+    return this.#closing;
+  }
+
+  async #drainThenClose(): Promise<void> {
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#onDrained = resolve));
+    await this.#pool.close();
+  }
+
+  #settleOne(): void {
+    this.#markBusyChange();
+    this.#inFlight--;
+    assert.ok(this.#inFlight >= 0, 'verify pool in-flight count went negative');
+    if (this.#inFlight === 0) this.#onDrained?.();
+  }
+
+  // Folds the time since the last change, at the occupancy that held during it, into the average.
+  #markBusyChange(): void {
+    const nowMs = performance.now();
+    this.#busyAverage = this.#busyAverageAt(nowMs);
+    this.#busyAtMs = nowMs;
+  }
+
+  #busyAverageAt(nowMs: number): number {
+    const busyNow = Math.min(this.#inFlight, this.#threads) / this.#threads;
+    const weightNew = 1 - Math.exp(-(nowMs - this.#busyAtMs) / UTILIZATION_WINDOW_MS);
+    return this.#busyAverage + (busyNow - this.#busyAverage) * weightNew;
   }
 }
 
@@ -85,6 +144,8 @@ function ownBuffer(bytes: Uint8Array): Uint8Array {
 }
 
 function mapPoolError(err: unknown): never {
-  if (err instanceof Error && PISCINA_QUEUE_FULL_MESSAGES.has(err.message)) throw new VerifyPoolOverloadedError();
+  if (err instanceof Error && err.message === PISCINA_QUEUE_FULL_MESSAGE) {
+    throw new VerifyPoolOverloadedError('QUEUE_FULL');
+  }
   throw err;
 }

@@ -1,0 +1,155 @@
+// The verify pool with real worker threads: same answers as the direct call, concurrency, the bounded
+// queue surfacing as an overload error, and a clean close.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Wallet } from 'ethers';
+import { hexToBytes } from '../../src/crypto/hex.js';
+import { recoverPersonalSigner } from '../../src/crypto/recover.js';
+import { parseSignatureBase64, parseSignatureHex } from '../../src/crypto/signature.js';
+import { isPoolOverloaded, VerifyPool, VerifyPoolOverloadedError } from '../../src/crypto/verify-pool.js';
+
+interface SigningVectors {
+  signer_address: string;
+  orders: Array<{ bytes_hex: string; signature_base64: string }>;
+}
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const vectors = JSON.parse(
+  readFileSync(path.join(repoRoot, '..', 'shared', 'vectors', 'signing.json'), 'utf8'),
+) as SigningVectors;
+
+function mustBytes(bytes: Uint8Array | null): Uint8Array {
+  assert.ok(bytes !== null);
+  return bytes;
+}
+
+interface Case {
+  message: Uint8Array;
+  sig65: Uint8Array;
+}
+
+function vectorCases(): Case[] {
+  return vectors.orders.map((o) => ({
+    message: mustBytes(hexToBytes(o.bytes_hex)),
+    sig65: mustBytes(parseSignatureBase64(o.signature_base64)),
+  }));
+}
+
+async function randomCases(count: number): Promise<Case[]> {
+  const cases: Case[] = [];
+  for (let i = 0; i < count; i++) {
+    const wallet = new Wallet('0x' + randomBytes(32).toString('hex'));
+    const message = randomBytes(51 + 9 * (1 + (i % 8)));
+    cases.push({ message, sig65: mustBytes(parseSignatureHex(await wallet.signMessage(message))) });
+  }
+  return cases;
+}
+
+describe('VerifyPool', () => {
+  const pool = new VerifyPool({ threads: 2 });
+  after(() => pool.close());
+
+  it('recovers the vector signer on a worker thread, same result as the direct call', async () => {
+    for (const c of vectorCases()) {
+      const pooled = await pool.recoverPersonalSigner(c.message, c.sig65);
+      assert.deepEqual(pooled, { ok: true, address: vectors.signer_address.toLowerCase() });
+      assert.deepEqual(pooled, recoverPersonalSigner(c.message, c.sig65));
+    }
+  });
+
+  it('returns refusals as results, not errors', async () => {
+    const c = vectorCases()[0];
+    assert.ok(c !== undefined);
+    const badV = c.sig65.slice();
+    badV[64] = 29;
+    assert.deepEqual(await pool.recoverPersonalSigner(c.message, badV), { ok: false, reason: 'MALFORMED' });
+  });
+
+  it('answers 500 concurrent calls, each matching the direct call', async () => {
+    const cases = await randomCases(50);
+    const calls = Array.from({ length: 500 }, (_, i) => cases[i % cases.length]!);
+    const pooled = await Promise.all(calls.map((c) => pool.recoverPersonalSigner(c.message, c.sig65)));
+    pooled.forEach((result, i) => {
+      const c = calls[i]!;
+      assert.deepEqual(result, recoverPersonalSigner(c.message, c.sig65));
+      assert.equal(result.ok, true);
+    });
+    assert.equal(pool.queueSize, 0);
+    assert.ok(pool.utilization > 0 && pool.utilization <= 1, `utilization ${pool.utilization}`);
+  });
+
+  it('sends views into a larger buffer without their surroundings', async () => {
+    const c = vectorCases()[1];
+    assert.ok(c !== undefined);
+    const big = new Uint8Array(10_000);
+    big.set(c.message, 100);
+    const view = big.subarray(100, 100 + c.message.length);
+    assert.deepEqual(await pool.recoverPersonalSigner(view, c.sig65), recoverPersonalSigner(c.message, c.sig65));
+  });
+});
+
+describe('VerifyPool bounded queue', () => {
+  it('a full queue rejects with VerifyPoolOverloadedError and accepts the rest', async () => {
+    const pool = new VerifyPool({ threads: 1, maxQueue: 4 });
+    try {
+      const c = vectorCases()[0];
+      assert.ok(c !== undefined);
+      const settled = await Promise.allSettled(
+        Array.from({ length: 100 }, () => pool.recoverPersonalSigner(c.message, c.sig65)),
+      );
+      const rejected = settled.filter((s) => s.status === 'rejected');
+      const fulfilled = settled.filter((s) => s.status === 'fulfilled');
+      assert.ok(rejected.length > 0, 'some calls must be refused');
+      assert.ok(fulfilled.length >= 4, 'the queued calls must still be answered');
+      for (const r of rejected) {
+        assert.ok(isPoolOverloaded(r.reason));
+        assert.ok(r.reason instanceof VerifyPoolOverloadedError);
+        assert.equal(r.reason.reason, 'QUEUE_FULL');
+      }
+      for (const f of fulfilled) assert.equal(f.value.ok, true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('isPoolOverloaded is false for other errors', () => {
+    assert.equal(isPoolOverloaded(new Error('Task queue is at limit')), false);
+    assert.equal(isPoolOverloaded(undefined), false);
+  });
+});
+
+describe('VerifyPool close', () => {
+  it('close() answers every accepted call, including ones still queued before the workers were up', async () => {
+    const pool = new VerifyPool({ threads: 2 });
+    const c = vectorCases()[2];
+    assert.ok(c !== undefined);
+    const inFlight = Array.from({ length: 20 }, () => pool.recoverPersonalSigner(c.message, c.sig65));
+    await pool.close();
+    for (const result of await Promise.all(inFlight)) assert.equal(result.ok, true);
+  });
+
+  it('after close() calls are refused as overloaded (CLOSED) and close() is idempotent', async () => {
+    const pool = new VerifyPool({ threads: 1 });
+    const closing = pool.close();
+    assert.equal(pool.close(), closing);
+    await closing;
+    const c = vectorCases()[0];
+    assert.ok(c !== undefined);
+    await assert.rejects(pool.recoverPersonalSigner(c.message, c.sig65), (err: unknown) => {
+      assert.ok(isPoolOverloaded(err));
+      assert.equal(err.reason, 'CLOSED');
+      return true;
+    });
+  });
+
+  it('refuses bad options', () => {
+    assert.throws(() => new VerifyPool({ threads: 0 }));
+    assert.throws(() => new VerifyPool({ threads: 1.5 }));
+    assert.throws(() => new VerifyPool({ threads: 1, maxQueue: 0 }));
+  });
+});
