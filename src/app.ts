@@ -16,6 +16,7 @@ import { Credits } from './users/credits.js';
 import { Ledger } from './ledger/ledger.js';
 import { PreferencesStore } from './preferences/preferences.js';
 import { Markets } from './markets/markets.js';
+import { Contests } from './contests/contests.js';
 import { VerifyPool } from './crypto/verify-pool.js';
 import type { Services } from './services.js';
 import { authRoutes } from './http/routes/auth.js';
@@ -23,9 +24,13 @@ import { userRoutes } from './http/routes/user.js';
 import { marketRoutes } from './http/routes/markets.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { opsRoutes } from './http/routes/ops.js';
+import { contestRoutes } from './http/routes/contests.js';
 import { rfqRoutes } from './http/routes/rfq.js';
 import { startRfqEngine } from './rfq/engine.js';
-import type { MakerFanout } from './rfq/shard-pool.js';
+import { mmRoutes } from './http/routes/mm.js';
+import { MakerRegistry } from './mm/registry.js';
+import { MakerGateway } from './mm/gateway.js';
+import { MAKER_WS_PATH } from './mm/protocol.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -41,26 +46,37 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
   const users = new Users(store, clock);
   const ledger = new Ledger(store);
+  const metrics = createHttpMetrics();
+  const sessions = new Sessions(store, clock, config.adminToken);
+  const makers = new MakerRegistry(store, clock);
+  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry });
+  const markets = new Markets(store, clock, config);
   const services: Services = {
     config,
     clock,
     log,
     store,
-    metrics: createHttpMetrics(),
-    sessions: new Sessions(store, clock, config.adminToken),
+    metrics,
+    sessions,
     walletLogin: new WalletLogin(store, clock, config, verifyPool),
     jwtLogin: new JwtLogin(config.jwt),
     users,
     credits: new Credits(store, clock, users, ledger),
     ledger,
     preferences: new PreferencesStore(store),
-    markets: new Markets(store, clock, config),
+    markets,
+    contests: new Contests(store, clock, ledger, markets, log),
     verifyPool,
+    makers,
+    makerGateway,
   };
 
-  // RFQ engine: recovery runs before any route can take traffic. (Until the maker gateway is wired, no makers.)
-  const noMakers: MakerFanout = { broadcast: () => 0, connectedMakerIds: () => [], send: () => false };
-  const rfqEngine = await startRfqEngine(services, noMakers);
+  // RFQ engine: recovery runs before any route can take traffic; then makers' messages go to its actors.
+  const rfqEngine = await startRfqEngine(services, makerGateway);
+  makerGateway.setDispatcher(rfqEngine.dispatcher);
+
+  // Contests: finish those whose markets all became final while the process was down, before traffic.
+  await services.contests.recover();
 
   const routes: AnyRoute[] = [];
   routes.push(
@@ -69,9 +85,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...userRoutes(services),
     ...marketRoutes(services),
     ...adminRoutes(services),
+    ...contestRoutes(services),
     ...rfqRoutes(services, rfqEngine),
+    ...mmRoutes(services, SERVICE_VERSION),
   );
   const app = createHttpApp({ routes, tokens: services.sessions, log, metrics: services.metrics });
+  // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
+  app.ws(MAKER_WS_PATH, makerGateway.attach(app));
 
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
     app.listen(config.host, config.port, (socket) => {
@@ -88,6 +108,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     close: () =>
       (closing ??= (async () => {
         uWS.us_listen_socket_close(listenSocket);
+        makerGateway.close();
         await rfqEngine.close();
         await store.root.flushed;
         await verifyPool.close();

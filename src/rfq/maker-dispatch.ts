@@ -1,23 +1,17 @@
 // Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
 // synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
+import type { MakerDispatcher } from '../mm/gateway.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
 import { oddsToE4 } from './codec.js';
 import type { ShardPool, MakerFanout } from './shard-pool.js';
 
-interface QuoteLike {
-  request_id: string;
-  quote_id: string;
-  odds: number;
-  max_wager_micros: string;
-  last_look?: boolean | undefined;
-}
-
-export class RfqMakerDispatcher {
+export class RfqMakerDispatcher implements MakerDispatcher {
   constructor(
     private readonly pool: ShardPool,
     private readonly makers: MakerFanout,
   ) {}
 
-  onQuote(makerId: string, address: string, msg: QuoteLike): void {
+  onQuote(makerId: string, address: string, msg: QuoteMessage): void {
     const oddsE4 = oddsToE4(msg.odds);
     const reject = (reason: string) =>
       this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
@@ -36,15 +30,15 @@ export class RfqMakerDispatcher {
     if (!routed) reject('RFQ_CLOSED');
   }
 
-  onDecline(makerId: string, _address: string, msg: { request_id: string }): void {
+  onDecline(makerId: string, _address: string, msg: DeclineMessage): void {
     this.pool.toShard(msg.request_id, { kind: 'decline', requestId: msg.request_id, makerId });
   }
 
-  onQuoteCancel(makerId: string, _address: string, msg: { request_id: string; quote_id: string }): void {
+  onQuoteCancel(makerId: string, _address: string, msg: QuoteCancelMessage): void {
     this.pool.toShard(msg.request_id, { kind: 'quote_cancel', requestId: msg.request_id, makerId, quoteId: msg.quote_id });
   }
 
-  onLastLookResponse(makerId: string, _address: string, msg: { request_id: string; quote_id: string; accept: boolean }): void {
+  onLastLookResponse(makerId: string, _address: string, msg: LastLookResponseMessage): void {
     this.pool.toShard(msg.request_id, {
       kind: 'last_look_response',
       requestId: msg.request_id,

@@ -2,6 +2,7 @@
 // discriminated union per direction, so `switch (msg.kind)` is checked for exhaustiveness. Messages travel
 // in batches (arrays) flushed once per event-loop turn (channel.ts). Money crosses as decimal strings.
 import type { RfqResult } from '../schemas/rfq.js';
+import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';
 import type { RfqLeg } from './records.js';
 
@@ -63,7 +64,7 @@ export interface CreatedRfq {
   /** True when the replay key already existed: answer 200 with the current status, start nothing. */
   isReplay: boolean;
   /** The maker-facing `rfq` message to broadcast; null on a replay. */
-  broadcast: Record<string, unknown> | null;
+  broadcast: RfqMessage | null;
   persistUs: number;
 }
 
@@ -72,7 +73,7 @@ export type ShardToMain =
   | { kind: 'status'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
   /** A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result). */
-  | { kind: 'to_maker'; makerId: string; message: Record<string, unknown> }
+  | { kind: 'to_maker'; makerId: string; message: ServerToMakerMessage }
   /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
   | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }
   | { kind: 'stats'; activeRfqs: number };

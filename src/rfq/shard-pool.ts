@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { ApiError, overloaded } from '../errors.js';
 import type { RfqResult } from '../schemas/rfq.js';
+import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import { BatchingSender } from './channel.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
@@ -12,9 +13,9 @@ import type { RfqMetrics } from './metrics.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
 export interface MakerFanout {
-  broadcast(message: Record<string, unknown>): number;
+  broadcast(message: ServerToMakerMessage): number;
   connectedMakerIds(): string[];
-  send(makerId: string, message: Record<string, unknown>): boolean;
+  send(makerId: string, message: ServerToMakerMessage): boolean;
 }
 
 /** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
@@ -119,12 +120,12 @@ export class ShardPool {
     await Promise.all(this.shards.map((s) => s.worker.terminate()));
   }
 
-  private fanOut(shard: number, message: Record<string, unknown>): void {
+  private fanOut(shard: number, message: RfqMessage): void {
     const startNs = process.hrtime.bigint();
     this.makers.broadcast(message);
     // Same synchronous turn as the publish: exactly the connections that were sent the RFQ.
     const makerIds = this.makers.connectedMakerIds();
-    this.shards[shard]!.out.send({ kind: 'audience', requestId: message['request_id'] as string, makerIds });
+    this.shards[shard]!.out.send({ kind: 'audience', requestId: message.request_id, makerIds });
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
   }
 

@@ -7,6 +7,7 @@ import { Ledger } from '../ledger/ledger.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { RfqResult } from '../schemas/rfq.js';
+import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { decide, type Candidate, type LiveQuote } from './matching.js';
@@ -177,7 +178,7 @@ export class RfqShard {
       selectionUs: 0,
     };
     this.active.set(requestId, rfq);
-    const broadcast = {
+    const broadcast: RfqMessage = {
       type: 'rfq',
       request_id: requestId,
       legs: command.legs.map((leg) => ({ market_id: leg.marketId, direction: leg.direction })),
@@ -441,7 +442,7 @@ export class RfqShard {
     rfq.timer = null;
   }
 
-  private toMaker(makerId: string, message: Record<string, unknown>): void {
+  private toMaker(makerId: string, message: ServerToMakerMessage): void {
     this.emit({ kind: 'to_maker', makerId, message });
   }
 
