@@ -1,0 +1,73 @@
+// Crash safety (contract section 6, issue 5): kill -9 the server during a burst of RFQs, restart it on the
+// same data, and prove every acknowledged request_id is found, every replay key still maps to it, nothing
+// stays reserved, and a fill that was made durable stayed completed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { client, type HttpResult } from '../helpers/http.js';
+import { restartServer, startServer } from '../helpers/server.js';
+import { credit, loginWallet } from '../helpers/users.js';
+import { connectNewMaker } from '../helpers/makers.js';
+import { assertMoneyInvariant, autoQuote, openMarket, signedOrder, unsignedBody } from '../helpers/rfq.js';
+
+const FUNDS = 1_000_000_000n;
+
+test('kill -9 during a burst: every acknowledged RFQ survives, ends terminal, and no money stays reserved', async () => {
+  // A long quote window keeps many RFQs active at the moment of the kill.
+  const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '2000' } });
+  const user = await loginWallet(server);
+  await credit(server, user.address, Number(FUNDS));
+  const market = await openMarket(server);
+  const quoter = await connectNewMaker(server);
+  const silent = await connectNewMaker(server); // never answers: RFQs it sees stay pending until the window ends
+  autoQuote(quoter, { odds: 2, maxWagerMicros: '1000000000' });
+  const api = client(server.baseUrl, user.token);
+
+  const acknowledged: { body: Record<string, unknown>; path: string; result: HttpResult }[] = [];
+  let killed = false;
+  const submissions = Array.from({ length: 80 }, async (_, i) => {
+    await new Promise((r) => setTimeout(r, i * 5));
+    const isSigned = i % 4 === 0;
+    const path = isSigned ? '/v1/rfq' : '/v1/rfq/unsigned';
+    const body = isSigned
+      ? { order: await signedOrder(user.wallet, { wager_micros: 1_000_000, min_odds: 1.5, legs: [{ market_id: market, direction: 'up' }], nonce: 1000 + i, expires_at_ms: Date.now() + 600_000, shield_on: false }) }
+      : unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 });
+    try {
+      const result = await api.post(path, body);
+      if (result.status === 201) acknowledged.push({ body, path, result });
+    } catch {
+      assert.ok(killed, 'a request failed before the kill');
+    }
+    // Kill while RFQs are both freshly acknowledged and still quoting.
+    if (acknowledged.length === 30 && !killed) {
+      killed = true;
+      await server.kill();
+    }
+  });
+  await Promise.all(submissions);
+  assert.ok(killed && acknowledged.length >= 30, `the burst was acknowledged ${acknowledged.length} times`);
+  void quoter.close();
+  void silent.close();
+
+  const restarted = await restartServer(server);
+  try {
+    const after = client(restarted.baseUrl, user.token);
+    let completedWagerMicros = 0n;
+    for (const { body, path, result } of acknowledged) {
+      const id = result.body.request_id as string;
+      const stored = await after.get(`/v1/rfq/${id}`);
+      assert.equal(stored.status, 200, `acknowledged ${id} was lost`);
+      assert.ok(['completed', 'failed', 'timeout'].includes(stored.body.status), `${id} is still ${stored.body.status}`);
+      if (stored.body.status === 'failed') assert.equal(stored.body.error, 'SERVICE_RESTARTED');
+      if (stored.body.status === 'completed') completedWagerMicros += BigInt(stored.body.filled_wager_micros);
+      const replay = await after.post(path, body);
+      assert.deepEqual([replay.status, replay.body.request_id], [200, id], 'the replay key still maps to the acknowledged id');
+    }
+    const balance = await assertMoneyInvariant(restarted, user, FUNDS);
+    assert.equal(balance.reserved, 0n, 'every interrupted RFQ released its reservation');
+    assert.equal(balance.atRisk, completedWagerMicros, 'exactly the durable fills are at risk');
+    const failedOnRestart = restarted.logs.find((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
+    assert.ok(failedOnRestart !== undefined, 'the kill caught RFQs in flight (else the test proved nothing)');
+  } finally {
+    await restarted.stop();
+  }
+});

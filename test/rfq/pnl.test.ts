@@ -1,0 +1,64 @@
+// Settlement of filled parlays and the maker PnL route (contract sections 4 and 7).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { client } from '../helpers/http.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { credit, loginWallet, type TestUser } from '../helpers/users.js';
+import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
+import { assertMoneyInvariant, autoQuote, openMarket, resolveMarket, unsignedBody } from '../helpers/rfq.js';
+
+let server: TestServer;
+let user: TestUser;
+let maker: ConnectedMaker;
+
+before(async () => {
+  server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '300' } });
+  user = await loginWallet(server);
+  await credit(server, user.address, 100_000_000);
+  maker = await connectNewMaker(server);
+  autoQuote(maker, { odds: 3.5 });
+});
+
+after(async () => {
+  await maker.close();
+  await server.stop();
+});
+
+const fill = async (legs: { market_id: number; direction: 'up' | 'down' }[], shield_on = false) => {
+  const result = await client(server.baseUrl, user.token).post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody(legs, { wager_micros: 4_000_000, shield_on }));
+  assert.equal(result.body.status, 'completed', JSON.stringify(result.body));
+  return result.body;
+};
+
+test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided leg refunds the stake', async () => {
+  const [a, b, c, d] = await Promise.all([openMarket(server), openMarket(server), openMarket(server), openMarket(server)]);
+  await fill([{ market_id: a, direction: 'up' }, { market_id: b, direction: 'down' }]); // wins: 14 USDC
+  await fill([{ market_id: a, direction: 'up' }, { market_id: c, direction: 'up' }], true); // c is NO: lost
+  await fill([{ market_id: b, direction: 'down' }, { market_id: d, direction: 'up' }]); // d voided: refunded
+  await assertMoneyInvariant(server, user, 100_000_000n);
+  await resolveMarket(server, a, 'YES');
+  const halfway = await assertMoneyInvariant(server, user, 100_000_000n);
+  assert.equal(halfway.atRisk, 12_000_000n, 'nothing settles while a leg that could decide it is open');
+  await resolveMarket(server, c, 'NO');
+  await resolveMarket(server, b, 'NO');
+  await resolveMarket(server, d, 'VOID');
+  // +14 − 4 for the win, −4 for the loss, 0 for the void.
+  const settled = await assertMoneyInvariant(server, user, 100_000_000n + 10_000_000n - 4_000_000n);
+  assert.equal(settled.atRisk, 0n);
+  assert.equal(settled.available, 106_000_000n);
+
+  const pnl = await client(server.baseUrl, maker.sessionToken).get('/v1/mm/taker_pnl');
+  assert.equal(pnl.status, 200);
+  const rows = pnl.body.takers as { taker: string }[];
+  assert.equal(rows.length, 2, 'the shielded fill is grouped under an opaque id, not the address');
+  const open = rows.find((r) => r.taker === user.address);
+  const shielded = rows.find((r) => r.taker !== user.address);
+  assert.deepEqual(open, { taker: user.address, fills: 2, wagered_micros: '8000000', paid_micros: '18000000', pnl_micros: '-10000000' });
+  assert.match(shielded!.taker, /^anon:[0-9a-f]{24}$/);
+  assert.deepEqual({ ...shielded, taker: 'x' }, { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '4000000' });
+
+  const later = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=${Date.now() + 60_000}`);
+  assert.deepEqual(later.body, { takers: [] });
+  const asUser = await client(server.baseUrl, user.token).get('/v1/mm/taker_pnl');
+  assert.deepEqual([asUser.status, asUser.body.code], [403, 'FORBIDDEN']);
+});
