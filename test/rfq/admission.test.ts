@@ -18,7 +18,8 @@ let market: number;
 let maker: ConnectedMaker;
 
 before(async () => {
-  server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '300' } });
+  // A last look longer than an order's life, so the order's deadline is what ends it.
+  server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '300', PARLAYD_LAST_LOOK_MS: '5000' } });
   user = await loginWallet(server);
   other = await loginWallet(server);
   await credit(server, user.address, Number(FUNDS));
@@ -184,4 +185,22 @@ test('RFQ routes need a user session: none is 401, a maker token is 403', async 
   await expectError(client(server.baseUrl).post('/v1/rfq/unsigned', body), 401, 'UNAUTHENTICATED');
   await expectError(client(server.baseUrl, maker.sessionToken).post('/v1/rfq/unsigned', body), 403, 'FORBIDDEN');
   await expectError(client(server.baseUrl, server.adminToken).get(`/v1/rfq/${randomUUID()}`), 403, 'FORBIDDEN');
+});
+
+test('an order that expires during its last look fails ORDER_EXPIRED and releases the wager', async () => {
+  const lastLooker = await connectNewMaker(server);
+  try {
+    const order = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() + 1_000 }));
+    const created = api().post('/v1/rfq?wait_ms=5000', { order });
+    const rfq = await lastLooker.next('rfq');
+    assert.ok(rfq.quote_deadline_ms <= order.expires_at_ms && rfq.expires_at_ms === order.expires_at_ms);
+    lastLooker.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'slow', odds: 2, max_wager_micros: '9000000', last_look: true });
+    const lastLook = await lastLooker.next('last_look');
+    assert.equal(lastLook.deadline_ms, order.expires_at_ms, 'a last look never runs past the order deadline');
+    const result = await created; // the maker stays silent
+    assert.deepEqual([result.status, result.body.status, result.body.error], [201, 'failed', 'ORDER_EXPIRED']);
+    assert.deepEqual(await lastLooker.next('rfq_result'), { type: 'rfq_result', request_id: rfq.request_id, outcome: 'expired' });
+  } finally {
+    await lastLooker.close();
+  }
 });

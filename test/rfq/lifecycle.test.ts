@@ -283,3 +283,29 @@ test('a quote after the RFQ closed, or for another maker\'s audience, is rejecte
   assert.deepEqual(reject, { type: 'quote_reject', request_id: done.body.request_id, quote_id: 'late', reason: 'RFQ_CLOSED' });
   await endTest();
 });
+
+test('cancel racing a fill ends in exactly one of the two, and the money agrees with it', async () => {
+  const [maker] = await makersNamed(1);
+  let completed = 0;
+  for (let i = 0; i < 10; i++) {
+    const created = await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: marketA, direction: 'up' }], { wager_micros: 1_000_000 }));
+    const rfq = await maker!.next('rfq');
+    maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: `race-${i}`, odds: 2, max_wager_micros: '9000000' });
+    const cancel = await api().post(`/v1/rfq/${created.body.request_id}/cancel`);
+    const final = await api().get(`/v1/rfq/${created.body.request_id}?wait_ms=5000`);
+    const outcome = (await maker!.next('rfq_result')).outcome;
+    if (cancel.status === 200) {
+      assert.deepEqual([final.body.status, outcome], ['cancelled', 'cancelled']);
+    } else {
+      assert.deepEqual([cancel.status, cancel.body.code], [409, 'RFQ_NOT_CANCELLABLE']);
+      assert.deepEqual([final.body.status, outcome], ['completed', 'won']);
+      completed += 1;
+    }
+  }
+  const balance = await assertMoneyInvariant(server, user, netMicros);
+  assert.equal(balance.atRisk, BigInt(completed) * 1_000_000n, 'exactly the fills that won the race are at risk');
+  await resolveMarket(server, marketA, 'NO');
+  marketA = await openMarket(server);
+  netMicros -= BigInt(completed) * 1_000_000n;
+  await endTest();
+});
