@@ -12,8 +12,11 @@ import type { Credits } from './users/credits.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { PreferencesStore } from './preferences/preferences.js';
 import type { Markets } from './markets/markets.js';
+import type { Contests } from './contests/contests.js';
 import type { VerifyPool } from './crypto/verify-pool.js';
 import type { HttpMetrics } from './ops/metrics.js';
+import type { MakerRegistry } from './mm/registry.js';
+import type { MakerGateway } from './mm/gateway.js';
 
 export interface Services {
   config: Config;
@@ -29,5 +32,11 @@ export interface Services {
   ledger: Ledger;
   preferences: PreferencesStore;
   markets: Markets;
+  /** The contest actor (contests/contests.ts). */
+  contests: Contests;
   verifyPool: VerifyPool;
+  /** Registered market makers (contract section 7). */
+  makers: MakerRegistry;
+  /** The maker socket: handshake, heartbeat, fan-out (mm/gateway.ts). */
+  makerGateway: MakerGateway;
 }

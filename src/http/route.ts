@@ -52,6 +52,8 @@ export interface RouteSpec<A extends AuthMode, B, Q, P> {
   responses: Record<number, TSchema>;
   /** Content type of a non-JSON success body (images, metrics text). */
   produces?: string;
+  /** Body limit of this route when it must exceed the contract's 64 KiB (an admin image upload). */
+  maxBodyBytes?: number;
   handler: (ctx: RequestContext<A, B, Q, P>) => Promise<Reply> | Reply;
 }
 

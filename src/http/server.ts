@@ -69,8 +69,12 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
 
     const match = router.match(method, path);
     if (match.kind !== 'found') {
-      const error = match.kind === 'not-found' ? new ApiError('NOT_FOUND') : new ApiError('METHOD_NOT_ALLOWED');
-      return send(exchange, errorReply(error), method, 'unmatched');
+      // RFC 9110 section 15.5.6: a 405 lists the methods the path does allow.
+      const reply =
+        match.kind === 'not-found'
+          ? errorReply(new ApiError('NOT_FOUND'))
+          : { ...errorReply(new ApiError('METHOD_NOT_ALLOWED')), headers: { Allow: match.allowed.join(', ') } };
+      return send(exchange, reply, method, 'unmatched');
     }
     const compiled = match.route;
     const routeLabel = compiled.route.path;
@@ -88,10 +92,11 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
           );
       };
       if (!METHODS_WITH_BODY.has(method)) return run(undefined);
-      if (Number(contentLength) > MAX_BODY_BYTES) {
+      const maxBodyBytes = compiled.route.maxBodyBytes ?? MAX_BODY_BYTES;
+      if (Number(contentLength) > maxBodyBytes) {
         return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), method, routeLabel, true);
       }
-      readBody(res, MAX_BODY_BYTES, (outcome) => {
+      readBody(res, maxBodyBytes, (outcome) => {
         if (exchange.isAborted) return;
         if (outcome.kind === 'too-large') {
           return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), method, routeLabel, true);

@@ -51,6 +51,8 @@ export function openStore(dataDir: string): Store {
   const root = open<unknown, string>({
     path: dataDir,
     compression: false,
+    // lmdb-js guesses "single file" from a dot in the last path part (/tmp/tmp.X1); ours is always a directory.
+    noSubdir: false,
     overlappingSync: false,
     // Large enough for 100k+ RFQs with room to grow; LMDB maps lazily, so this is address space, not RAM.
     mapSize: 8 * 1024 ** 3,

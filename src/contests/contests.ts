@@ -1,0 +1,393 @@
+// Main thread. The contest actor (contract section 8, docs/contests.md): the one owner of contest state.
+//
+// Every change of a contest (creation, entry, continuation, resolution, void) is a task on that contest's
+// serial lane (serial-queue.ts), and each task is ONE store.transact that re-reads the authoritative durable
+// state, decides with the pure rules (rules.ts, scoring.ts), and writes everything the decision implies: the
+// entry, the contest's entriesFilled, and the ledger movement. LMDB commits a transaction whole or not at all,
+// so a kill -9 leaves either the entry with its reservation and its count, or none of them; the lane means
+// two entries of one contest are never decided against the same state, so entry_cap cannot be overrun.
+//
+// Resolution is driven by market resolutions (Markets.onResolved) and, at start, by recover(), which finishes
+// any contest whose markets all became final while the process was down or crashing. Both go through the
+// same idempotent task, so running it twice changes nothing.
+import assert, { AssertionError } from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { UserPrincipal } from '../auth/principal.js';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../errors.js';
+import type { Ledger } from '../ledger/ledger.js';
+import { isOpenForBetting, type Markets } from '../markets/markets.js';
+import type { Market } from '../schemas/markets.js';
+import type { ContestDetail, ContestEntryRequest, ContestEntryResponse, ContestSummary, CreateContest } from '../schemas/contests.js';
+import { nextCounterInTxn } from '../store/counters.js';
+import type { Store } from '../store/db.js';
+import { decodeImage, defaultImage, type ServedImage } from './images.js';
+import {
+  contestEntryRange,
+  entryKey,
+  entryRef,
+  userEntryRange,
+  type ContestRecord,
+  type EntryRecord,
+  type ImageRecord,
+} from './records.js';
+import { checkContestConfig, checkEntryWindow, checkPicks, isEliminated } from './rules.js';
+import { scoreContest } from './scoring.js';
+import { SerialQueues } from './serial-queue.js';
+import { callerEntryView, callerView, detailView, entryOutcomes, summaryView, totalPotMicros } from './views.js';
+
+/** Tasks waiting on one contest's lane before new ones are refused with 503 OVERLOADED. */
+export const MAX_QUEUED_TASKS_PER_CONTEST = 4096;
+const DEFAULT_LIST_LIMIT = 100;
+
+export interface EntryAccepted {
+  /** 201 for a new entry, 200 for a survivor/streak continuation (contract section 8). */
+  status: 200 | 201;
+  body: ContestEntryResponse;
+}
+
+export type AdminEntry = ReturnType<typeof callerEntryView> & { user_id: string };
+
+export class Contests {
+  private readonly lanes = new SerialQueues(MAX_QUEUED_TASKS_PER_CONTEST);
+  /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
+  private readonly openByMarket = new Map<number, Set<string>>();
+  private readonly marketOf = (marketId: number): Market | undefined => this.markets.get(marketId);
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly ledger: Ledger,
+    private readonly markets: Markets,
+    private readonly log: Logger,
+  ) {
+    markets.onResolved((market) => this.onMarketResolved(market));
+  }
+
+  private get contests() {
+    return this.store.db<ContestRecord>('contests');
+  }
+  private get entries() {
+    return this.store.db<EntryRecord>('contestEntries');
+  }
+  private get images() {
+    return this.store.db<ImageRecord>('contestImages');
+  }
+
+  // ---- admin ----
+
+  /** Durable before it resolves. VALIDATION_FAILED, MARKET_NOT_FOUND or MARKET_NOT_OPEN on a bad config. */
+  async create(input: CreateContest): Promise<ContestDetail> {
+    const nowMs = this.clock.nowMs();
+    checkContestConfig(input, nowMs);
+    const image = input.image === undefined ? null : decodeImage(input.image);
+    const contestId = randomUUID();
+    const marketIds = input.markets.map((m) => m.market_id);
+    // Indexed before the write: a market resolution racing this create either commits first (then the create
+    // fails: its market is no longer open) or finds this contest in the index after the create committed.
+    this.index(contestId, marketIds);
+    try {
+      const contest = await this.lanes.run(
+        contestId,
+        () => this.store.transact(() => this.createInTxn(contestId, input, image, nowMs)),
+        false,
+      );
+      return detailView(contest, this.marketOf, null);
+    } catch (err) {
+      this.unindex(contestId, marketIds);
+      throw err;
+    }
+  }
+
+  /** Refunds every entry. Voiding a voided contest answers it unchanged; a resolved one is CONTEST_CLOSED. */
+  async voidContest(contestId: string): Promise<ContestDetail> {
+    const contest = await this.lanes.run(contestId, () =>
+      this.store.transact(() => {
+        const current = this.contests.get(contestId);
+        if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
+        if (current.status === 'voided') return current;
+        if (current.status === 'resolved') throw new ApiError('CONTEST_CLOSED', 'contest is resolved and can no longer be voided');
+        return this.voidInTxn(current, this.clock.nowMs());
+      }),
+      false,
+    );
+    this.unindexContest(contest);
+    this.log.info({ contestId, entries: contest.entriesFilled }, 'contest voided');
+    return detailView(contest, this.marketOf, null);
+  }
+
+  /** Every entry of a contest of any game_type, with its owner (an operator's view). */
+  adminEntries(contestId: string): AdminEntry[] {
+    if (this.contests.get(contestId) === undefined) throw new ApiError('CONTEST_NOT_FOUND');
+    return this.contestEntries(contestId).map((e) => ({ user_id: e.userId, ...callerEntryView(e, this.marketOf) }));
+  }
+
+  // ---- reads ----
+
+  list(filter: { status?: ContestRecord['status']; category?: ContestRecord['category']; limit?: number }): ContestSummary[] {
+    const matching: ContestRecord[] = [];
+    for (const { value } of this.contests.getRange()) {
+      if (filter.status !== undefined && value.status !== filter.status) continue;
+      if (filter.category !== undefined && value.category !== filter.category) continue;
+      matching.push(value);
+    }
+    matching.sort((a, b) => b.createdAtMs - a.createdAtMs || b.seq - a.seq);
+    return matching.slice(0, filter.limit ?? DEFAULT_LIST_LIMIT).map(summaryView);
+  }
+
+  /** Interface: lineups and outcast only; survivor and streak are CONTEST_NOT_FOUND like an unknown id. */
+  detail(contestId: string, caller: UserPrincipal | null): ContestDetail {
+    const contest = this.contests.get(contestId);
+    if (contest === undefined || contest.gameType === 'survivor' || contest.gameType === 'streak') {
+      throw new ApiError('CONTEST_NOT_FOUND');
+    }
+    const section = caller === null ? null : callerView(this.userEntries(contestId, caller.userId), this.marketOf);
+    return detailView(contest, this.marketOf, section);
+  }
+
+  image(contestId: string): ServedImage {
+    const contest = this.contests.get(contestId);
+    if (contest === undefined) throw new ApiError('CONTEST_NOT_FOUND');
+    if (!contest.hasImage) return defaultImage(contest.category);
+    const stored = this.images.get(contestId);
+    assert.ok(stored !== undefined, `image of contest ${contestId} is missing`);
+    return stored;
+  }
+
+  // ---- entry ----
+
+  /** Contract section 8. Durable (entry, reservation and count together) before it resolves. */
+  enter(userId: string, request: ContestEntryRequest): Promise<EntryAccepted> {
+    return this.lanes.run(request.contest_id, () =>
+      this.store.transact(() => this.enterInTxn(userId, request, this.clock.nowMs())),
+    );
+  }
+
+  private enterInTxn(userId: string, request: ContestEntryRequest, nowMs: number): EntryAccepted {
+    const contest = this.contests.get(request.contest_id);
+    if (contest === undefined) throw new ApiError('CONTEST_NOT_FOUND');
+    checkEntryWindow(contest, nowMs);
+    if (request.entry_index !== undefined) return this.continueInTxn(contest, userId, request.entry_index, request, nowMs);
+
+    checkPicks(contest, request.bets, [], this.marketOf, nowMs);
+    if (contest.entriesFilled >= contest.entryCap) throw new ApiError('CONTEST_FULL');
+    const entryIndex = this.entries.getKeysCount(userEntryRange(contest.contestId, userId));
+    const entry: EntryRecord = {
+      contestId: contest.contestId,
+      userId,
+      entryIndex,
+      seq: contest.entriesFilled,
+      createdAtMs: nowMs,
+      picks: request.bets.map((b) => ({ marketId: b.market_id, direction: b.direction })),
+      stakeMicros: contest.betAmountMicros,
+      settlement: null,
+    };
+    const key = entryKey(contest.contestId, userId, entryIndex);
+    assert.equal(this.entries.get(key), undefined, `entry ${key} exists already`);
+    if (!this.ledger.tryReserveInTxn(userId, BigInt(contest.betAmountMicros), entryRef(entry), nowMs)) {
+      throw new ApiError('INSUFFICIENT_BALANCE');
+    }
+    const updated: ContestRecord = { ...contest, entriesFilled: contest.entriesFilled + 1 };
+    assert.ok(updated.entriesFilled <= updated.entryCap, 'entry_cap overrun');
+    void this.entries.put(key, entry);
+    void this.contests.put(contest.contestId, updated);
+    return {
+      status: 201,
+      body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: String(contest.betAmountMicros) },
+    };
+  }
+
+  /** Survivor/streak: more picks on an entry that is still alive; nothing is reserved. */
+  private continueInTxn(
+    contest: ContestRecord,
+    userId: string,
+    entryIndex: number,
+    request: ContestEntryRequest,
+    nowMs: number,
+  ): EntryAccepted {
+    if (contest.gameType !== 'survivor' && contest.gameType !== 'streak') {
+      throw new ApiError('ENTRY_NOT_FOUND', `${contest.gameType} entries cannot be continued; omit entry_index`);
+    }
+    const key = entryKey(contest.contestId, userId, entryIndex);
+    const entry = this.entries.get(key);
+    if (entry === undefined) throw new ApiError('ENTRY_NOT_FOUND', `you have no entry ${entryIndex} in this contest`);
+    if (isEliminated(entryOutcomes(entry, this.marketOf))) throw new ApiError('ENTRY_ELIMINATED');
+    checkPicks(contest, request.bets, entry.picks, this.marketOf, nowMs);
+    const picks = [...entry.picks, ...request.bets.map((b) => ({ marketId: b.market_id, direction: b.direction }))];
+    void this.entries.put(key, { ...entry, picks });
+    return { status: 200, body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: '0' } };
+  }
+
+  // ---- resolution ----
+
+  /**
+   * At start: indexes the open contests and finishes those whose markets all became final while the process
+   * was down (or crashed between a market's resolution and the contest's).
+   */
+  async recover(): Promise<{ open: number; finished: number }> {
+    const open: ContestRecord[] = [];
+    for (const { value } of this.contests.getRange()) {
+      if (value.status !== 'open') continue;
+      open.push(value);
+      this.index(value.contestId, value.markets.map((m) => m.marketId));
+    }
+    let finished = 0;
+    for (const contest of open) {
+      const after = await this.finishIfFinal(contest.contestId);
+      if (after !== null && after.status !== 'open') finished++;
+    }
+    this.log.info({ open: open.length - finished, finished }, 'contests recovered');
+    return { open: open.length - finished, finished };
+  }
+
+  private async onMarketResolved(market: Market): Promise<void> {
+    for (const contestId of [...(this.openByMarket.get(market.market_id) ?? [])]) {
+      try {
+        await this.finishIfFinal(contestId);
+      } catch (err) {
+        this.log.error({ err, contestId, marketId: market.market_id }, 'contest resolution failed; retried at next start');
+        // A broken money invariant is a bug: stop rather than carry on with wrong balances (STYLE).
+        if (err instanceof AssertionError) setImmediate(() => { throw err; });
+      }
+    }
+  }
+
+  /** Resolves (or voids, when every market voided) a contest whose markets are all final. Idempotent. */
+  private async finishIfFinal(contestId: string): Promise<ContestRecord | null> {
+    const contest = await this.lanes.run(
+      contestId,
+      () => this.store.transact(() => this.finishInTxn(contestId, this.clock.nowMs())),
+      false,
+    );
+    if (contest !== null && contest.status !== 'open') {
+      this.unindexContest(contest);
+      this.log.info({ contestId, status: contest.status, paidMicros: contest.paidMicros }, 'contest finished');
+    }
+    return contest;
+  }
+
+  private finishInTxn(contestId: string, nowMs: number): ContestRecord | null {
+    const contest = this.contests.get(contestId);
+    if (contest === undefined || contest.status !== 'open') return contest ?? null;
+    const markets = contest.markets.map((m) => this.markets.get(m.marketId));
+    if (markets.some((m) => m === undefined || m.status === 'OPEN')) return contest;
+    // Nothing was decided by any market: the contest did not take place.
+    if (markets.every((m) => m!.status === 'VOIDED')) return this.voidInTxn(contest, nowMs);
+
+    const entries = this.contestEntries(contestId);
+    assert.equal(entries.length, contest.entriesFilled, `contest ${contestId} entry count drifted`);
+    const outcomes = entries.map((e) => entryOutcomes(e, this.marketOf));
+    const potMicros = BigInt(totalPotMicros(contest));
+    const scores = scoreContest(
+      { gameType: contest.gameType, winningSplitBps: contest.winningSplitBps, potMicros },
+      entries.map((e, i) => ({ seq: e.seq, outcomes: outcomes[i]! })),
+    );
+    let paidMicros = 0n;
+    entries.forEach((entry, i) => {
+      const { rank, payoutMicros } = scores[i]!;
+      assert.equal(entry.stakeMicros, contest.betAmountMicros);
+      this.ledger.settleReservedInTxn(entry.userId, BigInt(entry.stakeMicros), payoutMicros, entryRef(entry), nowMs);
+      const settlement = {
+        outcomes: outcomes[i]!,
+        payoutMicros: Number(payoutMicros),
+        netPayoutMicros: Number(payoutMicros) - entry.stakeMicros,
+        rank,
+      };
+      void this.entries.put(entryKey(contestId, entry.userId, entry.entryIndex), { ...entry, settlement });
+      paidMicros += payoutMicros;
+    });
+    assert.ok(paidMicros <= potMicros, `contest ${contestId} pays more than its pot`);
+    const resolved: ContestRecord = { ...contest, status: 'resolved', resolvedAtMs: nowMs, paidMicros: Number(paidMicros) };
+    void this.contests.put(contestId, resolved);
+    return resolved;
+  }
+
+  /** Inside a transaction: every entry's reservation released, every pick voided, the contest voided. */
+  private voidInTxn(contest: ContestRecord, nowMs: number): ContestRecord {
+    assert.equal(contest.status, 'open');
+    for (const entry of this.contestEntries(contest.contestId)) {
+      this.ledger.releaseInTxn(entry.userId, BigInt(entry.stakeMicros), entryRef(entry), nowMs);
+      const settlement = {
+        outcomes: entry.picks.map(() => 'voided' as const),
+        payoutMicros: entry.stakeMicros,
+        netPayoutMicros: 0,
+        rank: null,
+      };
+      void this.entries.put(entryKey(contest.contestId, entry.userId, entry.entryIndex), { ...entry, settlement });
+    }
+    const voided: ContestRecord = { ...contest, status: 'voided', resolvedAtMs: nowMs, paidMicros: 0 };
+    void this.contests.put(contest.contestId, voided);
+    return voided;
+  }
+
+  // ---- helpers ----
+
+  private createInTxn(contestId: string, input: CreateContest, image: ImageRecord | null, nowMs: number): ContestRecord {
+    for (const { market_id: marketId } of input.markets) {
+      const market = this.markets.get(marketId);
+      if (market === undefined) throw new ApiError('MARKET_NOT_FOUND', `market ${marketId} does not exist`);
+      if (!isOpenForBetting(market, nowMs)) throw new ApiError('MARKET_NOT_OPEN', `market ${marketId} is not open for betting`);
+    }
+    const contest: ContestRecord = {
+      contestId,
+      seq: nextCounterInTxn(this.store, 'contest'),
+      title: input.title,
+      category: input.category,
+      status: 'open',
+      betAmountMicros: input.bet_amount_micros,
+      protocolPrizePoolMicros: input.protocol_prize_pool_micros,
+      entryCap: input.entry_cap,
+      entryOpensAtMs: input.entry_opens_at_ms ?? null,
+      bettingClosesMs: input.betting_closes_ms,
+      liveEndsAtMs: input.live_ends_at_ms ?? null,
+      resolvedAtMs: null,
+      createdAtMs: nowMs,
+      description: input.description ?? null,
+      betType: { kind: input.bet_type.kind, value: input.bet_type.value },
+      gameType: input.game_type,
+      winningSplitBps: [...(input.winning_split_bps ?? [])],
+      markets: input.markets.map((m) => ({ marketId: m.market_id, category: m.category })),
+      hasImage: image !== null,
+      entriesFilled: 0,
+      paidMicros: null,
+    };
+    void this.contests.put(contestId, contest);
+    if (image !== null) void this.images.put(contestId, image);
+    return contest;
+  }
+
+  /** Every entry of a contest in entry order (seq). */
+  private contestEntries(contestId: string): EntryRecord[] {
+    const out: EntryRecord[] = [];
+    for (const { value } of this.entries.getRange(contestEntryRange(contestId))) out.push(value);
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** One user's entries in entry_index order (keys are zero-padded). */
+  private userEntries(contestId: string, userId: string): EntryRecord[] {
+    const out: EntryRecord[] = [];
+    for (const { value } of this.entries.getRange(userEntryRange(contestId, userId))) out.push(value);
+    return out;
+  }
+
+  private index(contestId: string, marketIds: readonly number[]): void {
+    for (const marketId of marketIds) {
+      let contests = this.openByMarket.get(marketId);
+      if (contests === undefined) this.openByMarket.set(marketId, (contests = new Set()));
+      contests.add(contestId);
+    }
+  }
+
+  private unindex(contestId: string, marketIds: readonly number[]): void {
+    for (const marketId of marketIds) {
+      const contests = this.openByMarket.get(marketId);
+      contests?.delete(contestId);
+      if (contests?.size === 0) this.openByMarket.delete(marketId);
+    }
+  }
+
+  private unindexContest(contest: ContestRecord): void {
+    this.unindex(contest.contestId, contest.markets.map((m) => m.marketId));
+  }
+}

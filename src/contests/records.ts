@@ -1,0 +1,93 @@
+// Main thread. The durable contest records and their LMDB keys. Only contests/contests.ts writes them, always
+// inside store.transact and always from the contest's own serial lane (see serial-queue.ts).
+//
+// Money is kept as JS numbers here because every amount is bounded at creation: protocol pool + entry_cap ×
+// bet_amount ≤ 2^53−1 (rules.ts checks it), so no stored amount can lose precision. Arithmetic on them is
+// done in BigInt (scoring.ts, ledger).
+import type { BetType, ContestCategory, ContestStatus, GameType, ImageContentType, PickOutcome } from '../schemas/contests.js';
+
+export interface ContestMarketRef {
+  marketId: number;
+  /** Per-contest category label (bets_per_category counts picks per label). */
+  category: string;
+}
+
+export interface ContestRecord {
+  contestId: string;
+  /** Creation order (a counter), the tie-break of "newest first". */
+  seq: number;
+  title: string;
+  category: ContestCategory;
+  status: ContestStatus;
+  betAmountMicros: number;
+  protocolPrizePoolMicros: number;
+  entryCap: number;
+  entryOpensAtMs: number | null;
+  bettingClosesMs: number;
+  liveEndsAtMs: number | null;
+  /** Set when the contest resolves or is voided. */
+  resolvedAtMs: number | null;
+  createdAtMs: number;
+  description: string | null;
+  betType: BetType;
+  gameType: GameType;
+  winningSplitBps: number[];
+  markets: ContestMarketRef[];
+  hasImage: boolean;
+  /** Number of entries; written in the same transaction as each entry, so it is always their count. */
+  entriesFilled: number;
+  /** Sum of payouts credited at resolution (≤ the pot), null until resolved. */
+  paidMicros: number | null;
+}
+
+export interface PickRecord {
+  marketId: number;
+  direction: 'up' | 'down';
+}
+
+/** Written once when the contest resolves or is voided; frozen afterwards. */
+export interface EntrySettlement {
+  outcomes: PickOutcome[];
+  payoutMicros: number;
+  netPayoutMicros: number;
+  rank: number | null;
+}
+
+export interface EntryRecord {
+  contestId: string;
+  userId: string;
+  entryIndex: number;
+  /** Position in the contest's entry order (0-based): the tie-break for rounding remainders. */
+  seq: number;
+  createdAtMs: number;
+  /** In submission order; survivor/streak continuations append. */
+  picks: PickRecord[];
+  /** The bet amount reserved for this entry when it was created. */
+  stakeMicros: number;
+  settlement: EntrySettlement | null;
+}
+
+export interface ImageRecord {
+  contentType: ImageContentType;
+  bytes: Uint8Array;
+}
+
+const INDEX_DIGITS = 10;
+
+export const entryKey = (contestId: string, userId: string, entryIndex: number) =>
+  `${contestId}:${userId}:${String(entryIndex).padStart(INDEX_DIGITS, '0')}`;
+
+/** Key range of every entry of a contest (UUIDs and ':' sort below '~'). */
+export const contestEntryRange = (contestId: string) => ({ start: `${contestId}:`, end: `${contestId}:~` });
+
+/** Key range of one user's entries in a contest, in entry_index order. */
+export const userEntryRange = (contestId: string, userId: string) => ({
+  start: `${contestId}:${userId}:`,
+  end: `${contestId}:${userId}:~`,
+});
+
+/** The ledger reference of an entry's money movements. */
+export const entryRef = (entry: Pick<EntryRecord, 'contestId' | 'userId' | 'entryIndex'>) =>
+  `contest:${entry.contestId}:${entry.userId}:${entry.entryIndex}`;
+
+export const imageUrl = (contestId: string) => `/v1/contests/${contestId}/image`;

@@ -1,0 +1,85 @@
+// Main thread. Contest routes (interface.md "Contest ..." parts, contract section 8): the public list, detail
+// and image, the user's entry, and the admin create, void and entries view. Decisions live in contests/.
+import { Type } from '@sinclair/typebox';
+import { defineRoute, json } from '../route.js';
+import { MAX_BODY_BYTES } from '../server.js';
+import type { Services } from '../../services.js';
+import {
+  CallerEntry,
+  CONTEST_LIMITS,
+  ContestDetail,
+  ContestEntryRequest,
+  ContestEntryResponse,
+  ContestIdParams,
+  ContestImageBody,
+  ContestList,
+  ContestListQuery,
+  CreateContest,
+} from '../../schemas/contests.js';
+import { Uuid } from '../../schemas/common.js';
+
+const AdminEntries = Type.Object({
+  entries: Type.Array(Type.Composite([Type.Object({ user_id: Uuid }), CallerEntry])),
+});
+
+export function contestRoutes(s: Services) {
+  const contests = s.contests;
+  return [
+    defineRoute({
+      method: 'GET', path: '/v1/contests', tag: 'contests', auth: 'none',
+      summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
+      query: ContestListQuery, responses: { 200: ContestList },
+      handler: ({ query }) => json(200, { contests: contests.list(query) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/contests/{id}', tag: 'contests', auth: 'optional-user',
+      summary: 'Contest detail (lineups and outcast); caller is null without a bearer',
+      params: ContestIdParams, responses: { 200: ContestDetail },
+      handler: ({ params, auth }) => json(200, contests.detail(params.id, auth)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/contests/{id}/image', tag: 'contests', auth: 'none',
+      summary: "The contest's image (PNG, JPEG or WebP as uploaded; an SVG default per category otherwise)",
+      params: ContestIdParams, responses: { 200: ContestImageBody }, produces: 'image/*',
+      handler: ({ params }) => {
+        const image = contests.image(params.id);
+        return {
+          status: 200,
+          body: image.bytes,
+          contentType: image.contentType,
+          // Uploaded bytes are served with the type their magic bytes proved, never sniffed as something else.
+          headers: { 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'public, max-age=300' },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/user/contest_bet', tag: 'contests', auth: 'user',
+      summary: 'Enter a contest (201, reserves bet_amount_micros) or continue a survivor/streak entry (200, reserves nothing)',
+      body: ContestEntryRequest, responses: { 200: ContestEntryResponse, 201: ContestEntryResponse },
+      handler: async ({ auth, body }) => {
+        const accepted = await contests.enter(auth.userId, body);
+        return json(accepted.status, accepted.body);
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/contests', tag: 'admin', auth: 'admin',
+      summary: 'Create a contest; an optional base64 image (PNG, JPEG or WebP, at most 1 MiB)',
+      body: CreateContest, responses: { 201: ContestDetail },
+      // The contract's 64 KiB body limit plus the base64 of a 1 MiB image.
+      maxBodyBytes: MAX_BODY_BYTES + CONTEST_LIMITS.maxImageBase64Chars,
+      handler: async ({ body }) => json(201, await contests.create(body)),
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/contests/{id}/void', tag: 'admin', auth: 'admin',
+      summary: 'Void an open contest: every entry is refunded',
+      params: ContestIdParams, responses: { 200: ContestDetail },
+      handler: async ({ params }) => json(200, await contests.voidContest(params.id)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/contests/{id}/entries', tag: 'admin', auth: 'admin',
+      summary: 'Every entry of a contest of any game_type, with its user_id',
+      params: ContestIdParams, responses: { 200: AdminEntries },
+      handler: ({ params }) => json(200, { entries: contests.adminEntries(params.id) }),
+    }),
+  ];
+}

@@ -1,0 +1,310 @@
+// Contest resolution against the real server (contract section 8): pick outcomes follow markets, and when
+// every contest market is final the contest resolves in one step: ranks, payouts, net payouts and balances,
+// for each game_type, with ties, voided picks and the rounding rule. Expected numbers are worked out by hand
+// here from the contract's rules (docs/contests.md), not by calling the service's own scoring.
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { startServer, type TestServer } from '../helpers/server.js';
+import type { TestUser } from '../helpers/users.js';
+import {
+  adminEntries,
+  assertError,
+  contestConfig,
+  createContest,
+  createMarkets,
+  down,
+  enter,
+  getDetail,
+  MoneyBook,
+  resolveMarket,
+  up,
+  type Pick,
+} from '../helpers/contests.js';
+
+const BET = 1_000_000;
+
+let server: TestServer;
+let book: MoneyBook;
+
+before(async () => {
+  server = await startServer();
+  book = new MoneyBook(server);
+});
+afterEach(async () => book.check());
+after(async () => {
+  await server.stop();
+});
+
+async function enterAll(contestId: string, picksByUser: Array<[TestUser, Pick[]]>): Promise<void> {
+  // One at a time, so entry order (the remainder tie-break) is the order written here.
+  for (const [user, picks] of picksByUser) {
+    const res = await enter(server, user, contestId, picks);
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    book.staked(user, BET);
+  }
+}
+
+async function continueEntry(user: TestUser, contestId: string, entryIndex: number, picks: Pick[]): Promise<void> {
+  const res = await enter(server, user, contestId, picks, entryIndex);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.reserved_micros, '0');
+}
+
+/** The admin view of (user, payout, net, rank) per entry, in entry order of `users`. */
+async function results(contestId: string, users: TestUser[]) {
+  const entries = await adminEntries(server, contestId);
+  return users.map((u) => {
+    const e = entries.find((x) => x.user_id === u.userId);
+    assert.ok(e !== undefined);
+    return { payout: e.payout_micros, net: e.net_payout_micros, rank: e.rank };
+  });
+}
+
+describe('lineups', () => {
+  it('ranks by resolved wins; tied places share their splits; voided picks count neither way; balances move', async () => {
+    const markets = await createMarkets(server, 3);
+    const [m1, m2, m3] = markets as [number, number, number];
+    const pool = 1_000_001;
+    const contest = await createContest(server, contestConfig(markets, {
+      protocol_prize_pool_micros: pool,
+      bet_type: { kind: 'num_bets', value: 3 },
+      winning_split_bps: [5000, 3000, 2000],
+    }));
+    const id = contest.contest_id;
+    const users = await book.fundedUsers(5, 3 * BET);
+    const [a, b, c, d, e] = users as [TestUser, TestUser, TestUser, TestUser, TestUser];
+    // m1 YES, m2 NO, m3 VOID: A 2 wins, B 2, C 1, D 0, E 1.
+    await enterAll(id, [
+      [a, [up(m1), down(m2), up(m3)]],
+      [b, [up(m1), down(m2), down(m3)]],
+      [c, [up(m1), up(m2), up(m3)]],
+      [d, [down(m1), up(m2), up(m3)]],
+      [e, [down(m1), down(m2), down(m3)]],
+    ]);
+
+    await resolveMarket(server, m3, 'VOID');
+    await resolveMarket(server, m2, 'NO');
+    const midway = (await getDetail(server, id, c.token)).body;
+    assert.equal(midway.status, 'open');
+    assert.deepEqual(midway.caller.entries[0].picks.map((p: { outcome: string }) => p.outcome), ['pending', 'lost', 'voided']);
+    assert.equal(midway.caller.entries[0].open_leg_count, 1);
+    assert.equal(midway.caller.entries[0].resolved_win_count, 0);
+    assert.equal(midway.caller.entries[0].payout_micros, null);
+    await book.check(); // nothing moves before the last market
+
+    await resolveMarket(server, m1, 'YES');
+    // pot 6_000_001. A, B share places 1-2: floor(pot × 0.8) = 4_800_000, 2_400_000 each. C, E share places
+    // 3-4: pot − 4_800_000 = 1_200_001, the odd micro to C (entered first). D is 5th: nothing.
+    const pot = pool + 5 * BET;
+    const expected = [
+      { payout: 2_400_000, rank: 1 },
+      { payout: 2_400_000, rank: 1 },
+      { payout: 600_001, rank: 3 },
+      { payout: 0, rank: 5 },
+      { payout: 600_000, rank: 3 },
+    ];
+    assert.deepEqual(await results(id, users), expected.map((x) => ({ ...x, net: x.payout - BET })));
+    users.forEach((u, i) => book.settled(u, BET, expected[i]!.payout));
+    // The whole pot is paid (the split sums to 10000): the users together gain exactly the protocol pool.
+    assert.equal(expected.reduce((s, x) => s + x.payout, 0), pot);
+    assert.equal(expected.reduce((s, x) => s + (x.payout - BET), 0), pool);
+
+    const detail = (await getDetail(server, id, c.token)).body;
+    assert.equal(detail.status, 'resolved');
+    assert.equal(typeof detail.resolved_at_ms, 'number');
+    assert.equal(detail.total_pot_micros, pot);
+    assert.deepEqual(detail.markets.map((m: { status: string; outcome: string | null }) => [m.status, m.outcome]), [
+      ['RESOLVED', 'YES'],
+      ['RESOLVED', 'NO'],
+      ['VOIDED', null],
+    ]);
+    assert.deepEqual(detail.caller.entries[0], {
+      entry_index: 0,
+      created_at_ms: detail.caller.entries[0].created_at_ms,
+      picks: [
+        { market_id: m1, direction: 'up', outcome: 'won' },
+        { market_id: m2, direction: 'up', outcome: 'lost' },
+        { market_id: m3, direction: 'up', outcome: 'voided' },
+      ],
+      open_leg_count: 0,
+      resolved_win_count: 1,
+      payout_micros: 600_001,
+      net_payout_micros: -399_999,
+      rank: 3,
+    });
+    assertError(await enter(server, a, id, [up(m1), down(m2), up(m3)]), 422, 'CONTEST_CLOSED');
+  });
+});
+
+describe('outcast', () => {
+  it('the entries whose non-voided picks all won split the pot', async () => {
+    const markets = await createMarkets(server, 3);
+    const [m1, m2, m3] = markets as [number, number, number];
+    const contest = await createContest(server, contestConfig(markets, {
+      game_type: 'outcast', winning_split_bps: [], protocol_prize_pool_micros: 1, bet_type: { kind: 'num_bets', value: 2 },
+    }));
+    const users = await book.fundedUsers(4, BET);
+    const [a, b, c, d] = users as [TestUser, TestUser, TestUser, TestUser];
+    await enterAll(contest.contest_id, [
+      [a, [up(m1), down(m2)]], // won, won
+      [b, [up(m1), up(m3)]], // won, voided: still clean
+      [c, [up(m1), up(m2)]], // won, lost
+      [d, [down(m1), down(m3)]], // lost, voided
+    ]);
+    await resolveMarket(server, m1, 'YES');
+    await resolveMarket(server, m2, 'NO');
+    await resolveMarket(server, m3, 'VOID');
+    // pot 4_000_001 between A and B; the odd micro to A.
+    const expected = [2_000_001, 2_000_000, 0, 0];
+    assert.deepEqual(await results(contest.contest_id, users), [
+      { payout: 2_000_001, net: 1_000_001, rank: 1 },
+      { payout: 2_000_000, net: 1_000_000, rank: 1 },
+      { payout: 0, net: -BET, rank: 3 },
+      { payout: 0, net: -BET, rank: 4 },
+    ]);
+    users.forEach((u, i) => book.settled(u, BET, expected[i]!));
+  });
+
+  it('with no clean entry, the entries with the most wins split the pot', async () => {
+    const markets = await createMarkets(server, 2);
+    const [m1, m2] = markets as [number, number];
+    const contest = await createContest(server, contestConfig(markets, {
+      game_type: 'outcast', winning_split_bps: [], bet_type: { kind: 'num_bets', value: 2 },
+    }));
+    const users = await book.fundedUsers(3, BET);
+    const [x, y, z] = users as [TestUser, TestUser, TestUser];
+    await enterAll(contest.contest_id, [
+      [x, [up(m1), up(m2)]],
+      [y, [down(m1), down(m2)]],
+      [z, [down(m1), up(m2)]],
+    ]);
+    await resolveMarket(server, m1, 'YES');
+    await resolveMarket(server, m2, 'NO');
+    assert.deepEqual(await results(contest.contest_id, users), [
+      { payout: 1_500_000, net: 500_000, rank: 1 },
+      { payout: 1_500_000, net: 500_000, rank: 1 },
+      { payout: 0, net: -BET, rank: 3 },
+    ]);
+    [1_500_000, 1_500_000, 0].forEach((p, i) => book.settled(users[i]!, BET, p));
+  });
+});
+
+describe('survivor', () => {
+  it('eliminates an entry at its first lost pick; the entries never eliminated split the pot', async () => {
+    const markets = await createMarkets(server, 3);
+    const [m1, m2, m3] = markets as [number, number, number];
+    const contest = await createContest(server, contestConfig(markets, {
+      game_type: 'survivor', winning_split_bps: [], protocol_prize_pool_micros: 500_000,
+    }));
+    const id = contest.contest_id;
+    const users = await book.fundedUsers(4, BET);
+    const [a, b, c, d] = users as [TestUser, TestUser, TestUser, TestUser];
+    await enterAll(id, [[a, [up(m1)]], [b, [up(m1)]], [c, [down(m1)]], [d, [up(m1)]]]);
+    await continueEntry(a, id, 0, [up(m2)]);
+    await continueEntry(b, id, 0, [down(m2)]);
+    await continueEntry(d, id, 0, [up(m2)]);
+
+    await resolveMarket(server, m1, 'YES');
+    assertError(await enter(server, c, id, [up(m2)], 0), 422, 'ENTRY_ELIMINATED');
+    await continueEntry(a, id, 0, [up(m3)]);
+    await resolveMarket(server, m2, 'YES');
+    assertError(await enter(server, b, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
+    await continueEntry(d, id, 0, [down(m3)]);
+    await resolveMarket(server, m3, 'VOID');
+
+    // A [won, won, voided] and D [won, won, voided] survive: pot 4_500_000 halves. B has 1 win, C none.
+    assert.deepEqual(await results(id, users), [
+      { payout: 2_250_000, net: 1_250_000, rank: 1 },
+      { payout: 0, net: -BET, rank: 3 },
+      { payout: 0, net: -BET, rank: 4 },
+      { payout: 2_250_000, net: 1_250_000, rank: 1 },
+    ]);
+    [2_250_000, 0, 0, 2_250_000].forEach((p, i) => book.settled(users[i]!, BET, p));
+  });
+});
+
+describe('streak', () => {
+  it('continues entries round by round; the longest runs of consecutive wins split the pot', async () => {
+    const markets = await createMarkets(server, 4);
+    const [m1, m2, m3, m4] = markets as [number, number, number, number];
+    const contest = await createContest(server, contestConfig(markets, {
+      game_type: 'streak', winning_split_bps: [], protocol_prize_pool_micros: 1,
+    }));
+    const id = contest.contest_id;
+    const users = await book.fundedUsers(5, BET);
+    const [a, b, c, d, e] = users as [TestUser, TestUser, TestUser, TestUser, TestUser];
+    await enterAll(id, [[a, [up(m1)]], [b, [up(m1)]], [c, [down(m1)]], [d, [up(m1)]], [e, [up(m1)]]]);
+    await continueEntry(a, id, 0, [up(m2)]);
+    await resolveMarket(server, m1, 'YES');
+    assertError(await enter(server, c, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
+    await continueEntry(a, id, 0, [up(m3)]);
+    await continueEntry(b, id, 0, [up(m3)]);
+    await continueEntry(d, id, 0, [down(m3)]);
+    await continueEntry(e, id, 0, [up(m3)]);
+    await resolveMarket(server, m2, 'VOID');
+    await resolveMarket(server, m3, 'YES');
+    assertError(await enter(server, d, id, [up(m4)], 0), 422, 'ENTRY_ELIMINATED');
+    await continueEntry(a, id, 0, [up(m4)]);
+    await continueEntry(b, id, 0, [down(m4)]);
+    await continueEntry(e, id, 0, [down(m4)]);
+    await resolveMarket(server, m4, 'NO');
+
+    // Runs: A [W, V, W, L] = 2; B [W, W, W] = 3; C [L] = 0; D [W, L] = 1; E [W, W, W] = 3.
+    // B and E split 5_000_001; the odd micro to B (entered first).
+    assert.deepEqual(await results(id, users), [
+      { payout: 0, net: -BET, rank: 3 },
+      { payout: 2_500_001, net: 1_500_001, rank: 1 },
+      { payout: 0, net: -BET, rank: 5 },
+      { payout: 0, net: -BET, rank: 4 },
+      { payout: 2_500_000, net: 1_500_000, rank: 1 },
+    ]);
+    [0, 2_500_001, 0, 0, 2_500_000].forEach((p, i) => book.settled(users[i]!, BET, p));
+    const entries = await adminEntries(server, id);
+    const entryOfA = entries.find((x) => x.user_id === a.userId)!;
+    assert.deepEqual(entryOfA.picks.map((p) => p.outcome), ['won', 'voided', 'won', 'lost']);
+  });
+});
+
+describe('whole contests', () => {
+  it('a contest whose markets all void is voided and refunds every entry', async () => {
+    const markets = await createMarkets(server, 2);
+    const contest = await createContest(server, contestConfig(markets, { protocol_prize_pool_micros: 3_000_000 }));
+    const users = await book.fundedUsers(2, BET);
+    await enterAll(contest.contest_id, [[users[0]!, [up(markets[0]!)]], [users[1]!, [down(markets[1]!)]]]);
+    await resolveMarket(server, markets[0]!, 'VOID');
+    await resolveMarket(server, markets[1]!, 'VOID');
+    const detail = (await getDetail(server, contest.contest_id, users[0]!.token)).body;
+    assert.equal(detail.status, 'voided');
+    assert.equal(detail.caller.entries[0].payout_micros, BET);
+    assert.equal(detail.caller.entries[0].net_payout_micros, 0);
+    for (const u of users) book.refunded(u, BET);
+  });
+
+  it('a contest nobody entered resolves and pays nothing', async () => {
+    const markets = await createMarkets(server, 1);
+    const contest = await createContest(server, contestConfig(markets, { protocol_prize_pool_micros: 9_000_000 }));
+    await resolveMarket(server, markets[0]!, 'YES');
+    const detail = (await getDetail(server, contest.contest_id)).body;
+    assert.equal(detail.status, 'resolved');
+    assert.equal(detail.entries_filled, 0);
+    assert.equal(detail.total_pot_micros, 9_000_000);
+  });
+
+  it('a market shared by two contests resolves both; re-resolving it changes nothing', async () => {
+    const markets = await createMarkets(server, 1);
+    const first = await createContest(server, contestConfig(markets));
+    const second = await createContest(server, contestConfig(markets, { game_type: 'outcast', winning_split_bps: [] }));
+    const [u] = await book.fundedUsers(1, 2 * BET);
+    const res1 = await enter(server, u!, first.contest_id, [up(markets[0]!)]);
+    const res2 = await enter(server, u!, second.contest_id, [down(markets[0]!)]);
+    assert.deepEqual([res1.status, res2.status], [201, 201]);
+    book.staked(u!, 2 * BET);
+    await resolveMarket(server, markets[0]!, 'YES');
+    await resolveMarket(server, markets[0]!, 'YES');
+    // first: the only entry takes all of 1_000_000. second: its only entry lost, yet has the most wins (0).
+    book.settled(u!, BET, BET);
+    book.settled(u!, BET, BET);
+    assert.equal((await getDetail(server, first.contest_id)).body.status, 'resolved');
+    assert.equal((await getDetail(server, second.contest_id)).body.status, 'resolved');
+  });
+});

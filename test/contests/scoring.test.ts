@@ -1,0 +1,152 @@
+// The pure resolution rules of contract section 8 (contests/scoring.ts): ranks, shares, ties, voided picks and
+// the rounding rule that the sum paid never exceeds the pot.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { longestWinRun, scoreContest, type ScoringEntry } from '../../src/contests/scoring.js';
+import type { GameType, PickOutcome } from '../../src/schemas/contests.js';
+
+const W: PickOutcome = 'won';
+const L: PickOutcome = 'lost';
+const V: PickOutcome = 'voided';
+
+const entries = (...outcomes: PickOutcome[][]): ScoringEntry[] => outcomes.map((o, seq) => ({ seq, outcomes: o }));
+const score = (gameType: GameType, potMicros: bigint, list: ScoringEntry[], winningSplitBps: number[] = []) =>
+  scoreContest({ gameType, potMicros, winningSplitBps }, list).map((r) => ({ rank: r.rank, payout: r.payoutMicros }));
+
+describe('lineups', () => {
+  it('ranks by resolved wins and pays each place its split; tied places share the sum of their splits', () => {
+    // Places: A 1st (5000), B and C tie for 2nd-3rd (3000 + 2000), D 4th (no split).
+    const result = score('lineups', 1_000_001n, entries([W, W, W], [W, W, L], [W, L, W], [L, L, L]), [5000, 3000, 2000]);
+    assert.deepEqual(result, [
+      { rank: 1, payout: 500_000n }, // floor(1_000_001 × 0.5)
+      { rank: 2, payout: 250_001n }, // (1_000_001 − 500_000) / 2, the odd micro to the earlier entry
+      { rank: 2, payout: 250_000n },
+      { rank: 4, payout: 0n },
+    ]);
+  });
+
+  it('gives the remainder of a tied group to its earliest entries by creation order, not input order', () => {
+    const list: ScoringEntry[] = [
+      { seq: 7, outcomes: [W] },
+      { seq: 3, outcomes: [W] },
+      { seq: 5, outcomes: [W] },
+    ];
+    assert.deepEqual(score('lineups', 100n, list, [10_000]), [
+      { rank: 1, payout: 33n },
+      { rank: 1, payout: 34n },
+      { rank: 1, payout: 33n },
+    ]);
+  });
+
+  it('a voided pick counts neither as a win nor as a loss', () => {
+    assert.deepEqual(score('lineups', 1000n, entries([W, V], [W, L], [V, V]), [7000, 3000]), [
+      { rank: 1, payout: 500n },
+      { rank: 1, payout: 500n },
+      { rank: 3, payout: 0n },
+    ]);
+  });
+
+  it('places nobody reached, and a split below 10000 bps, leave the rest of the pot unpaid', () => {
+    assert.deepEqual(score('lineups', 1000n, entries([W]), [6000, 4000]), [{ rank: 1, payout: 600n }]);
+    assert.deepEqual(score('lineups', 1000n, entries([W], [L]), [5000, 2500]), [
+      { rank: 1, payout: 500n },
+      { rank: 2, payout: 250n },
+    ]);
+  });
+});
+
+describe('outcast', () => {
+  it('the entries whose non-voided picks all won split the pot equally', () => {
+    assert.deepEqual(score('outcast', 1001n, entries([W, W], [W, V], [W, L], [V, V])), [
+      { rank: 1, payout: 501n },
+      { rank: 1, payout: 500n },
+      { rank: 3, payout: 0n },
+      { rank: 4, payout: 0n }, // nothing decided: not a winner, and no wins
+    ]);
+  });
+
+  it('with no clean entry, the entries with the most wins split the pot', () => {
+    assert.deepEqual(score('outcast', 900n, entries([W, L, W], [L, W, W], [W, L, L])), [
+      { rank: 1, payout: 450n },
+      { rank: 1, payout: 450n },
+      { rank: 3, payout: 0n },
+    ]);
+  });
+
+  it('when every entry has zero wins they all share the pot', () => {
+    assert.deepEqual(score('outcast', 10n, entries([L], [L], [V])), [
+      { rank: 1, payout: 4n },
+      { rank: 1, payout: 3n },
+      { rank: 1, payout: 3n },
+    ]);
+  });
+});
+
+describe('survivor', () => {
+  it('entries never eliminated split the pot; eliminated entries rank by wins', () => {
+    assert.deepEqual(score('survivor', 300n, entries([W, W, W], [W, V], [W, W, L], [L])), [
+      { rank: 1, payout: 150n },
+      { rank: 1, payout: 150n },
+      { rank: 3, payout: 0n },
+      { rank: 4, payout: 0n },
+    ]);
+  });
+});
+
+describe('streak', () => {
+  it('the run is the longest sequence of consecutive wins in pick order; voided picks do not break it', () => {
+    assert.equal(longestWinRun([W, V, W, L, W]), 2);
+    assert.equal(longestWinRun([L, W, W, W]), 3);
+    assert.equal(longestWinRun([V, V]), 0);
+    assert.equal(longestWinRun([]), 0);
+  });
+
+  it('the entries with the longest run split the pot', () => {
+    assert.deepEqual(score('streak', 1000n, entries([W, W, L], [L, W, W], [W, L, W], [W, V, W])), [
+      { rank: 1, payout: 334n },
+      { rank: 1, payout: 333n },
+      { rank: 4, payout: 0n },
+      { rank: 1, payout: 333n },
+    ]);
+  });
+});
+
+describe('every game type', () => {
+  it('a contest without entries pays nothing', () => {
+    for (const gameType of ['lineups', 'outcast', 'survivor', 'streak'] as const) {
+      assert.deepEqual(score(gameType, 5_000_000n, [], gameType === 'lineups' ? [10_000] : []), []);
+    }
+  });
+
+  it('refuses to score a pick that is still pending (a programmer error)', () => {
+    assert.throws(() => score('outcast', 10n, entries([W, 'pending'])), /final/);
+  });
+
+  it('never pays more than the pot, and pays all of it whenever a single group wins', () => {
+    let state = 12345;
+    const random = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % n;
+    };
+    const outcomesPool: PickOutcome[] = [W, L, V];
+    for (let round = 0; round < 300; round++) {
+      const list = Array.from({ length: 1 + random(30) }, (_, seq) => ({
+        seq,
+        outcomes: Array.from({ length: 1 + random(5) }, () => outcomesPool[random(3)]!),
+      }));
+      const potMicros = BigInt(1 + random(10_000_000));
+      const split = Array.from({ length: 1 + random(6) }, () => random(2000));
+      for (const gameType of ['lineups', 'outcast', 'survivor', 'streak'] as const) {
+        const result = score(gameType, potMicros, list, gameType === 'lineups' ? split : []);
+        const paid = result.reduce((sum, r) => sum + r.payout, 0n);
+        if (gameType === 'lineups') {
+          const places = split.slice(0, list.length).reduce((s, b) => s + b, 0);
+          assert.equal(paid, (potMicros * BigInt(places)) / 10_000n);
+        } else {
+          assert.equal(paid, potMicros, `${gameType} pays the whole pot`);
+        }
+        assert.ok(result.every((r) => r.rank >= 1 && r.rank <= list.length && r.payout >= 0n));
+      }
+    }
+  });
+});

@@ -1,0 +1,217 @@
+// Arrange helpers for contest tests: mention markets and contests created through the admin routes, entries
+// through the user route, and a money book that knows what every test user's balance must be.
+import assert from 'node:assert/strict';
+import { client, type HttpResult } from './http.js';
+import type { TestServer } from './server.js';
+import { fundedUser, type TestUser } from './users.js';
+
+const HOUR_MS = 3_600_000;
+
+/** The leading bytes of each accepted image type (enough for magic-byte detection). */
+export const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+export const JPEG_BYTES = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]);
+export const WEBP_BYTES = Buffer.from('RIFF\x24\x00\x00\x00WEBPVP8 ', 'latin1');
+
+export function admin(server: TestServer) {
+  return client(server.baseUrl, server.adminToken);
+}
+
+/** An OPEN mention market whose betting closes in an hour (or at `bettingClosesAtMs`). */
+export async function createMarket(server: TestServer, name = 'mention', bettingClosesAtMs = Date.now() + HOUR_MS) {
+  const res = await admin(server).post('/v1/admin/mention-markets', {
+    name,
+    source_kind: 'test',
+    source_event_id: 'event-1',
+    source_market_id: `m-${name}`,
+    betting_closes_at_ms: bettingClosesAtMs,
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body as { market_id: number; name: string; status: string };
+}
+
+export async function createMarkets(server: TestServer, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) ids.push((await createMarket(server, `market ${i}`)).market_id);
+  return ids;
+}
+
+export async function resolveMarket(server: TestServer, marketId: number, outcome: 'YES' | 'NO' | 'VOID') {
+  const res = await admin(server).post(`/v1/admin/markets/${marketId}/resolve`, { outcome });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body;
+}
+
+export interface ContestConfig {
+  title: string;
+  category: 'mentions' | 'sports' | 'culture';
+  bet_amount_micros: number;
+  protocol_prize_pool_micros: number;
+  entry_cap: number;
+  entry_opens_at_ms?: number;
+  betting_closes_ms: number;
+  live_ends_at_ms?: number;
+  description?: string;
+  bet_type: { kind: 'num_bets' | 'bets_per_category'; value: number };
+  game_type: 'lineups' | 'outcast' | 'survivor' | 'streak';
+  winning_split_bps?: number[];
+  markets: { market_id: number; category: string }[];
+  image?: { content_type?: string; base64: string };
+}
+
+/** A valid lineups configuration over `marketIds` (category "main"), with `overrides` applied. */
+export function contestConfig(marketIds: readonly number[], overrides: Partial<ContestConfig> = {}): ContestConfig {
+  return {
+    title: 'Test contest',
+    category: 'mentions',
+    bet_amount_micros: 1_000_000,
+    protocol_prize_pool_micros: 0,
+    entry_cap: 100,
+    betting_closes_ms: Date.now() + HOUR_MS,
+    bet_type: { kind: 'num_bets', value: 1 },
+    game_type: 'lineups',
+    winning_split_bps: [10_000],
+    markets: marketIds.map((market_id) => ({ market_id, category: 'main' })),
+    ...overrides,
+  };
+}
+
+export function postContest(server: TestServer, config: unknown): Promise<HttpResult> {
+  return admin(server).post('/v1/admin/contests', config);
+}
+
+export async function createContest(server: TestServer, config: ContestConfig) {
+  const res = await postContest(server, config);
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body as { contest_id: string } & Record<string, unknown>;
+}
+
+export type Pick = { market_id: number; direction: 'up' | 'down' };
+export const up = (market_id: number): Pick => ({ market_id, direction: 'up' });
+export const down = (market_id: number): Pick => ({ market_id, direction: 'down' });
+
+export function enter(server: TestServer, user: TestUser, contestId: string, bets: Pick[], entryIndex?: number) {
+  return client(server.baseUrl, user.token).post('/v1/user/contest_bet', {
+    contest_id: contestId,
+    bets,
+    ...(entryIndex === undefined ? {} : { entry_index: entryIndex }),
+  });
+}
+
+export function getDetail(server: TestServer, contestId: string, token?: string) {
+  return client(server.baseUrl, token).get(`/v1/contests/${contestId}`);
+}
+
+export async function adminEntries(server: TestServer, contestId: string) {
+  const res = await admin(server).get(`/v1/admin/contests/${contestId}/entries`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.entries as Array<{
+    user_id: string;
+    entry_index: number;
+    payout_micros: number | null;
+    net_payout_micros: number | null;
+    rank: number | null;
+    resolved_win_count: number;
+    open_leg_count: number;
+    picks: Array<Pick & { outcome: string }>;
+  }>;
+}
+
+/** Expects the contract error body with `code` (and the status the contract gives it). */
+export function assertError(res: HttpResult, status: number, code: string): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.code, code, JSON.stringify(res.body));
+  assert.equal(typeof res.body.message, 'string');
+}
+
+interface Account {
+  user: TestUser;
+  creditedMicros: bigint;
+  /** Payouts − stakes of settled entries. */
+  pnlMicros: bigint;
+  reservedMicros: bigint;
+}
+
+/**
+ * What every user's balance must be (contract section 4): reserved = stakes of unsettled entries; available
+ * = credits + payouts − stakes − reserved; and available + reserved + at_risk = credits + payouts − stakes.
+ */
+export class MoneyBook {
+  private readonly accounts = new Map<string, Account>();
+
+  constructor(private readonly server: TestServer) {}
+
+  async fundedUser(amountMicros: number): Promise<TestUser> {
+    const user = await fundedUser(this.server, amountMicros);
+    this.accounts.set(user.userId, { user, creditedMicros: BigInt(amountMicros), pnlMicros: 0n, reservedMicros: 0n });
+    return user;
+  }
+
+  async fundedUsers(count: number, amountMicros: number): Promise<TestUser[]> {
+    return Promise.all(Array.from({ length: count }, () => this.fundedUser(amountMicros)));
+  }
+
+  /** An entry was accepted: its bet amount is reserved. */
+  staked(user: TestUser, stakeMicros: number): void {
+    this.account(user).reservedMicros += BigInt(stakeMicros);
+  }
+
+  /** The contest resolved: the stake is taken and the payout credited. */
+  settled(user: TestUser, stakeMicros: number, payoutMicros: number): void {
+    const account = this.account(user);
+    account.reservedMicros -= BigInt(stakeMicros);
+    account.pnlMicros += BigInt(payoutMicros) - BigInt(stakeMicros);
+  }
+
+  /** The contest was voided: the stake is released. */
+  refunded(user: TestUser, stakeMicros: number): void {
+    this.account(user).reservedMicros -= BigInt(stakeMicros);
+  }
+
+  /** Checks every known user's balance through GET /v1/user/balance. */
+  async check(): Promise<void> {
+    for (const account of this.accounts.values()) {
+      const res = await client(this.server.baseUrl, account.user.token).get('/v1/user/balance');
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const available = BigInt(res.body.available_micros);
+      const reserved = BigInt(res.body.reserved_micros);
+      const atRisk = BigInt(res.body.at_risk_micros);
+      assert.equal(available + reserved + atRisk, account.creditedMicros + account.pnlMicros, `identity of ${account.user.userId}`);
+      assert.equal(reserved, account.reservedMicros, `reserved of ${account.user.userId}`);
+      assert.equal(atRisk, 0n, `at risk of ${account.user.userId}`);
+      assert.equal(available, account.creditedMicros + account.pnlMicros - account.reservedMicros);
+    }
+  }
+
+  /** Total payouts − stakes over every user: what the users won from the pot's protocol part, or lost. */
+  totalPnlMicros(): bigint {
+    let sum = 0n;
+    for (const a of this.accounts.values()) sum += a.pnlMicros;
+    return sum;
+  }
+
+  /** Re-binds users to a restarted server (tokens live in LMDB, so they stay valid). */
+  rebind(server: TestServer): MoneyBook {
+    const book = new MoneyBook(server);
+    for (const [id, account] of this.accounts) book.accounts.set(id, { ...account });
+    return book;
+  }
+
+  private account(user: TestUser): Account {
+    const account = this.accounts.get(user.userId);
+    assert.ok(account !== undefined, 'user not funded through this book');
+    return account;
+  }
+}
+
+/** Waits until `check` passes (for effects that follow a response, e.g. resolution after a restart). */
+export async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
