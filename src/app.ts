@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { openStore } from './store/db.js';
 import { createHttpMetrics } from './ops/metrics.js';
 import { createHttpApp } from './http/server.js';
+import { RateLimiter } from './http/rate-limit.js';
 import type { AnyRoute } from './http/route.js';
 import { Sessions } from './auth/sessions.js';
 import { WalletLogin } from './auth/wallet-login.js';
@@ -89,7 +90,8 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
   );
-  const app = createHttpApp({ routes, tokens: services.sessions, log, metrics: services.metrics });
+  const rateLimiter = new RateLimiter(config.rateLimit);
+  const app = createHttpApp({ routes, tokens: services.sessions, rateLimiter, log, metrics: services.metrics });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
 

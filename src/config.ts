@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { convertFlatStrings } from './schemas/convert-strings.js';
 
 const Ms = (defaultMs: number, minimumMs = 1) =>
   Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
@@ -51,6 +52,9 @@ export const EnvSchema = Type.Object({
   // Bounds (STYLE: put a limit on everything). Hitting one is a coded error, never a slowdown.
   PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 50_000 }),
   PARLAYD_VERIFY_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  // Per caller (user or maker session, or IP when unauthenticated); 0 turns rate limiting off.
+  PARLAYD_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
+  PARLAYD_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4_000 }),
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
@@ -82,7 +86,10 @@ export interface Config {
   siwe: { domain: string; uri: string; chainId: number };
   maxActiveRfqsPerShard: number;
   verifyMaxQueue: number;
+  rateLimit: { perSecond: number; burst: number };
 }
+
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(['PARLAYD_ADMIN_TOKEN']);
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -95,11 +102,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
     const text = env[name];
     if (text !== undefined && text !== '') raw[name] = text;
   }
-  const values = Value.Convert(EnvSchema, Value.Default(EnvSchema, raw));
+  const values = convertFlatStrings(EnvSchema, Value.Default(EnvSchema, raw));
   const firstError = Value.Errors(EnvSchema, values).First();
   if (firstError !== undefined) {
     const name = firstError.path.replace(/^\//, '');
-    throw new ConfigError(`${name}=${JSON.stringify(env[name] ?? '')} is invalid: ${firstError.message}`);
+    // A secret's value is never echoed, even a wrong one: stderr often ends up in shipped logs.
+    const shown = SECRET_VARIABLES.has(name) ? '(value hidden)' : JSON.stringify(env[name] ?? '');
+    throw new ConfigError(`${name}=${shown} is invalid: ${firstError.message}`);
   }
   return toConfig(values as EnvValues);
 }
@@ -144,5 +153,6 @@ function toConfig(v: EnvValues): Config {
     siwe: { domain: v.PARLAYD_SIWE_DOMAIN, uri: v.PARLAYD_SIWE_URI, chainId: v.PARLAYD_SIWE_CHAIN_ID },
     maxActiveRfqsPerShard: v.PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD,
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
+    rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
   };
 }

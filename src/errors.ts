@@ -72,6 +72,11 @@ export function validationError(details: readonly ErrorDetail[]): ApiError {
   return new ApiError('VALIDATION_FAILED', undefined, details);
 }
 
+/** 429 with Retry-After: the caller is over its rate limit; nothing was done. */
+export function rateLimited(retryAfterS: number): ApiError {
+  return new ApiError('RATE_LIMITED', undefined, undefined, { 'Retry-After': String(retryAfterS) });
+}
+
 /** 503 with Retry-After: an internal queue is full and nothing was accepted. */
 export function overloaded(retryAfterS = 1): ApiError {
   return new ApiError('OVERLOADED', undefined, undefined, { 'Retry-After': String(retryAfterS) });

@@ -4,7 +4,9 @@
 // request id, which is also in the log line carrying the stack.
 import uWS, { type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import { ApiError, isApiError } from '../errors.js';
+import { ApiError, isApiError, rateLimited } from '../errors.js';
+import type { Principal } from '../auth/principal.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
 import { authorize, type TokenResolver } from './bearer.js';
 import { readBody } from './body.js';
@@ -30,6 +32,7 @@ interface CompiledRoute {
 export interface HttpDeps {
   routes: readonly AnyRoute[];
   tokens: TokenResolver;
+  rateLimiter: RateLimiter;
   log: Logger;
   metrics: HttpMetrics;
 }
@@ -80,6 +83,10 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     const routeLabel = compiled.route.path;
     try {
       const auth = authorize(compiled.route.auth, authHeader, deps.tokens);
+      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') {
+        const retryAfterS = deps.rateLimiter.take(rateLimitKey(auth, res), Date.now());
+        if (retryAfterS > 0) throw rateLimited(retryAfterS);
+      }
       const params = compiled.params?.check(match.params) ?? {};
       const query = compiled.query?.check(parseQuery(rawQuery)) ?? {};
       const run = (body: unknown) => {
@@ -130,6 +137,13 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   }
 
   return app;
+}
+
+/** Sessions are limited per principal; anonymous callers per remote IP. */
+function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
+  if (auth?.kind === 'user') return `user:${auth.userId}`;
+  if (auth?.kind === 'maker') return `maker:${auth.address}`;
+  return `ip:${Buffer.from(res.getRemoteAddressAsText()).toString()}`;
 }
 
 function compileRoute(route: AnyRoute): CompiledRoute {
