@@ -4,19 +4,24 @@ import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { createService } from './app.js';
 
+/** A bad configuration value (found while parsing, or while opening what it names) stops with one line. */
+function exitOnConfigError(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`parlayd: configuration error: ${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
+
 async function main(): Promise<void> {
   let config;
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`parlayd: configuration error: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
+    exitOnConfigError(err);
   }
   const log = createLogger(config.logLevel);
-  const service = await createService(config, log);
+  const service = await createService(config, log).catch(exitOnConfigError);
   log.info({ host: config.host, port: service.port, dataDir: config.dataDir }, 'listening');
   if (config.isAdminTokenGenerated) {
     // Printed once, to the terminal only (stderr, outside the structured log), so log shipping never carries it.

@@ -1,5 +1,5 @@
-// `npm run bench:micro`: tinybench over each stage of the hot paths, one table of ops/s and p99 (µs), also
-// written to bench/results/micro.json. The recovery figures here are the denominators of the `signed`
+// `npm run bench:micro [-- --quick]`: tinybench over each stage of the hot paths, one table of ops/s and
+// p99 (µs), also written to bench/results/micro.json. The recovery figures here are the denominators of the `signed`
 // load scenario's target (bench/load), so both must come from the same run of the same machine.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -87,7 +87,9 @@ async function main(): Promise<void> {
   let pendingEcho: (() => void) | null = null;
   echo.on('message', () => pendingEcho?.());
 
-  const bench = new Bench({ time: 1000, warmupIterations: 50 });
+  // --quick (bench:load --quick runs this as a smoke check): a fraction of the time, figures not meaningful.
+  const isQuick = process.argv.includes('--quick');
+  const bench = new Bench({ time: isQuick ? 150 : 1000, warmupIterations: isQuick ? 5 : 50 });
   bench
     .add('order encode (8 legs)', () => void encodeOrder(order))
     .add('order decode (8 legs)', () => void decodeOrder(bytes))
@@ -133,7 +135,10 @@ async function main(): Promise<void> {
   console.log(`recover backend: ${recoverBackend}; ${cores} cores → ceiling ${summary.recoveriesPerSAllCores} recoveries/s`);
   const outDir = resolve(repoRoot, 'bench/results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'micro.json'), JSON.stringify(summary, null, 2) + '\n');
+  // Same envelope as bench:load's per-scenario files; bench:load runs this as its `micro` scenario and
+  // passes its run id, so the recovery denominator of `signed` is traceable to the run it came from.
+  const file = { scenario: 'micro', runId: process.env['BENCH_RUN_ID'] ?? null, when: summary.when, isQuick, result: summary };
+  writeFileSync(join(outDir, 'micro.json'), JSON.stringify(file, null, 2) + '\n');
   await echo.terminate();
   await store.close();
 }

@@ -2,7 +2,7 @@
 // JWKS file configured by path, with iss, aud, sub, exp and the embedded wallet claim required.
 import { readFileSync } from 'node:fs';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
-import type { Config } from '../config.js';
+import { ConfigError, type Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import { parseAddress } from '../crypto/address.js';
 
@@ -11,7 +11,7 @@ export class JwtLogin {
 
   constructor(private readonly config: Config['jwt']) {
     // Read once at start: a missing or malformed JWKS file stops the service with a clear error.
-    this.keySet = config === null ? null : createLocalJWKSet(JSON.parse(readFileSync(config.jwksFile, 'utf8')) as JSONWebKeySet);
+    this.keySet = config === null ? null : readKeySet(config.jwksFile);
   }
 
   /** Returns the verified wallet (lowercase) or throws 401. */
@@ -34,5 +34,13 @@ export class JwtLogin {
       if (err instanceof joseErrors.JOSEError) throw new ApiError('UNAUTHENTICATED', `id_token rejected: ${err.code}`);
       throw err;
     }
+  }
+}
+
+function readKeySet(jwksFile: string): ReturnType<typeof createLocalJWKSet> {
+  try {
+    return createLocalJWKSet(JSON.parse(readFileSync(jwksFile, 'utf8')) as JSONWebKeySet);
+  } catch (err) {
+    throw new ConfigError(`PARLAYD_JWKS_FILE=${JSON.stringify(jwksFile)} is not a readable JWKS file: ${(err as Error).message}`);
   }
 }

@@ -65,7 +65,11 @@ export class WalletLogin {
     const signature = parseSignatureHex(signatureHex);
     if (signature === null) throw new ApiError('INVALID_SIGNATURE');
     const fields = parseSiweMessage(message);
-    if (fields === null) throw new ApiError('VALIDATION_FAILED', 'message is not a Sign-In with Ethereum message');
+    if (fields === null) {
+      throw new ApiError('VALIDATION_FAILED', undefined, [
+        { path: '/message', message: 'not a Sign-In with Ethereum message as this service issues them' },
+      ]);
+    }
     const record = await this.consumeNonce(fields.nonce);
     const nowMs = this.clock.nowMs();
     const messageAddress = parseAddress(fields.address);

@@ -9,7 +9,8 @@ export interface TokenResolver {
   resolve(token: string): Principal | null;
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+// RFC 9110 section 11.1: the scheme name is case-insensitive ("bearer x" is the same credential).
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
 
 export function parseBearer(header: string): string | null {
   if (header === '') return null;
@@ -25,6 +26,6 @@ export function authorize(mode: AuthMode, header: string, tokens: TokenResolver)
   const principal = token === null ? null : tokens.resolve(token);
   if (principal === null) throw new ApiError('UNAUTHENTICATED');
   const wanted = mode === 'optional-user' ? 'user' : mode;
-  if (principal.kind !== wanted) throw new ApiError('FORBIDDEN', `a ${principal.kind} token may not use this route`);
+  if (principal.kind !== wanted) throw new ApiError('FORBIDDEN', `${principal.kind} tokens may not use this route`);
   return principal;
 }

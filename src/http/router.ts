@@ -65,6 +65,7 @@ function splitPath(path: string): string[] {
 }
 
 function decodeSegment(segment: string): string {
+  if (!segment.includes('%')) return segment; // nothing to decode: skip the try and the copy (hot: every id)
   try {
     return decodeURIComponent(segment);
   } catch {

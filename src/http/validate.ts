@@ -1,8 +1,8 @@
 // Main thread. Compiles a route's schemas once and turns typebox errors into the contract's details list.
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { Value } from '@sinclair/typebox/value';
 import { validationError, type ErrorDetail } from '../errors.js';
+import { convertFlatStrings } from '../schemas/convert-strings.js';
 
 const MAX_DETAILS = 10;
 
@@ -16,7 +16,7 @@ export function compileValidator(schema: TSchema, options: { convertStrings: boo
   return {
     check(value) {
       // Query strings and path params arrive as strings: convert "5" to 5 only where the schema wants a number.
-      const candidate = options.convertStrings ? Value.Convert(schema, value) : value;
+      const candidate = options.convertStrings ? convertFlatStrings(schema, value) : value;
       if (compiled.Check(candidate)) return candidate;
       throw validationError(collectDetails(compiled, candidate));
     },

@@ -41,3 +41,8 @@ export function client(baseUrl: string, token?: string) {
     delete: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'DELETE', path, withToken(options)),
   };
 }
+
+/** The whole 400 response (status and body) for a validation failure with one detail (contract section 2). */
+export function validationFailed(path: string, message: string) {
+  return { status: 400, body: { code: 'VALIDATION_FAILED', message: 'request failed validation', details: [{ path, message }] } };
+}

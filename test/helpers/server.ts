@@ -2,6 +2,7 @@
 // runs it (`node dist/src/main.js`). A child process (not an in-process server) lets tests kill -9 it and
 // restart it on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,10 @@ export interface TestServer {
   logs: Record<string, unknown>[];
   stderr: string[];
   process: ChildProcess;
+  /** Resolves with the first log line (already printed or still to come) that matches; rejects after timeoutMs. */
+  waitForLog(match: (entry: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** The same for stderr lines (configuration errors, the generated admin token). */
+  waitForStderr(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** SIGTERM and wait for exit. */
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit: a crash. */
@@ -54,8 +59,13 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   });
   const logs: Record<string, unknown>[] = [];
   const stderr: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  const lines = new EventEmitter(); // 'log' and 'stderr', after the line is in its array
+  // 'close', not 'exit': it comes after stdout and stderr are drained, so `logs` is complete once stopped.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderr.push(line);
+    lines.emit('stderr', line);
+  });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr.join('\n')}`)), 15_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -66,6 +76,7 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
         return;
       }
       logs.push(entry);
+      lines.emit('log', entry);
       if (entry['msg'] === 'listening') {
         clearTimeout(timer);
         resolve(entry['port'] as number);
@@ -86,6 +97,8 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     logs,
     stderr,
     process: child,
+    waitForLog: (match, timeoutMs) => waitForLine(lines, 'log', logs, match, timeoutMs),
+    waitForStderr: (match, timeoutMs) => waitForLine(lines, 'stderr', stderr, match, timeoutMs),
     stop: async () => {
       started.delete(server);
       if (child.exitCode === null) child.kill('SIGTERM');
@@ -99,6 +112,34 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
   };
   started.add(server);
   return server;
+}
+
+function waitForLine<T>(
+  lines: EventEmitter,
+  event: string,
+  seen: readonly T[],
+  match: (line: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const earlier = seen.find(match);
+    if (earlier !== undefined) return resolve(earlier);
+    // A listener, not a loop of once(): readline emits several lines in one tick and none may be missed.
+    const onLine = (line: T) => {
+      if (!match(line)) return;
+      stopWaiting();
+      resolve(line);
+    };
+    const timer = setTimeout(() => {
+      stopWaiting();
+      reject(new Error(`no matching ${event} line within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const stopWaiting = () => {
+      clearTimeout(timer);
+      lines.off(event, onLine);
+    };
+    lines.on(event, onLine);
+  });
 }
 
 /** Starts a new server process on the same data directory and settings (a restart). */

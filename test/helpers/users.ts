@@ -39,3 +39,19 @@ export async function fundedUser(server: TestServer, amountMicros: number): Prom
   await credit(server, user.address, amountMicros);
   return user;
 }
+
+/**
+ * A mixed-case spelling of a checksummed address that fails its EIP-55 checksum: the case of one letter is
+ * flipped and both cases remain. Such an input is refused (contract section 1).
+ */
+export function breakChecksum(checksummed: string): string {
+  const body = checksummed.slice(2);
+  const lowers = (body.match(/[a-f]/g) ?? []).length;
+  const uppers = (body.match(/[A-F]/g) ?? []).length;
+  // Flip a letter of a case that has another letter of the same case, so the result stays mixed case.
+  assert.ok(lowers >= 2 || uppers >= 2, 'breakChecksum needs an address with at least two letters of one case');
+  const i = body.search(lowers >= 2 ? /[a-f]/ : /[A-F]/);
+  const ch = body.charAt(i);
+  const flipped = ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase();
+  return '0x' + body.slice(0, i) + flipped + body.slice(i + 1);
+}

@@ -20,13 +20,14 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
   const { pool, admission, metrics } = engine;
 
   /** 201 for a new RFQ, 200 with the current status for a replay; optionally held until terminal. */
-  async function submit(command: CreateCommand, startNs: bigint, waitMs: number, signal: AbortSignal): Promise<Reply> {
+  // `ctx.signal` is read only when an answer is held (wait_ms): it is made on first read (http/server.ts).
+  async function submit(command: CreateCommand, startNs: bigint, waitMs: number, ctx: { signal: AbortSignal }): Promise<Reply> {
     metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
     const created = await pool.create(command);
     if (!created.isReplay) metrics.createdTotal.inc({ kind: command.rfqKind });
     const status = created.isReplay ? 200 : 201;
     if (waitMs === 0 || isTerminal(created.result.status)) return json(status, created.result);
-    const terminal = await pool.waitForTerminal(created.result.request_id, waitMs, signal);
+    const terminal = await pool.waitForTerminal(created.result.request_id, waitMs, ctx.signal);
     return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
   }
 
@@ -35,31 +36,32 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
       method: 'POST', path: '/v1/rfq', tag: 'rfq', auth: 'user',
       summary: 'Create an RFQ from a signed order (201), or replay one (200, same request_id)',
       body: SignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult },
-      handler: async ({ auth, body, query, signal }) => {
+      handler: async (ctx) => {
         const startNs = process.hrtime.bigint();
-        return submit(await admission.signed(auth, body.order), startNs, query.wait_ms ?? 0, signal);
+        return submit(await admission.signed(ctx.auth, ctx.body.order), startNs, ctx.query.wait_ms ?? 0, ctx);
       },
     }),
     defineRoute({
       method: 'POST', path: '/v1/rfq/unsigned', tag: 'rfq', auth: 'user',
       summary: 'Create an RFQ for the session user without a signature (201), or replay one (200)',
       body: UnsignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult },
-      handler: ({ auth, body, query, signal }) => {
+      handler: (ctx) => {
         const startNs = process.hrtime.bigint();
-        return submit(admission.unsigned(auth, body), startNs, query.wait_ms ?? 0, signal);
+        return submit(admission.unsigned(ctx.auth, ctx.body), startNs, ctx.query.wait_ms ?? 0, ctx);
       },
     }),
     defineRoute({
       method: 'GET', path: '/v1/rfq/{id}', tag: 'rfq', auth: 'user',
       summary: 'Live status of an active RFQ, or its stored terminal result; wait_ms holds until terminal',
       params: RfqIdParams, query: WaitQuery, responses: { 200: RfqResult },
-      handler: async ({ auth, params, query, signal }) => {
+      handler: async (ctx) => {
+        const { auth, params, query } = ctx;
         // Terminal results are read from LMDB here, without a hop to the shard.
         const record = s.store.db<RfqRecord>('rfqs').get(params.id);
         if (record === undefined || record.userId !== auth.userId) throw new ApiError('RFQ_NOT_FOUND');
         if (isTerminal(record.status)) return json(200, toRfqResult(record));
         const waitMs = query.wait_ms ?? 0;
-        const terminal = waitMs > 0 ? await pool.waitForTerminal(params.id, waitMs, signal) : null;
+        const terminal = waitMs > 0 ? await pool.waitForTerminal(params.id, waitMs, ctx.signal) : null;
         return json(200, terminal ?? (await pool.status(params.id, auth.userId)));
       },
     }),

@@ -1,0 +1,170 @@
+// Load generator, maker worker thread (started by makers.ts). Holds N raw `ws` maker connections on its
+// own event loop, so thousands of incoming frames never delay the HTTP side's timers and answers. Each
+// connection does the contract's handshake (sign the 75-byte challenge, EIP-191) and then follows the
+// current policy on every `rfq`: quote at once, decline at once, or stay silent. For fan-out it records,
+// per request_id, how many connections received the rfq and when the first and last did (epoch ms, from
+// performance.timeOrigin + performance.now(), comparable with the main thread's clock).
+import { parentPort } from 'node:worker_threads';
+import WebSocket from 'ws';
+import { buildMakerChallenge } from '../../src/crypto/maker-challenge.js';
+import { hexToBytes } from '../../src/crypto/hex.js';
+import { personalSign, signatureHex } from './sign.js';
+import type { FanoutReceipt, MakerCommand, MakerEvent, MakerPolicy } from './maker-messages.js';
+
+const port = parentPort;
+if (port === null) throw new Error('maker-worker must run as a worker thread');
+
+const sockets = new Set<WebSocket>();
+let policy: MakerPolicy = 'quote';
+let isTracking = false;
+const receipts = new Map<string, FanoutReceipt>();
+let rfqsReceived = 0;
+let answersSent = 0;
+let closedUnexpectedly = 0;
+let quoteSeq = 0;
+
+const nowEpochMs = () => performance.timeOrigin + performance.now();
+
+// Server messages are JSON objects whose first member is "type" (JSON.stringify keeps insertion order), so
+// the hot ones are told apart by their first bytes without parsing: the worker stays cheap per frame.
+const RFQ_PREFIX = Buffer.from('{"type":"rfq",');
+const HEARTBEAT_PREFIX = Buffer.from('{"type":"heartbeat"');
+const REQUEST_ID_FIELD = Buffer.from('"request_id":"');
+const UUID_CHARS = 36;
+
+function onFrame(ws: WebSocket, data: Buffer): void {
+  if (data.subarray(0, RFQ_PREFIX.length).equals(RFQ_PREFIX)) {
+    const receivedMs = nowEpochMs();
+    rfqsReceived++;
+    const at = data.indexOf(REQUEST_ID_FIELD) + REQUEST_ID_FIELD.length;
+    const requestId = data.toString('latin1', at, at + UUID_CHARS);
+    if (isTracking) {
+      const receipt = receipts.get(requestId);
+      if (receipt === undefined) receipts.set(requestId, { count: 1, firstMs: receivedMs, lastMs: receivedMs });
+      else {
+        receipt.count++;
+        receipt.lastMs = receivedMs;
+      }
+    }
+    if (policy === 'quote') {
+      answer(ws, `{"type":"quote","request_id":"${requestId}","quote_id":"q${(++quoteSeq).toString(36)}","odds":2.5,"max_wager_micros":"100000000000"}`);
+    } else if (policy === 'decline') {
+      answer(ws, `{"type":"decline","request_id":"${requestId}"}`);
+    }
+    return;
+  }
+  if (data.subarray(0, HEARTBEAT_PREFIX.length).equals(HEARTBEAT_PREFIX)) {
+    const message = JSON.parse(data.toString()) as { ts: number };
+    ws.send(JSON.stringify({ type: 'pong', ts: message.ts }));
+  }
+  // quote_ack, rfq_result and the rest need no answer.
+}
+
+// Answers are written after every frame that arrived in the same event-loop poll has been stamped: a write
+// is a system call (~10 µs), and with 1,000 sockets, answering each rfq as it is read would delay the
+// receipt stamp of every later socket by the writes of all earlier ones, and measure the client.
+let answers: Array<{ ws: WebSocket; text: string }> = [];
+let isFlushScheduled = false;
+
+function answer(ws: WebSocket, text: string): void {
+  answers.push({ ws, text });
+  answersSent++;
+  if (isFlushScheduled) return;
+  isFlushScheduled = true;
+  setImmediate(flushAnswers);
+}
+
+function flushAnswers(): void {
+  const batch = answers;
+  answers = [];
+  isFlushScheduled = false;
+  for (const { ws, text } of batch) if (ws.readyState === WebSocket.OPEN) ws.send(text);
+}
+
+/** One connection through the handshake; resolves once auth_result says success. */
+function connectOne(wsUrl: string, domainTag: string, privateKey: Uint8Array, address: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl + '/v1/mm/ws', { perMessageDeflate: false });
+    let isAuthenticated = false;
+    ws.on('error', (err) => {
+      if (!isAuthenticated) reject(err);
+    });
+    ws.on('close', () => {
+      sockets.delete(ws);
+      if (isAuthenticated && !isClosing) closedUnexpectedly++;
+      if (!isAuthenticated) reject(new Error('closed before authentication'));
+    });
+    ws.on('message', (data: Buffer) => {
+      if (isAuthenticated) return onFrame(ws, data);
+      const message = JSON.parse(data.toString()) as { type: string; nonce?: string; timestamp?: number; success?: boolean; reason?: string };
+      if (message.type === 'auth_challenge') {
+        const bytes = buildMakerChallenge(domainTag, hexToBytes(message.nonce!)!, message.timestamp!);
+        ws.send(JSON.stringify({ type: 'auth_response', address, signature: signatureHex(personalSign(privateKey, bytes)) }));
+      } else if (message.type === 'auth_result') {
+        if (message.success !== true) return reject(new Error(`maker auth refused: ${message.reason}`));
+        isAuthenticated = true;
+        sockets.add(ws);
+        resolve(ws);
+      }
+    });
+  });
+}
+
+let isClosing = false;
+
+async function connectMany(command: Extract<MakerCommand, { kind: 'connect' }>): Promise<void> {
+  const startMs = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(command.concurrency, command.count) }, async () => {
+      while (next < command.count) {
+        const key = command.keys[next % command.keys.length]!;
+        next++;
+        await connectOne(command.wsUrl, command.domainTag, key.privateKey, key.checksumAddress);
+      }
+    }),
+  );
+  reply({ kind: 'connected', connected: sockets.size, ms: performance.now() - startMs });
+}
+
+async function closeAll(): Promise<void> {
+  isClosing = true;
+  const closing = [...sockets].map((ws) => new Promise<void>((done) => {
+    ws.once('close', () => done());
+    ws.close(1000, 'bye');
+  }));
+  await Promise.all(closing);
+  isClosing = false;
+  reply({ kind: 'closed' });
+}
+
+function reply(event: MakerEvent): void {
+  port!.postMessage(event);
+}
+
+port.on('message', (command: MakerCommand) => {
+  switch (command.kind) {
+    case 'connect':
+      connectMany(command).catch((err: unknown) => reply({ kind: 'failed', message: String(err) }));
+      return;
+    case 'policy':
+      policy = command.policy;
+      isTracking = command.isTracking;
+      receipts.clear();
+      return reply({ kind: 'ok' });
+    case 'receipt': {
+      const receipt = receipts.get(command.requestId) ?? null;
+      receipts.delete(command.requestId);
+      return reply({ kind: 'receipt', receipt });
+    }
+    case 'stats':
+      return reply({ kind: 'stats', connected: sockets.size, rfqsReceived, answersSent, closedUnexpectedly });
+    case 'close':
+      closeAll().catch((err: unknown) => reply({ kind: 'failed', message: String(err) }));
+      return;
+    default: {
+      const unknown: never = command;
+      throw new Error(`unknown maker command ${JSON.stringify(unknown)}`);
+    }
+  }
+});

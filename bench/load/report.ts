@@ -1,0 +1,296 @@
+// Load generator, main thread. Writes what a run measured: bench/results/<scenario>.json per scenario (with
+// the run id, the machine and the mode), bench/results/summary.md (the targets, each as a ratio of figures
+// from this run), and the SVG charts.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ClosedLoopResult } from './closed-loop.js';
+import { machineInfo, type MachineInfo } from './machine.js';
+import { repoRoot } from './server.js';
+import { barChart, lineChart } from './svg.js';
+import type { CeilingResult } from './scenarios/ceiling.js';
+import type { FanoutResult } from './scenarios/fanout.js';
+import type { GetResult } from './scenarios/get.js';
+import type { HandshakeResult } from './scenarios/handshake.js';
+import type { MemoryResult } from './scenarios/memory.js';
+import type { MicroResult } from './scenarios/micro.js';
+import type { LadderResult } from './scenarios/rfq-ladder.js';
+import type { ShardsResult } from './scenarios/shards.js';
+
+export const resultsDir = resolve(repoRoot, 'bench/results');
+
+export interface RunMeta {
+  runId: string;
+  isQuick: boolean;
+  machine: MachineInfo;
+}
+
+export function writeScenario(meta: RunMeta, scenario: string, result: unknown): void {
+  mkdirSync(resultsDir, { recursive: true });
+  const body = { scenario, runId: meta.runId, when: new Date().toISOString(), isQuick: meta.isQuick, machine: machineInfo(), result };
+  writeFileSync(join(resultsDir, `${scenario}.json`), JSON.stringify(body, null, 2) + '\n');
+}
+
+interface Results {
+  ceiling?: CeilingResult;
+  micro?: MicroResult;
+  get?: GetResult;
+  unsigned?: LadderResult;
+  signed?: LadderResult;
+  fanout?: FanoutResult;
+  handshake?: HandshakeResult;
+  shards?: ShardsResult;
+  memory?: MemoryResult;
+}
+
+type Verdict = 'met' | 'missed' | 'not run';
+
+interface TargetRow {
+  target: string;
+  measured: string;
+  ratio: string;
+  verdict: Verdict;
+}
+
+const pct = (x: number) => `${Math.round(x * 1000) / 10} %`;
+const times = (x: number) => `${x >= 10 ? Math.round(x) : Math.round(x * 100) / 100}×`;
+const verdict = (isMet: boolean): Verdict => (isMet ? 'met' : 'missed');
+
+function targetRows(r: Results): TargetRow[] {
+  const rows: TargetRow[] = [];
+  if (r.get !== undefined && r.ceiling !== undefined) {
+    const ofUws = r.get.reqPerS / r.ceiling.uws.reqPerS;
+    const ofHttp = r.get.reqPerS / r.ceiling.http.reqPerS;
+    rows.push({
+      target: 'get ≥ 50 % of the uWS ceiling, and above node:http',
+      measured: `${r.get.reqPerS} req/s (uWS ${r.ceiling.uws.reqPerS}, node:http ${r.ceiling.http.reqPerS})`,
+      ratio: `${pct(ofUws)} of uWS, ${pct(ofHttp)} of node:http`,
+      verdict: verdict(ofUws >= 0.5 && ofHttp > 1),
+    });
+  } else rows.push({ target: 'get ≥ 50 % of uWS, > node:http', measured: '-', ratio: '-', verdict: 'not run' });
+
+  const at2000 = r.unsigned?.steps.find((s) => s.offeredPerS === 2000);
+  if (at2000 !== undefined) {
+    rows.push({
+      target: 'unsigned @ 2,000/s, 10 makers: p50 ≤ 2 ms, p99 ≤ 10 ms, no errors',
+      measured: `p50 ${at2000.latency.p50Ms} ms, p99 ${at2000.latency.p99Ms} ms, p99.9 ${at2000.latency.p999Ms} ms, ${at2000.errors} errors, ${at2000.throughputPerS}/s`,
+      ratio: `p50 ${times(at2000.latency.p50Ms / 2)} / p99 ${times(at2000.latency.p99Ms / 10)} the target`,
+      verdict: verdict(at2000.latency.p50Ms <= 2 && at2000.latency.p99Ms <= 10 && at2000.errors === 0 && !at2000.isSaturated),
+    });
+  } else rows.push({ target: 'unsigned @ 2,000/s', measured: '-', ratio: '-', verdict: 'not run' });
+
+  if (r.signed !== undefined && r.signed.recoveriesPerSAllCores !== null) {
+    const ratio = r.signed.admission.reqPerS / r.signed.recoveriesPerSAllCores;
+    rows.push({
+      target: 'signed admission ≥ 80 % of recoveries/s of all cores',
+      measured:
+        `${r.signed.admission.reqPerS} RFQ/s admitted (no makers); with 10 makers ${r.signed.sustainedPerS}/s sustained create → completed; ` +
+        `${r.signed.recoveriesPerSAllCores} recoveries/s (${r.micro?.recoverBackend ?? '?'})`,
+      ratio: `${pct(ratio)} (with makers ${pct(r.signed.sustainedPerS / r.signed.recoveriesPerSAllCores)})`,
+      verdict: verdict(ratio >= 0.8),
+    });
+  } else rows.push({ target: 'signed ≥ 80 % of recoveries/s', measured: '-', ratio: '-', verdict: 'not run' });
+
+  const fan1000 = r.fanout?.steps.find((s) => s.makers === 1000);
+  if (fan1000 !== undefined) {
+    rows.push({
+      target: 'fanout to 1,000 makers: p99 ≤ 20 ms admission → last maker',
+      measured: `p50 ${fan1000.lastMaker.p50Ms} ms, p99 ${fan1000.lastMaker.p99Ms} ms, max ${fan1000.lastMaker.maxMs} ms`,
+      ratio: `p99 ${times(fan1000.lastMaker.p99Ms / 20)} the target`,
+      verdict: verdict(fan1000.lastMaker.p99Ms <= 20 && fan1000.missedReceipts === 0),
+    });
+  } else rows.push({ target: 'fanout to 1,000 makers p99 ≤ 20 ms', measured: '-', ratio: '-', verdict: 'not run' });
+
+  if (r.memory !== undefined) {
+    const m = r.memory;
+    rows.push({
+      target: `RSS ≤ 1 GiB with ${m.storedRfqs} stored RFQs, ${m.activeRfqs} active, ${m.makers} makers`,
+      measured: `${Math.round(m.afterMakers.rssBytes / 1024 ** 2)} MiB; ${m.bytesPerMakerConnection} B/maker, ${m.bytesPerActiveRfq} B/active RFQ, ${m.bytesPerStoredRfq} B/stored RFQ`,
+      ratio: `${pct(m.rssGiB)} of 1 GiB`,
+      verdict: verdict(m.rssGiB <= 1),
+    });
+  } else rows.push({ target: 'RSS ≤ 1 GiB', measured: '-', ratio: '-', verdict: 'not run' });
+  return rows;
+}
+
+function httpRow(name: string, x: ClosedLoopResult): Array<string | number> {
+  return [name, x.reqPerS, x.latency.p50Ms, x.latency.p99Ms, x.errors, x.cpu?.serverPercent ?? '-', x.cpu?.clientPercent ?? '-', x.cpu?.serverUsPerReq ?? '-'];
+}
+
+function table(headers: string[], rows: Array<Array<string | number>>): string {
+  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []): void {
+  const m = meta.machine;
+  const out: string[] = [
+    '# bench:load summary',
+    '',
+    `Run \`${meta.runId}\`${meta.isQuick ? ' (**--quick**: a smoke run, not figures)' : ''}, ${new Date().toISOString()}.`,
+    `Machine: ${m.cores} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, node ${m.node}, load average ${m.loadAverage1m} at start.`,
+    'Every ratio divides two figures of this run. Method: docs/performance.md.',
+    ...(earlier.length === 0 ? [] : [`Not run this time, shown from an earlier run: ${earlier.join(', ')}.`]),
+    '',
+    '## Targets',
+    '',
+    table(['target', 'measured', 'ratio', 'verdict'], targetRows(r).map((t) => [t.target, t.measured, t.ratio, t.verdict])),
+    '',
+  ];
+  if (r.ceiling !== undefined || r.get !== undefined) {
+    const rows: Array<Array<string | number>> = [];
+    if (r.ceiling !== undefined) {
+      rows.push(httpRow('uWS empty handler', r.ceiling.uws), httpRow('node:http empty handler', r.ceiling.http));
+    }
+    if (r.get !== undefined) rows.push(httpRow('parlayd GET /v1/rfq/{id}', r.get));
+    out.push(
+      '## HTTP (closed loop, 64 connections, raw keep-alive client)',
+      '',
+      table(['server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU %', 'client CPU %', 'server CPU µs/req'], rows),
+      '',
+      'A client at ~100 % CPU means the figure is the client\'s limit; server CPU µs per request still compares the servers.',
+      '',
+    );
+  }
+  for (const ladder of [r.unsigned, r.signed]) {
+    if (ladder === undefined) continue;
+    out.push(
+      `## ${ladder.kind} RFQs, open loop, ${ladder.makers} quoting makers, ${ladder.shards} shard(s): create → completed`,
+      '',
+      table(
+        ['offered /s', 'completed /s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'errors', 'send lag p99 ms', 'CPU server/client %', 'saturated'],
+        ladder.steps.map((s) => [
+          s.offeredPerS,
+          s.throughputPerS,
+          s.latency.p50Ms,
+          s.latency.p99Ms,
+          s.latency.p999Ms,
+          s.latency.maxMs,
+          s.errors + (s.scheduled - s.sent),
+          s.sendLag.p99Ms,
+          `${s.cpu.serverPercent} / ${s.cpu.clientPercent}`,
+          s.isSaturatedStep ? 'yes' : '',
+        ]),
+      ),
+      '',
+      `Sustained ${ladder.sustainedPerS}/s, peak ${ladder.peakPerS}/s. Admission alone (no makers, 128 callers): ` +
+        `${ladder.admission.reqPerS} RFQ/s, p50 ${ladder.admission.latency.p50Ms} ms, server CPU ${ladder.admission.cpu?.serverPercent ?? '?'} %.` +
+        (ladder.recoveriesPerSAllCores === null ? '' : ` Recoveries/s of all cores (bench:micro, this run): ${ladder.recoveriesPerSAllCores}.`),
+      '',
+    );
+  }
+  if (r.fanout !== undefined) {
+    out.push(
+      '## Fan-out: POST sent → rfq received by the last maker (makers declining)',
+      '',
+      table(
+        ['makers', 'samples', 'last p50 ms', 'last p99 ms', 'last max ms', 'first p50 ms', 'server broadcast ms', 'RFQ/s', 'deliveries/s', 'missed'],
+        r.fanout.steps.map((s) => [
+          s.makers,
+          s.samples,
+          s.lastMaker.p50Ms,
+          s.lastMaker.p99Ms,
+          s.lastMaker.maxMs,
+          s.firstMaker.p50Ms,
+          s.serverBroadcastMs,
+          s.rfqPerS,
+          s.deliveriesPerS,
+          s.missedReceipts,
+        ]),
+      ),
+      '',
+    );
+  }
+  if (r.handshake !== undefined) {
+    const h = r.handshake;
+    out.push('## Maker handshakes', '', table(['handshakes/s', 'p50 ms', 'p99 ms', 'failures', 'concurrency'], [[h.handshakesPerS, h.latency.p50Ms, h.latency.p99Ms, h.failures, h.concurrency]]), '');
+  }
+  if (r.shards !== undefined) {
+    out.push(
+      '## Shards (closed loop, 128 callers, 10 quoting makers)',
+      '',
+      table(
+        ['shards', 'completed RFQ/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU %', 'client CPU %'],
+        r.shards.steps.map((s) => [s.shards, s.reqPerS, s.latency.p50Ms, s.latency.p99Ms, s.errors, s.cpu?.serverPercent ?? '-', s.cpu?.clientPercent ?? '-']),
+      ),
+      '',
+    );
+  }
+  if (r.memory !== undefined) {
+    const mm = r.memory;
+    const mib = (b: number) => Math.round(b / 1024 ** 2);
+    out.push(
+      '## Memory (server RSS from /proc)',
+      '',
+      table(
+        ['state', 'RSS MiB', 'anon MiB', 'file MiB'],
+        [
+          ['started', mib(mm.baseline.rssBytes), mib(mm.baseline.rssAnonBytes), mib(mm.baseline.rssFileBytes)],
+          [`+ ${mm.storedRfqs} stored RFQs`, mib(mm.afterStored.rssBytes), mib(mm.afterStored.rssAnonBytes), mib(mm.afterStored.rssFileBytes)],
+          [`+ ${mm.activeRfqs} active RFQs`, mib(mm.afterActive.rssBytes), mib(mm.afterActive.rssAnonBytes), mib(mm.afterActive.rssFileBytes)],
+          [`+ ${mm.makers} makers`, mib(mm.afterMakers.rssBytes), mib(mm.afterMakers.rssAnonBytes), mib(mm.afterMakers.rssFileBytes)],
+        ],
+      ),
+      '',
+      `Bytes per stored RFQ ${mm.bytesPerStoredRfq}, per active RFQ ${mm.bytesPerActiveRfq}, per maker connection ${mm.bytesPerMakerConnection}.`,
+      '',
+    );
+  }
+  out.push('Charts: ' + ['http.svg', 'unsigned-latency.svg', 'signed-latency.svg', 'fanout.svg', 'fanout-throughput.svg', 'shards.svg'].map((f) => `[${f}](${f})`).join(', '), '');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'summary.md'), out.join('\n'));
+  writeCharts(r);
+}
+
+function writeCharts(r: Results): void {
+  const write = (name: string, svg: string) => writeFileSync(join(resultsDir, name), svg);
+  if (r.ceiling !== undefined || r.get !== undefined) {
+    const bars = [];
+    if (r.ceiling !== undefined) bars.push({ label: 'uWS empty', value: r.ceiling.uws.reqPerS }, { label: 'node:http empty', value: r.ceiling.http.reqPerS });
+    if (r.get !== undefined) bars.push({ label: 'parlayd GET /v1/rfq/{id}', value: r.get.reqPerS });
+    write('http.svg', barChart({ title: 'HTTP throughput, closed loop, 64 connections', yLabel: 'requests / s', bars }));
+  }
+  for (const ladder of [r.unsigned, r.signed]) {
+    if (ladder === undefined) continue;
+    const series = (name: string, pick: (s: LadderResult['steps'][number]) => number) => ({ name, points: ladder.steps.map((s) => [s.offeredPerS, Math.max(pick(s), 0.01)] as [number, number]) });
+    write(
+      `${ladder.kind}-latency.svg`,
+      lineChart({
+        title: `${ladder.kind} RFQ create → completed vs offered load (open loop, ${ladder.makers} makers)`,
+        xLabel: 'offered RFQ / s',
+        yLabel: 'latency ms (log)',
+        isLogY: true,
+        series: [series('p50', (s) => s.latency.p50Ms), series('p99', (s) => s.latency.p99Ms), series('p99.9', (s) => s.latency.p999Ms), series('max', (s) => s.latency.maxMs)],
+        marks: ladder.kind === 'unsigned' ? [{ y: 2, label: 'p50 target' }, { y: 10, label: 'p99 target' }] : [],
+      }),
+    );
+  }
+  if (r.fanout !== undefined) {
+    const steps = r.fanout.steps;
+    write(
+      'fanout.svg',
+      lineChart({
+        title: 'Fan-out: POST sent → last maker received',
+        xLabel: 'connected makers (log)',
+        yLabel: 'latency ms (log)',
+        isLogX: true,
+        isLogY: true,
+        series: [
+          { name: 'p50', points: steps.map((s) => [s.makers, Math.max(s.lastMaker.p50Ms, 0.01)] as [number, number]) },
+          { name: 'p99', points: steps.map((s) => [s.makers, Math.max(s.lastMaker.p99Ms, 0.01)] as [number, number]) },
+        ],
+        marks: [{ y: 20, label: 'p99 target' }],
+      }),
+    );
+    write(
+      'fanout-throughput.svg',
+      barChart({ title: 'RFQ throughput against connected makers (declining)', yLabel: 'RFQ / s', bars: steps.map((s) => ({ label: `${s.makers} makers`, value: s.rfqPerS })) }),
+    );
+  }
+  if (r.shards !== undefined) {
+    write(
+      'shards.svg',
+      barChart({ title: 'Completed RFQ/s against shard workers (10 quoting makers)', yLabel: 'RFQ / s', bars: r.shards.steps.map((s) => ({ label: `${s.shards} shard${s.shards > 1 ? 's' : ''}`, value: s.reqPerS })) }),
+    );
+  }
+}
+
+export type { Results };

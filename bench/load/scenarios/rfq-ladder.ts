@@ -1,0 +1,161 @@
+// Scenarios `unsigned` and `signed`: RFQ admission at increasing open-loop rates until saturation, with 10
+// makers that quote at once. Every request is POST ...?wait_ms=2000, so its answer is the terminal result
+// and the HDR histogram holds create -> completed latency measured from the request's due time. An answer
+// that is not 201 `completed` is an error. The ladder stops after the first saturated step. Before the
+// makers connect, admission alone is measured (closed loop): the `signed` target's numerator.
+import { availableParallelism } from 'node:os';
+import type { Pool } from 'undici';
+import { fundedUsers, openMarkets, registerMakers } from '../fixtures.js';
+import { startCpuMeter, type CpuShare } from '../cpu.js';
+import { httpTarget } from '../http-client.js';
+import { MakerFarm } from '../makers.js';
+import { runOpenLoop, type OpenLoopResult } from '../open-loop.js';
+import { runClosedLoop, type ClosedLoopResult } from '../closed-loop.js';
+import {
+  CREDIT_MICROS,
+  NonceSource,
+  isTerminalWith,
+  postRfq,
+  prepareSigned,
+  prepareUnsigned,
+  type PreparedRfq,
+} from '../rfq-traffic.js';
+import { sleep, startServerFor, stepMs, type RunContext, type Scenario } from './context.js';
+import type { MicroResult } from './micro.js';
+
+export const LADDER_MAKERS = 10;
+const USERS = 16;
+const MARKETS = 12;
+const WAIT_MS = 2000;
+/** A step is saturated when it errs, could not send, or its p99 passed this (the service is queueing). */
+const SATURATION_P99_MS = 500;
+const ADMISSION_CALLERS = 128;
+
+export interface LadderStep extends OpenLoopResult {
+  isSaturatedStep: boolean;
+  /** Server and client CPU over the step, % of one core. */
+  cpu: CpuShare;
+}
+
+export interface LadderResult {
+  kind: 'unsigned' | 'signed';
+  /** Admission alone: no maker connected (each RFQ ends `timeout` at once), wait_ms=0, closed loop. */
+  admission: ClosedLoopResult;
+  /** signed only: admission.reqPerS / recoveries per second of all cores (bench:micro, this run). */
+  admissionOfRecoveryCeiling: number | null;
+  makers: number;
+  shards: number;
+  steps: LadderStep[];
+  /** Highest completed RFQ/s of a step that was not saturated. */
+  sustainedPerS: number;
+  /** Highest completed RFQ/s of any step. */
+  peakPerS: number;
+  /** signed only: sustainedPerS / recoveries per second of all cores (bench:micro, this run). */
+  ofRecoveryCeiling: number | null;
+  recoveriesPerSAllCores: number | null;
+}
+
+function isSaturatedStep(step: OpenLoopResult): boolean {
+  return step.errors > 0 || step.isSaturated || step.latency.p99Ms > SATURATION_P99_MS || step.throughputPerS < step.offeredPerS * 0.9;
+}
+
+async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: number[]): Promise<LadderResult> {
+  const server = await startServerFor(ctx);
+  const target = httpTarget(server.baseUrl, 256);
+  const farm = new MakerFarm();
+  try {
+    const users = await fundedUsers(server, USERS, CREDIT_MICROS);
+    const markets = await openMarkets(server, MARKETS);
+    const nonces = new NonceSource();
+    const prepare = (count: number, waitMs = WAIT_MS): PreparedRfq[] =>
+      kind === 'unsigned'
+        ? prepareUnsigned(users, markets, count, waitMs)
+        : prepareSigned(users, markets, count, waitMs, nonces, Date.now() + 15 * 60_000);
+    const admission = await measureAdmission(ctx, target.pool, server.pid, prepare);
+    ctx.log(`${kind} admission (no makers, closed loop): ${admission.reqPerS} RFQ/s admitted (p99 ${admission.latency.p99Ms} ms), server CPU ${admission.cpu?.serverPercent} %`);
+    await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
+    await farm.setPolicy('quote');
+    // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
+    await step(target.pool, prepare(ctx.isQuick ? 200 : 1500), 500);
+    const steps: LadderStep[] = [];
+    for (const ratePerS of rates) {
+      const durationMs = stepMs(ctx, 5000);
+      const prepared = prepare(Math.round((ratePerS * durationMs) / 1000));
+      await sleep(500);
+      const meter = startCpuMeter(server.pid);
+      const result = await step(target.pool, prepared, ratePerS);
+      const cpu = meter();
+      const saturated = isSaturatedStep(result);
+      steps.push({ ...result, isSaturatedStep: saturated, cpu });
+      ctx.log(
+        `${kind} @${ratePerS}/s: ${result.throughputPerS}/s done, p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ` +
+          `p99.9 ${result.latency.p999Ms} max ${result.latency.maxMs} ms, errors ${result.errors}, CPU server ${cpu.serverPercent} % ` +
+          `client ${cpu.clientPercent} %${saturated ? ' (saturated)' : ''}`,
+      );
+      if (saturated) break;
+    }
+    const sustainedPerS = Math.max(0, ...steps.filter((s) => !s.isSaturatedStep).map((s) => s.throughputPerS));
+    const peakPerS = Math.max(0, ...steps.map((s) => s.throughputPerS));
+    const microResult = ctx.results.get('micro') as MicroResult | undefined;
+    const recoveries = kind === 'signed' ? (microResult?.recoveriesPerSAllCores ?? null) : null;
+    return {
+      kind,
+      admission,
+      admissionOfRecoveryCeiling: recoveries === null ? null : Math.round((admission.reqPerS / recoveries) * 1000) / 1000,
+      makers: LADDER_MAKERS,
+      shards: Number(server.env['PARLAYD_SHARDS'] ?? Math.max(1, availableParallelism() - 1)),
+      steps,
+      sustainedPerS,
+      peakPerS,
+      ofRecoveryCeiling: recoveries === null ? null : Math.round((sustainedPerS / recoveries) * 1000) / 1000,
+      recoveriesPerSAllCores: recoveries,
+    };
+  } finally {
+    await farm.close().catch(() => undefined);
+    await target.close();
+    await server.stop();
+  }
+}
+
+/**
+ * Admission throughput: RFQs answered 201 per second by 128 callers for a few seconds, before any maker
+ * connects, so nothing but admission and the two durable writes (created, then `timeout` at once) runs.
+ */
+async function measureAdmission(
+  ctx: RunContext,
+  pool: Pool,
+  serverPid: number,
+  prepare: (count: number, waitMs?: number) => PreparedRfq[],
+): Promise<ClosedLoopResult> {
+  const prepared = prepare(ctx.isQuick ? 4_000 : 40_000, 0);
+  return runClosedLoop({
+    concurrency: ADMISSION_CALLERS,
+    durationMs: stepMs(ctx, 4000),
+    warmupMs: stepMs(ctx, 1000, 300),
+    request: async (i) => (await postRfq(pool, prepared[i % prepared.length]!)).status === 201,
+    stopWhen: (next) => next >= prepared.length,
+    serverPid,
+  });
+}
+
+function step(pool: Pool, prepared: PreparedRfq[], ratePerS: number): Promise<OpenLoopResult> {
+  return runOpenLoop({
+    ratePerS,
+    durationMs: (prepared.length / ratePerS) * 1000,
+    maxInFlight: 20_000,
+    request: async (i) => isTerminalWith(await postRfq(pool, prepared[i]!), 'completed'),
+  });
+}
+
+export const unsigned: Scenario<LadderResult> = {
+  name: 'unsigned',
+  describe: 'unsigned RFQs at increasing open-loop rates with 10 quoting makers: create -> completed latency',
+  run: (ctx) => runLadder(ctx, 'unsigned', ctx.isQuick ? [500, 2000] : [250, 500, 1000, 2000, 3000, 4000, 6000, 8000]),
+};
+
+export const signed: Scenario<LadderResult> = {
+  name: 'signed',
+  describe: 'signed RFQs at increasing open-loop rates with 10 quoting makers; throughput against recoveries/s',
+  run: (ctx) =>
+    runLadder(ctx, 'signed', ctx.isQuick ? [500, 2000] : [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000]),
+};

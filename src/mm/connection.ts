@@ -1,0 +1,34 @@
+// Main thread. The state of one maker socket, owned by the gateway (gateway.ts) and held by uWS as the
+// socket's user data. Plain data: every decision about it is made in the gateway.
+import type { WebSocket } from 'uWebSockets.js';
+import type { Challenge } from './handshake.js';
+
+/** One per authenticated connection (a maker address may hold several connections). */
+export type MakerId = string;
+
+export type Phase = 'awaiting_response' | 'verifying' | 'authenticated';
+
+/** Per-connection state; uWS holds it as the socket's user data. */
+export class Connection {
+  ws: WebSocket<UserData> | null = null;
+  phase: Phase = 'awaiting_response';
+  isClosed = false;
+  /** Over the send-buffer limit: nothing more is sent; the close (SLOW_CONSUMER) is queued. */
+  isSlow = false;
+  isPending = false;
+  /** Single use: taken by the first auth_response, good or bad. */
+  challenge: Challenge | null = null;
+  makerId: MakerId | null = null;
+  address: string | null = null;
+  unansweredHeartbeats = 0;
+  authTimer: NodeJS.Timeout | null = null;
+  sessionTimer: NodeJS.Timeout | null = null;
+  constructor(
+    readonly connId: number,
+    readonly remote: string,
+  ) {}
+}
+
+export interface UserData {
+  conn: Connection;
+}

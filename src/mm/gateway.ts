@@ -1,0 +1,395 @@
+// Main thread. The market-maker socket (interface.md "Authentication", "Events", "Limits"; contract
+// section 7) on the service's uWS app: the challenge-response handshake, the auth / challenge / session
+// deadlines, the JSON heartbeat, fan-out of RFQs to every authenticated maker (uWS pub/sub on one topic) and
+// hand-off of maker messages to the RFQ engine's dispatcher. This class owns every maker connection and its
+// timers; nothing else touches a maker socket.
+//
+// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth, each for at most mmAuthTimeoutMs;
+// per-connection send buffer <= mmMaxBufferedBytes (then the maker is closed with SLOW_CONSUMER, never
+// buffered further); one timer per pending socket and one per session, one heartbeat interval in all.
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import uWS, { type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Sessions } from '../auth/sessions.js';
+import { assertDomainTag } from '../crypto/maker-challenge.js';
+import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
+import type {
+  AuthFailureReason,
+  DeclineMessage,
+  LastLookResponseMessage,
+  QuoteCancelMessage,
+  QuoteMessage,
+  ServerToMakerMessage,
+} from '../schemas/mm.js';
+import { challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
+import { decodeFrame, validateMakerMessage } from './inbound.js';
+import {
+  CLOSE,
+  MAKER_ERRORS,
+  MAKERS_TOPIC,
+  MAX_MAKER_FRAME_BYTES,
+  MAX_UNANSWERED_HEARTBEATS,
+  type CloseCause,
+  type MakerErrorCode,
+} from './protocol.js';
+import type { MakerRegistry } from './registry.js';
+import { Connection, type MakerId, type UserData } from './connection.js';
+import { registerGatewayMetrics, type GatewayMetrics } from './metrics.js';
+
+export type { MakerId };
+
+/**
+ * The RFQ engine's side. Every method is called synchronously from the uWS callback that caused it (no
+ * extra hop), on the main thread. Messages are already validated; quote.last_look is always set (default
+ * false). onMakerDisconnected is called once for every authenticated connection that closes, whatever the
+ * reason (including a close caused by send/broadcast, which is reported right after that call returns).
+ */
+export interface MakerDispatcher {
+  onQuote(makerId: MakerId, address: string, msg: QuoteMessage): void;
+  onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
+  onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
+  onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
+  onMakerDisconnected(makerId: MakerId, address: string): void;
+}
+
+export interface MakerGatewayDeps {
+  config: Pick<Config, 'mmDomainTag' | 'mmAuthTimeoutMs' | 'mmChallengeTtlMs' | 'mmHeartbeatMs' | 'mmSessionTtlMs' | 'mmMaxBufferedBytes'>;
+  clock: Clock;
+  log: Logger;
+  registry: Pick<MakerRegistry, 'has'>;
+  sessions: Pick<Sessions, 'issueMaker' | 'revoke'>;
+  verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
+  /** Where the maker metrics are registered (the service's prom-client registry). */
+  metrics?: Registry;
+  /** Bound on sockets connected but not yet authenticated; more upgrades get 503. Default 1024. */
+  maxPendingAuth?: number;
+}
+
+const DEFAULT_MAX_PENDING_AUTH = 1024;
+// uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
+// the largest message that can be queued after the soft check passed.
+const HARD_BACKPRESSURE_MARGIN_BYTES = 64 * 1024;
+
+export class MakerGateway {
+  readonly #deps: MakerGatewayDeps;
+  readonly #maxPendingAuth: number;
+  readonly #softLimitBytes: number;
+  readonly #all = new Set<Connection>();
+  readonly #authenticated = new Map<MakerId, Connection>();
+  #app: TemplatedApp | null = null;
+  #dispatcher: MakerDispatcher | null = null;
+  #pendingCount = 0;
+  #connSeq = 0;
+  #makerSeq = 0;
+  #isClosing = false;
+  #heartbeatTimer: NodeJS.Timeout | null = null;
+  readonly #metrics: GatewayMetrics | null;
+
+  constructor(deps: MakerGatewayDeps) {
+    assertDomainTag(deps.config.mmDomainTag);
+    this.#deps = deps;
+    this.#maxPendingAuth = deps.maxPendingAuth ?? DEFAULT_MAX_PENDING_AUTH;
+    this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
+    this.#metrics =
+      deps.metrics === undefined
+        ? null
+        : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#pendingCount });
+  }
+
+  setDispatcher(d: MakerDispatcher): void {
+    this.#dispatcher = d;
+  }
+
+  /**
+   * Remembers the app (broadcast publishes on it) and returns the socket behavior to register with
+   * `app.ws(MAKER_WS_PATH, gateway.attach(app))`. Starts the heartbeat.
+   */
+  attach(app: TemplatedApp): WebSocketBehavior<UserData> {
+    if (this.#app !== null) throw new Error('MakerGateway.attach called twice'); // a wiring bug
+    this.#app = app;
+    this.#heartbeatTimer = setInterval(() => this.#tickHeartbeat(), this.#deps.config.mmHeartbeatMs);
+    this.#heartbeatTimer.unref();
+    return {
+      maxPayloadLength: MAX_MAKER_FRAME_BYTES,
+      // Liveness is our JSON heartbeat (interface.md), not uWS's idle timer or protocol pings.
+      idleTimeout: 0,
+      sendPingsAutomatically: false,
+      compression: uWS.DISABLED,
+      maxBackpressure: this.#softLimitBytes + HARD_BACKPRESSURE_MARGIN_BYTES,
+      closeOnBackpressureLimit: 1,
+      upgrade: (res, req, context) => {
+        if (this.#isClosing || this.#pendingCount >= this.#maxPendingAuth) {
+          res.cork(() => {
+            res.writeStatus('503 Service Unavailable').writeHeader('Retry-After', '1').writeHeader('Content-Type', 'application/json');
+            res.end(JSON.stringify({ code: 'OVERLOADED', message: 'too many maker sockets awaiting authentication' }));
+          });
+          return;
+        }
+        const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
+        const userData: UserData = { conn: new Connection(++this.#connSeq, remote) };
+        res.upgrade(userData, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+      },
+      open: (ws) => this.#onOpen(ws),
+      message: (ws, frame, isBinary) => this.#onMessage(ws.getUserData().conn, frame, isBinary),
+      close: (ws, code) => this.#onClose(ws.getUserData().conn, code),
+    };
+  }
+
+  /** Sends one JSON message to every authenticated maker (one uWS publish); returns how many were connected. */
+  broadcast(message: ServerToMakerMessage): number {
+    const count = this.connectedCount;
+    if (count === 0 || this.#app === null) return 0;
+    this.#app.publish(MAKERS_TOPIC, JSON.stringify(message), false);
+    for (const conn of this.#authenticated.values()) this.#closeIfSlow(conn);
+    return count;
+  }
+
+  /** Sends to one connection; false if it is gone (or is being closed as a slow consumer). */
+  send(makerId: MakerId, message: ServerToMakerMessage): boolean {
+    const conn = this.#authenticated.get(makerId);
+    return conn !== undefined && this.#send(conn, message);
+  }
+
+  /** Authenticated connections, less any being closed as a slow consumer. */
+  connectedMakerIds(): MakerId[] {
+    const ids: MakerId[] = [];
+    for (const [makerId, conn] of this.#authenticated) if (!conn.isSlow) ids.push(makerId);
+    return ids;
+  }
+
+  get connectedCount(): number {
+    let count = 0;
+    for (const conn of this.#authenticated.values()) if (!conn.isSlow) count++;
+    return count;
+  }
+
+  /** Sockets connected and not yet authenticated. */
+  get pendingCount(): number {
+    return this.#pendingCount;
+  }
+
+  /** Authenticated connections of one maker address. */
+  connectionsOf(address: string): number {
+    let count = 0;
+    for (const conn of this.#authenticated.values()) if (conn.address === address) count++;
+    return count;
+  }
+
+  /** Closes every connection of `address` (maker removed from the registry); returns how many. */
+  disconnectAddress(address: string): number {
+    let closed = 0;
+    for (const conn of [...this.#all]) {
+      if (conn.address !== address || conn.isClosed) continue;
+      this.#fail(conn, 'MAKER_REMOVED');
+      closed++;
+    }
+    return closed;
+  }
+
+  /** Closes every socket (service shutdown) and refuses new ones. */
+  close(): void {
+    this.#isClosing = true;
+    if (this.#heartbeatTimer !== null) clearInterval(this.#heartbeatTimer);
+    this.#heartbeatTimer = null;
+    for (const conn of [...this.#all]) this.#close(conn, 'SHUTDOWN');
+  }
+
+  // --- connection lifecycle ----------------------------------------------------------------------------
+
+  #onOpen(ws: WebSocket<UserData>): void {
+    const conn = ws.getUserData().conn;
+    conn.ws = ws;
+    this.#all.add(conn);
+    if (this.#isClosing) return this.#close(conn, 'SHUTDOWN');
+    conn.isPending = true;
+    this.#pendingCount++;
+    const { config, clock } = this.#deps;
+    conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
+    // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile.
+    conn.authTimer = setTimeout(() => this.#fail(conn, 'AUTH_TIMEOUT'), config.mmAuthTimeoutMs);
+    this.#send(conn, challengeMessage(conn.challenge));
+  }
+
+  #onMessage(conn: Connection, frame: ArrayBuffer, isBinary: boolean): void {
+    if (conn.isClosed) return;
+    const value = decodeFrame(frame, isBinary);
+    if (conn.phase !== 'authenticated') return this.#onPreAuthMessage(conn, value);
+    if (value === null) return this.#sendError(conn, 'INVALID_JSON');
+    const inbound = validateMakerMessage(value);
+    if (!inbound.ok) return void this.#send(conn, { type: 'error', ...inbound.error });
+    const msg = inbound.message;
+    const makerId = conn.makerId!;
+    const address = conn.address!;
+    if (msg.type === 'pong') {
+      conn.unansweredHeartbeats = 0;
+      return;
+    }
+    if (msg.type === 'auth_response') return this.#sendError(conn, 'ALREADY_AUTHENTICATED');
+    const dispatcher = this.#dispatcher;
+    if (dispatcher === null) return this.#sendError(conn, 'NOT_ACCEPTING', idsOf(msg));
+    switch (msg.type) {
+      case 'quote':
+        msg.last_look ??= false;
+        return dispatcher.onQuote(makerId, address, msg);
+      case 'decline':
+        return dispatcher.onDecline(makerId, address, msg);
+      case 'quote_cancel':
+        return dispatcher.onQuoteCancel(makerId, address, msg);
+      case 'last_look_response':
+        return dispatcher.onLastLookResponse(makerId, address, msg);
+      default:
+        return assertNever(msg);
+    }
+  }
+
+  #onPreAuthMessage(conn: Connection, value: Record<string, unknown> | null): void {
+    if (value === null || value['type'] !== 'auth_response') return this.#fail(conn, 'NOT_AUTHENTICATED');
+    const challenge = conn.challenge;
+    if (challenge === null) return this.#sendError(conn, 'AUTH_IN_PROGRESS');
+    conn.challenge = null; // one challenge per connection, used once (contract section 7)
+    const checked = checkAuthResponse(challenge, value, this.#deps.clock.nowMs());
+    if (!checked.ok) return this.#rejectAuth(conn, checked.reason, checked.detail);
+    conn.phase = 'verifying';
+    conn.address = checked.address;
+    this.#verify(conn, challenge, checked).catch((err: unknown) => {
+      if (isPoolOverloaded(err)) return this.#fail(conn, 'OVERLOADED');
+      this.#deps.log.error({ err, connId: conn.connId }, 'maker auth failed unexpectedly');
+      this.#close(conn, 'INTERNAL');
+    });
+  }
+
+  async #verify(conn: Connection, challenge: Challenge, checked: { address: string; signature65: Uint8Array }): Promise<void> {
+    const isSigner = await verifySigner(this.#deps.verifyPool, challenge, checked);
+    if (conn.isClosed) return;
+    if (!isSigner) return this.#rejectAuth(conn, 'INVALID_SIGNATURE', 'the signature does not recover to the address');
+    // Registry after the signature, so only the key's owner learns whether an address is registered.
+    if (!this.#deps.registry.has(checked.address)) return this.#rejectAuth(conn, 'UNKNOWN_MAKER', 'not a registered maker');
+    const session = await this.#deps.sessions.issueMaker(checked.address, this.#deps.config.mmSessionTtlMs);
+    // The socket may have closed, or the maker been removed, while the session was being made durable: the
+    // token was never handed out, so it is revoked rather than left valid.
+    if (conn.isClosed || !this.#deps.registry.has(checked.address)) {
+      await this.#deps.sessions.revoke(session.sessionKey);
+      if (!conn.isClosed) this.#rejectAuth(conn, 'UNKNOWN_MAKER', 'maker removed during authentication');
+      return;
+    }
+    this.#authenticate(conn, checked.address, session.token, session.expiresAtMs);
+  }
+
+  #authenticate(conn: Connection, address: string, sessionToken: string, expiresAtMs: number): void {
+    this.#leavePending(conn);
+    const makerId = `mk-${(++this.#makerSeq).toString(36)}`;
+    conn.phase = 'authenticated';
+    conn.makerId = makerId;
+    this.#authenticated.set(makerId, conn);
+    conn.ws!.subscribe(MAKERS_TOPIC);
+    const delayMs = Math.max(0, expiresAtMs - this.#deps.clock.nowMs());
+    conn.sessionTimer = setTimeout(() => this.#expireSession(conn, expiresAtMs), delayMs);
+    this.#metrics?.authTotal.inc({ result: 'success' });
+    this.#deps.log.info({ connId: conn.connId, makerId, address, remote: conn.remote }, 'maker authenticated');
+    this.#send(conn, { type: 'auth_result', success: true, session_token: sessionToken, expires_at_ms: expiresAtMs });
+  }
+
+  #expireSession(conn: Connection, expiresAtMs: number): void {
+    conn.sessionTimer = null;
+    this.#send(conn, { type: 'AUTH_EXPIRED', expired_at_ms: expiresAtMs });
+    this.#close(conn, 'AUTH_EXPIRED');
+  }
+
+  #rejectAuth(conn: Connection, reason: AuthFailureReason, detail: string): void {
+    this.#metrics?.authTotal.inc({ result: reason });
+    this.#deps.log.info({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
+    this.#send(conn, { type: 'auth_result', success: false, reason });
+    this.#close(conn, reason);
+  }
+
+  #onClose(conn: Connection, code: number): void {
+    conn.isClosed = true;
+    this.#all.delete(conn);
+    this.#leavePending(conn);
+    if (conn.sessionTimer !== null) clearTimeout(conn.sessionTimer);
+    conn.sessionTimer = null;
+    const makerId = conn.makerId;
+    if (makerId === null) return;
+    this.#authenticated.delete(makerId);
+    this.#deps.log.info({ connId: conn.connId, makerId, address: conn.address, code }, 'maker disconnected');
+    this.#dispatcher?.onMakerDisconnected(makerId, conn.address!);
+  }
+
+  #leavePending(conn: Connection): void {
+    if (conn.authTimer !== null) clearTimeout(conn.authTimer);
+    conn.authTimer = null;
+    if (!conn.isPending) return;
+    conn.isPending = false;
+    this.#pendingCount--;
+  }
+
+  // --- heartbeat ---------------------------------------------------------------------------------------
+
+  /** One interval for all makers: a maker that left MAX_UNANSWERED_HEARTBEATS unanswered is closed. */
+  #tickHeartbeat(): void {
+    const message = { type: 'heartbeat', ts: this.#deps.clock.nowMs() } as const;
+    for (const conn of [...this.#authenticated.values()]) {
+      if (conn.unansweredHeartbeats >= MAX_UNANSWERED_HEARTBEATS) {
+        this.#fail(conn, 'HEARTBEAT_TIMEOUT');
+        continue;
+      }
+      conn.unansweredHeartbeats++;
+      this.#send(conn, message);
+    }
+  }
+
+  // --- sending -----------------------------------------------------------------------------------------
+
+  /** The one place a message is written to a socket. False when the socket is gone or too far behind. */
+  #send(conn: Connection, message: ServerToMakerMessage): boolean {
+    if (conn.isClosed || conn.ws === null) return false;
+    if (this.#closeIfSlow(conn)) return false;
+    conn.ws.send(JSON.stringify(message), false);
+    return !this.#closeIfSlow(conn);
+  }
+
+  #sendError(conn: Connection, code: MakerErrorCode, ids: { request_id?: string; quote_id?: string } = {}): void {
+    this.#send(conn, { type: 'error', code, message: MAKER_ERRORS[code].message, ...ids });
+  }
+
+  /** error message with the code, then close with it as the reason (the `closes: true` codes). */
+  #fail(conn: Connection, cause: CloseCause & MakerErrorCode): void {
+    this.#sendError(conn, cause);
+    this.#close(conn, cause);
+  }
+
+  /**
+   * Closes a maker whose send buffer passed the limit, with SLOW_CONSUMER, instead of letting memory grow.
+   * The close runs in a microtask, so a send or broadcast never calls back into the dispatcher mid-call.
+   */
+  #closeIfSlow(conn: Connection): boolean {
+    if (conn.isClosed || conn.isSlow || conn.ws === null) return true;
+    if (conn.ws.getBufferedAmount() <= this.#softLimitBytes) return false;
+    conn.isSlow = true;
+    // Out of the topic at once, so later publishes skip it and uWS's hard limit (a close without a reason)
+    // is never reached.
+    if (conn.phase === 'authenticated') conn.ws.unsubscribe(MAKERS_TOPIC);
+    queueMicrotask(() => this.#close(conn, 'SLOW_CONSUMER'));
+    return true;
+  }
+
+  #close(conn: Connection, cause: CloseCause): void {
+    if (conn.isClosed || conn.ws === null) return;
+    const { code, reason } = CLOSE[cause];
+    this.#metrics?.closedTotal.inc({ reason });
+    if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED') {
+      this.#deps.log.info({ connId: conn.connId, makerId: conn.makerId, address: conn.address, reason }, 'closing maker socket');
+    }
+    conn.ws.end(code, reason); // runs #onClose synchronously
+  }
+}
+
+function idsOf(msg: { request_id: string; quote_id?: string }): { request_id: string; quote_id?: string } {
+  return msg.quote_id === undefined ? { request_id: msg.request_id } : { request_id: msg.request_id, quote_id: msg.quote_id };
+}
+
+function assertNever(value: never): never {
+  throw new TypeError(`unhandled maker message ${JSON.stringify(value)}`);
+}

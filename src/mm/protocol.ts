@@ -1,0 +1,57 @@
+// The maker socket's constants (contract section 7, docs/maker-protocol.md): where it lives, why the server
+// closes a socket (close code + reason text, both visible to the maker), and the `error` codes. The message
+// shapes themselves are the typebox schemas in schemas/mm.ts. Pure data; imported by the gateway, the SDK
+// and the tests.
+
+export const MAKER_WS_PATH = '/v1/mm/ws';
+
+/** uWS pub/sub topic every authenticated connection joins; one publish reaches every maker. */
+export const MAKERS_TOPIC = 'makers';
+
+/** Largest frame a maker may send (16 KiB); a bigger one closes the socket at once (uWS, code 1006). */
+export const MAX_MAKER_FRAME_BYTES = 16 * 1024;
+
+/** Heartbeats sent in a row without a pong before the socket is closed (interface.md "Limits"). */
+export const MAX_UNANSWERED_HEARTBEATS = 3;
+
+/**
+ * Why the server closed a socket. `code` is the WebSocket close code, `reason` the close frame's text
+ * (also the code of the auth_result or error message sent just before, when there is one).
+ * 1008 = policy violation (the maker broke a rule), 1013 = try again later (server-side limit),
+ * 1001 = going away (service shutdown), 1011 = unexpected server condition.
+ */
+export const CLOSE = {
+  AUTH_TIMEOUT: { code: 1008, reason: 'AUTH_TIMEOUT' },
+  CHALLENGE_EXPIRED: { code: 1008, reason: 'CHALLENGE_EXPIRED' },
+  INVALID_SIGNATURE: { code: 1008, reason: 'INVALID_SIGNATURE' },
+  UNKNOWN_MAKER: { code: 1008, reason: 'UNKNOWN_MAKER' },
+  MALFORMED: { code: 1008, reason: 'MALFORMED' },
+  NOT_AUTHENTICATED: { code: 1008, reason: 'NOT_AUTHENTICATED' },
+  HEARTBEAT_TIMEOUT: { code: 1008, reason: 'HEARTBEAT_TIMEOUT' },
+  AUTH_EXPIRED: { code: 1008, reason: 'AUTH_EXPIRED' },
+  MAKER_REMOVED: { code: 1008, reason: 'MAKER_REMOVED' },
+  SLOW_CONSUMER: { code: 1013, reason: 'SLOW_CONSUMER' },
+  OVERLOADED: { code: 1013, reason: 'OVERLOADED' },
+  SHUTDOWN: { code: 1001, reason: 'SHUTDOWN' },
+  INTERNAL: { code: 1011, reason: 'INTERNAL' },
+} as const satisfies Record<string, { code: number; reason: string }>;
+export type CloseCause = keyof typeof CLOSE;
+
+/**
+ * Codes of the `error` message. `closes: true` codes are followed by a close with the same reason text;
+ * the others leave the socket open (contract section 7).
+ */
+export const MAKER_ERRORS = {
+  INVALID_JSON: { closes: false, message: 'frame is not a JSON object in a UTF-8 text frame' },
+  UNKNOWN_TYPE: { closes: false, message: 'type is missing or not a maker message type' },
+  VALIDATION_FAILED: { closes: false, message: 'message failed validation' },
+  ALREADY_AUTHENTICATED: { closes: false, message: 'this connection is already authenticated' },
+  AUTH_IN_PROGRESS: { closes: false, message: 'the auth_response of this connection is being verified' },
+  NOT_ACCEPTING: { closes: false, message: 'the service is not accepting quotes yet' },
+  NOT_AUTHENTICATED: { closes: true, message: 'only auth_response is accepted before authentication' },
+  AUTH_TIMEOUT: { closes: true, message: 'authentication was not completed in time' },
+  HEARTBEAT_TIMEOUT: { closes: true, message: 'heartbeats were not answered with pong' },
+  MAKER_REMOVED: { closes: true, message: 'this maker was removed from the registry' },
+  OVERLOADED: { closes: true, message: 'the service is overloaded; reconnect after a short delay' },
+} as const satisfies Record<string, { closes: boolean; message: string }>;
+export type MakerErrorCode = keyof typeof MAKER_ERRORS;

@@ -1,0 +1,286 @@
+// Every message of the market-maker socket (contract section 7), both directions, as typebox schemas. The
+// gateway validates maker messages with these (compiled once), the SDK and the RFQ engine take their types
+// from them, and schemas/asyncapi.ts publishes them: one definition, so the document cannot drift.
+//
+// Each message is a JSON object with a literal `type`; the two unions below are discriminated on it, so a
+// `switch (msg.type)` is checked for exhaustiveness. Maker -> server messages are strict (unknown fields are
+// refused, contract section 1); server -> maker messages are open, so a later field added by the server
+// never breaks a maker that validates what it receives.
+import { Kind, Type, TypeRegistry, type Static, type TSchema } from '@sinclair/typebox';
+import { Address, Direction, MarketId, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
+
+// ---------------------------------------------------------------------------------------------------------
+// Field types
+
+/** 32 random bytes as 64 hex chars. Lowercase is what the server sends. */
+const NonceHex = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32 random bytes, 64 lowercase hex chars' });
+
+/** Positive decimal integer string of USDC micros; at most 19 digits, so it always fits a u64. */
+const PositiveMicrosString = Type.String({
+  pattern: '^[1-9][0-9]{0,18}$',
+  description: 'positive decimal integer string of USDC micros',
+});
+
+const MessageText = Type.String({ maxLength: 512, description: 'human-readable detail; never parse it' });
+
+/** Upper bound on quoted odds: odds_e4 = odds * 10^4 then stays far inside the u32 of the signed format. */
+export const ODDS_MAX = 100_000;
+const ODDS_KIND = 'ParlaydOdds';
+
+/**
+ * True for a finite number in (1, ODDS_MAX] with at most 4 decimals. round(x * 10^4) / 10^4 is the double
+ * nearest to the 4-decimal value, which is exactly what JSON.parse produced if the text had <= 4 decimals;
+ * JSON Schema's multipleOf 0.0001 cannot express this (1.85 % 0.0001 !== 0 in binary floating point).
+ */
+export function isQuoteOdds(value: unknown): value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 1 || value > ODDS_MAX) return false;
+  return Math.round(value * 10_000) / 10_000 === value;
+}
+
+// A custom kind, registered once per process, so the compiled validator runs isQuoteOdds; the JSON keywords
+// beside it describe the same rule to readers of the AsyncAPI document.
+if (!TypeRegistry.Has(ODDS_KIND)) TypeRegistry.Set(ODDS_KIND, (_schema, value) => isQuoteOdds(value));
+const Odds = Type.Unsafe<number>({
+  [Kind]: ODDS_KIND,
+  type: 'number',
+  exclusiveMinimum: 1,
+  maximum: ODDS_MAX,
+  'x-max-decimals': 4,
+  description: `decimal payout multiplier, > 1 and <= ${ODDS_MAX}, at most 4 decimals (the server uses odds * 10^4 as an integer)`,
+});
+
+/** The maker's own id for a quote; echoed back in quote_ack / quote_reject / last_look / rfq_result. */
+const QuoteId = Type.String({ minLength: 1, maxLength: 64, description: "the maker's own quote id" });
+
+// ---------------------------------------------------------------------------------------------------------
+// Handshake (interface.md "Market-maker WebSocket flow")
+
+export const AuthChallengeMessage = Type.Object(
+  {
+    type: Type.Literal('auth_challenge'),
+    nonce: NonceHex,
+    timestamp: SafeInt({ description: 'server time in Unix seconds; signed as u64 little-endian' }),
+  },
+  { $id: 'auth_challenge', description: 'First message after connecting. Sign the 75 bytes it defines.' },
+);
+
+export const AuthResponseMessage = StrictObject(
+  {
+    type: Type.Literal('auth_response'),
+    address: Type.String({
+      pattern: '^(0x)?[0-9a-fA-F]{40}$',
+      description: 'registered maker address: EIP-55 checksum or all lowercase; mixed case must pass EIP-55',
+    }),
+    signature: Type.String({
+      pattern: '^(0x)?[0-9a-fA-F]{130}$',
+      description: 'EIP-191 personal-sign signature of the 75 challenge bytes: r (32) s (32) v (1), v 0/1 or 27/28',
+    }),
+  },
+  { $id: 'auth_response', description: 'The only message accepted before authentication; one per connection.' },
+);
+
+export const AUTH_FAILURE_REASONS = ['INVALID_SIGNATURE', 'UNKNOWN_MAKER', 'CHALLENGE_EXPIRED', 'MALFORMED'] as const;
+export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
+
+const AuthResultSuccess = Type.Object(
+  {
+    type: Type.Literal('auth_result'),
+    success: Type.Literal(true),
+    session_token: Type.String({ description: 'bearer token for maker HTTP routes; secret' }),
+    expires_at_ms: SafeInt({ description: 'session end, Unix ms; AUTH_EXPIRED is sent then' }),
+  },
+  { title: 'auth_result (success)' },
+);
+const AuthResultFailure = Type.Object(
+  {
+    type: Type.Literal('auth_result'),
+    success: Type.Literal(false),
+    reason: Type.Union(AUTH_FAILURE_REASONS.map((r) => Type.Literal(r))),
+  },
+  { title: 'auth_result (failure)', description: 'The server closes the socket right after.' },
+);
+export const AuthResultMessage = Type.Union([AuthResultSuccess, AuthResultFailure], { $id: 'auth_result' });
+
+// ---------------------------------------------------------------------------------------------------------
+// Liveness and session
+
+export const HeartbeatMessage = Type.Object(
+  { type: Type.Literal('heartbeat'), ts: SafeInt({ description: 'server time, Unix ms' }) },
+  { $id: 'heartbeat', description: 'Sent every heartbeat interval (15 s); answer with pong.' },
+);
+
+export const PongMessage = StrictObject(
+  { type: Type.Literal('pong'), ts: SafeInt({ description: 'the ts of the heartbeat being answered' }) },
+  { $id: 'pong', description: 'Answer to heartbeat. Three heartbeats in a row without a pong close the socket.' },
+);
+
+export const AuthExpiredMessage = Type.Object(
+  {
+    type: Type.Literal('AUTH_EXPIRED'),
+    expired_at_ms: SafeInt({ description: 'when the session ended, Unix ms' }),
+  },
+  { $id: 'AUTH_EXPIRED', description: 'The 1 h session ended; the server closes the socket. Reconnect and authenticate.' },
+);
+
+// ---------------------------------------------------------------------------------------------------------
+// RFQ flow (contract sections 6 and 7)
+
+const RfqLeg = Type.Object({ market_id: MarketId, direction: Direction });
+const Taker = Type.Object({ address: Address, tier: SafeInt({ description: 'taker tier' }) });
+
+export const RfqMessage = Type.Object(
+  {
+    type: Type.Literal('rfq'),
+    request_id: Uuid,
+    legs: Type.Array(RfqLeg, { minItems: 1, maxItems: 8 }),
+    wager_micros: PositiveMicrosString,
+    order_type: Type.Union([Type.Literal(1), Type.Literal(2)], { description: '1 = IOC, 2 = FOK' }),
+    quote_deadline_ms: SafeInt({ description: 'quotes after this Unix ms are not considered' }),
+    expires_at_ms: SafeInt({ description: 'the order deadline, Unix ms' }),
+    taker: Nullable(Taker),
+  },
+  { $id: 'rfq', description: 'A request for quote, sent to every authenticated maker. taker is null when shielded.' },
+);
+
+export const QuoteMessage = StrictObject(
+  {
+    type: Type.Literal('quote'),
+    request_id: Uuid,
+    quote_id: QuoteId,
+    odds: Odds,
+    max_wager_micros: PositiveMicrosString,
+    last_look: Type.Optional(
+      Type.Boolean({ default: false, description: 'true: the maker confirms with last_look_response before a fill' }),
+    ),
+  },
+  { $id: 'quote', description: 'A price for an rfq. Answered by quote_ack or quote_reject.' },
+);
+
+export const DeclineMessage = StrictObject(
+  { type: Type.Literal('decline'), request_id: Uuid },
+  { $id: 'decline', description: 'The maker will not quote this rfq (lets the RFQ close early).' },
+);
+
+export const QuoteCancelMessage = StrictObject(
+  { type: Type.Literal('quote_cancel'), request_id: Uuid, quote_id: QuoteId },
+  { $id: 'quote_cancel', description: 'Withdraws a quote that was not yet selected.' },
+);
+
+export const QuoteAckMessage = Type.Object(
+  { type: Type.Literal('quote_ack'), request_id: Uuid, quote_id: QuoteId },
+  { $id: 'quote_ack', description: 'The quote was accepted for selection.' },
+);
+
+export const QuoteRejectMessage = Type.Object(
+  {
+    type: Type.Literal('quote_reject'),
+    request_id: Uuid,
+    quote_id: QuoteId,
+    reason: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE reason code' }),
+  },
+  { $id: 'quote_reject', description: 'The quote was refused (unknown or closed rfq, late, invalid).' },
+);
+
+export const LastLookMessage = Type.Object(
+  {
+    type: Type.Literal('last_look'),
+    request_id: Uuid,
+    quote_id: QuoteId,
+    fill_wager_micros: PositiveMicrosString,
+    deadline_ms: SafeInt({ description: 'answer before this Unix ms; silence counts as reject' }),
+  },
+  { $id: 'last_look', description: 'The quote (sent with last_look: true) was selected; confirm or reject.' },
+);
+
+export const LastLookResponseMessage = StrictObject(
+  { type: Type.Literal('last_look_response'), request_id: Uuid, quote_id: QuoteId, accept: Type.Boolean() },
+  { $id: 'last_look_response', description: 'Confirms (accept: true) or rejects the fill of a last_look.' },
+);
+
+export const RFQ_OUTCOMES = ['won', 'lost', 'expired', 'cancelled'] as const;
+export const RfqResultMessage = Type.Object(
+  {
+    type: Type.Literal('rfq_result'),
+    request_id: Uuid,
+    outcome: Type.Union(RFQ_OUTCOMES.map((o) => Type.Literal(o))),
+    quote_id: Type.Optional(QuoteId),
+    odds: Type.Optional(Type.Number({ description: 'winner only: the filled odds' })),
+    filled_wager_micros: Type.Optional(PositiveMicrosString),
+  },
+  {
+    $id: 'rfq_result',
+    description: 'End of an rfq for this maker. quote_id, odds and filled_wager_micros only for the winner; a loser learns only that it lost.',
+  },
+);
+
+export const ErrorMessage = Type.Object(
+  {
+    type: Type.Literal('error'),
+    code: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE error code (docs/maker-protocol.md)' }),
+    message: MessageText,
+    request_id: Type.Optional(Type.String({ maxLength: 64, description: 'request_id of the offending message, when it had one' })),
+    quote_id: Type.Optional(Type.String({ maxLength: 64, description: 'quote_id of the offending message, when it had one' })),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), { maxItems: 10 })),
+  },
+  { $id: 'error', description: 'A malformed or out-of-turn message. The socket stays open unless the code says it closes.' },
+);
+
+// ---------------------------------------------------------------------------------------------------------
+// Unions and types
+
+/** Every message a maker may send, in the order of the protocol. */
+export const MAKER_TO_SERVER_SCHEMAS = [
+  AuthResponseMessage,
+  PongMessage,
+  QuoteMessage,
+  DeclineMessage,
+  QuoteCancelMessage,
+  LastLookResponseMessage,
+] as const;
+
+/** Every message the server sends. */
+export const SERVER_TO_MAKER_SCHEMAS = [
+  AuthChallengeMessage,
+  AuthResultMessage,
+  HeartbeatMessage,
+  AuthExpiredMessage,
+  RfqMessage,
+  QuoteAckMessage,
+  QuoteRejectMessage,
+  LastLookMessage,
+  RfqResultMessage,
+  ErrorMessage,
+] as const;
+
+export const MakerToServerMessage = Type.Union([...MAKER_TO_SERVER_SCHEMAS]);
+export const ServerToMakerMessage = Type.Union([...SERVER_TO_MAKER_SCHEMAS]);
+
+export type AuthChallengeMessage = Static<typeof AuthChallengeMessage>;
+export type AuthResponseMessage = Static<typeof AuthResponseMessage>;
+export type AuthResultMessage = Static<typeof AuthResultMessage>;
+export type HeartbeatMessage = Static<typeof HeartbeatMessage>;
+export type PongMessage = Static<typeof PongMessage>;
+export type AuthExpiredMessage = Static<typeof AuthExpiredMessage>;
+export type RfqMessage = Static<typeof RfqMessage>;
+export type QuoteMessage = Static<typeof QuoteMessage>;
+export type DeclineMessage = Static<typeof DeclineMessage>;
+export type QuoteCancelMessage = Static<typeof QuoteCancelMessage>;
+export type QuoteAckMessage = Static<typeof QuoteAckMessage>;
+export type QuoteRejectMessage = Static<typeof QuoteRejectMessage>;
+export type LastLookMessage = Static<typeof LastLookMessage>;
+export type LastLookResponseMessage = Static<typeof LastLookResponseMessage>;
+export type RfqResultMessage = Static<typeof RfqResultMessage>;
+export type ErrorMessage = Static<typeof ErrorMessage>;
+export type MakerToServerMessage = Static<typeof MakerToServerMessage>;
+export type ServerToMakerMessage = Static<typeof ServerToMakerMessage>;
+
+export type MakerMessageType = MakerToServerMessage['type'];
+export type ServerMessageType = ServerToMakerMessage['type'];
+
+/** The `type` literal of a message schema (every schema above has one, directly or in each union member). */
+export function messageTypeOf(schema: TSchema): string {
+  const member = (schema['anyOf'] as TSchema[] | undefined)?.[0] ?? schema;
+  const literal = (member['properties'] as Record<string, TSchema> | undefined)?.['type']?.['const'];
+  if (typeof literal !== 'string') throw new TypeError('message schema without a type literal');
+  return literal;
+}

@@ -1,0 +1,164 @@
+// Operations (contract section 10): liveness, Prometheus metrics, the generated OpenAPI 3.1 document (which
+// must match what the router serves), and graceful shutdown on SIGTERM and SIGINT.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { client, request } from '../helpers/http.js';
+import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { loginWallet } from '../helpers/users.js';
+
+/** The routes of the foundation (issue 3); other areas add theirs beside them. */
+const FOUNDATION_OPERATIONS = [
+  'get /healthz',
+  'get /metrics',
+  'get /v1/openapi.json',
+  'post /v1/auth/wallet/challenge',
+  'post /v1/auth/wallet',
+  'post /v1/auth/session',
+  'post /v1/auth/logout',
+  'get /v1/user/balance',
+  'get /v1/user/preferences',
+  'patch /v1/user/preferences',
+  'get /v1/markets/current',
+  'get /v1/markets/lookup',
+  'get /v1/mention-markets',
+  'post /v1/admin/users/credit',
+  'post /v1/admin/mention-markets',
+  'post /v1/admin/markets/{id}/resolve',
+];
+
+describe('operations routes', () => {
+  let server: TestServer;
+  let api: ReturnType<typeof client>;
+
+  before(async () => {
+    server = await startServer();
+    api = client(server.baseUrl);
+  });
+  after(async () => {
+    await server.stop();
+    removeDataDir(server);
+  });
+
+  it('GET /healthz is 200 {status: ok}', async () => {
+    const res = await api.get('/healthz');
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 200, body: { status: 'ok' } });
+  });
+
+  it('GET /metrics is Prometheus text with the HTTP latency histogram by route', async () => {
+    await api.get('/healthz');
+    await api.get('/v1/no-such-route');
+    const res = await api.get('/metrics');
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = res.body as string;
+    assert.match(text, /^# TYPE parlayd_http_request_seconds histogram$/m);
+    assert.match(text, /^parlayd_http_request_seconds_count\{(?=[^}]*route="\/healthz")(?=[^}]*method="GET")(?=[^}]*status="200")[^}]*\} [1-9]\d*$/m);
+    assert.match(text, /^parlayd_http_request_seconds_bucket\{[^}]*le="\+Inf"[^}]*\} \d+$/m);
+    // Unknown paths share one label value, so a scanner cannot grow the label set.
+    assert.match(text, /^parlayd_http_request_seconds_count\{(?=[^}]*route="unmatched")(?=[^}]*status="404")[^}]*\} [1-9]\d*$/m);
+    assert.ok(!text.includes('/v1/no-such-route'));
+    assert.match(text, /^parlayd_http_errors_total\{code="NOT_FOUND"\} [1-9]\d*$/m);
+    // Every sample line is `name{labels} value`.
+    for (const line of text.split('\n')) {
+      if (line === '' || line.startsWith('#')) continue;
+      assert.match(line, /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/, line);
+    }
+  });
+
+  it('GET /v1/openapi.json is an OpenAPI 3.1 document with every route, its components and its security', async () => {
+    const res = await api.get('/v1/openapi.json');
+    assert.equal(res.status, 200);
+    const doc = res.body;
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.title, 'parlayd');
+    assert.equal(typeof doc.info.version, 'string');
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method} ${path}`),
+    );
+    for (const operation of FOUNDATION_OPERATIONS) assert.ok(operations.includes(operation), `${operation} is documented`);
+    for (const name of ['ErrorBody', 'Market', 'Session', 'Balance', 'Preferences']) {
+      assert.equal(typeof doc.components.schemas[name], 'object', `components.schemas.${name}`);
+    }
+    assert.deepEqual(doc.components.securitySchemes, { bearer: { type: 'http', scheme: 'bearer' } });
+    assert.deepEqual(doc.paths['/v1/user/balance'].get.security, [{ bearer: [] }]);
+    assert.equal(doc.paths['/v1/markets/current'].get.security, undefined);
+    assert.deepEqual(
+      doc.paths['/v1/markets/lookup'].get.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.in, p.required]),
+      [['asset', 'query', true], ['duration_secs', 'query', true], ['at_ms', 'query', true]],
+    );
+    assert.deepEqual(doc.paths['/v1/admin/markets/{id}/resolve'].post.parameters[0].in, 'path');
+    assert.equal(doc.paths['/v1/user/preferences'].patch.requestBody.content['application/json'].schema.additionalProperties, false);
+  });
+
+  it('every $ref in the OpenAPI document points at a component that exists', async () => {
+    const doc = (await api.get('/v1/openapi.json')).body;
+    const refs: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (node === null || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === '$ref' && typeof value === 'string') refs.push(value);
+        else walk(value);
+      }
+    };
+    walk(doc);
+    assert.ok(refs.length > 0);
+    for (const ref of refs) {
+      const match = /^#\/components\/schemas\/(.+)$/.exec(ref);
+      assert.ok(match !== null && doc.components.schemas[match[1]!] !== undefined, `${ref} resolves`);
+    }
+  });
+
+  it('every documented operation is served by the router (no 404 NOT_FOUND or 405)', async () => {
+    const doc = (await api.get('/v1/openapi.json')).body;
+    for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(ops)) {
+        // No credentials and no body: whatever the route says, it must not be "no such route".
+        const res = await request(server.baseUrl, method.toUpperCase(), path.replace(/\{[^}]+\}/g, '1'));
+        assert.ok(
+          res.status !== 405 && !(res.status === 404 && (res.body as { code?: string }).code === 'NOT_FOUND'),
+          `${method.toUpperCase()} ${path}: ${res.status} ${JSON.stringify(res.body)}`,
+        );
+      }
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('SIGTERM stops the service with exit code 0, even with an idle client connected', async () => {
+    const server = await startServer();
+    try {
+      const user = await loginWallet(server);
+      // A keep-alive connection that stays open and idle.
+      const idle = net.connect(server.port, '127.0.0.1');
+      await new Promise<void>((resolve, reject) => idle.once('connect', resolve).once('error', reject));
+      idle.on('error', () => {}); // the server may reset it while exiting
+      assert.equal(await server.stop(), 0, server.stderr.join('\n'));
+      idle.destroy();
+      assert.ok(server.logs.some((entry) => entry['msg'] === 'stopping' && entry['signal'] === 'SIGTERM'));
+      // What was acknowledged before the signal is there on the next start.
+      const next = await restartServer(server);
+      try {
+        assert.equal((await client(next.baseUrl, user.token).get('/v1/user/balance')).status, 200);
+      } finally {
+        await next.stop();
+      }
+    } finally {
+      removeDataDir(server);
+    }
+  });
+
+  it('SIGINT stops the service with exit code 0', async () => {
+    const server = await startServer();
+    try {
+      const exited = new Promise<number | null>((resolve) => server.process.once('close', (code) => resolve(code)));
+      server.process.kill('SIGINT');
+      assert.equal(await exited, 0, server.stderr.join('\n'));
+      assert.ok(server.logs.some((entry) => entry['msg'] === 'stopping' && entry['signal'] === 'SIGINT'));
+    } finally {
+      await server.stop();
+      removeDataDir(server);
+    }
+  });
+});

@@ -1,0 +1,354 @@
+// The gateway's side for the RFQ engine (contract section 7): validated maker messages reach the dispatcher,
+// a malformed one gets `error` with a code and the socket stays open, broadcast reaches every authenticated
+// maker and no one else, send reaches one connection, a slow maker is closed with SLOW_CONSUMER instead of
+// buffering, and shutdown closes everything. The gateway runs in this process (standalone-gateway.ts) so the
+// test can be the dispatcher; makers are `ws` clients signed by ethers.
+import assert from 'node:assert/strict';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { randomUUID } from 'node:crypto';
+import { MakerSocket, connectMaker, domainTagOf, signChallenge, type TestMaker } from '../helpers/makers.js';
+import { RecordingDispatcher, gatedVerifyPool, startStandaloneGateway, type StandaloneGateway } from './standalone-gateway.js';
+import type { RfqMessage } from '../../src/schemas/mm.js';
+
+function rfq(overrides: Partial<RfqMessage> = {}): RfqMessage {
+  return {
+    type: 'rfq',
+    request_id: randomUUID(),
+    legs: [{ market_id: 42, direction: 'up' }],
+    wager_micros: '5000000',
+    order_type: 2,
+    quote_deadline_ms: Date.now() + 300,
+    expires_at_ms: Date.now() + 5_000,
+    taker: null,
+    ...overrides,
+  };
+}
+
+const quote = (requestId = randomUUID()) => ({ type: 'quote', request_id: requestId, quote_id: 'q-1', odds: 1.85, max_wager_micros: '1000000' });
+
+describe('maker gateway without a dispatcher', () => {
+  let gw: StandaloneGateway;
+  before(async () => (gw = await startStandaloneGateway()));
+  after(() => gw.close());
+
+  it('maker messages get error NOT_ACCEPTING (with the ids) and the socket stays open', async () => {
+    const mm = await connectMaker(gw, await gw.register());
+    const q = quote();
+    mm.send(q);
+    const error = await mm.next('error');
+    assert.deepEqual(error, { type: 'error', code: 'NOT_ACCEPTING', message: error.message, request_id: q.request_id, quote_id: 'q-1' });
+    mm.send({ type: 'decline', request_id: q.request_id });
+    assert.deepEqual(await mm.next('error'), { type: 'error', code: 'NOT_ACCEPTING', message: error.message, request_id: q.request_id });
+    assert.equal(mm.socket.isOpen, true);
+    await mm.close();
+  });
+});
+
+describe('maker gateway with a dispatcher', () => {
+  let gw: StandaloneGateway;
+  let dispatcher: RecordingDispatcher;
+  before(async () => {
+    gw = await startStandaloneGateway();
+    dispatcher = new RecordingDispatcher();
+    gw.gateway.setDispatcher(dispatcher);
+  });
+  after(() => gw.close());
+
+  it('quote, decline, quote_cancel and last_look_response reach the dispatcher, in order, with the connection id and address', async () => {
+    const maker = await gw.register();
+    const mm = await connectMaker(gw, maker);
+    const [makerId] = gw.gateway.connectedMakerIds();
+    assert.ok(makerId !== undefined);
+    const requestId = randomUUID();
+    const sent = [
+      quote(requestId),
+      { type: 'quote', request_id: requestId, quote_id: 'q-2', odds: 2.0001, max_wager_micros: '7', last_look: true },
+      { type: 'decline', request_id: requestId },
+      { type: 'quote_cancel', request_id: requestId, quote_id: 'q-1' },
+      { type: 'last_look_response', request_id: requestId, quote_id: 'q-2', accept: true },
+    ];
+    for (const msg of sent) mm.send(msg);
+    await dispatcher.waitFor((e) => e.kind === 'last_look_response');
+    const mine = dispatcher.events.filter((e) => e.address === maker.address);
+    assert.deepEqual(mine, [
+      // last_look is always set for the engine: false when the maker left it out.
+      { kind: 'quote', makerId, address: maker.address, msg: { ...sent[0], last_look: false } },
+      { kind: 'quote', makerId, address: maker.address, msg: sent[1] },
+      { kind: 'decline', makerId, address: maker.address, msg: sent[2] },
+      { kind: 'quote_cancel', makerId, address: maker.address, msg: sent[3] },
+      { kind: 'last_look_response', makerId, address: maker.address, msg: sent[4] },
+    ]);
+    await mm.close();
+  });
+
+  it('the dispatcher can answer inline: send() from inside onQuote reaches the maker', async () => {
+    const mm = await connectMaker(gw, await gw.register());
+    const original = dispatcher.onQuote;
+    dispatcher.onQuote = (makerId, address, msg) => {
+      original(makerId, address, msg);
+      const q = msg as { request_id: string; quote_id: string };
+      assert.equal(gw.gateway.send(makerId, { type: 'quote_ack', request_id: q.request_id, quote_id: q.quote_id }), true);
+    };
+    try {
+      const q = quote();
+      mm.send(q);
+      assert.deepEqual(await mm.next('quote_ack'), { type: 'quote_ack', request_id: q.request_id, quote_id: 'q-1' });
+    } finally {
+      dispatcher.onQuote = original;
+    }
+    await mm.close();
+  });
+
+  it('malformed messages get error with a code and details, are not dispatched, and the socket stays open', async () => {
+    const maker = await gw.register();
+    const mm = await connectMaker(gw, maker);
+    const requestId = randomUUID();
+    const base = { type: 'quote', request_id: requestId, quote_id: 'q-1', odds: 1.85, max_wager_micros: '1000000' };
+    const cases: Array<[string, () => void, string, string?]> = [
+      ['not JSON', () => mm.socket.sendRaw('{"type":'), 'INVALID_JSON'],
+      ['a JSON array', () => mm.socket.sendRaw('[1,2]'), 'INVALID_JSON'],
+      ['a binary frame', () => mm.socket.sendRaw(Buffer.from(JSON.stringify(base)), { binary: true }), 'INVALID_JSON'],
+      ['no type', () => mm.send({ request_id: requestId }), 'UNKNOWN_TYPE'],
+      ['a server message type', () => mm.send({ type: 'rfq', request_id: requestId }), 'UNKNOWN_TYPE'],
+      ['odds with 5 decimals', () => mm.send({ ...base, odds: 1.23456 }), 'VALIDATION_FAILED', '/odds'],
+      ['odds of exactly 1', () => mm.send({ ...base, odds: 1 }), 'VALIDATION_FAILED', '/odds'],
+      ['odds as a string', () => mm.send({ ...base, odds: '1.85' }), 'VALIDATION_FAILED', '/odds'],
+      ['max_wager_micros as a number', () => mm.send({ ...base, max_wager_micros: 1000000 }), 'VALIDATION_FAILED', '/max_wager_micros'],
+      ['max_wager_micros of 0', () => mm.send({ ...base, max_wager_micros: '0' }), 'VALIDATION_FAILED', '/max_wager_micros'],
+      ['request_id not a uuid', () => mm.send({ ...base, request_id: 'abc' }), 'VALIDATION_FAILED', '/request_id'],
+      ['an empty quote_id', () => mm.send({ ...base, quote_id: '' }), 'VALIDATION_FAILED', '/quote_id'],
+      ['a quote_id of 65 chars', () => mm.send({ ...base, quote_id: 'q'.repeat(65) }), 'VALIDATION_FAILED', '/quote_id'],
+      ['last_look not a boolean', () => mm.send({ ...base, last_look: 'yes' }), 'VALIDATION_FAILED', '/last_look'],
+      ['an unknown field', () => mm.send({ ...base, size: 1 }), 'VALIDATION_FAILED'],
+      ['a decline without request_id', () => mm.send({ type: 'decline' }), 'VALIDATION_FAILED', '/request_id'],
+      ['a last_look_response without accept', () => mm.send({ type: 'last_look_response', request_id: requestId, quote_id: 'q' }), 'VALIDATION_FAILED', '/accept'],
+    ];
+    const dispatchedBefore = dispatcher.events.length;
+    for (const [label, sendIt, code, path] of cases) {
+      sendIt();
+      const error = await mm.next('error');
+      assert.equal(error.code, code, label);
+      assert.equal(typeof error.message, 'string', label);
+      if (path !== undefined) assert.ok(error.details?.some((d) => d.path === path), `${label}: ${JSON.stringify(error.details)}`);
+      assert.equal(mm.socket.isOpen, true, label);
+    }
+    assert.equal(dispatcher.events.length, dispatchedBefore);
+    // Still usable, and 4-decimal odds are fine (1.0001 is the smallest).
+    mm.send({ ...base, odds: 1.0001 });
+    const event = await dispatcher.waitFor((e) => e.kind === 'quote' && e.address === maker.address);
+    assert.equal(event.kind === 'quote' && event.msg['odds'], 1.0001);
+    await mm.close();
+  });
+
+  it('the validation error echoes request_id and quote_id so a bot can tell which quote failed', async () => {
+    const mm = await connectMaker(gw, await gw.register());
+    const requestId = randomUUID();
+    mm.send({ type: 'quote', request_id: requestId, quote_id: 'mine-7', odds: 1.23456, max_wager_micros: '1' });
+    const error = await mm.next('error');
+    assert.equal(error.request_id, requestId);
+    assert.equal(error.quote_id, 'mine-7');
+    await mm.close();
+  });
+
+  it('broadcast reaches every authenticated maker, not sockets still authenticating, and returns how many', async () => {
+    const [a, b] = await Promise.all([connectMaker(gw, await gw.register()), connectMaker(gw, await gw.register())]);
+    const pending = await MakerSocket.open(gw);
+    await pending.next('auth_challenge');
+    assert.equal(gw.gateway.connectedCount, 2);
+    assert.equal(gw.gateway.connectedMakerIds().length, 2);
+    const message = rfq({ taker: { address: '0x' + 'ab'.repeat(20), tier: 1 } });
+    assert.equal(gw.gateway.broadcast(message), 2);
+    assert.deepEqual(await a.next('rfq'), message);
+    assert.deepEqual(await b.next('rfq'), message);
+    await assert.rejects(pending.next('rfq', 300));
+    await Promise.all([a.close(), b.close(), pending.close()]);
+  });
+
+  it('send reaches one connection; after it closes send is false and onMakerDisconnected is called once', async () => {
+    const maker = await gw.register();
+    const [a, b] = [await connectMaker(gw, maker), await connectMaker(gw, maker)];
+    const ids = gw.gateway.connectedMakerIds();
+    assert.equal(ids.length, 2);
+    const [idA, idB] = ids as [string, string];
+    const message = rfq();
+    assert.equal(gw.gateway.send(idB, message), true);
+    assert.deepEqual(await b.next('rfq'), message);
+    await assert.rejects(a.next('rfq', 300));
+    await b.close();
+    await dispatcher.waitFor((e) => e.kind === 'disconnected' && e.makerId === idB);
+    assert.equal(gw.gateway.send(idB, message), false);
+    assert.deepEqual(gw.gateway.connectedMakerIds(), [idA]);
+    assert.equal(dispatcher.events.filter((e) => e.kind === 'disconnected' && e.makerId === idB).length, 1);
+    assert.deepEqual(
+      dispatcher.events.find((e) => e.kind === 'disconnected' && e.makerId === idB),
+      { kind: 'disconnected', makerId: idB, address: maker.address },
+    );
+    await a.close();
+  });
+
+  it('a socket that never authenticated closes without onMakerDisconnected', async () => {
+    const before = dispatcher.events.length;
+    const socket = await MakerSocket.open(gw);
+    await socket.next('auth_challenge');
+    await socket.close();
+    await nextTurn();
+    assert.equal(dispatcher.events.length, before);
+  });
+});
+
+describe('maker gateway backpressure', () => {
+  const LIMIT_BYTES = 64 * 1024;
+  let gw: StandaloneGateway;
+  let dispatcher: RecordingDispatcher;
+  before(async () => {
+    gw = await startStandaloneGateway({ config: { mmMaxBufferedBytes: LIMIT_BYTES } });
+    dispatcher = new RecordingDispatcher();
+    gw.gateway.setDispatcher(dispatcher);
+  });
+  after(() => gw.close());
+
+  /** Calls `push` in bursts (letting the event loop run between them) until `done()` or the cap. */
+  async function pushUntil(push: () => void, done: () => boolean, cap = 200_000): Promise<number> {
+    let pushed = 0;
+    while (!done() && pushed < cap) {
+      // Small bursts: a maker that does read keeps up between them, far below the limit.
+      for (let i = 0; i < 50; i++) push();
+      pushed += 50;
+      await nextTurn();
+    }
+    return pushed;
+  }
+
+  it('a maker that stops reading is closed 1013 SLOW_CONSUMER by broadcast; a maker that reads is not', async () => {
+    const slowMaker = await gw.register();
+    const slow = await connectMaker(gw, slowMaker, { autoPong: false });
+    const fast = await connectMaker(gw, await gw.register(), { autoPong: false });
+    let fastReceived = 0;
+    fast.ws.on('message', () => fastReceived++);
+    slow.ws.pause(); // stops reading the TCP socket: the server's send buffer fills
+    const isSlowGone = () => dispatcher.events.some((e) => e.kind === 'disconnected' && e.address === slowMaker.address);
+    const pushed = await pushUntil(() => gw.gateway.broadcast(rfq()), isSlowGone);
+    assert.ok(isSlowGone(), `slow maker still connected after ${pushed} broadcasts`);
+    assert.equal(gw.gateway.connectedCount, 1);
+    slow.ws.resume();
+    assert.deepEqual(await slow.socket.waitClosed(10_000), { code: 1013, reason: 'SLOW_CONSUMER' });
+    assert.equal(fast.socket.isOpen, true);
+    // The fast maker got every broadcast (none was dropped for it).
+    await pushUntil(() => {}, () => fastReceived >= pushed, 10_000_000);
+    assert.ok(fastReceived >= pushed);
+    await fast.close();
+  });
+
+  it('send to a maker that stops reading turns false and the maker is closed 1013 SLOW_CONSUMER', async () => {
+    const maker = await gw.register();
+    const slow = await connectMaker(gw, maker, { autoPong: false });
+    const makerId = gw.gateway.connectedMakerIds().at(-1)!;
+    slow.ws.pause();
+    let lastResult = true;
+    await pushUntil(() => (lastResult = gw.gateway.send(makerId, rfq()) && lastResult), () => !lastResult);
+    assert.equal(lastResult, false);
+    await dispatcher.waitFor((e) => e.kind === 'disconnected' && e.makerId === makerId);
+    slow.ws.resume();
+    assert.deepEqual(await slow.socket.waitClosed(10_000), { code: 1013, reason: 'SLOW_CONSUMER' });
+  });
+});
+
+describe('maker gateway bounds and shutdown', () => {
+  let gw: StandaloneGateway;
+  let dispatcher: RecordingDispatcher;
+  before(async () => {
+    gw = await startStandaloneGateway({ maxPendingAuth: 2 });
+    dispatcher = new RecordingDispatcher();
+    gw.gateway.setDispatcher(dispatcher);
+  });
+  after(() => gw.close());
+
+  it('sockets awaiting auth are bounded: past the bound the upgrade is refused with 503; auth frees a place', async () => {
+    const maker = await gw.register();
+    const first = await MakerSocket.open(gw);
+    const second = await MakerSocket.open(gw);
+    assert.equal(gw.gateway.pendingCount, 2);
+    await assert.rejects(MakerSocket.open(gw), /HTTP 503/);
+    await first.close();
+    const mm = await connectMaker(gw, maker); // takes the freed place, then leaves the pending set
+    assert.equal(gw.gateway.pendingCount, 1);
+    const third = await MakerSocket.open(gw);
+    await Promise.all([second.close(), third.close(), mm.close()]);
+  });
+
+  it('close() closes every socket with 1001 SHUTDOWN, reports each authenticated one, and refuses new ones', async () => {
+    const maker = await gw.register();
+    const mm = await connectMaker(gw, maker);
+    const pending = await MakerSocket.open(gw);
+    await pending.next('auth_challenge');
+    const [makerId] = gw.gateway.connectedMakerIds();
+    gw.gateway.close();
+    assert.deepEqual(await mm.socket.waitClosed(), { code: 1001, reason: 'SHUTDOWN' });
+    assert.deepEqual(await pending.waitClosed(), { code: 1001, reason: 'SHUTDOWN' });
+    assert.ok(dispatcher.events.some((e) => e.kind === 'disconnected' && e.makerId === makerId));
+    assert.equal(gw.gateway.connectedCount, 0);
+    assert.equal(gw.gateway.broadcast(rfq()), 0);
+    await assert.rejects(MakerSocket.open(gw), /HTTP 503/);
+  });
+});
+
+describe('maker gateway while a signature is being verified', () => {
+  const gate = gatedVerifyPool();
+  let gw: StandaloneGateway;
+  before(async () => (gw = await startStandaloneGateway({ wrapVerifyPool: gate.wrap })));
+  after(() => {
+    gate.release();
+    return gw.close();
+  });
+
+  /** Opens a socket and sends a valid auth_response; its recovery is held by the gate. */
+  async function respondHeld(maker: TestMaker) {
+    gate.reset();
+    const heldBefore = gate.held;
+    const socket = await MakerSocket.open(gw);
+    const challenge = await socket.next('auth_challenge');
+    const response = { type: 'auth_response', address: maker.checksumAddress, signature: await signChallenge(maker.wallet, challenge, domainTagOf(gw)) };
+    socket.send(response);
+    while (gate.held === heldBefore) await nextTurn();
+    return { socket, response };
+  }
+
+  const sessionCount = () => [...gw.store.db('sessions').getKeys()].length;
+
+  it('a second auth_response gets AUTH_IN_PROGRESS, is not verified, and the first decides', async () => {
+    const maker = await gw.register();
+    const { socket, response } = await respondHeld(maker);
+    socket.send(response);
+    assert.equal((await socket.next('error')).code, 'AUTH_IN_PROGRESS');
+    assert.equal(gate.held, 1);
+    gate.release();
+    assert.equal((await socket.next('auth_result')).success, true);
+    await socket.close();
+  });
+
+  it('a maker removed while its signature is verified gets UNKNOWN_MAKER, and no session is issued', async () => {
+    const maker = await gw.register();
+    const sessionsBefore = sessionCount();
+    const { socket } = await respondHeld(maker);
+    await gw.registry.remove(maker.address);
+    gate.release();
+    assert.deepEqual(await socket.next('auth_result'), { type: 'auth_result', success: false, reason: 'UNKNOWN_MAKER' });
+    assert.deepEqual(await socket.waitClosed(), { code: 1008, reason: 'UNKNOWN_MAKER' });
+    assert.equal(sessionCount(), sessionsBefore);
+  });
+
+  it('a socket that closes while its signature is verified gets no session', async () => {
+    const maker = await gw.register();
+    const sessionsBefore = sessionCount();
+    const { socket } = await respondHeld(maker);
+    await socket.close();
+    const completedBefore = gate.completed;
+    gate.release();
+    while (gate.completed === completedBefore) await nextTurn();
+    // A session would be a durable LMDB write after this point: leave it ample time to (wrongly) land.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(sessionCount(), sessionsBefore);
+    assert.equal(gw.gateway.connectedCount, 0);
+  });
+});
