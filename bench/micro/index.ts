@@ -1,7 +1,7 @@
 // `npm run bench:micro [-- --quick]`: tinybench over each stage of the hot paths, one table of ops/s and
 // p99 (µs), also written to bench/results/micro.json. The recovery figures here are the denominators of the `signed`
 // load scenario's target (bench/load), so both must come from the same run of the same machine.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -141,6 +141,7 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'micro.json'), JSON.stringify(file, null, 2) + '\n');
   await echo.terminate();
   await store.close();
+  rmSync(dataDir, { recursive: true, force: true });
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;

@@ -60,7 +60,7 @@ export const fanout: Scenario<FanoutResult> = {
         connected = added.connected;
         if (connected !== makers) throw new Error(`fanout: ${connected} makers connected, wanted ${makers}`);
         await farm.setPolicy('decline', true);
-        const samples = ctx.isQuick ? 20 : makers >= 1000 ? 100 : 300;
+        const samples = ctx.isQuick ? 20 : 300;
         const lastMaker = new LatencyHistogram();
         const firstMaker = new LatencyHistogram();
         let missedReceipts = 0;
