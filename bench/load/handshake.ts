@@ -2,7 +2,7 @@
 // Maker handshakes per second against the real service (a child process, as users run it): each loop opens
 // /v1/mm/ws, waits for auth_challenge, signs the 75 bytes, sends auth_response, waits for auth_result (the
 // session is durable in LMDB before it is sent) and closes. Prints handshakes/s and the latency of
-// upgrade-start -> auth_result, and writes bench/results/handshake.json.
+// upgrade-start -> auth_result, and writes bench/results/handshake-standalone.json (the load suite's handshake scenario owns handshake.json).
 //
 // Client signing uses libsecp256k1 when its addon loads (else noble), so the load generator spends as little
 // of the machine's CPU as it can: on a small machine client and server share the cores.
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(summary, null, 2));
     const outDir = resolve(repoRoot, 'bench/results');
     mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, 'handshake.json'), JSON.stringify(summary, null, 2) + '\n');
+    writeFileSync(join(outDir, 'handshake-standalone.json'), JSON.stringify(summary, null, 2) + '\n');
   } finally {
     await server.stop();
     removeDataDir(server);
