@@ -1,10 +1,11 @@
 // Main thread. One prom-client registry per service instance (tests run several in one process). Each part
 // of the service registers its own metrics on it; this module only holds the HTTP ones.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { FastHistogram } from './fast-histogram.js';
 
 export interface HttpMetrics {
   registry: Registry;
-  requestSeconds: Histogram<'route' | 'method' | 'status'>;
+  requestSeconds: FastHistogram<'route' | 'method' | 'status'>;
   errorsTotal: Counter<'code'>;
 }
 
@@ -18,13 +19,13 @@ export function createHttpMetrics(): HttpMetrics {
   collectDefaultMetrics({ register: registry, prefix: 'parlayd_' });
   return {
     registry,
-    requestSeconds: new Histogram({
-      name: 'parlayd_http_request_seconds',
-      help: 'HTTP request latency from first byte to response written, by route pattern',
-      labelNames: ['route', 'method', 'status'],
-      buckets: LATENCY_BUCKETS_S,
-      registers: [registry],
-    }),
+    requestSeconds: new FastHistogram(
+      'parlayd_http_request_seconds',
+      'HTTP request latency from first byte to response written, by route pattern',
+      ['route', 'method', 'status'],
+      LATENCY_BUCKETS_S,
+      registry,
+    ),
     errorsTotal: new Counter({
       name: 'parlayd_http_errors_total',
       help: 'HTTP error responses by contract error code',

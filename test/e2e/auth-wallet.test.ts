@@ -297,6 +297,8 @@ describe('wallet login (SIWE)', () => {
       const first = await loginWallet(server, wallet);
       const second = await loginWallet(server, wallet);
       const me = client(server.baseUrl, first.token);
+      // Used once first, so the session is held in memory as well as in LMDB (auth/sessions.ts).
+      assert.equal((await me.get('/v1/user/balance')).status, 200);
       const logout = await me.post('/v1/auth/logout');
       assert.deepEqual({ status: logout.status, body: logout.body }, { status: 200, body: { revoked: true } });
       const revoked = unauthenticated('missing, unknown, expired or revoked bearer token');

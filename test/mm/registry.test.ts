@@ -80,6 +80,8 @@ describe('maker registry', () => {
     const maker = await registerMaker(server);
     const bystander = await connectMaker(server, await registerMaker(server));
     const [a, b] = await Promise.all([connectMaker(server, maker), connectMaker(server, maker)]);
+    // Each bearer is used once first, so its session is held in memory as well as in LMDB (auth/sessions.ts).
+    for (const mm of [a, b]) assert.equal((await client(server.baseUrl, mm.sessionToken).get('/v1/mm/session')).status, 200);
     const removed = await admin.delete(`/v1/admin/market-makers/${maker.checksumAddress}`);
     assert.equal(removed.status, 200);
     assert.deepEqual(removed.body, { address: maker.address, removed: true, closed_connections: 2 });

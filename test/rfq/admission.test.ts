@@ -174,6 +174,12 @@ test('two identical submissions racing on separate connections create one RFQ', 
 
 test("a user reading or cancelling another user's RFQ gets 404 RFQ_NOT_FOUND, as for an unknown id", async () => {
   const created = await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }]));
+  // The owner reads it twice: the second answer comes from the terminal-result cache and must be the same,
+  // and the cached entry must still refuse another user.
+  const first = await api().get(`/v1/rfq/${created.body.request_id}?wait_ms=2000`);
+  assert.equal(first.body.status === 'pending', false, 'the RFQ ended (no maker is connected)');
+  const second = await api().get(`/v1/rfq/${created.body.request_id}`);
+  assert.deepEqual({ status: second.status, body: second.body }, { status: 200, body: first.body });
   await expectError(api(other).get(`/v1/rfq/${created.body.request_id}`), 404, 'RFQ_NOT_FOUND');
   await expectError(api(other).post(`/v1/rfq/${created.body.request_id}/cancel`), 404, 'RFQ_NOT_FOUND');
   await expectError(api().get(`/v1/rfq/${randomUUID()}`), 404, 'RFQ_NOT_FOUND');

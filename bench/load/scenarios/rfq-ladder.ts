@@ -147,15 +147,22 @@ function step(pool: Pool, prepared: PreparedRfq[], ratePerS: number): Promise<Op
   });
 }
 
+/** BENCH_RATES=2000,3000 runs only those steps (to profile one rate); otherwise the scenario's ladder. */
+function ratesFor(ctx: RunContext, quick: number[], full: number[]): number[] {
+  const fromEnv = process.env['BENCH_RATES'];
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv.split(',').map(Number);
+  return ctx.isQuick ? quick : full;
+}
+
 export const unsigned: Scenario<LadderResult> = {
   name: 'unsigned',
   describe: 'unsigned RFQs at increasing open-loop rates with 10 quoting makers: create -> completed latency',
-  run: (ctx) => runLadder(ctx, 'unsigned', ctx.isQuick ? [500, 2000] : [250, 500, 1000, 2000, 3000, 4000, 6000, 8000]),
+  run: (ctx) => runLadder(ctx, 'unsigned', ratesFor(ctx, [500, 2000], [250, 500, 1000, 2000, 3000, 4000, 6000, 8000])),
 };
 
 export const signed: Scenario<LadderResult> = {
   name: 'signed',
   describe: 'signed RFQs at increasing open-loop rates with 10 quoting makers; throughput against recoveries/s',
   run: (ctx) =>
-    runLadder(ctx, 'signed', ctx.isQuick ? [500, 2000] : [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000]),
+    runLadder(ctx, 'signed', ratesFor(ctx, [500, 2000], [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000])),
 };

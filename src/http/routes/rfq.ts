@@ -5,7 +5,8 @@ import type { Services } from '../../services.js';
 import type { RfqEngine } from '../../rfq/engine.js';
 import type { CreateCommand } from '../../rfq/admission.js';
 import { aggregateTakerPnl, type FillRecord } from '../../rfq/fills.js';
-import { isTerminal, toRfqResult, type RfqRecord } from '../../rfq/records.js';
+import { isTerminal } from '../../rfq/records.js';
+import { TerminalResults } from '../../rfq/terminal-results.js';
 import {
   RfqIdParams,
   RfqResult,
@@ -18,6 +19,7 @@ import {
 
 export function rfqRoutes(s: Services, engine: RfqEngine) {
   const { pool, admission, metrics } = engine;
+  const terminalResults = new TerminalResults(s.store);
 
   /** 201 for a new RFQ, 200 with the current status for a replay; optionally held until terminal. */
   // `ctx.signal` is read only when an answer is held (wait_ms): it is made on first read (http/server.ts).
@@ -29,6 +31,11 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
     if (waitMs === 0 || isTerminal(created.result.status)) return json(status, created.result);
     const terminal = await pool.waitForTerminal(created.result.request_id, waitMs, ctx.signal);
     return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
+  }
+
+  async function waitForLive(requestId: string, userId: string, waitMs: number, signal: AbortSignal): Promise<Reply> {
+    const terminal = waitMs > 0 ? await pool.waitForTerminal(requestId, waitMs, signal) : null;
+    return json(200, terminal ?? (await pool.status(requestId, userId)));
   }
 
   return [
@@ -54,15 +61,13 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
       method: 'GET', path: '/v1/rfq/{id}', tag: 'rfq', auth: 'user',
       summary: 'Live status of an active RFQ, or its stored terminal result; wait_ms holds until terminal',
       params: RfqIdParams, query: WaitQuery, responses: { 200: RfqResult },
-      handler: async (ctx) => {
+      handler: (ctx) => {
         const { auth, params, query } = ctx;
-        // Terminal results are read from LMDB here, without a hop to the shard.
-        const record = s.store.db<RfqRecord>('rfqs').get(params.id);
-        if (record === undefined || record.userId !== auth.userId) throw new ApiError('RFQ_NOT_FOUND');
-        if (isTerminal(record.status)) return json(200, toRfqResult(record));
-        const waitMs = query.wait_ms ?? 0;
-        const terminal = waitMs > 0 ? await pool.waitForTerminal(params.id, waitMs, ctx.signal) : null;
-        return json(200, terminal ?? (await pool.status(params.id, auth.userId)));
+        // Terminal results are answered here, synchronously and without a hop to the shard.
+        const stored = terminalResults.lookup(params.id);
+        if (stored === undefined || stored.userId !== auth.userId) throw new ApiError('RFQ_NOT_FOUND');
+        if (stored.isTerminal) return { status: 200, body: stored.resultJson, contentType: 'application/json' };
+        return waitForLive(params.id, auth.userId, query.wait_ms ?? 0, ctx.signal);
       },
     }),
     defineRoute({

@@ -1,0 +1,30 @@
+// Main thread. Terminal RFQ results, serialized, by request id. A terminal RFQ never changes again (the shard
+// asserts that an RFQ ends once, and settlement writes fills, not RFQ records), so after the first read from
+// LMDB a GET of it is a map lookup and a write of bytes already made: no msgpack decode, no JSON encode.
+// Bounded: the oldest entry leaves first, and a miss is only a read from LMDB.
+import type { Store } from '../store/db.js';
+import { isTerminal, toRfqResult, type RfqRecord } from './records.js';
+
+export const MAX_CACHED_RESULTS = 65_536;
+
+/** `userId` is the owner: a GET by anyone else is RFQ_NOT_FOUND (contract section 2: never reveal it exists). */
+export type StoredRfq = { isTerminal: true; userId: string; resultJson: string } | { isTerminal: false; userId: string };
+
+export class TerminalResults {
+  readonly #byRequestId = new Map<string, StoredRfq>();
+
+  constructor(private readonly store: Store) {}
+
+  /** What is stored of an RFQ: its result when terminal (an active one's live state is its shard's). */
+  lookup(requestId: string): StoredRfq | undefined {
+    const cached = this.#byRequestId.get(requestId);
+    if (cached !== undefined) return cached;
+    const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+    if (record === undefined) return undefined;
+    if (!isTerminal(record.status)) return { isTerminal: false, userId: record.userId };
+    const stored: StoredRfq = { isTerminal: true, userId: record.userId, resultJson: JSON.stringify(toRfqResult(record)) };
+    if (this.#byRequestId.size >= MAX_CACHED_RESULTS) this.#byRequestId.delete(this.#byRequestId.keys().next().value!);
+    this.#byRequestId.set(requestId, stored);
+    return stored;
+  }
+}
