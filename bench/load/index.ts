@@ -44,7 +44,11 @@ async function main(): Promise<void> {
   const ctx: RunContext = {
     isQuick: values.quick,
     runId: meta.runId,
-    serverNodeArgs: values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`],
+    // BENCH_NODE_ARGS adds Node flags to every parlayd child, for experiments (e.g. GC settings).
+    serverNodeArgs: [
+      ...(values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`]),
+      ...(process.env['BENCH_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []),
+    ],
     results: new Map(),
     log: (message) => console.log(`[${((performance.now() - startedMs) / 1000).toFixed(1).padStart(6)} s] ${message}`),
   };

@@ -113,8 +113,13 @@ export function postRfq(pool: Pool, rfq: PreparedRfq): Promise<RfqAnswer> {
 }
 
 /** A new RFQ answered with its terminal result `status` (wait_ms held it). */
+let reportedMismatches = 0;
+
+/** True when the answer is 201 with that status; the first few other answers are printed (to see why). */
 export function isTerminalWith(answer: RfqAnswer, status: string): boolean {
-  return answer.status === 201 && answer.text.includes(`"status":"${status}"`);
+  const isExpected = answer.status === 201 && answer.text.includes(`"status":"${status}"`);
+  if (!isExpected && reportedMismatches++ < 3) console.error(`unexpected RFQ answer: ${answer.status} ${answer.text.slice(0, 300)}`);
+  return isExpected;
 }
 
 export function requestIdOf(answer: RfqAnswer): string {

@@ -74,6 +74,7 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     stderr.push(line);
+    if (process.env["BENCH_ECHO"] === "1") console.error(line);
     if (stderr.length > 200) stderr.shift();
   });
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));

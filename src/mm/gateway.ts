@@ -71,6 +71,8 @@ const DEFAULT_MAX_PENDING_AUTH = 1024;
 // uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
 // the largest message that can be queued after the soft check passed.
 const HARD_BACKPRESSURE_MARGIN_BYTES = 64 * 1024;
+/** Frames written under one cork before the send buffer is checked again; 64 x ~250 B sits well in the margin. */
+const MAX_FRAMES_PER_CORK = 64;
 
 export class MakerGateway {
   readonly #deps: MakerGatewayDeps;
@@ -150,6 +152,25 @@ export class MakerGateway {
   send(makerId: MakerId, message: ServerToMakerMessage): boolean {
     const conn = this.#authenticated.get(makerId);
     return conn !== undefined && this.#send(conn, message);
+  }
+
+  /**
+   * Frames already serialized (by an RFQ shard) to one connection, corked so that a batch is one write.
+   * The send-buffer limit is checked every MAX_FRAMES_PER_CORK frames, so at most that many frames pass
+   * the soft limit before the maker is closed as slow: within HARD_BACKPRESSURE_MARGIN_BYTES.
+   */
+  sendFrames(makerId: MakerId, frames: readonly string[]): boolean {
+    const conn = this.#authenticated.get(makerId);
+    if (conn === undefined) return false;
+    for (let start = 0; start < frames.length; start += MAX_FRAMES_PER_CORK) {
+      if (conn.isClosed || conn.ws === null || this.#closeIfSlow(conn)) return false;
+      const ws = conn.ws;
+      const end = Math.min(frames.length, start + MAX_FRAMES_PER_CORK);
+      ws.cork(() => {
+        for (let i = start; i < end; i++) ws.send(frames[i]!, false);
+      });
+    }
+    return !this.#closeIfSlow(conn);
   }
 
   /** Authenticated connections, less any being closed as a slow consumer. */

@@ -72,8 +72,11 @@ export type ShardToMain =
   | { kind: 'created'; callId: number; outcome: CallOutcome<CreatedRfq> }
   | { kind: 'status'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
-  /** A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result). */
-  | { kind: 'to_maker'; makerId: string; message: ServerToMakerMessage }
+  /**
+   * A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result), already JSON: the
+   * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
+   */
+  | { kind: 'to_maker'; makerId: string; frame: string }
   /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
   | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }
   | { kind: 'stats'; activeRfqs: number };

@@ -16,6 +16,8 @@ export interface MakerFanout {
   broadcast(message: ServerToMakerMessage): number;
   connectedMakerIds(): string[];
   send(makerId: string, message: ServerToMakerMessage): boolean;
+  /** Several frames (JSON text) to one connection, in order, written together (one system call). */
+  sendFrames(makerId: string, frames: readonly string[]): boolean;
 }
 
 /** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
@@ -152,7 +154,20 @@ export class ShardPool {
       activeRfqs: 0,
     };
     worker.on('message', (batch: ShardToMain[]) => {
-      for (const event of batch) this.onEvent(handle, event);
+      // Frames for makers are gathered per connection and written after the batch, corked: under load one
+      // batch holds acks and results of many RFQs for each maker, and a write per frame was the main
+      // thread's largest cost (docs/performance.md). Order per connection is kept; a batch's rfq
+      // broadcasts ('created') still go out before any of these.
+      const framesByMaker = new Map<string, string[]>();
+      for (const event of batch) {
+        if (event.kind !== 'to_maker') this.onEvent(handle, event);
+        else {
+          const frames = framesByMaker.get(event.makerId);
+          if (frames === undefined) framesByMaker.set(event.makerId, [event.frame]);
+          else frames.push(event.frame);
+        }
+      }
+      for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
     });
     worker.on('error', (err) => {
       // A shard only throws on a broken invariant: its in-memory state can no longer be trusted, and RFQs it
@@ -180,7 +195,7 @@ export class ShardPool {
         return;
       }
       case 'to_maker':
-        this.makers.send(event.makerId, event.message);
+        this.makers.sendFrames(event.makerId, [event.frame]);
         return;
       case 'terminal': {
         this.metrics.terminalTotal.inc({ status: event.result.status, error: event.result.error ?? '' });

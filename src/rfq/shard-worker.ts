@@ -12,7 +12,8 @@ const STATS_INTERVAL_MS = 1000;
 const port = parentPort;
 if (port === null) throw new Error('shard-worker must run as a worker thread');
 const init = workerData as ShardInit;
-const store = openStore(init.dataDir);
+// The shard owns this thread: its durable writes are grouped per turn and committed in it (group-commit.ts).
+const store = openStore(init.dataDir, { isGroupCommit: true });
 const out = new BatchingSender<ShardToMain>((batch) => port.postMessage(batch));
 const shard = new RfqShard(store, init, (message) => out.send(message));
 

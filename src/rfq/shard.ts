@@ -443,7 +443,7 @@ export class RfqShard {
   }
 
   private toMaker(makerId: string, message: ServerToMakerMessage): void {
-    this.emit({ kind: 'to_maker', makerId, message });
+    this.emit({ kind: 'to_maker', makerId, frame: JSON.stringify(message) });
   }
 
   private async outcome<T>(run: () => T | Promise<T>): Promise<CallOutcome<T>> {

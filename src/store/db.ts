@@ -4,6 +4,7 @@
 // its write before responding has made the acknowledged state durable (contract section 6, docs/durability.md).
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { GroupCommit } from './group-commit.js';
 
 export type Db<V> = Database<V, string>;
 
@@ -46,7 +47,15 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export function openStore(dataDir: string): Store {
+export interface StoreOptions {
+  /**
+   * Worker threads that own their thread (RFQ shards): transactions are grouped per event-loop turn and
+   * committed synchronously (group-commit.ts). Never on the main thread, which must not block on an fsync.
+   */
+  isGroupCommit?: boolean;
+}
+
+export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   mkdirSync(dataDir, { recursive: true });
   const root = open<unknown, string>({
     path: dataDir,
@@ -65,10 +74,11 @@ export function openStore(dataDir: string): Store {
   for (const name of DB_NAMES) {
     opened.set(name, root.openDB<unknown, string>({ name, compression: false, sharedStructuresKey: Symbol.for('structures') }));
   }
+  const group = options.isGroupCommit === true ? new GroupCommit(root) : null;
   return {
     root,
     db: <V>(name: DbName) => opened.get(name) as Db<V>,
-    transact: (fn) => root.childTransaction(fn),
+    transact: group === null ? (fn) => root.childTransaction(fn) : (fn) => group.transact(fn),
     close: () => root.close(),
   };
 }

@@ -78,6 +78,8 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
     // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
     await step(target.pool, prepare(ctx.isQuick ? 200 : 1500), 500);
     const steps: LadderStep[] = [];
+    const stageSnapshot = new Map<string, number>();
+    if (process.env['BENCH_STAGES'] === '1') await stageMeans(server.baseUrl, stageSnapshot);
     for (const ratePerS of rates) {
       const durationMs = stepMs(ctx, 5000);
       const prepared = prepare(Math.round((ratePerS * durationMs) / 1000));
@@ -92,6 +94,7 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
           `p99.9 ${result.latency.p999Ms} max ${result.latency.maxMs} ms, errors ${result.errors}, CPU server ${cpu.serverPercent} % ` +
           `client ${cpu.clientPercent} %${saturated ? ' (saturated)' : ''}`,
       );
+      if (process.env['BENCH_STAGES'] === '1') ctx.log(await stageMeans(server.baseUrl, stageSnapshot));
       if (saturated) break;
     }
     const sustainedPerS = Math.max(0, ...steps.filter((s) => !s.isSaturatedStep).map((s) => s.throughputPerS));
@@ -166,3 +169,23 @@ export const signed: Scenario<LadderResult> = {
   run: (ctx) =>
     runLadder(ctx, 'signed', ratesFor(ctx, [500, 2000], [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000])),
 };
+
+/** Mean of each server stage histogram since the last call (diagnostics: BENCH_STAGES=1). */
+async function stageMeans(baseUrl: string, last: Map<string, number>): Promise<string> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const sums = new Map<string, number>();
+  for (const m of text.matchAll(/^(parlayd_[a-z_]+_seconds)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/gm)) {
+    const key = `${m[1]}${m[3] ?? ''}|${m[2]}`;
+    const value = Number(m[4]);
+    sums.set(key, value - (last.get(key) ?? 0));
+    last.set(key, value);
+  }
+  const out: string[] = [];
+  for (const [key, sum] of sums) {
+    if (!key.endsWith('|sum')) continue;
+    const name = key.slice(0, -4);
+    const count = sums.get(`${name}|count`) ?? 0;
+    if (count > 0) out.push(`${name} n=${count} mean=${((sum / count) * 1000).toFixed(3)}ms`);
+  }
+  return out.join('\n');
+}
