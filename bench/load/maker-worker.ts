@@ -1,11 +1,13 @@
-// Load generator, maker worker thread (started by makers.ts). Holds N raw `ws` maker connections on its
-// own event loop, so thousands of incoming frames never delay the HTTP side's timers and answers. Each
-// connection does the contract's handshake (sign the 75-byte challenge, EIP-191) and then follows the
-// current policy on every `rfq`: quote at once, decline at once, or stay silent. For fan-out it records,
-// per request_id, how many connections received the rfq and when the first and last did (epoch ms, from
-// performance.timeOrigin + performance.now(), comparable with the main thread's clock).
+// Load generator, maker worker thread (started by makers.ts). Holds N maker connections on its own event
+// loop, so thousands of incoming frames never delay the HTTP side's timers and answers. The connections are
+// raw-ws.ts (a minimal RFC 6455 client on node:net), not `ws`: its per-frame CPU, on a 2-core machine shared
+// with the server, was what the 1,000-maker fan-out figure measured. Each connection does the contract's
+// handshake (sign the 75-byte challenge, EIP-191) and then follows the current policy on every `rfq`: quote
+// at once, decline at once, or stay silent. For fan-out it records, per request_id, how many connections
+// received the rfq and when the first and last did (epoch ms, from performance.timeOrigin +
+// performance.now(), comparable with the main thread's clock).
 import { parentPort } from 'node:worker_threads';
-import WebSocket from 'ws';
+import { RawWebSocket } from './raw-ws.js';
 import { buildMakerChallenge } from '../../src/crypto/maker-challenge.js';
 import { hexToBytes } from '../../src/crypto/hex.js';
 import { personalSign, signatureHex } from './sign.js';
@@ -14,7 +16,7 @@ import type { FanoutReceipt, MakerCommand, MakerEvent, MakerPolicy } from './mak
 const port = parentPort;
 if (port === null) throw new Error('maker-worker must run as a worker thread');
 
-const sockets = new Set<WebSocket>();
+const sockets = new Set<RawWebSocket>();
 let policy: MakerPolicy = 'quote';
 let isTracking = false;
 const receipts = new Map<string, FanoutReceipt>();
@@ -32,7 +34,7 @@ const HEARTBEAT_PREFIX = Buffer.from('{"type":"heartbeat"');
 const REQUEST_ID_FIELD = Buffer.from('"request_id":"');
 const UUID_CHARS = 36;
 
-function onFrame(ws: WebSocket, data: Buffer): void {
+function onFrame(ws: RawWebSocket, data: Buffer): void {
   if (data.subarray(0, RFQ_PREFIX.length).equals(RFQ_PREFIX)) {
     const receivedMs = nowEpochMs();
     rfqsReceived++;
@@ -62,12 +64,15 @@ function onFrame(ws: WebSocket, data: Buffer): void {
 
 // Answers are written after every frame that arrived in the same event-loop poll has been stamped: a write
 // is a system call (~10 µs), and with 1,000 sockets, answering each rfq as it is read would delay the
-// receipt stamp of every later socket by the writes of all earlier ones, and measure the client.
-let answers: Array<{ ws: WebSocket; text: string }> = [];
+// receipt stamp of every later socket by the writes of all earlier ones, and measure the client. A socket
+// that got several rfqs in the poll writes its answers in one frame batch, one write.
+let answers = new Map<RawWebSocket, string[]>();
 let isFlushScheduled = false;
 
-function answer(ws: WebSocket, text: string): void {
-  answers.push({ ws, text });
+function answer(ws: RawWebSocket, text: string): void {
+  const queued = answers.get(ws);
+  if (queued === undefined) answers.set(ws, [text]);
+  else queued.push(text);
   answersSent++;
   if (isFlushScheduled) return;
   isFlushScheduled = true;
@@ -76,25 +81,25 @@ function answer(ws: WebSocket, text: string): void {
 
 function flushAnswers(): void {
   const batch = answers;
-  answers = [];
+  answers = new Map();
   isFlushScheduled = false;
-  for (const { ws, text } of batch) if (ws.readyState === WebSocket.OPEN) ws.send(text);
+  for (const [ws, texts] of batch) ws.sendMany(texts); // dropped if the socket has closed meanwhile
 }
 
 /** One connection through the handshake; resolves once auth_result says success. */
-function connectOne(wsUrl: string, domainTag: string, privateKey: Uint8Array, address: string): Promise<WebSocket> {
+function connectOne(port: number, domainTag: string, privateKey: Uint8Array, address: string): Promise<RawWebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(wsUrl + '/v1/mm/ws', { perMessageDeflate: false });
+    const ws = new RawWebSocket(port, '/v1/mm/ws');
     let isAuthenticated = false;
-    ws.on('error', (err) => {
+    ws.onError = (err) => {
       if (!isAuthenticated) reject(err);
-    });
-    ws.on('close', () => {
+    };
+    ws.onClose = () => {
       sockets.delete(ws);
       if (isAuthenticated && !isClosing) closedUnexpectedly++;
       if (!isAuthenticated) reject(new Error('closed before authentication'));
-    });
-    ws.on('message', (data: Buffer) => {
+    };
+    ws.onMessage = (data) => {
       if (isAuthenticated) return onFrame(ws, data);
       const message = JSON.parse(data.toString()) as { type: string; nonce?: string; timestamp?: number; success?: boolean; reason?: string };
       if (message.type === 'auth_challenge') {
@@ -106,7 +111,7 @@ function connectOne(wsUrl: string, domainTag: string, privateKey: Uint8Array, ad
         sockets.add(ws);
         resolve(ws);
       }
-    });
+    };
   });
 }
 
@@ -114,13 +119,14 @@ let isClosing = false;
 
 async function connectMany(command: Extract<MakerCommand, { kind: 'connect' }>): Promise<void> {
   const startMs = performance.now();
+  const wsPort = Number(new URL(command.wsUrl).port);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(command.concurrency, command.count) }, async () => {
       while (next < command.count) {
         const key = command.keys[next % command.keys.length]!;
         next++;
-        await connectOne(command.wsUrl, command.domainTag, key.privateKey, key.checksumAddress);
+        await connectOne(wsPort, command.domainTag, key.privateKey, key.checksumAddress);
       }
     }),
   );
@@ -129,11 +135,7 @@ async function connectMany(command: Extract<MakerCommand, { kind: 'connect' }>):
 
 async function closeAll(): Promise<void> {
   isClosing = true;
-  const closing = [...sockets].map((ws) => new Promise<void>((done) => {
-    ws.once('close', () => done());
-    ws.close(1000, 'bye');
-  }));
-  await Promise.all(closing);
+  await Promise.all([...sockets].map((ws) => ws.close(1000, 'bye')));
   isClosing = false;
   reply({ kind: 'closed' });
 }
