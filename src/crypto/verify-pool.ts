@@ -2,11 +2,20 @@
 // signatures. Callers await a RecoverResult; when the bounded queue is full (or the pool is closing) the
 // call rejects with VerifyPoolOverloadedError, which the HTTP layer maps to 503 OVERLOADED (contract
 // section 2): nothing was accepted.
+//
+// Calls made during one event-loop turn go to the workers as one piscina task per thread (setImmediate:
+// after the turn's I/O), because a piscina task costs the main thread ~25 % of a signed RFQ's main-thread
+// time, more than the hop is worth per signature (docs/performance.md).
 
 import assert from 'node:assert/strict';
 import { Piscina } from 'piscina';
 import type { RecoverResult } from './recover.js';
-import type { VerifyTask, VerifyTaskResult } from './verify-worker.js';
+import type { RecoverItem, VerifyTask, VerifyTaskResult } from './verify-worker.js';
+
+interface PendingRecover extends RecoverItem {
+  resolve(result: RecoverResult): void;
+  reject(error: unknown): void;
+}
 
 // Default bound on tasks waiting for a worker, per thread. Measured on the 2-vCPU dev VM: ~100 µs per native
 // recovery plus ~40 µs of piscina round trip, so 256 queued tasks per thread are ~36 ms of waiting at most;
@@ -23,7 +32,7 @@ const PISCINA_QUEUE_FULL_MESSAGE = 'Task queue is at limit';
 
 export interface VerifyPoolOptions {
   threads: number;
-  /** Bound on queued (not yet running) tasks; default 256 per thread. */
+  /** Bound on accepted calls not yet answered; default 256 per thread. */
   maxQueue?: number;
 }
 
@@ -53,6 +62,9 @@ export class VerifyPool {
   #onDrained: (() => void) | null = null;
   #closing: Promise<void> | null = null;
   readonly #threads: number;
+  readonly #maxInFlight: number;
+  #pending: PendingRecover[] = [];
+  #isFlushScheduled = false;
   // Exponential average of the fraction of threads busy, as of #busyAtMs; updated when #inFlight changes.
   #busyAverage = 0;
   #busyAtMs = performance.now();
@@ -62,12 +74,14 @@ export class VerifyPool {
     this.#threads = opts.threads;
     const maxQueue = opts.maxQueue ?? opts.threads * DEFAULT_MAX_QUEUE_PER_THREAD;
     assert.ok(Number.isSafeInteger(maxQueue) && maxQueue >= 1, 'maxQueue must be an integer >= 1');
+    this.#maxInFlight = maxQueue;
     this.#pool = new Piscina<VerifyTask, VerifyTaskResult>({
       filename: new URL('./verify-worker.js', import.meta.url).href,
       // All threads start at once and never idle out: a cold worker on the request path costs tens of ms.
       minThreads: opts.threads,
       maxThreads: opts.threads,
       idleTimeout: Number.POSITIVE_INFINITY,
+      // Our own bound (#maxInFlight, on calls) governs; piscina queues at most a few batches per thread.
       maxQueue,
     });
   }
@@ -76,20 +90,47 @@ export class VerifyPool {
   recoverPersonalSigner(message: Uint8Array, sig65: Uint8Array): Promise<RecoverResult> {
     assert.ok(message instanceof Uint8Array && sig65 instanceof Uint8Array, 'message and sig65 must be Uint8Array');
     if (this.#closing !== null) return Promise.reject(new VerifyPoolOverloadedError('CLOSED'));
-    const task: VerifyTask = { kind: 'recover_personal', message: ownBuffer(message), sig65: ownBuffer(sig65) };
+    if (this.#inFlight >= this.#maxInFlight) return Promise.reject(new VerifyPoolOverloadedError('QUEUE_FULL'));
     this.#markBusyChange();
     this.#inFlight++;
-    return this.#pool.run(task).then(
-      (result) => {
-        this.#settleOne();
-        return result;
-      },
-      (err: unknown) => {
-        this.#settleOne();
-        return mapPoolError(err);
-      },
-    );
+    return new Promise<RecoverResult>((resolve, reject) => {
+      this.#pending.push({ message: ownBuffer(message), sig65: ownBuffer(sig65), resolve, reject });
+      if (this.#isFlushScheduled) return;
+      this.#isFlushScheduled = true;
+      setImmediate(this.#flush);
+    });
   }
+
+  /** Sends the turn's calls as one batch per thread, in contiguous slices (order within a slice is kept). */
+  readonly #flush = (): void => {
+    const pending = this.#pending;
+    this.#pending = [];
+    this.#isFlushScheduled = false;
+    const sliceSize = Math.ceil(pending.length / this.#threads);
+    for (let start = 0; start < pending.length; start += sliceSize) {
+      const slice = pending.slice(start, start + sliceSize);
+      const task: VerifyTask = { kind: 'recover_personal_batch', items: slice.map(({ message, sig65 }) => ({ message, sig65 })) };
+      this.#pool.run(task).then(
+        (results) => {
+          assert.equal(results.length, slice.length, 'a verify batch answers every item');
+          slice.forEach((call, i) => {
+            this.#settleOne();
+            call.resolve(results[i]!);
+          });
+        },
+        (err: unknown) => {
+          for (const call of slice) {
+            this.#settleOne();
+            try {
+              mapPoolError(err);
+            } catch (mapped) {
+              call.reject(mapped);
+            }
+          }
+        },
+      );
+    }
+  };
 
   /**
    * Fraction (0..1) of threads busy, averaged over about the last 10 s, for the ops metrics. Busy counts the

@@ -4,15 +4,24 @@
 
 import { recoverPersonalSigner, type RecoverResult } from './recover.js';
 
-/** Every task a verify worker accepts: one `kind` per operation, so the switch below is exhaustive. */
-export type VerifyTask = { kind: 'recover_personal'; message: Uint8Array; sig65: Uint8Array };
+export interface RecoverItem {
+  message: Uint8Array;
+  sig65: Uint8Array;
+}
 
-export type VerifyTaskResult = RecoverResult;
+/**
+ * Every task a verify worker accepts: one `kind` per operation, so the switch below is exhaustive. Recoveries
+ * travel in batches (the pool gathers one event-loop turn's worth): a piscina task costs the main thread
+ * more than the recovery costs this one, so one task per batch is what keeps the main thread free.
+ */
+export type VerifyTask = { kind: 'recover_personal_batch'; items: RecoverItem[] };
+
+export type VerifyTaskResult = RecoverResult[];
 
 export default function runVerifyTask(task: VerifyTask): VerifyTaskResult {
   switch (task.kind) {
-    case 'recover_personal':
-      return recoverPersonalSigner(task.message, task.sig65);
+    case 'recover_personal_batch':
+      return task.items.map((item) => recoverPersonalSigner(item.message, item.sig65));
     default:
       return assertNever(task.kind);
   }

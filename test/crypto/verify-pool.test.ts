@@ -1,5 +1,5 @@
-// The verify pool with real worker threads: same answers as the direct call, concurrency, the bounded
-// queue surfacing as an overload error, and a clean close.
+// The verify pool with real worker threads: same answers as the direct call, concurrency and batching, the
+// bounded queue surfacing as an overload error, and a clean close.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -81,6 +81,20 @@ describe('VerifyPool', () => {
     });
     assert.equal(pool.queueSize, 0);
     assert.ok(pool.utilization > 0 && pool.utilization <= 1, `utilization ${pool.utilization}`);
+  });
+
+  it('one turn of calls, good and refused mixed, travels in batches and each caller gets its own answer', async () => {
+    const cases = await randomCases(12);
+    const calls = cases.map((c, i) => {
+      if (i % 3 !== 1) return c;
+      const badV = c.sig65.slice();
+      badV[64] = 29;
+      return { message: c.message, sig65: badV };
+    });
+    const pooled = await Promise.all(calls.map((c) => pool.recoverPersonalSigner(c.message, c.sig65)));
+    assert.deepEqual(pooled.map((r) => r.ok), calls.map((_, i) => i % 3 !== 1));
+    pooled.forEach((result, i) => assert.deepEqual(result, recoverPersonalSigner(calls[i]!.message, calls[i]!.sig65)));
+    assert.equal(new Set(pooled.filter((r) => r.ok).map((r) => (r.ok ? r.address : ''))).size, 8, 'eight distinct signers');
   });
 
   it('sends views into a larger buffer without their surroundings', async () => {
