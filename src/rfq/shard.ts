@@ -129,7 +129,7 @@ export class RfqShard {
   }
 
   private async persistNew(command: CreateRfq, nowMs: number): Promise<CreatedRfq> {
-    const requestId = newRequestId(this.init.shard);
+    const requestId = newRequestId(this.init.shard, nowMs);
     const quoteDeadlineMs =
       command.rfqKind === 'signed' ? Math.min(nowMs + this.init.quoteWindowMs, command.expiresAtMs) : nowMs + this.init.quoteWindowMs;
     const record: RfqRecord = {
