@@ -64,6 +64,8 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
     PARLAYD_HOST: '127.0.0.1',
     PARLAYD_DATA_DIR: dataDir,
     PARLAYD_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+    // BENCH_SERVER_ENV="PARLAYD_SHARDS=2 ..." sets service variables for experiments; a scenario's own win.
+    ...Object.fromEntries((process.env['BENCH_SERVER_ENV'] ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => kv.split('=', 2) as [string, string])),
     ...options.env,
   };
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), mainScript], {
@@ -74,7 +76,7 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
   const stderr: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     stderr.push(line);
-    if (process.env["BENCH_ECHO"] === "1") console.error(line);
+    if (process.env['BENCH_ECHO'] === '1') console.error(line); // the service's own log, for diagnostics
     if (stderr.length > 200) stderr.shift();
   });
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
