@@ -82,6 +82,10 @@ async function main(): Promise<void> {
   const rfqs = store.db<RfqRecord>('rfqs');
   await rfqs.put(record.requestId, record);
   let putSeq = 0;
+  // The shards' write path (store/group-commit.ts), in a second environment: a lone transaction per group.
+  const groupDataDir = mkdtempSync(join(tmpdir(), 'parlayd-bench-'));
+  const groupStore = openStore(groupDataDir, { isGroupCommit: true });
+  const groupRfqs = groupStore.db<RfqRecord>('rfqs');
 
   const echo = new Worker(new URL('./echo-worker.js', import.meta.url));
   let pendingEcho: (() => void) | null = null;
@@ -106,6 +110,7 @@ async function main(): Promise<void> {
       echo.postMessage([{ kind: 'ping' }]);
     }))
     .add('LMDB put, durable (store.transact)', () => store.transact(() => void rfqs.put(`bench:${putSeq++}`, record)))
+    .add('LMDB put, durable (shard group commit)', () => groupStore.transact(() => void groupRfqs.put(`bench:${putSeq++}`, record)))
     .add('LMDB get', () => void rfqs.get(record.requestId))
     .add('JSON RFQ result serialize', () => void JSON.stringify(toRfqResult(record)));
   await bench.run();
@@ -141,7 +146,9 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'micro.json'), JSON.stringify(file, null, 2) + '\n');
   await echo.terminate();
   await store.close();
+  await groupStore.close();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(groupDataDir, { recursive: true, force: true });
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
