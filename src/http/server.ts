@@ -2,7 +2,7 @@
 // body (64 KiB limit, abort-safe), validates with the route's compiled schemas, runs the handler and writes
 // the reply. Every failure leaves as the contract's error body; an unexpected one as 500 INTERNAL with the
 // request id, which is also in the log line carrying the stack.
-import uWS, { type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { ApiError, isApiError, rateLimited } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -86,7 +86,20 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   const unmatchedObserver = (method: string, status: number) =>
     deps.metrics.requestSeconds.series({ route: 'unmatched', method, status: String(status) });
 
+  // True while uWS runs our request callback: uWS has corked the socket for it, so a reply written then
+  // needs no cork of its own (one native call and a closure fewer on the GET path).
+  let isInRequestCallback = false;
+
   app.any('/*', (res, req) => {
+    isInRequestCallback = true;
+    try {
+      handleRequest(res, req);
+    } finally {
+      isInRequestCallback = false;
+    }
+  });
+
+  function handleRequest(res: HttpResponse, req: HttpRequest): void {
     const exchange = new Exchange(res, requestIdPrefix + (++requestSeq).toString(36), performance.now());
     // The uWS request object is only valid during this synchronous call: read everything now.
     const method = req.getCaseSensitiveMethod().toUpperCase();
@@ -129,7 +142,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     } catch (err) {
       send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
     }
-  });
+  }
 
   /**
    * Runs the route's handler. A handler that answers synchronously (a GET of a terminal RFQ) is written in
@@ -167,14 +180,16 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     const isJson = reply.contentType === undefined;
     const payload = isJson ? JSON.stringify(reply.body) : (reply.body as string | Uint8Array);
     const { res } = exchange;
-    res.cork(() => {
+    const write = () => {
       // uWS answers 200 OK when no status is written.
       if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
       res.writeHeader('Content-Type', isJson ? 'application/json' : reply.contentType!);
       res.writeHeader('X-Request-Id', exchange.requestId);
       if (reply.headers !== undefined) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]!);
       res.end(payload, closeConnection);
-    });
+    };
+    if (isInRequestCallback) write();
+    else res.cork(write);
     const observer = 'observers' in observe ? observerOf(observe, reply.status) : observe;
     observer.observe((performance.now() - exchange.startMs) / 1000);
     if (reply.status >= 400) deps.metrics.errorsTotal.inc({ code: (reply.body as { code?: string }).code ?? 'UNKNOWN' });

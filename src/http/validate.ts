@@ -2,7 +2,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { validationError, type ErrorDetail } from '../errors.js';
-import { convertFlatStrings } from '../schemas/convert-strings.js';
+import { flatStringConverter } from '../schemas/convert-strings.js';
 
 const MAX_DETAILS = 10;
 
@@ -13,10 +13,11 @@ export interface Validator {
 
 export function compileValidator(schema: TSchema, options: { convertStrings: boolean }): Validator {
   const compiled: TypeCheck<TSchema> = TypeCompiler.Compile(schema);
+  // Query strings and path params arrive as strings: convert "5" to 5 only where the schema wants a number.
+  const convert = options.convertStrings ? flatStringConverter(schema) : (value: unknown) => value;
   return {
     check(value) {
-      // Query strings and path params arrive as strings: convert "5" to 5 only where the schema wants a number.
-      const candidate = options.convertStrings ? convertFlatStrings(schema, value) : value;
+      const candidate = convert(value);
       if (compiled.Check(candidate)) return candidate;
       throw validationError(collectDetails(compiled, candidate));
     },

@@ -12,19 +12,35 @@ const NUMBER_RE = /^-?[0-9]{1,20}(?:\.[0-9]{1,20})?$/;
 
 /** A copy of the flat record `value` with each string converted to the type its property schema wants. */
 export function convertFlatStrings(schema: TSchema, value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const properties = (schema['properties'] ?? {}) as Record<string, TSchema>;
-  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-  for (const [name, text] of Object.entries(out)) {
-    const property = properties[name];
-    if (property !== undefined && typeof text === 'string') out[name] = convertText(property, text);
-  }
-  return out;
+  return flatStringConverter(schema)(value);
 }
 
-function convertText(schema: TSchema, text: string): unknown {
-  const kinds = new Set<string>();
-  collectKinds(schema, kinds);
+/**
+ * The converter of one schema, with each property's JSON types worked out once: validators run it on every
+ * request (query and path parameters), where re-reading the schema per request showed in the GET profile.
+ * A schema whose properties all accept strings converts nothing, so its converter returns the value as is.
+ */
+export function flatStringConverter(schema: TSchema): (value: unknown) => unknown {
+  const kindsByName = new Map<string, Set<string>>();
+  for (const [name, property] of Object.entries((schema['properties'] ?? {}) as Record<string, TSchema>)) {
+    const kinds = new Set<string>();
+    collectKinds(property, kinds);
+    kindsByName.set(name, kinds);
+  }
+  if ([...kindsByName.values()].every((kinds) => kinds.has('string'))) return (value) => value;
+  return (value) => {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+    const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    for (const name in out) {
+      const kinds = kindsByName.get(name);
+      const text = out[name];
+      if (kinds !== undefined && typeof text === 'string') out[name] = convertText(kinds, text);
+    }
+    return out;
+  };
+}
+
+function convertText(kinds: ReadonlySet<string>, text: string): unknown {
   if (kinds.has('string')) return text; // the text itself is acceptable: never reinterpret it
   if ((kinds.has('integer') || kinds.has('number')) && INTEGER_RE.test(text)) return Number(text);
   if (kinds.has('number') && NUMBER_RE.test(text)) return Number(text);
