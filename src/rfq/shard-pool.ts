@@ -156,8 +156,8 @@ export class ShardPool {
     worker.on('message', (batch: ShardToMain[]) => {
       // Frames for makers are gathered per connection and written after the batch, corked: under load one
       // batch holds acks and results of many RFQs for each maker, and a write per frame was the main
-      // thread's largest cost (docs/performance.md). Order per connection is kept; a batch's rfq
-      // broadcasts ('created') still go out before any of these.
+      // thread's largest cost (docs/performance.md). Order per connection is kept. An RFQ's own broadcast
+      // always went out before any frame about it: those answer the makers' messages about that RFQ.
       const framesByMaker = new Map<string, string[]>();
       for (const event of batch) {
         if (event.kind !== 'to_maker') this.onEvent(handle, event);
@@ -194,7 +194,7 @@ export class ShardPool {
         settle?.(event.outcome);
         return;
       }
-      case 'to_maker':
+      case 'to_maker': // gathered per connection by the batch handler in spawn(); kept for exhaustiveness
         this.makers.sendFrames(event.makerId, [event.frame]);
         return;
       case 'terminal': {
