@@ -109,11 +109,6 @@ export class Sessions implements TokenResolver {
     return principal;
   }
 
-  /** Sessions held in memory (for tests of the bound). */
-  get cachedCount(): number {
-    return this.#live.size;
-  }
-
   #forget(isRevoked: (live: LiveSession) => boolean): void {
     for (const live of [...this.#live.values()]) if (isRevoked(live)) this.#forgetKey(live.principal.sessionKey);
   }

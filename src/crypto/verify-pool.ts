@@ -119,13 +119,10 @@ export class VerifyPool {
           });
         },
         (err: unknown) => {
+          const error = poolError(err);
           for (const call of slice) {
             this.#settleOne();
-            try {
-              mapPoolError(err);
-            } catch (mapped) {
-              call.reject(mapped);
-            }
+            call.reject(error);
           }
         },
       );
@@ -184,9 +181,7 @@ function ownBuffer(bytes: Uint8Array): Uint8Array {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
 }
 
-function mapPoolError(err: unknown): never {
-  if (err instanceof Error && err.message === PISCINA_QUEUE_FULL_MESSAGE) {
-    throw new VerifyPoolOverloadedError('QUEUE_FULL');
-  }
-  throw err;
+/** piscina's queue-full error as our overload error (503); anything else as it is. */
+function poolError(err: unknown): unknown {
+  return err instanceof Error && err.message === PISCINA_QUEUE_FULL_MESSAGE ? new VerifyPoolOverloadedError('QUEUE_FULL') : err;
 }
