@@ -63,8 +63,6 @@ export interface CreatedRfq {
   result: RfqResult;
   /** True when the replay key already existed: answer 200 with the current status, start nothing. */
   isReplay: boolean;
-  /** The maker-facing `rfq` message to broadcast; null on a replay. */
-  broadcast: RfqMessage | null;
   persistUs: number;
 }
 
@@ -77,6 +75,8 @@ export type ShardToMain =
    * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
    */
   | { kind: 'to_maker'; makerId: string; frame: string }
+  /** A new RFQ for every connected maker; sent while its create commits (shard.ts persistNew). */
+  | { kind: 'broadcast'; message: RfqMessage }
   /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
   | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }
   | { kind: 'stats'; activeRfqs: number };

@@ -22,11 +22,14 @@ export interface MakerFanout {
 
 /** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
+/** Terminal results kept for a waiter that registers just after them (see unclaimedTerminals). */
+const MAX_UNCLAIMED_TERMINALS = 16_384;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 type CallCommand = DistributiveOmit<Extract<MainToShard, { callId: number }>, 'callId'>;
 
 interface ShardHandle {
+  shard: number;
   worker: Worker;
   out: BatchingSender<MainToShard>;
   calls: Map<number, (outcome: CallOutcome<unknown>) => void>;
@@ -36,6 +39,12 @@ interface ShardHandle {
 export class ShardPool {
   private readonly shards: ShardHandle[] = [];
   private readonly waiters = new Map<string, Set<(result: RfqResult) => void>>();
+  /**
+   * Terminal results that ended before anyone waited for them, oldest first. Makers can answer while an
+   * RFQ's create commits, so its created and terminal events can reach this thread back to back, before
+   * the submitting request has registered its waiter (a promise turn after 'created').
+   */
+  private readonly unclaimedTerminals = new Map<string, RfqResult>();
   private nextCallId = 1;
   private isClosing = false;
 
@@ -60,7 +69,6 @@ export class ShardPool {
     const shard = this.shardOfUser(command.userId);
     const created = await this.call<CreatedRfq>(shard, { kind: 'create', ...command });
     this.metrics.persistSeconds.observe(created.persistUs / 1e6);
-    if (created.broadcast !== null) this.fanOut(shard, created.broadcast);
     return created;
   }
 
@@ -78,6 +86,11 @@ export class ShardPool {
 
   /** Resolves with the terminal result, or null after `waitMs` or when the client goes away. */
   waitForTerminal(requestId: string, waitMs: number, signal: AbortSignal): Promise<RfqResult | null> {
+    const ended = this.unclaimedTerminals.get(requestId);
+    if (ended !== undefined) {
+      this.unclaimedTerminals.delete(requestId);
+      return Promise.resolve(ended);
+    }
     return new Promise((resolve) => {
       const set = this.waiters.get(requestId) ?? new Set();
       this.waiters.set(requestId, set);
@@ -131,6 +144,14 @@ export class ShardPool {
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
   }
 
+  /** Bounded: most are never claimed (nobody waits), and a claim follows its terminal within a few µs. */
+  private keepUnclaimed(result: RfqResult): void {
+    if (this.unclaimedTerminals.size >= MAX_UNCLAIMED_TERMINALS) {
+      this.unclaimedTerminals.delete(this.unclaimedTerminals.keys().next().value!);
+    }
+    this.unclaimedTerminals.set(result.request_id, result);
+  }
+
   private call<T>(shard: number, command: CallCommand): Promise<T> {
     const handle = this.shards[shard]!;
     if (handle.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD) return Promise.reject(overloaded());
@@ -148,6 +169,7 @@ export class ShardPool {
     const init: ShardInit = { ...this.init, shard };
     const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init });
     const handle: ShardHandle = {
+      shard,
       worker,
       out: new BatchingSender((batch) => worker.postMessage(batch)),
       calls: new Map(),
@@ -194,6 +216,9 @@ export class ShardPool {
         settle?.(event.outcome);
         return;
       }
+      case 'broadcast':
+        this.fanOut(handle.shard, event.message);
+        return;
       case 'to_maker': // gathered per connection by the batch handler in spawn(); kept for exhaustiveness
         this.makers.sendFrames(event.makerId, [event.frame]);
         return;
@@ -203,6 +228,7 @@ export class ShardPool {
         this.metrics.persistSeconds.observe(event.persistUs / 1e6);
         const set = this.waiters.get(event.result.request_id);
         if (set !== undefined) for (const wake of [...set]) wake(event.result);
+        else this.keepUnclaimed(event.result);
         return;
       }
       case 'stats':

@@ -50,6 +50,8 @@ export class RfqShard {
   /** Creations between admission and commit, by replay key: a racing duplicate waits for the first. */
   private readonly creating = new Map<string, Promise<unknown>>();
   private readonly ledger: Ledger;
+  /** Per taker: wagers reserved by creates whose commit has not settled yet (see persistNew). */
+  private readonly uncommittedReservations = new Map<string, bigint>();
 
   constructor(
     private readonly store: Store,
@@ -125,7 +127,7 @@ export class RfqShard {
     const key = this.store.db<RfqKeyRecord>('rfqKeys').get(command.replayKey);
     if (key === undefined) return null;
     if (key.contentHash !== command.contentHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
-    return { result: this.currentResult(key.requestId), isReplay: true, broadcast: null, persistUs: 0 };
+    return { result: this.currentResult(key.requestId), isReplay: true, persistUs: 0 };
   }
 
   private async persistNew(command: CreateRfq, nowMs: number): Promise<CreatedRfq> {
@@ -153,16 +155,12 @@ export class RfqShard {
       terminalAtMs: null,
     };
     const wagerMicros = BigInt(command.wagerMicros);
-    const startNs = process.hrtime.bigint();
-    await this.store.transact(() => {
-      if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
-        throw new ApiError('INSUFFICIENT_BALANCE');
-      }
-      void this.store.db<RfqRecord>('rfqs').put(requestId, record);
-      void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
-      void this.store.db<true>('rfqActive').put(requestId, true);
-    });
-    const persistUs = Number(process.hrtime.bigint() - startNs) / 1000;
+    // Refused here, before any maker hears of it, when the balance (less this shard's reservations still
+    // being committed) cannot cover it; the transaction below checks again, authoritatively.
+    const uncommittedMicros = this.uncommittedReservations.get(command.userId) ?? 0n;
+    if (this.ledger.getBalance(command.userId).availableMicros - uncommittedMicros < wagerMicros) {
+      throw new ApiError('INSUFFICIENT_BALANCE');
+    }
     const rfq: ActiveRfq = {
       record,
       wagerMicros,
@@ -172,23 +170,41 @@ export class RfqShard {
       quotes: new Map(),
       quoters: new Set(),
       nextSeq: 0,
-      timer: setTimeout(() => this.close(rfq), Math.max(0, quoteDeadlineMs - this.nowMs())),
+      timer: setTimeout(() => this.close(rfq), Math.max(0, quoteDeadlineMs - nowMs)),
       candidates: [],
       lastLook: null,
       selectionUs: 0,
     };
     this.active.set(requestId, rfq);
-    const broadcast: RfqMessage = {
-      type: 'rfq',
-      request_id: requestId,
-      legs: command.legs.map((leg) => ({ market_id: leg.marketId, direction: leg.direction })),
-      wager_micros: command.wagerMicros,
-      order_type: command.orderType,
-      quote_deadline_ms: quoteDeadlineMs,
-      expires_at_ms: record.expiresAtMs,
-      taker: command.isShielded ? null : { address: command.wallet, tier: command.tier },
-    };
-    return { result: toRfqResult(record), isReplay: false, broadcast, persistUs };
+    // The makers hear of the RFQ while its create commits, not after: the commit (~0.2-1 ms) overlaps
+    // their round trip instead of preceding it. Safe because this shard's commits are synchronous and in
+    // order (store/group-commit.ts): no quote is handled, and so no fill decided, before this commit has
+    // settled, and a fill's own commit comes after it. The 201 still waits for the commit (contract 6.2).
+    this.emit({ kind: 'broadcast', message: toBroadcast(record, command, quoteDeadlineMs) });
+    this.uncommittedReservations.set(command.userId, uncommittedMicros + wagerMicros);
+    const startNs = process.hrtime.bigint();
+    try {
+      await this.store.transact(() => {
+        if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
+          throw new ApiError('INSUFFICIENT_BALANCE');
+        }
+        void this.store.db<RfqRecord>('rfqs').put(requestId, record);
+        void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
+        void this.store.db<true>('rfqActive').put(requestId, true);
+      });
+    } catch (err) {
+      // Refused at commit (another thread spent the balance meanwhile): the RFQ never existed. Makers that
+      // quote it get RFQ_CLOSED; nothing was reserved or written.
+      this.clearTimer(rfq);
+      this.active.delete(requestId);
+      throw err;
+    } finally {
+      const left = (this.uncommittedReservations.get(command.userId) ?? 0n) - wagerMicros;
+      if (left === 0n) this.uncommittedReservations.delete(command.userId);
+      else this.uncommittedReservations.set(command.userId, left);
+    }
+    const persistUs = Number(process.hrtime.bigint() - startNs) / 1000;
+    return { result: toRfqResult(record), isReplay: false, persistUs };
   }
 
   private status(requestId: string, userId: string): RfqResult {
@@ -454,4 +470,18 @@ export class RfqShard {
       throw err; // a bug: crash the worker (the main thread fails its calls and restarts nothing silently)
     }
   }
+}
+
+/** The maker-facing `rfq` message of a new RFQ (contract section 7; taker null when shielded). */
+function toBroadcast(record: RfqRecord, command: CreateRfq, quoteDeadlineMs: number): RfqMessage {
+  return {
+    type: 'rfq',
+    request_id: record.requestId,
+    legs: record.legs.map((leg) => ({ market_id: leg.marketId, direction: leg.direction })),
+    wager_micros: record.wagerMicros,
+    order_type: record.orderType,
+    quote_deadline_ms: quoteDeadlineMs,
+    expires_at_ms: record.expiresAtMs,
+    taker: record.isShielded ? null : { address: record.wallet, tier: command.tier },
+  };
 }

@@ -144,7 +144,14 @@ test('legs must exist, be open and be distinct; the wager must be in range and f
   await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg, { ...leg, direction: 'down' }])), 422, 'DUPLICATE_MARKET');
   await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 999_999 })), 422, 'WAGER_OUT_OF_RANGE');
   await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 10_000_000_001 })), 422, 'WAGER_OUT_OF_RANGE');
+  const rfqsSeen = () => maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
+  const seenBefore = rfqsSeen().length;
   await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: Number(FUNDS) + 1 })), 422, 'INSUFFICIENT_BALANCE');
+  // The shard broadcasts an RFQ while its create commits, so it must refuse an unaffordable one before
+  // any maker hears of it: the next rfq frame the maker gets is the next accepted RFQ's.
+  const accepted = await api().post('/v1/rfq/unsigned?wait_ms=2000', unsignedBody([leg]));
+  assert.equal(accepted.status, 201);
+  assert.deepEqual(rfqsSeen().slice(seenBefore), [accepted.body.request_id]);
 });
 
 test('unsigned replay: same key and content is 200 with the same id; other content is 409', async () => {
