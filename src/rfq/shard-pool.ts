@@ -45,6 +45,8 @@ export class ShardPool {
    * the submitting request has registered its waiter (a promise turn after 'created').
    */
   private readonly unclaimedTerminals = new Map<string, RfqResult>();
+  private framesByMaker = new Map<string, string[]>();
+  private isFrameFlushScheduled = false;
   private nextCallId = 1;
   private isClosing = false;
 
@@ -144,6 +146,29 @@ export class ShardPool {
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
   }
 
+  /**
+   * Frames for makers wait for the end of this event-loop turn (setImmediate: after its I/O), gathered per
+   * connection, and go out corked: one turn holds the acks and results of many RFQs and of every shard, and
+   * a write per frame was the main thread's largest cost (docs/performance.md). Order per connection is
+   * kept. An RFQ's own broadcast always went out before any frame about it: those answer the makers'
+   * messages about that RFQ.
+   */
+  private queueFrame(makerId: string, frame: string): void {
+    const frames = this.framesByMaker.get(makerId);
+    if (frames === undefined) this.framesByMaker.set(makerId, [frame]);
+    else frames.push(frame);
+    if (this.isFrameFlushScheduled) return;
+    this.isFrameFlushScheduled = true;
+    setImmediate(this.flushFrames);
+  }
+
+  private readonly flushFrames = (): void => {
+    const framesByMaker = this.framesByMaker;
+    this.framesByMaker = new Map();
+    this.isFrameFlushScheduled = false;
+    for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
+  };
+
   /** Bounded: most are never claimed (nobody waits), and a claim follows its terminal within a few µs. */
   private keepUnclaimed(result: RfqResult): void {
     if (this.unclaimedTerminals.size >= MAX_UNCLAIMED_TERMINALS) {
@@ -176,20 +201,7 @@ export class ShardPool {
       activeRfqs: 0,
     };
     worker.on('message', (batch: ShardToMain[]) => {
-      // Frames for makers are gathered per connection and written after the batch, corked: under load one
-      // batch holds acks and results of many RFQs for each maker, and a write per frame was the main
-      // thread's largest cost (docs/performance.md). Order per connection is kept. An RFQ's own broadcast
-      // always went out before any frame about it: those answer the makers' messages about that RFQ.
-      const framesByMaker = new Map<string, string[]>();
-      for (const event of batch) {
-        if (event.kind !== 'to_maker') this.onEvent(handle, event);
-        else {
-          const frames = framesByMaker.get(event.makerId);
-          if (frames === undefined) framesByMaker.set(event.makerId, [event.frame]);
-          else frames.push(event.frame);
-        }
-      }
-      for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
+      for (const event of batch) this.onEvent(handle, event);
     });
     worker.on('error', (err) => {
       // A shard only throws on a broken invariant: its in-memory state can no longer be trusted, and RFQs it
@@ -219,9 +231,8 @@ export class ShardPool {
       case 'broadcast':
         this.fanOut(handle.shard, event.message);
         return;
-      case 'to_maker': // gathered per connection by the batch handler in spawn(); kept for exhaustiveness
-        this.makers.sendFrames(event.makerId, [event.frame]);
-        return;
+      case 'to_maker':
+        return this.queueFrame(event.makerId, event.frame);
       case 'terminal': {
         this.metrics.terminalTotal.inc({ status: event.result.status, error: event.result.error ?? '' });
         this.metrics.selectionSeconds.observe(event.selectionUs / 1e6);
