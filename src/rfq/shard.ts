@@ -41,6 +41,9 @@ interface ActiveRfq {
   lastLook: Candidate | null;
   /** Time spent deciding (matching), µs: a stage latency. */
   selectionUs: number;
+  /** The create has committed. Until then nothing is decided: a close asked for earlier waits for it. */
+  isCreated: boolean;
+  isCloseDeferred: boolean;
 }
 
 const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
@@ -174,12 +177,14 @@ export class RfqShard {
       candidates: [],
       lastLook: null,
       selectionUs: 0,
+      isCreated: false,
+      isCloseDeferred: false,
     };
     this.active.set(requestId, rfq);
     // The makers hear of the RFQ while its create commits, not after: the commit (~0.2-1 ms) overlaps
-    // their round trip instead of preceding it. Safe because this shard's commits are synchronous and in
-    // order (store/group-commit.ts): no quote is handled, and so no fill decided, before this commit has
-    // settled, and a fill's own commit comes after it. The 201 still waits for the commit (contract 6.2).
+    // their round trip instead of preceding it. No fill is decided before the create has committed
+    // (close() waits for `isCreated`), so a fill's commit always follows it. The 201 still waits for the
+    // commit (contract 6.2).
     this.emit({ kind: 'broadcast', message: toBroadcast(record, command, quoteDeadlineMs) });
     this.uncommittedReservations.set(command.userId, uncommittedMicros + wagerMicros);
     const startNs = process.hrtime.bigint();
@@ -204,6 +209,8 @@ export class RfqShard {
       else this.uncommittedReservations.set(command.userId, left);
     }
     const persistUs = Number(process.hrtime.bigint() - startNs) / 1000;
+    rfq.isCreated = true;
+    if (rfq.isCloseDeferred) this.close(rfq);
     return { result: toRfqResult(record), isReplay: false, persistUs };
   }
 
@@ -313,6 +320,9 @@ export class RfqShard {
 
   private close(rfq: ActiveRfq): void {
     if (rfq.phase !== 'quoting') return;
+    // Makers may answer while the create commits (persistNew); a fill must never be decided for an RFQ
+    // whose create could still be refused, so the decision waits for the commit.
+    if (!rfq.isCreated) return void (rfq.isCloseDeferred = true);
     rfq.phase = 'closing';
     this.clearTimer(rfq);
     const startNs = process.hrtime.bigint();
