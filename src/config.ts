@@ -33,6 +33,9 @@ export const EnvSchema = Type.Object({
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
   PARLAYD_LAST_LOOK_MS: Ms(200),
+  // Longest an RFQ's create is held to share one durable commit with its terminal write, when the taker's
+  // answer waits for the result (wait_ms): one fsync per RFQ instead of two. 0 commits every create at once.
+  PARLAYD_CREATE_COALESCE_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 10 }),
   PARLAYD_WAGER_MIN_MICROS: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1_000_000 }),
   PARLAYD_WAGER_MAX_MICROS: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 10_000_000_000 }),
   PARLAYD_JWKS_FILE: Type.Optional(Type.String({ minLength: 1 })),
@@ -77,6 +80,7 @@ export interface Config {
   loginNonceTtlMs: number;
   quoteWindowMs: number;
   lastLookMs: number;
+  createCoalesceMs: number;
   wagerMinMicros: number;
   wagerMaxMicros: number;
   jwt: { jwksFile: string; issuer: string; audience: string } | null;
@@ -141,6 +145,7 @@ function toConfig(v: EnvValues): Config {
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
     quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,
     lastLookMs: v.PARLAYD_LAST_LOOK_MS,
+    createCoalesceMs: v.PARLAYD_CREATE_COALESCE_MS,
     wagerMinMicros: v.PARLAYD_WAGER_MIN_MICROS,
     wagerMaxMicros: v.PARLAYD_WAGER_MAX_MICROS,
     jwt:

@@ -2,8 +2,12 @@
 // requests, and its latency is measured from that due time, not from when it was actually sent. A server
 // that stalls therefore shows the stall in every request that was due during it (no coordinated
 // omission), and the generator's own lateness is counted against the figure, never hidden: it is also
-// reported on its own (sendLag) so a reader can tell the two apart.
+// reported on its own (sendLag) so a reader can tell the two apart. Due times are kept by a pacer thread
+// (pacer-worker.ts) with sub-millisecond sleeps, not by this thread's 1 ms timers.
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { LatencyHistogram, round1, type LatencySummary } from './histogram.js';
+import type { PacerStart } from './pacer-worker.js';
 
 export interface OpenLoopOptions {
   ratePerS: number;
@@ -31,10 +35,7 @@ export interface OpenLoopResult {
   sendLag: LatencySummary;
 }
 
-// Node timers fire on a 1 ms grid at best: wake at most this early and send everything due.
-const TICK_MS = 1;
-
-export function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   const { ratePerS, durationMs, maxInFlight } = options;
   const scheduled = Math.max(1, Math.round((ratePerS * durationMs) / 1000));
   const intervalMs = 1000 / ratePerS;
@@ -46,11 +47,19 @@ export function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
   let inFlight = 0;
   let isSaturated = false;
   let lastAnswerMs = 0;
+  const pacer = new Worker(new URL('./pacer-worker.js', import.meta.url));
+  await once(pacer, 'online');
+  const stop = new Int32Array(new SharedArrayBuffer(4));
   const t0 = performance.now() + 2;
 
   return new Promise((resolve) => {
+    const stopPacer = () => {
+      Atomics.store(stop, 0, 1);
+      Atomics.notify(stop, 0);
+    };
     const finishIfDone = () => {
       if (inFlight > 0 || (sent < scheduled && !isSaturated)) return;
+      void pacer.terminate();
       const seconds = Math.max(lastAnswerMs - t0, durationMs) / 1000;
       resolve({
         offeredPerS: ratePerS,
@@ -81,22 +90,26 @@ export function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
       else errors++;
       finishIfDone();
     };
-    const tick = () => {
+    // Woken by the pacer as each request falls due; sends every request due by now (after a late wake-up,
+    // the main thread having been busy, it catches up at once, and the lateness shows in sendLag).
+    pacer.on('message', (due: number) => {
+      if (sent >= scheduled || isSaturated) return;
       const nowMs = performance.now();
       while (sent < scheduled) {
         const dueMs = t0 + sent * intervalMs;
-        if (dueMs > nowMs) break;
+        // Request `due` is sent whatever this thread's clock says (the two threads' clocks agree only to
+        // rounding, and a request left unsent after the last message would never be sent).
+        if (sent > due && dueMs > nowMs) break;
         if (inFlight >= maxInFlight) {
           isSaturated = true;
+          stopPacer();
           break;
         }
         fire(sent++, dueMs);
       }
-      if (sent < scheduled && !isSaturated) {
-        const waitMs = t0 + sent * intervalMs - performance.now();
-        setTimeout(tick, Math.max(0, Math.min(TICK_MS, waitMs)));
-      } else finishIfDone();
-    };
-    setTimeout(tick, 0);
+      finishIfDone();
+    });
+    const start: PacerStart = { startEpochMs: performance.timeOrigin + t0, intervalMs, count: scheduled, stop: stop.buffer as SharedArrayBuffer };
+    pacer.postMessage(start);
   });
 }

@@ -2,7 +2,8 @@
 // scenarios (ceiling, get): pre-encoded request bytes out, status line + Content-Length framing in, one
 // request in flight per connection. undici spends ~50 µs of client CPU per request, which made the client,
 // not the server, the limit of the ceilings on a 2-core machine (measured: client 100 % CPU, uWS server
-// 23 %); this costs a few µs, like wrk. RFQ scenarios keep undici: there the server is the limit.
+// 23 %); this costs a few µs, like wrk. The RFQ ladders use it too: at 2,000 RFQ/s undici's share of the
+// client's CPU is CPU taken from the server on the same two cores.
 import { connect, type Socket } from 'node:net';
 
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -16,16 +17,30 @@ export interface RawResponse {
 class RawConnection {
   #buffer: Buffer = Buffer.alloc(0);
   #pending: { resolve(r: RawResponse): void; reject(e: Error): void } | null = null;
+  /** Closed by either side (uWS closes keep-alive connections idle for 10 s): never used again. */
+  isClosed = false;
 
   constructor(readonly socket: Socket) {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => this.#fail(err));
-    socket.on('close', () => this.#fail(new Error('connection closed')));
+    socket.on('close', () => {
+      this.isClosed = true;
+      this.#fail(new Error('connection closed'));
+    });
+  }
+
+  static open(port: number): Promise<RawConnection> {
+    const socket = connect({ host: '127.0.0.1', port });
+    return new Promise((resolve, reject) => {
+      socket.once('connect', () => resolve(new RawConnection(socket)));
+      socket.once('error', reject);
+    });
   }
 
   request(bytes: Buffer): Promise<RawResponse> {
     if (this.#pending !== null) throw new Error('RawConnection: one request at a time');
+    if (this.isClosed) return Promise.reject(new Error('connection closed'));
     return new Promise((resolve, reject) => {
       this.#pending = { resolve, reject };
       this.socket.write(bytes);
@@ -55,45 +70,97 @@ class RawConnection {
   }
 }
 
-export class RawHttpPool {
-  readonly #idle: RawConnection[] = [];
-  readonly #all: RawConnection[] = [];
+interface Queued {
+  bytes: Buffer;
+  resolve(r: RawResponse): void;
+  reject(e: Error): void;
+}
 
-  private constructor() {}
+export class RawHttpPool {
+  /** Idle connections, used first in first out so that none sits idle long enough to be closed. */
+  readonly #idle: RawConnection[] = [];
+  /** Open connections and connections being opened, at most `size`. */
+  #live = 0;
+  /** Requests waiting for a connection (open loop: more may be in flight than there are connections). */
+  readonly #queued: Queued[] = [];
+  readonly #all = new Set<RawConnection>();
+
+  private constructor(
+    private readonly port: number,
+    private readonly size: number,
+  ) {}
 
   static async open(port: number, connections: number): Promise<RawHttpPool> {
-    const pool = new RawHttpPool();
-    for (let i = 0; i < connections; i++) {
-      const socket = connect({ host: '127.0.0.1', port });
-      await new Promise<void>((resolve, reject) => {
-        socket.once('connect', resolve);
-        socket.once('error', reject);
-      });
-      const conn = new RawConnection(socket);
-      pool.#all.push(conn);
-      pool.#idle.push(conn);
-    }
+    const pool = new RawHttpPool(port, connections);
+    for (let i = 0; i < connections; i++) pool.#release(await pool.#connect());
     return pool;
   }
 
-  /** Sends on an idle connection; callers never exceed the pool's size (closed loop, one per caller). */
-  async request(bytes: Buffer): Promise<RawResponse> {
-    const conn = this.#idle.pop();
-    if (conn === undefined) throw new Error('RawHttpPool: more callers than connections');
+  /** Sends on an idle connection, on a new one if a closed one left room, or queues until one is free. */
+  request(bytes: Buffer): Promise<RawResponse> {
+    let conn = this.#idle.shift();
+    while (conn !== undefined && conn.isClosed) {
+      this.#forget(conn);
+      conn = this.#idle.shift();
+    }
+    if (conn !== undefined) return this.#send(conn, bytes);
+    const queued = new Promise<RawResponse>((resolve, reject) => this.#queued.push({ bytes, resolve, reject }));
+    if (this.#live < this.size) this.#connect().then((c) => this.#release(c), (err: Error) => this.#queued.shift()?.reject(err));
+    return queued;
+  }
+
+  async #connect(): Promise<RawConnection> {
+    this.#live++;
+    try {
+      const conn = await RawConnection.open(this.port);
+      this.#all.add(conn);
+      return conn;
+    } catch (err) {
+      this.#live--;
+      throw err;
+    }
+  }
+
+  async #send(conn: RawConnection, bytes: Buffer): Promise<RawResponse> {
     try {
       return await conn.request(bytes);
     } finally {
-      this.#idle.push(conn);
+      this.#release(conn);
     }
+  }
+
+  /** A connection is free again: the next queued request takes it, or it waits in the idle list. */
+  #release(conn: RawConnection): void {
+    if (conn.isClosed) {
+      this.#forget(conn);
+      if (this.#queued.length > 0) this.#connect().then((c) => this.#release(c), (err: Error) => this.#queued.shift()?.reject(err));
+      return;
+    }
+    const next = this.#queued.shift();
+    if (next === undefined) this.#idle.push(conn);
+    else this.#send(conn, next.bytes).then(next.resolve, next.reject);
+  }
+
+  #forget(conn: RawConnection): void {
+    if (this.#all.delete(conn)) this.#live--;
   }
 
   close(): void {
     for (const conn of this.#all) conn.socket.destroy();
+    for (const waiting of this.#queued.splice(0)) waiting.reject(new Error('RawHttpPool closed'));
   }
+}
+
+/** A request with the given headers (and body, sent with its Content-Length), as bytes ready to write. */
+export function encodeRequest(port: number, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string): Buffer {
+  const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  if (body === undefined) return Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1');
+  const bodyBytes = Buffer.from(body, 'utf8');
+  lines.push(`Content-Length: ${bodyBytes.length}`);
+  return Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1'), bodyBytes]);
 }
 
 /** `GET path` with the given headers, as bytes ready to write. */
 export function encodeGet(port: number, path: string, headers: Record<string, string>): Buffer {
-  const lines = [`GET ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
-  return Buffer.from(lines.join('\r\n') + '\r\n\r\n', 'latin1');
+  return encodeRequest(port, 'GET', path, headers);
 }

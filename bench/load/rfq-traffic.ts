@@ -7,6 +7,7 @@ import type { Pool } from 'undici';
 import { encodeOrder } from '../../src/rfq/codec.js';
 import type { BenchUser } from './fixtures.js';
 import { send } from './http-client.js';
+import { encodeRequest, type RawHttpPool } from './raw-http.js';
 import { personalSign, signatureBase64 } from './sign.js';
 
 export const WAGER_MICROS = 1_000_000;
@@ -110,6 +111,16 @@ export interface RfqAnswer {
 
 export function postRfq(pool: Pool, rfq: PreparedRfq): Promise<RfqAnswer> {
   return send(pool, 'POST', rfq.path, rfq.headers, rfq.body);
+}
+
+/** The RFQs as request bytes for a RawHttpPool, encoded before a step's clock starts. */
+export function encodeRfqs(port: number, rfqs: readonly PreparedRfq[]): Buffer[] {
+  return rfqs.map((rfq) => encodeRequest(port, 'POST', rfq.path, rfq.headers, rfq.body));
+}
+
+export async function postRfqRaw(pool: RawHttpPool, request: Buffer): Promise<RfqAnswer> {
+  const { status, body } = await pool.request(request);
+  return { status, text: body.toString('utf8') };
 }
 
 /** A new RFQ answered with its terminal result `status` (wait_ms held it). */

@@ -21,7 +21,8 @@ import { signedReplayKey, unsignedReplayKey, type RfqKeyRecord, type RfqLeg } fr
 import type { RfqMetrics } from './metrics.js';
 
 const FOK = 2;
-export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId'>;
+/** What admission decides; the route adds how long the answer may wait (`answerWaitMs`). */
+export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
 
 export interface AdmissionDeps {
   config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;

@@ -34,6 +34,7 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
       quoteWindowMs: s.config.quoteWindowMs,
       lastLookMs: s.config.lastLookMs,
       maxActiveRfqs: s.config.maxActiveRfqsPerShard,
+      createCoalesceMs: s.config.createCoalesceMs,
     },
     makers,
     metrics,

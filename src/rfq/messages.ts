@@ -13,6 +13,8 @@ export interface ShardInit {
   quoteWindowMs: number;
   lastLookMs: number;
   maxActiveRfqs: number;
+  /** Longest a create's write is held to share its RFQ's terminal commit (shard.ts commitCreate); 0: never. */
+  createCoalesceMs: number;
 }
 
 /** What the main thread has checked before it asks a shard to create an RFQ (contract 6.1). */
@@ -34,6 +36,8 @@ export interface CreateRfq {
   /** Signed: the order's deadline. Unsigned: none (0), the quote window bounds it. */
   expiresAtMs: number;
   admittedAtMs: number;
+  /** How long the taker's answer waits for the terminal result (wait_ms); 0: a `pending` 201 is due at once. */
+  answerWaitMs: number;
 }
 
 export type MainToShard =
@@ -75,7 +79,7 @@ export type ShardToMain =
    * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
    */
   | { kind: 'to_maker'; makerId: string; frame: string }
-  /** A new RFQ for every connected maker; sent while its create commits (shard.ts persistNew). */
+  /** A new RFQ for every connected maker; sent before its create commits (shard.ts persistNew). */
   | { kind: 'broadcast'; message: RfqMessage }
   /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
   | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }

@@ -67,9 +67,10 @@ export class ShardPool {
     return shardOfUser(userId, this.shards.length);
   }
 
-  async create(command: Omit<CreateRfq, 'kind' | 'callId'>): Promise<CreatedRfq> {
+  /** `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq). */
+  async create(command: Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>, answerWaitMs: number): Promise<CreatedRfq> {
     const shard = this.shardOfUser(command.userId);
-    const created = await this.call<CreatedRfq>(shard, { kind: 'create', ...command });
+    const created = await this.call<CreatedRfq>(shard, { kind: 'create', ...command, answerWaitMs });
     this.metrics.persistSeconds.observe(created.persistUs / 1e6);
     return created;
   }

@@ -41,9 +41,8 @@ interface ActiveRfq {
   lastLook: Candidate | null;
   /** Time spent deciding (matching), µs: a stage latency. */
   selectionUs: number;
-  /** The create has committed. Until then nothing is decided: a close asked for earlier waits for it. */
-  isCreated: boolean;
-  isCloseDeferred: boolean;
+  /** Commits the create's held write now (persistNew): set while it waits to share the terminal's commit. */
+  commitHeldCreate: (() => void) | null;
 }
 
 const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
@@ -177,41 +176,59 @@ export class RfqShard {
       candidates: [],
       lastLook: null,
       selectionUs: 0,
-      isCreated: false,
-      isCloseDeferred: false,
+      commitHeldCreate: null,
     };
     this.active.set(requestId, rfq);
-    // The makers hear of the RFQ while its create commits, not after: the commit (~0.2-1 ms) overlaps
-    // their round trip instead of preceding it. No fill is decided before the create has committed
-    // (close() waits for `isCreated`), so a fill's commit always follows it. The 201 still waits for the
-    // commit (contract 6.2).
+    // The makers hear of the RFQ before its create commits, not after: the commit overlaps their round trip
+    // instead of preceding it (docs/durability.md).
     this.emit({ kind: 'broadcast', message: toBroadcast(record, command, quoteDeadlineMs) });
     this.uncommittedReservations.set(command.userId, uncommittedMicros + wagerMicros);
-    const startNs = process.hrtime.bigint();
     try {
-      await this.store.transact(() => {
+      const persistUs = await this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
         if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
           throw new ApiError('INSUFFICIENT_BALANCE');
         }
         void this.store.db<RfqRecord>('rfqs').put(requestId, record);
         void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
-        void this.store.db<true>('rfqActive').put(requestId, true);
+        // Closing by now means its terminal write follows in this same commit (persistTerminal queued it
+        // when it set the phase): it was never active on disk, so no marker for recovery (one page fewer).
+        if (rfq.phase !== 'closing') void this.store.db<true>('rfqActive').put(requestId, true);
       });
+      return { result: toRfqResult(record), isReplay: false, persistUs };
     } catch (err) {
       // Refused at commit (another thread spent the balance meanwhile): the RFQ never existed. Makers that
-      // quote it get RFQ_CLOSED; nothing was reserved or written.
+      // quoted it hear it was cancelled; later quotes get RFQ_CLOSED. Nothing was reserved or written.
       this.clearTimer(rfq);
       this.active.delete(requestId);
+      for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: requestId, outcome: 'cancelled' });
       throw err;
     } finally {
       const left = (this.uncommittedReservations.get(command.userId) ?? 0n) - wagerMicros;
       if (left === 0n) this.uncommittedReservations.delete(command.userId);
       else this.uncommittedReservations.set(command.userId, left);
     }
-    const persistUs = Number(process.hrtime.bigint() - startNs) / 1000;
-    rfq.isCreated = true;
-    if (rfq.isCloseDeferred) this.close(rfq);
-    return { result: toRfqResult(record), isReplay: false, persistUs };
+  }
+
+  /**
+   * Makes the create durable; resolves with the commit's duration in µs. When the taker's answer waits for
+   * the terminal result (wait_ms), nobody can learn of the RFQ's id before it ends, so the create's write is
+   * held for up to `holdMs` and committed in the same group commit as the terminal write: one fsync per RFQ
+   * instead of two when the makers answer within the hold (the group runs the create first, so a refused
+   * create makes the terminal write a no-op: persistTerminal). Past `holdMs` it commits alone, so every
+   * answer the taker gets, even a `pending` one at the end of its wait, follows a durable create.
+   */
+  private commitCreate(rfq: ActiveRfq, holdMs: number, write: () => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const commit = () => {
+        rfq.commitHeldCreate = null;
+        clearTimeout(holdTimer);
+        const startNs = process.hrtime.bigint();
+        this.store.transact(write).then(() => resolve(Number(process.hrtime.bigint() - startNs) / 1000), reject);
+      };
+      const holdTimer = holdMs > 0 ? setTimeout(commit, holdMs) : undefined;
+      if (holdTimer === undefined) commit();
+      else rfq.commitHeldCreate = commit;
+    });
   }
 
   private status(requestId: string, userId: string): RfqResult {
@@ -320,9 +337,6 @@ export class RfqShard {
 
   private close(rfq: ActiveRfq): void {
     if (rfq.phase !== 'quoting') return;
-    // Makers may answer while the create commits (persistNew); a fill must never be decided for an RFQ
-    // whose create could still be refused, so the decision waits for the commit.
-    if (!rfq.isCreated) return void (rfq.isCloseDeferred = true);
     rfq.phase = 'closing';
     this.clearTimer(rfq);
     const startNs = process.hrtime.bigint();
@@ -408,13 +422,14 @@ export class RfqShard {
       settledPaidMicros: null,
     };
     const completed: RfqRecord = { ...record, status: 'completed', fill, terminalAtMs: nowMs };
-    const persistUs = await this.persistTerminal(completed, () => {
+    const persistUs = await this.persistTerminal(rfq, completed, () => {
       this.ledger.fillInTxn(record.userId, rfq.wagerMicros, candidate.fillWagerMicros, `rfq:${record.requestId}`, nowMs);
       void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, record.requestId), fillRecord);
       for (const leg of record.legs) {
         void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${record.requestId}`, true);
       }
     });
+    if (persistUs === null) return;
     rfq.record = completed;
     for (const makerId of rfq.quoters) {
       const isWinner = makerId === candidate.quote.makerId;
@@ -434,27 +449,35 @@ export class RfqShard {
     this.clearTimer(rfq);
     const nowMs = this.nowMs();
     const ended: RfqRecord = { ...rfq.record, status, error, terminalAtMs: nowMs };
-    const persistUs = await this.persistTerminal(ended, () =>
+    const persistUs = await this.persistTerminal(rfq, ended, () =>
       this.ledger.releaseInTxn(ended.userId, rfq.wagerMicros, `rfq:${ended.requestId}`, nowMs),
     );
+    if (persistUs === null) return;
     rfq.record = ended;
     const outcome = status === 'cancelled' ? 'cancelled' : 'expired';
     for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: ended.requestId, outcome });
     this.retire(rfq, persistUs);
   }
 
-  /** Returns how long the durable write took, in µs (a stage latency the main thread reports). */
-  private async persistTerminal(record: RfqRecord, moveMoney: () => void): Promise<number> {
+  /**
+   * Commits the terminal write, after the create's if that was still held (the same group commit), and
+   * returns how long it took in µs (a stage latency the main thread reports), or null when the create was
+   * refused in that commit: then the RFQ never existed, and persistNew tells its caller and its makers.
+   */
+  private async persistTerminal(rfq: ActiveRfq, record: RfqRecord, moveMoney: () => void): Promise<number | null> {
     assert.ok(isTerminal(record.status));
+    rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
-    await this.store.transact(() => {
+    const isWritten = await this.store.transact(() => {
       const stored = this.store.db<RfqRecord>('rfqs').get(record.requestId);
-      assert.ok(stored !== undefined && !isTerminal(stored.status), `RFQ ${record.requestId} would end twice`);
+      if (stored === undefined) return false;
+      assert.ok(!isTerminal(stored.status), `RFQ ${record.requestId} would end twice`);
       moveMoney();
       void this.store.db<RfqRecord>('rfqs').put(record.requestId, record);
       void this.store.db<true>('rfqActive').remove(record.requestId);
+      return true;
     });
-    return Number(process.hrtime.bigint() - startNs) / 1000;
+    return isWritten ? Number(process.hrtime.bigint() - startNs) / 1000 : null;
   }
 
   /** The actor forgets a terminal RFQ: from now on it is served from LMDB. */

@@ -4,21 +4,20 @@
 // that is not 201 `completed` is an error. The ladder stops after the first saturated step. Before the
 // makers connect, admission alone is measured (closed loop): the `signed` target's numerator.
 import { availableParallelism } from 'node:os';
-import type { Pool } from 'undici';
 import { fundedUsers, openMarkets, registerMakers } from '../fixtures.js';
 import { startCpuMeter, type CpuShare } from '../cpu.js';
-import { httpTarget } from '../http-client.js';
+import { RawHttpPool } from '../raw-http.js';
 import { MakerFarm } from '../makers.js';
 import { runOpenLoop, type OpenLoopResult } from '../open-loop.js';
 import { runClosedLoop, type ClosedLoopResult } from '../closed-loop.js';
 import {
   CREDIT_MICROS,
   NonceSource,
+  encodeRfqs,
   isTerminalWith,
-  postRfq,
+  postRfqRaw,
   prepareSigned,
   prepareUnsigned,
-  type PreparedRfq,
 } from '../rfq-traffic.js';
 import { sleep, startServerFor, stepMs, type RunContext, type Scenario } from './context.js';
 import type { MicroResult } from './micro.js';
@@ -61,22 +60,25 @@ function isSaturatedStep(step: OpenLoopResult): boolean {
 
 async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: number[]): Promise<LadderResult> {
   const server = await startServerFor(ctx);
-  const target = httpTarget(server.baseUrl, 256);
+  const pool = await RawHttpPool.open(server.port, 256);
   const farm = new MakerFarm();
   try {
     const users = await fundedUsers(server, USERS, CREDIT_MICROS);
     const markets = await openMarkets(server, MARKETS);
     const nonces = new NonceSource();
-    const prepare = (count: number, waitMs = WAIT_MS): PreparedRfq[] =>
-      kind === 'unsigned'
-        ? prepareUnsigned(users, markets, count, waitMs)
-        : prepareSigned(users, markets, count, waitMs, nonces, Date.now() + 15 * 60_000);
-    const admission = await measureAdmission(ctx, target.pool, server.pid, prepare);
+    const prepare = (count: number, waitMs = WAIT_MS): Buffer[] =>
+      encodeRfqs(
+        server.port,
+        kind === 'unsigned'
+          ? prepareUnsigned(users, markets, count, waitMs)
+          : prepareSigned(users, markets, count, waitMs, nonces, Date.now() + 15 * 60_000),
+      );
+    const admission = await measureAdmission(ctx, pool, server.pid, prepare);
     ctx.log(`${kind} admission (no makers, closed loop): ${admission.reqPerS} RFQ/s admitted (p99 ${admission.latency.p99Ms} ms), server CPU ${admission.cpu?.serverPercent} %`);
     await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
     await farm.setPolicy('quote');
     // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
-    await step(target.pool, prepare(ctx.isQuick ? 200 : 1500), 500);
+    await step(pool, prepare(ctx.isQuick ? 200 : 1500), 500);
     const steps: LadderStep[] = [];
     const stageSnapshot = new Map<string, number>();
     if (process.env['BENCH_STAGES'] === '1') await stageMeans(server.baseUrl, stageSnapshot);
@@ -85,7 +87,7 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
       const prepared = prepare(Math.round((ratePerS * durationMs) / 1000));
       await sleep(500);
       const meter = startCpuMeter(server.pid);
-      const result = await step(target.pool, prepared, ratePerS);
+      const result = await step(pool, prepared, ratePerS);
       const cpu = meter();
       const saturated = isSaturatedStep(result);
       steps.push({ ...result, isSaturatedStep: saturated, cpu });
@@ -115,7 +117,7 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
     };
   } finally {
     await farm.close().catch(() => undefined);
-    await target.close();
+    pool.close();
     await server.stop();
   }
 }
@@ -126,27 +128,27 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
  */
 async function measureAdmission(
   ctx: RunContext,
-  pool: Pool,
+  pool: RawHttpPool,
   serverPid: number,
-  prepare: (count: number, waitMs?: number) => PreparedRfq[],
+  prepare: (count: number, waitMs?: number) => Buffer[],
 ): Promise<ClosedLoopResult> {
   const prepared = prepare(ctx.isQuick ? 4_000 : 40_000, 0);
   return runClosedLoop({
     concurrency: ADMISSION_CALLERS,
     durationMs: stepMs(ctx, 4000),
     warmupMs: stepMs(ctx, 1000, 300),
-    request: async (i) => (await postRfq(pool, prepared[i % prepared.length]!)).status === 201,
+    request: async (i) => (await postRfqRaw(pool, prepared[i % prepared.length]!)).status === 201,
     stopWhen: (next) => next >= prepared.length,
     serverPid,
   });
 }
 
-function step(pool: Pool, prepared: PreparedRfq[], ratePerS: number): Promise<OpenLoopResult> {
+function step(pool: RawHttpPool, prepared: Buffer[], ratePerS: number): Promise<OpenLoopResult> {
   return runOpenLoop({
     ratePerS,
     durationMs: (prepared.length / ratePerS) * 1000,
     maxInFlight: 20_000,
-    request: async (i) => isTerminalWith(await postRfq(pool, prepared[i]!), 'completed'),
+    request: async (i) => isTerminalWith(await postRfqRaw(pool, prepared[i]!), 'completed'),
   });
 }
 

@@ -25,11 +25,14 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
   // `ctx.signal` is read only when an answer is held (wait_ms): it is made on first read (http/server.ts).
   async function submit(command: CreateCommand, startNs: bigint, waitMs: number, ctx: { signal: AbortSignal }): Promise<Reply> {
     metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
-    const created = await pool.create(command);
+    const created = await pool.create(command, waitMs);
     if (!created.isReplay) metrics.createdTotal.inc({ kind: command.rfqKind });
     const status = created.isReplay ? 200 : 201;
     if (waitMs === 0 || isTerminal(created.result.status)) return json(status, created.result);
-    const terminal = await pool.waitForTerminal(created.result.request_id, waitMs, ctx.signal);
+    // The create may have answered late (its write held to share the terminal commit): wait only what is
+    // left of wait_ms. A terminal result that came with it is found at once whatever is left.
+    const leftMs = Math.max(0, waitMs - Number(process.hrtime.bigint() - startNs) / 1e6);
+    const terminal = await pool.waitForTerminal(created.result.request_id, leftMs, ctx.signal);
     return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
   }
 

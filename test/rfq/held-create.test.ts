@@ -1,0 +1,109 @@
+// A create held to share its RFQ's terminal commit (shard.ts commitCreate, PARLAYD_CREATE_COALESCE_MS): when
+// the taker's answer waits for the result (wait_ms), the create and the terminal write commit together. These
+// prove what that must not change: the answer still follows a durable create (found after a kill -9, replay
+// key kept), a wait that ends before the RFQ does answers a durable `pending` on time, and a create refused
+// at that commit (the balance spent meanwhile by a contest entry) leaves no trace and no money moved.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { client } from '../helpers/http.js';
+import { restartServer, startServer } from '../helpers/server.js';
+import { credit, loginWallet } from '../helpers/users.js';
+import { connectNewMaker } from '../helpers/makers.js';
+import { assertMoneyInvariant, autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { contestConfig, createContest, createMarket, enter, up } from '../helpers/contests.js';
+
+const WAGER = 2_000_000;
+
+test('a held create commits with its fill: the answer is durable across a kill -9 and the replay key is kept', async () => {
+  const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '1000' } });
+  const user = await loginWallet(server);
+  await credit(server, user.address, 10_000_000);
+  const market = await openMarket(server);
+  const maker = await connectNewMaker(server);
+  autoQuote(maker, { odds: 2 });
+  const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
+  const answered = await client(server.baseUrl, user.token).post('/v1/rfq/unsigned?wait_ms=5000', body);
+  assert.deepEqual([answered.status, answered.body.status], [201, 'completed']);
+  await maker.close();
+  await server.kill();
+
+  const restarted = await restartServer(server);
+  try {
+    const api = client(restarted.baseUrl, user.token);
+    const id = answered.body.request_id as string;
+    assert.deepEqual((await api.get(`/v1/rfq/${id}`)).body, answered.body);
+    const replay = await api.post('/v1/rfq/unsigned', body);
+    assert.deepEqual([replay.status, replay.body.request_id, replay.body.status], [200, id, 'completed']);
+    const balance = await assertMoneyInvariant(restarted, user, 10_000_000n);
+    assert.deepEqual([balance.reserved, balance.atRisk], [0n, BigInt(WAGER)]);
+    // It ended in the commit that created it: nothing was left marked active for the restart to fail.
+    assert.equal(restarted.logs.find((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED'), undefined);
+  } finally {
+    await restarted.stop();
+  }
+});
+
+test('a wait that ends before the RFQ answers a durable pending once, on time, and the RFQ stays cancellable', async () => {
+  // The hold (400 ms) outlasts the wait (300 ms): the create commits alone when the answer falls due.
+  const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '400', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
+  try {
+    const user = await loginWallet(server);
+    await credit(server, user.address, 10_000_000);
+    const market = await openMarket(server);
+    const silent = await connectNewMaker(server); // hears the RFQ, never answers: it stays quoting
+    const api = client(server.baseUrl, user.token);
+    const startMs = Date.now();
+    const answered = await api.post('/v1/rfq/unsigned?wait_ms=300', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    const elapsedMs = Date.now() - startMs;
+    assert.deepEqual([answered.status, answered.body.status], [201, 'pending']);
+    // wait_ms counts from the request, not from the create's commit (that would be ~600 ms).
+    assert.ok(elapsedMs >= 300 && elapsedMs < 550, `answered after ${elapsedMs} ms`);
+    const id = answered.body.request_id as string;
+    assert.equal((await silent.next('rfq')).request_id, id);
+    assert.deepEqual([(await api.get(`/v1/rfq/${id}`)).body.status], ['pending']);
+    assert.equal((await balanceOf(server, user)).reserved, BigInt(WAGER), 'the reservation is durable with the create');
+    const cancelled = await api.post(`/v1/rfq/${id}/cancel`);
+    assert.deepEqual([cancelled.status, cancelled.body.status], [200, 'cancelled']);
+    const balance = await assertMoneyInvariant(server, user, 10_000_000n);
+    assert.equal(balance.reserved, 0n);
+    await silent.close();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a held create refused at its commit leaves nothing: 422, makers that quoted hear cancelled, the key is unused', async () => {
+  const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '1000', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
+  try {
+    const user = await loginWallet(server);
+    await credit(server, user.address, WAGER);
+    const market = await openMarket(server);
+    const contestMarket = await createMarket(server, 'held-create');
+    const contest = await createContest(server, contestConfig([contestMarket.market_id], { bet_amount_micros: WAGER }));
+    const maker = await connectNewMaker(server);
+    const api = client(server.baseUrl, user.token);
+    const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
+
+    const answer = api.post('/v1/rfq/unsigned?wait_ms=8000', body);
+    const rfq = await maker.next('rfq');
+    // While the RFQ's create is held, a contest entry (main thread) spends the whole balance.
+    const entry = await enter(server, user, contest.contest_id, [up(contestMarket.market_id)]);
+    assert.equal(entry.status, 201, JSON.stringify(entry.body));
+    // The quote closes the RFQ: create and fill go to one commit, and the create is refused in it.
+    maker.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 2, max_wager_micros: '9000000' });
+    await maker.next('quote_ack');
+    const refused = await answer;
+    assert.deepEqual([refused.status, refused.body.code], [422, 'INSUFFICIENT_BALANCE']);
+    assert.deepEqual(await maker.next('rfq_result'), { type: 'rfq_result', request_id: rfq.request_id, outcome: 'cancelled' });
+
+    assert.equal((await api.get(`/v1/rfq/${rfq.request_id}`)).status, 404, 'the RFQ never existed');
+    const balance = await assertMoneyInvariant(server, user, BigInt(WAGER));
+    assert.deepEqual([balance.available, balance.reserved, balance.atRisk], [0n, BigInt(WAGER), 0n], 'only the entry holds money');
+    // The idempotency key was not consumed: the same request is admitted afresh (and refused: no funds).
+    const again = await api.post('/v1/rfq/unsigned', body);
+    assert.deepEqual([again.status, again.body.code], [422, 'INSUFFICIENT_BALANCE']);
+    await maker.close();
+  } finally {
+    await server.stop();
+  }
+});
