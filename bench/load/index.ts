@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { machineInfo } from './machine.js';
+import { npmStartNodeFlags } from './server.js';
 import { resultsDir, writeScenario, writeSummary, type Results, type RunMeta } from './report.js';
 import { ceiling } from './scenarios/ceiling.js';
 import type { RunContext, Scenario } from './scenarios/context.js';
@@ -44,10 +45,11 @@ async function main(): Promise<void> {
   const ctx: RunContext = {
     isQuick: values.quick,
     runId: meta.runId,
-    // BENCH_NODE_ARGS adds Node flags to every parlayd child, for experiments (e.g. GC settings).
+    // Every parlayd child runs with npm start's Node flags; BENCH_NODE_ARGS replaces them for experiments
+    // (BENCH_NODE_ARGS=" " runs without any: V8's default parallel GC).
     serverNodeArgs: [
       ...(values['cpu-prof'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`]),
-      ...(process.env['BENCH_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []),
+      ...(process.env['BENCH_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? npmStartNodeFlags()),
     ],
     results: new Map(),
     log: (message) => console.log(`[${((performance.now() - startedMs) / 1000).toFixed(1).padStart(6)} s] ${message}`),

@@ -1,5 +1,5 @@
-// Load generator, main thread. Starts the real service as a child process (`node dist/src/main.js`, as a
-// user runs it) on PARLAYD_PORT=0 with a fresh temp PARLAYD_DATA_DIR, reads the port from its JSON
+// Load generator, main thread. Starts the real service as a child process (`node dist/src/main.js` with the
+// flags of `npm start`, as a user runs it) on PARLAYD_PORT=0 with a fresh temp PARLAYD_DATA_DIR, reads the port from its JSON
 // 'listening' log line, and can read the child's memory from /proc. Node flags (e.g. --cpu-prof) pass
 // through, so a scenario that misses its target can be profiled on the real server.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +13,17 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url)); // <repo>/dist/bench/load
 export const repoRoot = resolve(here, '../../..');
 const mainScript = resolve(repoRoot, 'dist/src/main.js');
+
+/**
+ * The Node flags `npm start` gives the service (package.json), so that what is measured is what ships:
+ * `--single-threaded-gc` today (docs/performance.md). BENCH_NODE_ARGS replaces them for experiments.
+ */
+export function npmStartNodeFlags(): string[] {
+  const pkg = JSON.parse(readFileSync(resolve(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+  return words.slice(1, -1);
+}
 
 /** What every benchmark server runs with unless a scenario says otherwise. */
 export const BENCH_ENV: Readonly<Record<string, string>> = {

@@ -197,7 +197,8 @@ export class ShardPool {
     const handle: ShardHandle = {
       shard,
       worker,
-      out: new BatchingSender((batch) => worker.postMessage(batch)),
+      // Per turn: quotes from many maker sockets, read in one turn, reach the shard as one message (channel.ts).
+      out: new BatchingSender((batch) => worker.postMessage(batch), 'turn'),
       calls: new Map(),
       activeRfqs: 0,
     };
