@@ -183,18 +183,20 @@ export class RfqShard {
     // instead of preceding it (docs/durability.md).
     this.emit({ kind: 'broadcast', message: toBroadcast(record, command, quoteDeadlineMs) });
     this.uncommittedReservations.set(command.userId, uncommittedMicros + wagerMicros);
+    // The record as created: the live one changes (quotes, last look) while the write may be held.
+    const created: RfqRecord = { ...record };
     try {
       const persistUs = await this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
         if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
           throw new ApiError('INSUFFICIENT_BALANCE');
         }
-        void this.store.db<RfqRecord>('rfqs').put(requestId, record);
+        void this.store.db<RfqRecord>('rfqs').put(requestId, created);
         void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
         // Closing by now means its terminal write follows in this same commit (persistTerminal queued it
         // when it set the phase): it was never active on disk, so no marker for recovery (one page fewer).
         if (rfq.phase !== 'closing') void this.store.db<true>('rfqActive').put(requestId, true);
       });
-      return { result: toRfqResult(record), isReplay: false, persistUs };
+      return { result: toRfqResult(created), isReplay: false, persistUs };
     } catch (err) {
       // Refused at commit (another thread spent the balance meanwhile): the RFQ never existed. Makers that
       // quoted it hear it was cancelled; later quotes get RFQ_CLOSED. Nothing was reserved or written.
