@@ -24,10 +24,13 @@ class RawConnection {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.#onData(chunk));
     socket.on('error', (err) => this.#fail(err));
-    socket.on('close', () => {
+    // The server's FIN ('end') already means no answer will come; 'close' follows later.
+    const onClosed = () => {
       this.isClosed = true;
       this.#fail(new Error('connection closed'));
-    });
+    };
+    socket.on('end', onClosed);
+    socket.on('close', onClosed);
   }
 
   static open(port: number): Promise<RawConnection> {
