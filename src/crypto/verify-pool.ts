@@ -9,6 +9,7 @@
 
 import assert from 'node:assert/strict';
 import { Piscina } from 'piscina';
+import { Batcher } from '../batcher.js';
 import type { RecoverResult } from './recover.js';
 import type { RecoverItem, VerifyTask, VerifyTaskResult } from './verify-worker.js';
 
@@ -63,8 +64,7 @@ export class VerifyPool {
   #closing: Promise<void> | null = null;
   readonly #threads: number;
   readonly #maxInFlight: number;
-  #pending: PendingRecover[] = [];
-  #isFlushScheduled = false;
+  readonly #pending = new Batcher<PendingRecover>((pending) => this.#flush(pending), 'turn');
   // Exponential average of the fraction of threads busy, as of #busyAtMs; updated when #inFlight changes.
   #busyAverage = 0;
   #busyAtMs = performance.now();
@@ -93,19 +93,13 @@ export class VerifyPool {
     if (this.#inFlight >= this.#maxInFlight) return Promise.reject(new VerifyPoolOverloadedError('QUEUE_FULL'));
     this.#markBusyChange();
     this.#inFlight++;
-    return new Promise<RecoverResult>((resolve, reject) => {
-      this.#pending.push({ message: ownBuffer(message), sig65: ownBuffer(sig65), resolve, reject });
-      if (this.#isFlushScheduled) return;
-      this.#isFlushScheduled = true;
-      setImmediate(this.#flush);
-    });
+    return new Promise<RecoverResult>((resolve, reject) =>
+      this.#pending.add({ message: ownBuffer(message), sig65: ownBuffer(sig65), resolve, reject }),
+    );
   }
 
   /** Sends the turn's calls as one batch per thread, in contiguous slices (order within a slice is kept). */
-  readonly #flush = (): void => {
-    const pending = this.#pending;
-    this.#pending = [];
-    this.#isFlushScheduled = false;
+  #flush(pending: PendingRecover[]): void {
     const sliceSize = Math.ceil(pending.length / this.#threads);
     for (let start = 0; start < pending.length; start += sliceSize) {
       const slice = pending.slice(start, start + sliceSize);
@@ -127,7 +121,7 @@ export class VerifyPool {
         },
       );
     }
-  };
+  }
 
   /**
    * Fraction (0..1) of threads busy, averaged over about the last 10 s, for the ops metrics. Busy counts the

@@ -1,6 +1,6 @@
 // Both threads. Every message between the main thread and an RFQ shard worker, declared once, as a
 // discriminated union per direction, so `switch (msg.kind)` is checked for exhaustiveness. Messages travel
-// in batches (arrays) flushed once per event-loop turn (channel.ts). Money crosses as decimal strings.
+// in batches (arrays) flushed once per event-loop turn (src/batcher.ts). Money crosses as decimal strings.
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';

@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { ApiError, overloaded } from '../errors.js';
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
-import { BatchingSender } from './channel.js';
+import { Batcher } from '../batcher.js';
+import { setBounded } from '../bounded-map.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import type { RfqMetrics } from './metrics.js';
@@ -31,7 +32,7 @@ type CallCommand = DistributiveOmit<Extract<MainToShard, { callId: number }>, 'c
 interface ShardHandle {
   shard: number;
   worker: Worker;
-  out: BatchingSender<MainToShard>;
+  out: Batcher<MainToShard>;
   calls: Map<number, (outcome: CallOutcome<unknown>) => void>;
   activeRfqs: number;
 }
@@ -40,13 +41,14 @@ export class ShardPool {
   private readonly shards: ShardHandle[] = [];
   private readonly waiters = new Map<string, Set<(result: RfqResult) => void>>();
   /**
-   * Terminal results that ended before anyone waited for them, oldest first. Makers can answer while an
-   * RFQ's create commits, so its created and terminal events can reach this thread back to back, before
-   * the submitting request has registered its waiter (a promise turn after 'created').
+   * Terminal results that ended before anyone waited for them, oldest first. An RFQ's created and terminal
+   * events can reach this thread back to back (makers answer while the create commits, or the two writes
+   * share one commit: shard.ts commitCreate), before the submitting request has registered its waiter (a
+   * promise turn after 'created').
    */
   private readonly unclaimedTerminals = new Map<string, RfqResult>();
-  private framesByMaker = new Map<string, string[]>();
-  private isFrameFlushScheduled = false;
+  /** Maker frames of this turn (see queueFrame). */
+  private readonly frames = new Batcher<{ makerId: string; frame: string }>((batch) => this.flushFrames(batch), 'turn');
   private nextCallId = 1;
   private isClosing = false;
 
@@ -116,13 +118,13 @@ export class ShardPool {
   toShard(requestId: string, message: MainToShard): boolean {
     const shard = shardOfRequest(requestId, this.shards.length);
     if (shard === null) return false;
-    this.shards[shard]!.out.send(message);
+    this.shards[shard]!.out.add(message);
     return true;
   }
 
   /** A maker connection closed: every shard withdraws its quotes. */
   makerDisconnected(makerId: string): void {
-    for (const handle of this.shards) handle.out.send({ kind: 'maker_disconnected', makerId });
+    for (const handle of this.shards) handle.out.add({ kind: 'maker_disconnected', makerId });
   }
 
   get activeRfqs(): number {
@@ -143,7 +145,7 @@ export class ShardPool {
     this.makers.broadcast(message);
     // Same synchronous turn as the publish: exactly the connections that were sent the RFQ.
     const makerIds = this.makers.connectedMakerIds();
-    this.shards[shard]!.out.send({ kind: 'audience', requestId: message.request_id, makerIds });
+    this.shards[shard]!.out.add({ kind: 'audience', requestId: message.request_id, makerIds });
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
   }
 
@@ -155,28 +157,19 @@ export class ShardPool {
    * messages about that RFQ.
    */
   private queueFrame(makerId: string, frame: string): void {
-    const frames = this.framesByMaker.get(makerId);
-    if (frames === undefined) this.framesByMaker.set(makerId, [frame]);
-    else frames.push(frame);
-    if (this.isFrameFlushScheduled) return;
-    this.isFrameFlushScheduled = true;
-    setImmediate(this.flushFrames);
+    this.frames.add({ makerId, frame });
   }
 
-  private readonly flushFrames = (): void => {
-    const framesByMaker = this.framesByMaker;
-    this.framesByMaker = new Map();
-    this.isFrameFlushScheduled = false;
-    for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
-  };
-
-  /** Bounded: most are never claimed (nobody waits), and a claim follows its terminal within a few µs. */
-  private keepUnclaimed(result: RfqResult): void {
-    if (this.unclaimedTerminals.size >= MAX_UNCLAIMED_TERMINALS) {
-      this.unclaimedTerminals.delete(this.unclaimedTerminals.keys().next().value!);
+  private flushFrames(batch: { makerId: string; frame: string }[]): void {
+    const framesByMaker = new Map<string, string[]>();
+    for (const { makerId, frame } of batch) {
+      const frames = framesByMaker.get(makerId);
+      if (frames === undefined) framesByMaker.set(makerId, [frame]);
+      else frames.push(frame);
     }
-    this.unclaimedTerminals.set(result.request_id, result);
+    for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
   }
+
 
   private call<T>(shard: number, command: CallCommand): Promise<T> {
     const handle = this.shards[shard]!;
@@ -187,7 +180,7 @@ export class ShardPool {
         if (outcome.ok) resolve(outcome.value as T);
         else reject(new ApiError(outcome.code, outcome.message));
       });
-      handle.out.send({ ...command, callId } as MainToShard);
+      handle.out.add({ ...command, callId } as MainToShard);
     });
   }
 
@@ -197,8 +190,8 @@ export class ShardPool {
     const handle: ShardHandle = {
       shard,
       worker,
-      // Per turn: quotes from many maker sockets, read in one turn, reach the shard as one message (channel.ts).
-      out: new BatchingSender((batch) => worker.postMessage(batch), 'turn'),
+      // Per turn: quotes from many maker sockets, read in one turn, reach the shard as one message.
+      out: new Batcher((batch) => worker.postMessage(batch), 'turn'),
       calls: new Map(),
       activeRfqs: 0,
     };
@@ -241,7 +234,8 @@ export class ShardPool {
         this.metrics.persistSeconds.observe(event.persistUs / 1e6);
         const set = this.waiters.get(event.result.request_id);
         if (set !== undefined) for (const wake of [...set]) wake(event.result);
-        else this.keepUnclaimed(event.result);
+        // Bounded: most are never claimed (nobody waits), and a claim follows its terminal within a few µs.
+        else setBounded(this.unclaimedTerminals, event.result.request_id, event.result, MAX_UNCLAIMED_TERMINALS);
         return;
       }
       case 'stats':

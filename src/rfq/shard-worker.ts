@@ -3,7 +3,7 @@
 // is a bug: it crashes this thread, and the main thread stops the process (shard-pool.ts).
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/db.js';
-import { BatchingSender } from './channel.js';
+import { Batcher } from '../batcher.js';
 import type { MainToShard, ShardInit, ShardToMain } from './messages.js';
 import { RfqShard } from './shard.js';
 
@@ -14,10 +14,10 @@ if (port === null) throw new Error('shard-worker must run as a worker thread');
 const init = workerData as ShardInit;
 // The shard owns this thread: its durable writes are grouped per turn and committed in it (group-commit.ts).
 const store = openStore(init.dataDir, { isGroupCommit: true });
-const out = new BatchingSender<ShardToMain>((batch) => port.postMessage(batch));
-const shard = new RfqShard(store, init, (message) => out.send(message));
+const out = new Batcher<ShardToMain>((batch) => port.postMessage(batch));
+const shard = new RfqShard(store, init, (message) => out.add(message));
 
 port.on('message', (batch: MainToShard[]) => {
   for (const message of batch) shard.handle(message);
 });
-setInterval(() => out.send({ kind: 'stats', activeRfqs: shard.activeCount }), STATS_INTERVAL_MS).unref();
+setInterval(() => out.add({ kind: 'stats', activeRfqs: shard.activeCount }), STATS_INTERVAL_MS).unref();

@@ -2,6 +2,7 @@
 // asserts that an RFQ ends once, and settlement writes fills, not RFQ records), so after the first read from
 // LMDB a GET of it is a map lookup and a write of bytes already made: no msgpack decode, no JSON encode.
 // Bounded: the oldest entry leaves first, and a miss is only a read from LMDB.
+import { setBounded } from '../bounded-map.js';
 import type { Store } from '../store/db.js';
 import { isTerminal, toRfqResult, type RfqRecord } from './records.js';
 
@@ -23,8 +24,7 @@ export class TerminalResults {
     if (record === undefined) return undefined;
     if (!isTerminal(record.status)) return { isTerminal: false, userId: record.userId };
     const stored: StoredRfq = { isTerminal: true, userId: record.userId, resultJson: JSON.stringify(toRfqResult(record)) };
-    if (this.#byRequestId.size >= MAX_CACHED_RESULTS) this.#byRequestId.delete(this.#byRequestId.keys().next().value!);
-    this.#byRequestId.set(requestId, stored);
+    setBounded(this.#byRequestId, requestId, stored, MAX_CACHED_RESULTS);
     return stored;
   }
 }

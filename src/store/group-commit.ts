@@ -10,6 +10,7 @@
 //
 // Never on the main thread: a synchronous commit there would stall every socket for the fsync.
 import type { RootDatabase } from 'lmdb';
+import { Batcher } from '../batcher.js';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -20,25 +21,16 @@ interface Waiting {
 }
 
 export class GroupCommit {
-  #waiting: Waiting[] = [];
-  #isScheduled = false;
+  readonly #waiting = new Batcher<Waiting>((group) => this.#commit(group), 'turn');
 
   constructor(private readonly root: RootDatabase<unknown, string>) {}
 
   /** Runs `fn` in this turn's group; resolves (or rejects with fn's throw) once the group is durable. */
   transact<T>(fn: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#waiting.push({ fn, resolve: resolve as (value: unknown) => void, reject });
-      if (this.#isScheduled) return;
-      this.#isScheduled = true;
-      setImmediate(this.#commit);
-    });
+    return new Promise<T>((resolve, reject) => this.#waiting.add({ fn, resolve: resolve as (value: unknown) => void, reject }));
   }
 
-  readonly #commit = (): void => {
-    const group = this.#waiting;
-    this.#waiting = [];
-    this.#isScheduled = false;
+  #commit(group: Waiting[]): void {
     const outcomes: Outcome[] = [];
     try {
       this.root.transactionSync(() => {
@@ -61,5 +53,5 @@ export class GroupCommit {
       if (outcome.ok) waiting.resolve(outcome.value);
       else waiting.reject(outcome.error);
     });
-  };
+  }
 }

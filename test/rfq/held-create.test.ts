@@ -36,7 +36,7 @@ test('a held create commits with its fill: the answer is durable across a kill -
     assert.deepEqual([replay.status, replay.body.request_id, replay.body.status], [200, id, 'completed']);
     const balance = await assertMoneyInvariant(restarted, user, 10_000_000n);
     assert.deepEqual([balance.reserved, balance.atRisk], [0n, BigInt(WAGER)]);
-    // It ended in the commit that created it: nothing was left marked active for the restart to fail.
+    // Nothing was left marked active for the restart to fail (its terminal write removed or never needed a marker).
     assert.equal(restarted.logs.find((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED'), undefined);
   } finally {
     await restarted.stop();
