@@ -1,8 +1,8 @@
 // Any thread. Gathers items and hands them over in one batch: at the end of the synchronous run that added
-// the first ('microtask'), or of the whole event-loop turn, after its I/O ('turn', setImmediate). Every
-// per-turn batching in the service is this one mechanism, because each pays a fixed cost per batch that is
-// worth sharing: a thread hop (~100 µs, RFQ shard messages), a piscina task (signature recovery), an fsync
-// (the shard's group commit), a corked socket write (maker frames).
+// the first ('microtask'), or of the whole event-loop turn, after its I/O ('turn', setImmediate). Each user
+// pays a fixed cost per batch that is worth sharing: a thread hop (~100 µs, RFQ shard messages), a piscina
+// task (signature recovery), an fsync (the shard's group commit). (Maker frames are grouped per connection
+// as they arrive, a keyed shape of their own: shard-pool.ts.)
 //
 // 'turn' matters where uWS calls JavaScript once per socket message: a turn that reads quotes from ten makers
 // is ten synchronous runs, and per run it would be ten batches where per turn it is one.

@@ -47,8 +47,9 @@ export class ShardPool {
    * promise turn after 'created').
    */
   private readonly unclaimedTerminals = new Map<string, RfqResult>();
-  /** Maker frames of this turn (see queueFrame). */
-  private readonly frames = new Batcher<{ makerId: string; frame: string }>((batch) => this.flushFrames(batch), 'turn');
+  /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
+  private framesByMaker = new Map<string, string[]>();
+  private isFrameFlushScheduled = false;
   private nextCallId = 1;
   private isClosing = false;
 
@@ -157,18 +158,20 @@ export class ShardPool {
    * messages about that RFQ.
    */
   private queueFrame(makerId: string, frame: string): void {
-    this.frames.add({ makerId, frame });
+    const frames = this.framesByMaker.get(makerId);
+    if (frames === undefined) this.framesByMaker.set(makerId, [frame]);
+    else frames.push(frame);
+    if (this.isFrameFlushScheduled) return;
+    this.isFrameFlushScheduled = true;
+    setImmediate(this.flushFrames);
   }
 
-  private flushFrames(batch: { makerId: string; frame: string }[]): void {
-    const framesByMaker = new Map<string, string[]>();
-    for (const { makerId, frame } of batch) {
-      const frames = framesByMaker.get(makerId);
-      if (frames === undefined) framesByMaker.set(makerId, [frame]);
-      else frames.push(frame);
-    }
+  private readonly flushFrames = (): void => {
+    const framesByMaker = this.framesByMaker;
+    this.framesByMaker = new Map();
+    this.isFrameFlushScheduled = false;
     for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
-  }
+  };
 
 
   private call<T>(shard: number, command: CallCommand): Promise<T> {
