@@ -22,7 +22,7 @@ import type { RfqMetrics } from './metrics.js';
 
 const FOK = 2;
 /** What admission decides; the route adds how long the answer may wait (`answerWaitMs`). */
-export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
+export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs' | 'announced'>;
 
 export interface AdmissionDeps {
   config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;

@@ -5,6 +5,7 @@ import { Admission } from './admission.js';
 import { RfqMakerDispatcher } from './maker-dispatch.js';
 import { createRfqMetrics, type RfqMetrics } from './metrics.js';
 import { failInterruptedRfqs } from './recovery.js';
+import type { RfqKeyRecord } from './records.js';
 import { Settlement } from './settlement.js';
 import { ShardPool, type MakerFanout } from './shard-pool.js';
 
@@ -37,6 +38,10 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
       createCoalesceMs: s.config.createCoalesceMs,
     },
     makers,
+    {
+      availableMicros: (userId) => s.ledger.getBalance(userId).availableMicros,
+      isKnownReplayKey: (replayKey) => s.store.db<RfqKeyRecord>('rfqKeys').get(replayKey) !== undefined,
+    },
     metrics,
     s.log,
   );

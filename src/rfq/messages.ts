@@ -5,6 +5,7 @@ import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';
 import type { RfqLeg } from './records.js';
+import type { Announced } from './announcement.js';
 
 export interface ShardInit {
   shard: number;
@@ -38,13 +39,15 @@ export interface CreateRfq {
   admittedAtMs: number;
   /** How long the taker's answer waits for the terminal result (wait_ms); 0: a `pending` 201 is due at once. */
   answerWaitMs: number;
+  /** Set when the main thread already announced the RFQ to the makers; null: the shard announces it. */
+  announced: Announced | null;
 }
 
 export type MainToShard =
   | CreateRfq
   | { kind: 'status'; callId: number; requestId: string; userId: string }
   | { kind: 'cancel'; callId: number; requestId: string; userId: string }
-  /** The maker connections the RFQ was broadcast to: early close waits for exactly these. */
+  /** The maker connections an RFQ the shard announced went to: early close waits for exactly these. */
   | { kind: 'audience'; requestId: string; makerIds: string[] }
   | {
       kind: 'quote';
@@ -79,7 +82,7 @@ export type ShardToMain =
    * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
    */
   | { kind: 'to_maker'; makerId: string; frame: string }
-  /** A new RFQ for every connected maker; sent before its create commits (shard.ts persistNew). */
+  /** A new RFQ the main thread did not announce, for every connected maker; sent before its create commits. */
   | { kind: 'broadcast'; message: RfqMessage }
   /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
   | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }

@@ -8,7 +8,9 @@ import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import { Batcher } from '../batcher.js';
 import { setBounded } from '../bounded-map.js';
-import { shardOfRequest, shardOfUser } from './ids.js';
+import { newRequestId, shardOfRequest, shardOfUser } from './ids.js';
+import { rfqTimes, toRfqMessage, type Announced } from './announcement.js';
+import { InFlightCreates } from './in-flight-creates.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import type { RfqMetrics } from './metrics.js';
 
@@ -21,10 +23,19 @@ export interface MakerFanout {
   sendFrames(makerId: string, frames: readonly string[]): boolean;
 }
 
+/** What the pool reads of committed state (LMDB, through the ledger) to decide whether to announce an RFQ. */
+export interface CommittedState {
+  availableMicros(userId: string): bigint;
+  isKnownReplayKey(replayKey: string): boolean;
+}
+
 /** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
 /** Terminal results kept for a waiter that registers just after them (see unclaimedTerminals). */
 const MAX_UNCLAIMED_TERMINALS = 16_384;
+
+/** A create as admission made it; the pool adds the call's own fields. */
+type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs' | 'announced'>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 type CallCommand = DistributiveOmit<Extract<MainToShard, { callId: number }>, 'callId'>;
@@ -50,12 +61,14 @@ export class ShardPool {
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
   private framesByMaker = new Map<string, string[]>();
   private isFrameFlushScheduled = false;
+  private readonly inFlight = new InFlightCreates();
   private nextCallId = 1;
   private isClosing = false;
 
   constructor(
     private readonly init: Omit<ShardInit, 'shard' | 'shardCount'> & { shardCount: number },
     private readonly makers: MakerFanout,
+    private readonly committed: CommittedState,
     private readonly metrics: RfqMetrics,
     private readonly log: Logger,
   ) {
@@ -70,12 +83,30 @@ export class ShardPool {
     return shardOfUser(userId, this.shards.length);
   }
 
-  /** `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq). */
-  async create(command: Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>, answerWaitMs: number): Promise<CreatedRfq> {
+  /**
+   * `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq).
+   *
+   * When committed state and the creates still on their way say the shard will accept it as a new RFQ, the
+   * makers hear of it now, while the create travels to its shard: their round trip overlaps that hop and
+   * whatever the shard is busy with (a commit) instead of following them (docs/rfq.md). Otherwise the shard
+   * decides first and announces it itself. Should the shard still refuse an announced RFQ (a contest entry
+   * spent the balance in between, the shard is at its active limit), it never existed: makers' quotes for
+   * it get RFQ_CLOSED, as for a create refused at its commit.
+   */
+  async create(command: NewRfq, answerWaitMs: number): Promise<CreatedRfq> {
     const shard = this.shardOfUser(command.userId);
-    const created = await this.call<CreatedRfq>(shard, { kind: 'create', ...command, answerWaitMs });
-    this.metrics.persistSeconds.observe(created.persistUs / 1e6);
-    return created;
+    // Refused before anything is announced (call() would refuse it only after).
+    if (this.isAtCallLimit(shard)) throw overloaded();
+    const wagerMicros = BigInt(command.wagerMicros);
+    const announced = this.isSureNew(command, wagerMicros) ? this.announce(shard, command) : null;
+    const release = this.inFlight.add(command.userId, command.replayKey, wagerMicros);
+    try {
+      const created = await this.call<CreatedRfq>(shard, { kind: 'create', ...command, answerWaitMs, announced });
+      this.metrics.persistSeconds.observe(created.persistUs / 1e6);
+      return created;
+    } finally {
+      release();
+    }
   }
 
   status(requestId: string, userId: string): Promise<RfqResult> {
@@ -141,13 +172,35 @@ export class ShardPool {
     await Promise.all(this.shards.map((s) => s.worker.terminate()));
   }
 
+  /** Committed state and the creates on their way say the shard will accept it: no replay, not expired, funded. */
+  private isSureNew(command: NewRfq, wagerMicros: bigint): boolean {
+    if (this.inFlight.hasKey(command.replayKey) || this.committed.isKnownReplayKey(command.replayKey)) return false;
+    if (command.rfqKind === 'signed' && command.expiresAtMs <= Date.now()) return false;
+    return this.committed.availableMicros(command.userId) - this.inFlight.wagerOf(command.userId) >= wagerMicros;
+  }
+
+  /** Sends the `rfq` to every connected maker under an id of the taker's shard; the create carries it there. */
+  private announce(shard: number, command: NewRfq): Announced {
+    const nowMs = Date.now();
+    const requestId = newRequestId(shard, nowMs);
+    const times = rfqTimes(command, nowMs, this.init);
+    return { requestId, ...times, makerIds: this.broadcast(toRfqMessage(requestId, command, times)) };
+  }
+
+  /** An RFQ its shard announced: the shard learns its audience from the next batch. */
   private fanOut(shard: number, message: RfqMessage): void {
+    const makerIds = this.broadcast(message);
+    this.shards[shard]!.out.add({ kind: 'audience', requestId: message.request_id, makerIds });
+  }
+
+  /** Returns the connections the RFQ went to. */
+  private broadcast(message: RfqMessage): string[] {
     const startNs = process.hrtime.bigint();
     this.makers.broadcast(message);
-    // Same synchronous turn as the publish: exactly the connections that were sent the RFQ.
+    // Same synchronous run as the publish: exactly the connections that were sent the RFQ.
     const makerIds = this.makers.connectedMakerIds();
-    this.shards[shard]!.out.add({ kind: 'audience', requestId: message.request_id, makerIds });
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
+    return makerIds;
   }
 
   /**
@@ -174,9 +227,13 @@ export class ShardPool {
   };
 
 
+  private isAtCallLimit(shard: number): boolean {
+    return this.shards[shard]!.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD;
+  }
+
   private call<T>(shard: number, command: CallCommand): Promise<T> {
+    if (this.isAtCallLimit(shard)) return Promise.reject(overloaded());
     const handle = this.shards[shard]!;
-    if (handle.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD) return Promise.reject(overloaded());
     const callId = this.nextCallId++;
     return new Promise<T>((resolve, reject) => {
       handle.calls.set(callId, (outcome) => {

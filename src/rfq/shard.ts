@@ -7,9 +7,10 @@ import { Ledger } from '../ledger/ledger.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { RfqResult } from '../schemas/rfq.js';
-import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
+import { rfqTimes, toRfqMessage } from './announcement.js';
 import { decide, type Candidate, type LiveQuote } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import { fillKey, opaqueTakerId, type FillRecord } from './fills.js';
@@ -133,9 +134,9 @@ export class RfqShard {
   }
 
   private async persistNew(command: CreateRfq, nowMs: number): Promise<CreatedRfq> {
-    const requestId = newRequestId(this.init.shard, nowMs);
-    const quoteDeadlineMs =
-      command.rfqKind === 'signed' ? Math.min(nowMs + this.init.quoteWindowMs, command.expiresAtMs) : nowMs + this.init.quoteWindowMs;
+    const { announced } = command;
+    const requestId = announced?.requestId ?? newRequestId(this.init.shard, nowMs);
+    const times = announced ?? rfqTimes(command, nowMs, this.init);
     const record: RfqRecord = {
       requestId,
       userId: command.userId,
@@ -147,9 +148,8 @@ export class RfqShard {
       toleranceBps: command.toleranceBps,
       orderType: command.orderType,
       isShielded: command.isShielded,
-      createdAtMs: nowMs,
-      // Unsigned RFQs have no deadline of their own: the quote window and one last look bound them.
-      expiresAtMs: command.rfqKind === 'signed' ? command.expiresAtMs : quoteDeadlineMs + this.init.lastLookMs,
+      createdAtMs: times.createdAtMs,
+      expiresAtMs: times.expiresAtMs,
       status: 'pending',
       quotesReceived: 0,
       fill: null,
@@ -157,8 +157,9 @@ export class RfqShard {
       terminalAtMs: null,
     };
     const wagerMicros = BigInt(command.wagerMicros);
-    // Refused here, before any maker hears of it, when the balance (less this shard's reservations still
-    // being committed) cannot cover it; the transaction below checks again, authoritatively.
+    // Refused here when the balance (less this shard's reservations still being committed) cannot cover it;
+    // the transaction below checks again, authoritatively. Unless the main thread announced it, no maker has
+    // heard of it yet; if it did, makers' quotes for it get RFQ_CLOSED (a refused RFQ never existed).
     const uncommittedMicros = this.uncommittedReservations.get(command.userId) ?? 0n;
     if (this.ledger.getBalance(command.userId).availableMicros - uncommittedMicros < wagerMicros) {
       throw new ApiError('INSUFFICIENT_BALANCE');
@@ -172,7 +173,7 @@ export class RfqShard {
       quotes: new Map(),
       quoters: new Set(),
       nextSeq: 0,
-      timer: setTimeout(() => this.close(rfq), Math.max(0, quoteDeadlineMs - nowMs)),
+      timer: setTimeout(() => this.close(rfq), Math.max(0, times.quoteDeadlineMs - nowMs)),
       candidates: [],
       lastLook: null,
       selectionUs: 0,
@@ -181,12 +182,12 @@ export class RfqShard {
     this.active.set(requestId, rfq);
     // The makers hear of the RFQ before its create commits, not after: the commit overlaps their round trip
     // instead of preceding it (docs/durability.md).
-    this.emit({ kind: 'broadcast', message: toBroadcast(record, command, quoteDeadlineMs) });
+    if (announced === null) this.emit({ kind: 'broadcast', message: toRfqMessage(requestId, command, times) });
     this.uncommittedReservations.set(command.userId, uncommittedMicros + wagerMicros);
     // The record as created: the live one changes (quotes, last look) while the write may be held.
     const created: RfqRecord = { ...record };
     try {
-      const persistUs = await this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
+      const committed = this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
         if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
           throw new ApiError('INSUFFICIENT_BALANCE');
         }
@@ -196,6 +197,9 @@ export class RfqShard {
         // when it set the phase): it was never active on disk, so no marker for recovery (one page fewer).
         if (rfq.phase !== 'closing') void this.store.db<true>('rfqActive').put(requestId, true);
       });
+      // Its audience came with it (with no maker connected, it ends `timeout` at once).
+      if (announced !== null) this.onAudience(requestId, announced.makerIds);
+      const persistUs = await committed;
       return { result: toRfqResult(created), isReplay: false, persistUs };
     } catch (err) {
       // Refused at commit (another thread spent the balance meanwhile): the RFQ never existed. Makers that
@@ -505,18 +509,4 @@ export class RfqShard {
       throw err; // a bug: crash the worker (the main thread fails its calls and restarts nothing silently)
     }
   }
-}
-
-/** The maker-facing `rfq` message of a new RFQ (contract section 7; taker null when shielded). */
-function toBroadcast(record: RfqRecord, command: CreateRfq, quoteDeadlineMs: number): RfqMessage {
-  return {
-    type: 'rfq',
-    request_id: record.requestId,
-    legs: record.legs.map((leg) => ({ market_id: leg.marketId, direction: leg.direction })),
-    wager_micros: record.wagerMicros,
-    order_type: record.orderType,
-    quote_deadline_ms: quoteDeadlineMs,
-    expires_at_ms: record.expiresAtMs,
-    taker: record.isShielded ? null : { address: record.wallet, tier: command.tier },
-  };
 }

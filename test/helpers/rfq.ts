@@ -73,6 +73,23 @@ export interface QuotePolicy {
 }
 
 /** Makes `maker` answer every rfq it receives with `policy`, until stop() is called. */
+/**
+ * The ids of every `rfq` the maker was sent so far. First a round trip on its socket (a quote for an id no
+ * shard owns, answered by the main thread at once): frames on one socket keep their order, so every `rfq` sent
+ * before now has arrived. Reads `received`, so it works beside autoQuote, which takes every message.
+ */
+export async function rfqIdsHeard(maker: ConnectedMaker): Promise<string[]> {
+  const probeId = `probe-${randomUUID()}`;
+  maker.send({ type: 'quote', request_id: 'ffffffff-0000-7000-8000-000000000000', quote_id: probeId, odds: 2, max_wager_micros: '1' });
+  const isAnswered = () => maker.socket.received.some((m) => m.type === 'quote_reject' && m.quote_id === probeId);
+  const startMs = Date.now();
+  while (!isAnswered()) {
+    assert.ok(Date.now() - startMs < 5_000, 'the probe quote was not answered');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
+}
+
 export function autoQuote(maker: ConnectedMaker, policy: QuotePolicy): { stop(): void } {
   let isStopped = false;
   void (async () => {

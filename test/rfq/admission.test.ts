@@ -8,7 +8,7 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, openMarket, signedOrder, unsignedBody, type OrderFields } from '../helpers/rfq.js';
+import { assertMoneyInvariant, autoQuote, openMarket, rfqIdsHeard, signedOrder, unsignedBody, type OrderFields } from '../helpers/rfq.js';
 
 const FUNDS = 50_000_000n;
 let server: TestServer;
@@ -147,8 +147,8 @@ test('legs must exist, be open and be distinct; the wager must be in range and f
   const rfqsSeen = () => maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
   const seenBefore = rfqsSeen().length;
   await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: Number(FUNDS) + 1 })), 422, 'INSUFFICIENT_BALANCE');
-  // The shard broadcasts an RFQ while its create commits, so it must refuse an unaffordable one before
-  // any maker hears of it: the next rfq frame the maker gets is the next accepted RFQ's.
+  // Makers hear of an RFQ at admission or while its create commits, so an unaffordable one must be refused
+  // before any maker hears of it: the next rfq frame the maker gets is the next accepted RFQ's.
   const accepted = await api().post('/v1/rfq/unsigned?wait_ms=2000', unsignedBody([leg]));
   assert.equal(accepted.status, 201);
   assert.deepEqual(rfqsSeen().slice(seenBefore), [accepted.body.request_id]);
@@ -167,16 +167,21 @@ test('unsigned replay: same key and content is 200 with the same id; other conte
   assert.notEqual(theirs.body.request_id, created.body.request_id);
 });
 
-test('two identical submissions racing on separate connections create one RFQ', async () => {
+test('two identical submissions racing on separate connections create one RFQ, and makers hear of one', async () => {
+  const heardSince = async (from: number) => (await rfqIdsHeard(maker)).slice(from);
+  const heardBefore = (await heardSince(0)).length;
   const body = unsignedBody([{ market_id: market, direction: 'up' }]);
   const results = await Promise.all(Array.from({ length: 6 }, () => api().post('/v1/rfq/unsigned', body)));
   const ids = new Set(results.map((r) => r.body.request_id));
   assert.equal(ids.size, 1);
   assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 200, 200, 200, 201]);
+  assert.deepEqual(await heardSince(heardBefore), [...ids]);
   const order = await signedOrder(user.wallet, orderFields());
   const signed = await Promise.all(Array.from({ length: 4 }, () => api().post('/v1/rfq', { order })));
-  assert.equal(new Set(signed.map((r) => r.body.request_id)).size, 1);
+  const signedIds = new Set(signed.map((r) => r.body.request_id));
+  assert.equal(signedIds.size, 1);
   assert.deepEqual(signed.map((r) => r.status).sort(), [200, 200, 200, 201]);
+  assert.deepEqual(await heardSince(heardBefore + 1), [...signedIds]);
 });
 
 test("a user reading or cancelling another user's RFQ gets 404 RFQ_NOT_FOUND, as for an unknown id", async () => {

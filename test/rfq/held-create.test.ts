@@ -81,20 +81,27 @@ test('a held create refused at its commit leaves nothing: 422, makers that quote
     const contestMarket = await createMarket(server, 'held-create');
     const contest = await createContest(server, contestConfig([contestMarket.market_id], { bet_amount_micros: WAGER }));
     const maker = await connectNewMaker(server);
+    const closer = await connectNewMaker(server);
     const api = client(server.baseUrl, user.token);
     const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
 
     const answer = api.post('/v1/rfq/unsigned?wait_ms=8000', body);
     const rfq = await maker.next('rfq');
+    // The ack says the shard holds the RFQ (makers hear of it at admission, before its shard does); the
+    // second maker's silence keeps it open.
+    maker.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 2, max_wager_micros: '9000000' });
+    await maker.next('quote_ack');
     // While the RFQ's create is held, a contest entry (main thread) spends the whole balance.
     const entry = await enter(server, user, contest.contest_id, [up(contestMarket.market_id)]);
     assert.equal(entry.status, 201, JSON.stringify(entry.body));
-    // The quote closes the RFQ: create and fill go to one commit, and the create is refused in it.
-    maker.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 2, max_wager_micros: '9000000' });
-    await maker.next('quote_ack');
+    // The second quote closes the RFQ: create and fill go to one commit, and the create is refused in it.
+    closer.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 1.9, max_wager_micros: '9000000' });
+    await closer.next('quote_ack');
     const refused = await answer;
     assert.deepEqual([refused.status, refused.body.code], [422, 'INSUFFICIENT_BALANCE']);
-    assert.deepEqual(await maker.next('rfq_result'), { type: 'rfq_result', request_id: rfq.request_id, outcome: 'cancelled' });
+    for (const quoter of [maker, closer]) {
+      assert.deepEqual(await quoter.next('rfq_result'), { type: 'rfq_result', request_id: rfq.request_id, outcome: 'cancelled' });
+    }
 
     assert.equal((await api.get(`/v1/rfq/${rfq.request_id}`)).status, 404, 'the RFQ never existed');
     const balance = await assertMoneyInvariant(server, user, BigInt(WAGER));
@@ -103,6 +110,7 @@ test('a held create refused at its commit leaves nothing: 422, makers that quote
     const again = await api.post('/v1/rfq/unsigned', body);
     assert.deepEqual([again.status, again.body.code], [422, 'INSUFFICIENT_BALANCE']);
     await maker.close();
+    await closer.close();
   } finally {
     await server.stop();
   }

@@ -1,0 +1,50 @@
+// Both threads. The `rfq` frame that tells the makers of a new RFQ (contract section 7), and the times it
+// carries. Usually the main thread announces the RFQ at admission, before its shard has seen it; when the
+// main thread cannot be sure the shard will accept it, the shard announces it itself (shard-pool.ts create).
+import type { RfqMessage } from '../schemas/mm.js';
+import type { CreateRfq, ShardInit } from './messages.js';
+
+export interface RfqTimes {
+  createdAtMs: number;
+  /** Quotes are taken until then (the quote window, never past a signed order's own deadline). */
+  quoteDeadlineMs: number;
+  expiresAtMs: number;
+}
+
+/** An RFQ the main thread announced at admission: the shard creates it under exactly this id and these times. */
+export interface Announced extends RfqTimes {
+  requestId: string;
+  /** The maker connections it went to: early close waits for exactly these. */
+  makerIds: string[];
+}
+
+export function rfqTimes(
+  command: Pick<CreateRfq, 'rfqKind' | 'expiresAtMs'>,
+  nowMs: number,
+  windows: Pick<ShardInit, 'quoteWindowMs' | 'lastLookMs'>,
+): RfqTimes {
+  const quoteDeadlineMs = command.rfqKind === 'signed' ? Math.min(nowMs + windows.quoteWindowMs, command.expiresAtMs) : nowMs + windows.quoteWindowMs;
+  return {
+    createdAtMs: nowMs,
+    quoteDeadlineMs,
+    // Unsigned RFQs have no deadline of their own: the quote window and one last look bound them.
+    expiresAtMs: command.rfqKind === 'signed' ? command.expiresAtMs : quoteDeadlineMs + windows.lastLookMs,
+  };
+}
+
+export function toRfqMessage(
+  requestId: string,
+  command: Pick<CreateRfq, 'legs' | 'wagerMicros' | 'orderType' | 'isShielded' | 'wallet' | 'tier'>,
+  times: RfqTimes,
+): RfqMessage {
+  return {
+    type: 'rfq',
+    request_id: requestId,
+    legs: command.legs.map((leg) => ({ market_id: leg.marketId, direction: leg.direction })),
+    wager_micros: command.wagerMicros,
+    order_type: command.orderType,
+    quote_deadline_ms: times.quoteDeadlineMs,
+    expires_at_ms: times.expiresAtMs,
+    taker: command.isShielded ? null : { address: command.wallet, tier: command.tier },
+  };
+}
