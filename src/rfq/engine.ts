@@ -41,6 +41,7 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
     {
       availableMicros: (userId) => s.ledger.getBalance(userId).availableMicros,
       isKnownReplayKey: (replayKey) => s.store.db<RfqKeyRecord>('rfqKeys').get(replayKey) !== undefined,
+      refresh: () => s.store.root.resetReadTxn(),
     },
     metrics,
     s.log,

@@ -27,6 +27,8 @@ export interface MakerFanout {
 export interface CommittedState {
   availableMicros(userId: string): bigint;
   isKnownReplayKey(replayKey: string): boolean;
+  /** Moves this thread's read snapshot to the latest commit (lmdb-js renews it only every ~1 ms). */
+  refresh(): void;
 }
 
 /** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
@@ -62,6 +64,8 @@ export class ShardPool {
   private framesByMaker = new Map<string, string[]>();
   private isFrameFlushScheduled = false;
   private readonly inFlight = new InFlightCreates();
+  /** A create was answered (so committed) since the read snapshot was taken: read a fresh one first. */
+  private isSnapshotBehind = false;
   private nextCallId = 1;
   private isClosing = false;
 
@@ -106,6 +110,7 @@ export class ShardPool {
       return created;
     } finally {
       release();
+      this.isSnapshotBehind = true;
     }
   }
 
@@ -174,6 +179,11 @@ export class ShardPool {
 
   /** Committed state and the creates on their way say the shard will accept it: no replay, not expired, funded. */
   private isSureNew(command: NewRfq, wagerMicros: bigint): boolean {
+    // A create stops counting as in flight when its answer arrives; its commit must count from then on.
+    if (this.isSnapshotBehind) {
+      this.committed.refresh();
+      this.isSnapshotBehind = false;
+    }
     if (this.inFlight.hasKey(command.replayKey) || this.committed.isKnownReplayKey(command.replayKey)) return false;
     if (command.rfqKind === 'signed' && command.expiresAtMs <= Date.now()) return false;
     return this.committed.availableMicros(command.userId) - this.inFlight.wagerOf(command.userId) >= wagerMicros;
