@@ -92,3 +92,20 @@ test('an announced RFQ its shard refuses never existed: 503, its quotes get RFQ_
     await server.stop();
   }
 });
+
+test('an RFQ announced to no maker at all ends timeout at once, its wager released', async () => {
+  // A quote window far longer than the test: only "every maker in the audience answered" (none) can end it.
+  const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '60000' } });
+  try {
+    const user = await loginWallet(server);
+    await credit(server, user.address, 10 * WAGER);
+    const market = await openMarket(server);
+    const api = client(server.baseUrl, user.token);
+    const answered = await api.post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    assert.deepEqual([answered.status, answered.body.status, answered.body.quotes_received], [201, 'timeout', 0]);
+    const balance = await assertMoneyInvariant(server, user, BigInt(10 * WAGER));
+    assert.equal(balance.reserved, 0n);
+  } finally {
+    await server.stop();
+  }
+});
