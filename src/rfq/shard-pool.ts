@@ -236,7 +236,6 @@ export class ShardPool {
     for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
   };
 
-
   private isAtCallLimit(shard: number): boolean {
     return this.shards[shard]!.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD;
   }

@@ -7,7 +7,7 @@ import { encodeOrder, oddsToE4 } from '../../src/rfq/codec.js';
 import { client } from './http.js';
 import type { ConnectedMaker } from './makers.js';
 import type { TestServer } from './server.js';
-import type { TestUser } from './users.js';
+import { credit, loginWallet, type TestUser } from './users.js';
 
 export interface LegBody {
   market_id: number;
@@ -25,6 +25,14 @@ export async function openMarket(server: TestServer, bettingClosesAtMs = Date.no
   });
   assert.equal(result.status, 201, JSON.stringify(result.body));
   return result.body.market_id as number;
+}
+
+/** A logged-in taker credited with `fundsMicros`, an open market to bet on, and the taker's API client. */
+export async function fundedTaker(server: TestServer, fundsMicros: number) {
+  const user = await loginWallet(server);
+  await credit(server, user.address, fundsMicros);
+  const market = await openMarket(server);
+  return { user, market, api: client(server.baseUrl, user.token) };
 }
 
 export async function resolveMarket(server: TestServer, marketId: number, outcome: 'YES' | 'NO' | 'VOID') {

@@ -4,22 +4,17 @@
 // shard refuses after all leaves behind (nothing: it never existed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { client } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
-import { credit, loginWallet } from '../helpers/users.js';
 import { connectNewMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, openMarket, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
+import { assertMoneyInvariant, fundedTaker, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
 
 const WAGER = 2_000_000;
 
 test('creates on their way count: of two RFQs the balance covers once, makers hear of one, and one is refused', async () => {
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
-    const user = await loginWallet(server);
-    await credit(server, user.address, WAGER);
-    const market = await openMarket(server);
+    const { user, market, api } = await fundedTaker(server, WAGER);
     const silent = await connectNewMaker(server); // keeps the funded RFQ open and its wager reserved
-    const api = client(server.baseUrl, user.token);
     const leg = { market_id: market, direction: 'up' as const };
     const answers = await Promise.all([1, 2].map(() => api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))));
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422]);
@@ -37,11 +32,8 @@ test('creates on their way count: of two RFQs the balance covers once, makers he
 test('two submissions with one key on their way together: makers hear of one RFQ, and both answers name it', async () => {
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
-    const user = await loginWallet(server);
-    await credit(server, user.address, 10 * WAGER);
-    const market = await openMarket(server);
+    const { user, market, api } = await fundedTaker(server, 10 * WAGER);
     const silent = await connectNewMaker(server);
-    const api = client(server.baseUrl, user.token);
     const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
     const answers = await Promise.all([1, 2, 3].map(() => api.post('/v1/rfq/unsigned', body)));
     assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 201]);
@@ -59,11 +51,8 @@ test('an announced RFQ its shard refuses never existed: 503, its quotes get RFQ_
   // so the second RFQ is announced, then refused by its shard.
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '10000', PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD: '1' } });
   try {
-    const user = await loginWallet(server);
-    await credit(server, user.address, 10 * WAGER);
-    const market = await openMarket(server);
+    const { user, market, api } = await fundedTaker(server, 10 * WAGER);
     const maker = await connectNewMaker(server);
-    const api = client(server.baseUrl, user.token);
     const leg = { market_id: market, direction: 'up' as const };
     const open = await api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }));
     assert.equal(open.status, 201);
@@ -97,10 +86,7 @@ test('an RFQ announced to no maker at all ends timeout at once, its wager releas
   // A quote window far longer than the test: only "every maker in the audience answered" (none) can end it.
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '60000' } });
   try {
-    const user = await loginWallet(server);
-    await credit(server, user.address, 10 * WAGER);
-    const market = await openMarket(server);
-    const api = client(server.baseUrl, user.token);
+    const { user, market, api } = await fundedTaker(server, 10 * WAGER);
     const answered = await api.post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
     assert.deepEqual([answered.status, answered.body.status, answered.body.quotes_received], [201, 'timeout', 0]);
     const balance = await assertMoneyInvariant(server, user, BigInt(10 * WAGER));

@@ -7,32 +7,29 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { client } from '../helpers/http.js';
 import { restartServer, startServer } from '../helpers/server.js';
-import { credit, loginWallet } from '../helpers/users.js';
 import { connectNewMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { assertMoneyInvariant, autoQuote, balanceOf, fundedTaker, unsignedBody } from '../helpers/rfq.js';
 import { contestConfig, createContest, createMarket, enter, up } from '../helpers/contests.js';
 
 const WAGER = 2_000_000;
 
 test('a held create commits with its fill: the answer is durable across a kill -9 and the replay key is kept', async () => {
   const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '1000' } });
-  const user = await loginWallet(server);
-  await credit(server, user.address, 10_000_000);
-  const market = await openMarket(server);
+  const { user, market, api } = await fundedTaker(server, 10_000_000);
   const maker = await connectNewMaker(server);
   autoQuote(maker, { odds: 2 });
   const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
-  const answered = await client(server.baseUrl, user.token).post('/v1/rfq/unsigned?wait_ms=5000', body);
+  const answered = await api.post('/v1/rfq/unsigned?wait_ms=5000', body);
   assert.deepEqual([answered.status, answered.body.status], [201, 'completed']);
   await maker.close();
   await server.kill();
 
   const restarted = await restartServer(server);
   try {
-    const api = client(restarted.baseUrl, user.token);
+    const restartedApi = client(restarted.baseUrl, user.token);
     const id = answered.body.request_id as string;
-    assert.deepEqual((await api.get(`/v1/rfq/${id}`)).body, answered.body);
-    const replay = await api.post('/v1/rfq/unsigned', body);
+    assert.deepEqual((await restartedApi.get(`/v1/rfq/${id}`)).body, answered.body);
+    const replay = await restartedApi.post('/v1/rfq/unsigned', body);
     assert.deepEqual([replay.status, replay.body.request_id, replay.body.status], [200, id, 'completed']);
     const balance = await assertMoneyInvariant(restarted, user, 10_000_000n);
     assert.deepEqual([balance.reserved, balance.atRisk], [0n, BigInt(WAGER)]);
@@ -47,11 +44,8 @@ test('a wait that ends before the RFQ answers a durable pending once, on time, a
   // The hold (400 ms) outlasts the wait (300 ms): the create commits alone when the answer falls due.
   const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '400', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
-    const user = await loginWallet(server);
-    await credit(server, user.address, 10_000_000);
-    const market = await openMarket(server);
+    const { user, market, api } = await fundedTaker(server, 10_000_000);
     const silent = await connectNewMaker(server); // hears the RFQ, never answers: it stays quoting
-    const api = client(server.baseUrl, user.token);
     const startMs = Date.now();
     const answered = await api.post('/v1/rfq/unsigned?wait_ms=300', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
     const elapsedMs = Date.now() - startMs;
@@ -75,14 +69,11 @@ test('a wait that ends before the RFQ answers a durable pending once, on time, a
 test('a held create refused at its commit leaves nothing: 422, makers that quoted hear cancelled, the key is unused', async () => {
   const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '1000', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
-    const user = await loginWallet(server);
-    await credit(server, user.address, WAGER);
-    const market = await openMarket(server);
+    const { user, market, api } = await fundedTaker(server, WAGER);
     const contestMarket = await createMarket(server, 'held-create');
     const contest = await createContest(server, contestConfig([contestMarket.market_id], { bet_amount_micros: WAGER }));
     const maker = await connectNewMaker(server);
     const closer = await connectNewMaker(server);
-    const api = client(server.baseUrl, user.token);
     const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
 
     const answer = api.post('/v1/rfq/unsigned?wait_ms=8000', body);
