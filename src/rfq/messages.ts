@@ -43,6 +43,9 @@ export interface CreateRfq {
   announced: Announced | null;
 }
 
+/** Sent alone (not in a batch) when the service stops: the shard finishes this turn's commit and exits. */
+export const SHUTDOWN = 'shutdown';
+
 export type MainToShard =
   | CreateRfq
   | { kind: 'status'; callId: number; requestId: string; userId: string }

@@ -11,7 +11,7 @@ import { setBounded } from '../bounded-map.js';
 import { newRequestId, shardOfRequest, shardOfUser } from './ids.js';
 import { rfqTimes, toRfqMessage, type Announced } from './announcement.js';
 import { InFlightCreates } from './in-flight-creates.js';
-import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
+import { SHUTDOWN, type CallOutcome, type CreateRfq, type CreatedRfq, type MainToShard, type ShardInit, type ShardToMain } from './messages.js';
 import type { RfqMetrics } from './metrics.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
@@ -33,6 +33,8 @@ export interface CommittedState {
 
 /** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
+/** How long a stopping shard may take to finish its commit in progress before it is ended. */
+const SHARD_STOP_GRACE_MS = 5_000;
 /** Terminal results kept for a waiter that registers just after them (see unclaimedTerminals). */
 const MAX_UNCLAIMED_TERMINALS = 16_384;
 
@@ -174,7 +176,7 @@ export class ShardPool {
 
   async close(): Promise<void> {
     this.isClosing = true;
-    await Promise.all(this.shards.map((s) => s.worker.terminate()));
+    await Promise.all(this.shards.map((handle) => this.stop(handle)));
   }
 
   /** Committed state and the creates on their way say the shard will accept it: no replay, not expired, funded. */
@@ -250,6 +252,19 @@ export class ShardPool {
         else reject(new ApiError(outcome.code, outcome.message));
       });
       handle.out.add({ ...command, callId } as MainToShard);
+    });
+  }
+
+  /** Asks a shard to stop after its commit in progress (shard-worker.ts); ends it if it has not in time. */
+  private stop(handle: ShardHandle): Promise<void> {
+    if (handle.worker.threadId === -1) return Promise.resolve(); // already exited
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => void handle.worker.terminate(), SHARD_STOP_GRACE_MS);
+      handle.worker.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      handle.worker.postMessage(SHUTDOWN);
     });
   }
 

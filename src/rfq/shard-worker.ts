@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/db.js';
 import { Batcher } from '../batcher.js';
-import type { MainToShard, ShardInit, ShardToMain } from './messages.js';
+import { SHUTDOWN, type MainToShard, type ShardInit, type ShardToMain } from './messages.js';
 import { RfqShard } from './shard.js';
 
 const STATS_INTERVAL_MS = 1000;
@@ -17,7 +17,19 @@ const store = openStore(init.dataDir, { isGroupCommit: true });
 const out = new Batcher<ShardToMain>((batch) => port.postMessage(batch));
 const shard = new RfqShard(store, init, (message) => out.add(message));
 
-port.on('message', (batch: MainToShard[]) => {
+port.on('message', (batch: MainToShard[] | typeof SHUTDOWN) => {
+  if (batch === SHUTDOWN) return void setImmediate(exit);
   for (const message of batch) shard.handle(message);
 });
+
+/**
+ * The service is stopping. Run from an immediate queued after this turn's group commit (group-commit.ts),
+ * so that commit is done, and outside any LMDB call. RFQs still active stay marked so in LMDB: the next
+ * start fails them and releases their wagers (recovery.ts), as after a crash. (Worker.terminate() instead
+ * could stop the thread inside a commit, and then the thread never finished exiting: the service hung on
+ * SIGTERM, seen as a test that never ended.)
+ */
+function exit(): void {
+  process.exit(0); // in a worker thread: ends this thread only
+}
 setInterval(() => out.add({ kind: 'stats', activeRfqs: shard.activeCount }), STATS_INTERVAL_MS).unref();

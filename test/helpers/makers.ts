@@ -96,7 +96,7 @@ export class MakerSocket {
   readonly closed: Promise<Closed>;
   autoPong: boolean;
   #queue: ServerToMakerMessage[] = [];
-  #waiters: { type: string | undefined; resolve: (m: ServerToMakerMessage) => void }[] = [];
+  #waiters: { type: string | undefined; resolve: (m: ServerToMakerMessage) => void; fail: (why: string) => void }[] = [];
   #closeInfo: Closed | null = null;
   readonly #timeoutMs: number;
 
@@ -121,6 +121,9 @@ export class MakerSocket {
       ws.on('close', (code, reason) => {
         this.#closeInfo = { code, reason: reason.toString() };
         resolve(this.#closeInfo);
+        // Nothing more can arrive: fail the waiters now rather than at their timeouts (whose timers would
+        // keep a finished test's process alive).
+        for (const waiter of this.#waiters.splice(0)) waiter.fail(`socket closed ${code} ${this.#closeInfo.reason}`);
       });
     });
     ws.on('error', () => {}); // surfaced through `closed`; an unhandled 'error' would crash the test runner
@@ -150,6 +153,7 @@ export class MakerSocket {
   next<K extends ServerMessageType>(type?: K, timeoutMs = this.#timeoutMs): Promise<ServerMessage<K>> {
     const queued = this.#queue.findIndex((m) => type === undefined || m.type === type);
     if (queued >= 0) return Promise.resolve(this.#queue.splice(queued, 1)[0] as ServerMessage<K>);
+    if (this.#closeInfo !== null) return Promise.reject(this.#noMessage(type, `socket closed ${this.#closeInfo.code} ${this.#closeInfo.reason}`));
     return new Promise<ServerMessage<K>>((resolve, reject) => {
       const waiter = {
         type,
@@ -157,14 +161,21 @@ export class MakerSocket {
           clearTimeout(timer);
           resolve(m as ServerMessage<K>);
         },
+        fail: (why: string) => {
+          clearTimeout(timer);
+          reject(this.#noMessage(type, why));
+        },
       };
       const timer = setTimeout(() => {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
-        const closeNote = this.#closeInfo === null ? '' : ` (socket closed ${this.#closeInfo.code} ${this.#closeInfo.reason})`;
-        reject(new Error(`no ${type ?? 'message'} within ${timeoutMs} ms${closeNote}; received ${JSON.stringify(this.received.map((m) => m.type))}`));
+        reject(this.#noMessage(type, `within ${timeoutMs} ms`));
       }, timeoutMs);
       this.#waiters.push(waiter);
     });
+  }
+
+  #noMessage(type: string | undefined, why: string): Error {
+    return new Error(`no ${type ?? 'message'} ${why}; received ${JSON.stringify(this.received.map((m) => m.type))}`);
   }
 
   /** Messages received but not taken by next(), oldest first. */

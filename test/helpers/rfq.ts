@@ -80,7 +80,6 @@ export interface QuotePolicy {
   isDecline?: boolean;
 }
 
-/** Makes `maker` answer every rfq it receives with `policy`, until stop() is called. */
 /**
  * The ids of every `rfq` the maker was sent so far. First a round trip on its socket (a quote for an id no
  * shard owns, answered by the main thread at once): frames on one socket keep their order, so every `rfq` sent
@@ -98,6 +97,7 @@ export async function rfqIdsHeard(maker: ConnectedMaker): Promise<string[]> {
   return maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
 }
 
+/** Makes `maker` answer every rfq it receives with `policy`, until stop() is called or its socket closes. */
 export function autoQuote(maker: ConnectedMaker, policy: QuotePolicy): { stop(): void } {
   let isStopped = false;
   void (async () => {

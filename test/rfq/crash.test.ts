@@ -71,3 +71,38 @@ test('kill -9 during a burst: every acknowledged RFQ survives, ends terminal, an
     await restarted.stop();
   }
 });
+
+test('SIGTERM while a shard commits: the service stops (exit 0), and a restart releases what was still active', async () => {
+  // Stopping a shard used to end its thread wherever it was; inside an LMDB commit the thread then never
+  // finished exiting and the service hung on SIGTERM. Here the stop lands on a large commit: the silent
+  // maker leaves, which ends every RFQ it held open in one group commit, as the SIGTERM arrives.
+  const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '30000' } });
+  const user = await loginWallet(server);
+  await credit(server, user.address, Number(FUNDS));
+  const market = await openMarket(server);
+  const silent = await connectNewMaker(server);
+  const api = client(server.baseUrl, user.token);
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, () => api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 }))),
+  );
+  const acknowledged = answers.map((a) => {
+    assert.equal(a.status, 201);
+    return a.body.request_id as string;
+  });
+  void silent.close();
+  assert.equal(await server.stop(), 0, `graceful stop exits 0; stderr: ${server.stderr.join('\n')}`);
+
+  const restarted = await restartServer(server);
+  try {
+    const after = client(restarted.baseUrl, user.token);
+    for (const id of acknowledged) {
+      const stored = await after.get(`/v1/rfq/${id}`);
+      assert.equal(stored.status, 200, `acknowledged ${id} was lost`);
+      assert.ok(['failed', 'timeout'].includes(stored.body.status), `${id} is ${stored.body.status}`);
+    }
+    const balance = await assertMoneyInvariant(restarted, user, FUNDS);
+    assert.equal(balance.reserved, 0n, 'every RFQ active at the stop released its reservation');
+  } finally {
+    await restarted.stop();
+  }
+});
