@@ -94,6 +94,7 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
   const port = await new Promise<number>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`parlayd did not start: ${stderr.join('\n')}`)), 20_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (process.env['BENCH_ECHO'] === '1') console.error(line); // and its stdout (V8's --trace-gc lines go there)
       if (!line.includes('"listening"')) return;
       const entry = JSON.parse(line) as { port?: number };
       clearTimeout(timer);

@@ -6,7 +6,7 @@
 // token): a hit skips the SHA-256 and the LMDB read (~3 µs of a ~10 µs GET, docs/performance.md). This class
 // is the only writer of the sessions database, so it can keep the two in step: a revocation drops the
 // entry before and again after its write commits (a read in between may have cached the old record).
-import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
 import type { TokenResolver } from '../http/bearer.js';
@@ -23,7 +23,7 @@ export interface IssuedSession {
 }
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token);
 }
 
 /** Bound on sessions held in memory; past it the oldest cached entry is dropped (it still resolves from LMDB). */

@@ -17,7 +17,9 @@ export function readBody(res: HttpResponse, limitBytes: number, done: (outcome: 
       done({ kind: 'too-large' });
       return;
     }
-    if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+    // Buffer.from copies a small view into Node's shared pool: no ArrayBuffer of its own per request, which
+    // every young-generation collection would have to sweep (docs/performance.md, "Allocation shapes").
+    if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
       isSettled = true;
       done({ kind: 'ok', bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, receivedBytes) });

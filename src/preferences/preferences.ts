@@ -19,14 +19,20 @@ export class PreferencesStore {
     return this.store.db<Preferences>('preferences');
   }
 
+  /** A fresh object (callers may change it). Read on every RFQ: built field by field, see admission.ts. */
   get(userId: string): Preferences {
-    return { ...DEFAULT_PREFERENCES, ...this.db.get(userId) };
+    const stored: Partial<Preferences> | undefined = this.db.get(userId);
+    return {
+      notifications_enabled: stored?.notifications_enabled ?? DEFAULT_PREFERENCES.notifications_enabled,
+      quote_tolerance: stored?.quote_tolerance ?? DEFAULT_PREFERENCES.quote_tolerance,
+      anonymous_mode_enabled: stored?.anonymous_mode_enabled ?? DEFAULT_PREFERENCES.anonymous_mode_enabled,
+    };
   }
 
   /** Read-modify-write in one transaction, so two PATCHes of different fields both survive. Durable. */
   update(userId: string, patch: PreferencesPatch): Promise<Preferences> {
     return this.store.transact(() => {
-      const next: Preferences = { ...this.get(userId) };
+      const next = this.get(userId);
       if (patch.notifications_enabled !== undefined) next.notifications_enabled = patch.notifications_enabled;
       if (patch.quote_tolerance !== undefined) next.quote_tolerance = patch.quote_tolerance;
       if (patch.anonymous_mode_enabled !== undefined) next.anonymous_mode_enabled = patch.anonymous_mode_enabled;

@@ -49,7 +49,16 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
   const settlement = new Settlement(s.store, s.markets, s.clock);
   s.markets.onResolved((market) => settlement.onMarketResolved(market));
   await settlement.settleAllDue();
-  const admission = new Admission({ ...s, metrics });
+  const admission = new Admission({
+    config: s.config,
+    clock: s.clock,
+    store: s.store,
+    markets: s.markets,
+    users: s.users,
+    preferences: s.preferences,
+    verifyPool: s.verifyPool,
+    metrics,
+  });
   const dispatcher = new RfqMakerDispatcher(pool, makers);
   const running = pool;
   return { pool: running, admission, dispatcher, settlement, metrics, close: () => running.close() };

@@ -1,5 +1,5 @@
 // Any thread. A maker's fills, as stored for the maker PnL route (contract section 7) and for settlement.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RfqLeg } from './records.js';
 
 export interface FillRecord {
@@ -17,11 +17,27 @@ export interface FillRecord {
   settledPaidMicros: string | null;
 }
 
+/** The fill once its position settled. Field by field, as records.ts endedRecord (docs/performance.md). */
+export function settledFill(fill: FillRecord, paidMicros: bigint): FillRecord {
+  return {
+    requestId: fill.requestId,
+    makerAddress: fill.makerAddress,
+    taker: fill.taker,
+    userId: fill.userId,
+    legs: fill.legs,
+    filledWagerMicros: fill.filledWagerMicros,
+    payoutMicros: fill.payoutMicros,
+    oddsE4: fill.oddsE4,
+    atMs: fill.atMs,
+    settledPaidMicros: paidMicros.toString(),
+  };
+}
+
 export const fillKey = (makerAddress: string, requestId: string) => `${makerAddress}:${requestId}`;
 
 /** Stable per-maker opaque id of a shielded taker: the same taker looks the same to one maker only. */
 export function opaqueTakerId(makerAddress: string, userId: string): string {
-  return `anon:${createHash('sha256').update(`${makerAddress}:${userId}`).digest('hex').slice(0, 24)}`;
+  return `anon:${hash('sha256', `${makerAddress}:${userId}`).slice(0, 24)}`;
 }
 
 export interface TakerPnl {

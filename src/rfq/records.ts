@@ -54,6 +54,41 @@ export interface RfqKeyRecord {
   contentHash: string;
 }
 
+/** How an RFQ ended: what its terminal record changes. */
+export interface RfqEnd {
+  status: TerminalStatus;
+  fill: RfqFill | null;
+  error: FailureReason | null;
+  terminalAtMs: number;
+}
+
+/**
+ * The record as it ends. Field by field rather than `{ ...record, status, ... }`: V8 (Node 20) keeps an
+ * object made by a leading spread and then given more properties alive through young-generation
+ * collections until a full one, and this runs for every RFQ (docs/performance.md, "Allocation shapes").
+ */
+export function endedRecord(record: RfqRecord, end: RfqEnd): RfqRecord {
+  return {
+    requestId: record.requestId,
+    userId: record.userId,
+    wallet: record.wallet,
+    kind: record.kind,
+    legs: record.legs,
+    wagerMicros: record.wagerMicros,
+    minOddsE4: record.minOddsE4,
+    toleranceBps: record.toleranceBps,
+    orderType: record.orderType,
+    isShielded: record.isShielded,
+    createdAtMs: record.createdAtMs,
+    expiresAtMs: record.expiresAtMs,
+    status: end.status,
+    quotesReceived: record.quotesReceived,
+    fill: end.fill,
+    error: end.error,
+    terminalAtMs: end.terminalAtMs,
+  };
+}
+
 export const isTerminal = (status: RfqStatus): status is TerminalStatus =>
   status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'timeout';
 

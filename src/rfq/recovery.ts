@@ -4,7 +4,7 @@
 import type { Clock } from '../clock.js';
 import { Ledger } from '../ledger/ledger.js';
 import type { Store } from '../store/db.js';
-import { isTerminal, type RfqRecord } from './records.js';
+import { endedRecord, isTerminal, type RfqRecord } from './records.js';
 
 export async function failInterruptedRfqs(store: Store, clock: Clock): Promise<number> {
   const ledger = new Ledger(store);
@@ -19,7 +19,7 @@ export async function failInterruptedRfqs(store: Store, clock: Clock): Promise<n
         if (record === undefined || isTerminal(record.status)) return;
         const nowMs = clock.nowMs();
         ledger.releaseInTxn(record.userId, BigInt(record.wagerMicros), `rfq:${requestId}`, nowMs);
-        void rfqs.put(requestId, { ...record, status: 'failed', error: 'SERVICE_RESTARTED', terminalAtMs: nowMs });
+        void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
       }),
     ),
   );

@@ -8,7 +8,7 @@ import { Ledger } from '../ledger/ledger.js';
 import { marketKey, type Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
-import { fillKey, type FillRecord } from './fills.js';
+import { fillKey, settledFill, type FillRecord } from './fills.js';
 import type { RfqLeg, RfqRecord } from './records.js';
 
 export type LegOutcome = 'won' | 'lost' | 'voided' | 'open';
@@ -69,7 +69,7 @@ export class Settlement {
       const paid = positionPayout(outcomes, filledWagerMicros, BigInt(fill.payoutMicros));
       if (paid === null) return;
       this.ledger.settleAtRiskInTxn(record.userId, filledWagerMicros, paid, `rfq:${requestId}`, this.clock.nowMs());
-      void fills.put(key, { ...fill, settledPaidMicros: paid.toString() });
+      void fills.put(key, settledFill(fill, paid));
       for (const leg of record.legs) void this.positions.remove(`${marketKey(leg.marketId)}:${requestId}`);
     });
   }

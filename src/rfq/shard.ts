@@ -15,6 +15,7 @@ import { decide, type Candidate, type LiveQuote } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import { fillKey, opaqueTakerId, type FillRecord } from './fills.js';
 import {
+  endedRecord,
   isTerminal,
   payoutMicros,
   toRfqResult,
@@ -427,7 +428,7 @@ export class RfqShard {
       atMs: nowMs,
       settledPaidMicros: null,
     };
-    const completed: RfqRecord = { ...record, status: 'completed', fill, terminalAtMs: nowMs };
+    const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
     const persistUs = await this.persistTerminal(rfq, completed, () => {
       this.ledger.fillInTxn(record.userId, rfq.wagerMicros, candidate.fillWagerMicros, `rfq:${record.requestId}`, nowMs);
       void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, record.requestId), fillRecord);
@@ -454,7 +455,7 @@ export class RfqShard {
     rfq.phase = 'closing';
     this.clearTimer(rfq);
     const nowMs = this.nowMs();
-    const ended: RfqRecord = { ...rfq.record, status, error, terminalAtMs: nowMs };
+    const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
     const persistUs = await this.persistTerminal(rfq, ended, () =>
       this.ledger.releaseInTxn(ended.userId, rfq.wagerMicros, `rfq:${ended.requestId}`, nowMs),
     );
