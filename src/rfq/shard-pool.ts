@@ -126,13 +126,18 @@ export class ShardPool {
     return this.call<RfqResult>(shard, (callId) => ({ kind: 'cancel', callId, requestId, userId }));
   }
 
-  /** Resolves with the terminal result, or null after `waitMs` or when the client goes away. */
-  waitForTerminal(requestId: string, waitMs: number, signal: AbortSignal): Promise<RfqResult | null> {
+  /**
+   * Resolves with the terminal result, or null after `waitMs` or when the client goes away. `abortSignal` is
+   * read only when the answer has to wait: making the request's AbortController was ~0.3 % of the main
+   * thread's samples at 2,000 RFQ/s, and most answers find their result here already.
+   */
+  waitForTerminal(requestId: string, waitMs: number, abortSignal: () => AbortSignal): Promise<RfqResult | null> {
     const ended = this.unclaimedTerminals.get(requestId);
     if (ended !== undefined) {
       this.unclaimedTerminals.delete(requestId);
       return Promise.resolve(ended);
     }
+    const signal = abortSignal();
     return new Promise((resolve) => {
       const set = this.waiters.get(requestId) ?? new Set();
       this.waiters.set(requestId, set);

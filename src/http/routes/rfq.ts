@@ -22,7 +22,7 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
   const terminalResults = new TerminalResults(s.store);
 
   /** 201 for a new RFQ, 200 with the current status for a replay; optionally held until terminal. */
-  // `ctx.signal` is read only when an answer is held (wait_ms): it is made on first read (http/server.ts).
+  // `ctx.signal` is read only when an answer has to wait (wait_ms): it is made on first read (http/server.ts).
   async function submit(command: CreateCommand, startNs: bigint, waitMs: number, ctx: { signal: AbortSignal }): Promise<Reply> {
     metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
     const created = await pool.create(command, waitMs);
@@ -32,12 +32,12 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
     // The create may have answered late (its write held to share the terminal commit): wait only what is
     // left of wait_ms. A terminal result that came with it is found at once whatever is left.
     const leftMs = Math.max(0, waitMs - Number(process.hrtime.bigint() - startNs) / 1e6);
-    const terminal = await pool.waitForTerminal(created.result.request_id, leftMs, ctx.signal);
+    const terminal = await pool.waitForTerminal(created.result.request_id, leftMs, () => ctx.signal);
     return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
   }
 
-  async function waitForLive(requestId: string, userId: string, waitMs: number, signal: AbortSignal): Promise<Reply> {
-    const terminal = waitMs > 0 ? await pool.waitForTerminal(requestId, waitMs, signal) : null;
+  async function waitForLive(requestId: string, userId: string, waitMs: number, ctx: { signal: AbortSignal }): Promise<Reply> {
+    const terminal = waitMs > 0 ? await pool.waitForTerminal(requestId, waitMs, () => ctx.signal) : null;
     return json(200, terminal ?? (await pool.status(requestId, userId)));
   }
 
@@ -70,7 +70,7 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
         const stored = terminalResults.lookup(params.id);
         if (stored === undefined || stored.userId !== auth.userId) throw new ApiError('RFQ_NOT_FOUND');
         if (stored.isTerminal) return { status: 200, body: stored.resultJson, contentType: 'application/json' };
-        return waitForLive(params.id, auth.userId, query.wait_ms ?? 0, ctx.signal);
+        return waitForLive(params.id, auth.userId, query.wait_ms ?? 0, ctx);
       },
     }),
     defineRoute({
