@@ -41,7 +41,6 @@ const MAX_UNCLAIMED_TERMINALS = 16_384;
 /** A create as admission made it; the pool adds the call's own fields. */
 type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs' | 'announced'>;
 
-
 interface ShardHandle {
   shard: number;
   worker: Worker;

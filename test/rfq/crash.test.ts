@@ -7,7 +7,7 @@ import { client, type HttpResult } from '../helpers/http.js';
 import { restartServer, startServer } from '../helpers/server.js';
 import { credit, loginWallet } from '../helpers/users.js';
 import { connectNewMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, openMarket, signedOrder, unsignedBody } from '../helpers/rfq.js';
+import { assertMoneyInvariant, autoQuote, fundedTaker, openMarket, signedOrder, unsignedBody } from '../helpers/rfq.js';
 
 const FUNDS = 1_000_000_000n;
 
@@ -77,11 +77,8 @@ test('SIGTERM while a shard commits: the service stops (exit 0), and a restart r
   // finished exiting and the service hung on SIGTERM. Here the stop lands on a large commit: the silent
   // maker leaves, which ends every RFQ it held open in one group commit, as the SIGTERM arrives.
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '30000' } });
-  const user = await loginWallet(server);
-  await credit(server, user.address, Number(FUNDS));
-  const market = await openMarket(server);
+  const { user, market, api } = await fundedTaker(server, Number(FUNDS));
   const silent = await connectNewMaker(server);
-  const api = client(server.baseUrl, user.token);
   const answers = await Promise.all(
     Array.from({ length: 60 }, () => api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 }))),
   );
