@@ -473,6 +473,12 @@ export class RfqShard {
    */
   private async persistTerminal(rfq: ActiveRfq, record: RfqRecord, moveMoney: () => void): Promise<number | null> {
     assert.ok(isTerminal(record.status));
+    // The end is decided, so the actor forgets the RFQ now rather than after the commit. Nothing can change it
+    // any more: in this phase its quotes get RFQ_CLOSED, and it is not cancellable. A status read meanwhile is
+    // served from LMDB; while its create is held, nobody but its makers knows the id. Forgetting it after the
+    // await instead kept every such RFQ's objects alive through young-generation collections on this thread
+    // until a full one (docs/performance.md, "Allocation shapes").
+    this.active.delete(record.requestId);
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
     const isWritten = await this.store.transact(() => {
@@ -487,9 +493,8 @@ export class RfqShard {
     return isWritten ? Number(process.hrtime.bigint() - startNs) / 1000 : null;
   }
 
-  /** The actor forgets a terminal RFQ: from now on it is served from LMDB. */
+  /** The RFQ's end is durable: the main thread hears of it (the actor forgot it in persistTerminal). */
   private retire(rfq: ActiveRfq, persistUs: number): void {
-    this.active.delete(rfq.record.requestId);
     this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), selectionUs: rfq.selectionUs, persistUs });
   }
 
