@@ -22,6 +22,7 @@ export interface IssuedSession {
   expiresAtMs: number;
 }
 
+/** One-shot hash straight to hex: ~0.7 µs against ~3 µs for createHash + digest + toString (every request). */
 export function hashToken(token: string): string {
   return hash('sha256', token);
 }
@@ -88,9 +89,8 @@ export class Sessions implements TokenResolver {
       this.#forgetKey(live.principal.sessionKey);
       return null;
     }
-    // One-shot hash straight to hex (~0.7 µs against ~3 µs for createHash + digest + toString). The admin
-    // check compares the hex digests in constant time; the admin token is never cached.
-    const sessionKey = hash('sha256', token);
+    // The admin check compares the hex digests in constant time; the admin token is never cached.
+    const sessionKey = hashToken(token);
     if (timingSafeEqual(Buffer.from(sessionKey, 'latin1'), this.adminTokenHashHex)) return { kind: 'admin' };
     const record = this.sessions.get(sessionKey);
     if (record === undefined || record.expiresAtMs <= this.clock.nowMs()) return null;
