@@ -27,7 +27,10 @@ export interface MakerFanout {
 export interface CommittedState {
   availableMicros(userId: string): bigint;
   isKnownReplayKey(replayKey: string): boolean;
-  /** Moves this thread's read snapshot to the latest commit (lmdb-js renews it only every ~1 ms). */
+  /**
+   * Moves this thread's read snapshot to the latest commit. lmdb-js renews it only every ~1 ms, so without
+   * this a read just after a shard's commit (a balance right after `completed`) could miss it.
+   */
   refresh(): void;
 }
 
@@ -63,8 +66,6 @@ export class ShardPool {
   private framesByMaker = new Map<string, string[]>();
   private isFrameFlushScheduled = false;
   private readonly inFlight = new InFlightCreates();
-  /** A create was answered (so committed) since the read snapshot was taken: read a fresh one first. */
-  private isSnapshotBehind = false;
   private nextCallId = 1;
   private isClosing = false;
 
@@ -108,8 +109,7 @@ export class ShardPool {
       this.metrics.persistSeconds.observe(created.persistUs / 1e6);
       return created;
     } finally {
-      release();
-      this.isSnapshotBehind = true;
+      release(); // its commit counts from here on: onEvent read a fresh snapshot when the answer came
     }
   }
 
@@ -183,11 +183,6 @@ export class ShardPool {
 
   /** Committed state and the creates on their way say the shard will accept it: no replay, not expired, funded. */
   private isSureNew(command: NewRfq, wagerMicros: bigint): boolean {
-    // A create stops counting as in flight when its answer arrives; its commit must count from then on.
-    if (this.isSnapshotBehind) {
-      this.committed.refresh();
-      this.isSnapshotBehind = false;
-    }
     if (this.inFlight.hasKey(command.replayKey) || this.committed.isKnownReplayKey(command.replayKey)) return false;
     if (command.rfqKind === 'signed' && command.expiresAtMs <= Date.now()) return false;
     return this.committed.availableMicros(command.userId) - this.inFlight.wagerOf(command.userId) >= wagerMicros;
@@ -304,6 +299,9 @@ export class ShardPool {
   }
 
   private onEvent(handle: ShardHandle, event: ShardToMain): void {
+    // A create's answer and a terminal result each follow a commit of the shard: reads on this thread from
+    // now on (the pool's next announcement check, a taker's balance) must see it.
+    if (event.kind === 'created' || event.kind === 'terminal') this.committed.refresh();
     switch (event.kind) {
       case 'created':
       case 'status':
