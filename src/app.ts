@@ -37,6 +37,8 @@ export const SERVICE_VERSION = '0.1.0';
 
 export interface RunningService {
   port: number;
+  /** The signature-recovery backend the verify threads loaded: the native addon, or noble when it did not load. */
+  recoverBackend: 'native' | 'noble';
   services: Services;
   /** Graceful stop: no new connections, in-flight writes finish, threads stop, LMDB closes. */
   close(): Promise<void>;
@@ -45,6 +47,8 @@ export interface RunningService {
 export async function createService(config: Config, log: Logger, clock: Clock = systemClock): Promise<RunningService> {
   const store = openStore(config.dataDir);
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
+  // Loads in its threads while the rest starts; awaited before listening (verify-pool.ts, whenLoaded).
+  const verifyThreadsLoaded = verifyPool.whenLoaded();
   const users = new Users(store, clock);
   const ledger = new Ledger(store);
   const metrics = createHttpMetrics();
@@ -95,6 +99,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
 
+  const recoverBackend = await verifyThreadsLoaded;
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
     app.listen(config.host, config.port, (socket) => {
       if (socket === false) reject(new Error(`cannot listen on ${config.host}:${config.port}`));
@@ -106,6 +111,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   let closing: Promise<void> | null = null;
   return {
     port,
+    recoverBackend,
     services,
     close: () =>
       (closing ??= (async () => {

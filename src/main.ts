@@ -21,24 +21,30 @@ async function main(): Promise<void> {
     exitOnConfigError(err);
   }
   const log = createLogger(config.logLevel);
+  // Listened for before start-up: a signal that arrives while the service starts stops it once started
+  // (exit 0) instead of killing the process, and one sent the moment 'listening' is read is never missed.
+  const stopSignal = new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
   const service = await createService(config, log).catch(exitOnConfigError);
-  log.info({ host: config.host, port: service.port, dataDir: config.dataDir }, 'listening');
+  log.info(
+    { host: config.host, port: service.port, dataDir: config.dataDir, recoverBackend: service.recoverBackend },
+    'listening',
+  );
   if (config.isAdminTokenGenerated) {
     // Printed once, to the terminal only (stderr, outside the structured log), so log shipping never carries it.
     process.stderr.write(`parlayd: generated admin token (set PARLAYD_ADMIN_TOKEN to choose one): ${config.adminToken}\n`);
   }
-  const stop = (signal: string) => {
-    log.info({ signal }, 'stopping');
-    service.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  const signal = await stopSignal;
+  log.info({ signal }, 'stopping');
+  service.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log.error({ err }, 'error while stopping');
+      process.exit(1);
+    },
+  );
 }
 
 void main();

@@ -27,6 +27,9 @@ const DEFAULT_MAX_QUEUE_PER_THREAD = 256;
 // 15 s metrics scrape sees the current load rather than the pool's lifetime.
 const UTILIZATION_WINDOW_MS = 10_000;
 
+// Rounds of describe_thread tasks before whenLoaded gives up; one suffices unless piscina's dispatch changes.
+const MAX_DESCRIBE_ROUNDS = 100;
+
 // piscina 5 rejects a full queue with a plain Error (its errors.ts, TaskQueueAtLimit). The bounded-queue test
 // pins this text, so a piscina upgrade that renames it fails loudly instead of turning 503s into 500s.
 const PISCINA_QUEUE_FULL_MESSAGE = 'Task queue is at limit';
@@ -68,6 +71,7 @@ export class VerifyPool {
   // Exponential average of the fraction of threads busy, as of #busyAtMs; updated when #inFlight changes.
   #busyAverage = 0;
   #busyAtMs = performance.now();
+  #loaded: Promise<'native' | 'noble'> | null = null;
 
   constructor(opts: VerifyPoolOptions) {
     assert.ok(Number.isSafeInteger(opts.threads) && opts.threads >= 1, 'threads must be an integer >= 1');
@@ -84,6 +88,36 @@ export class VerifyPool {
       // Our own bound (#maxInFlight, on calls) governs; piscina queues at most a few batches per thread.
       maxQueue,
     });
+  }
+
+  /**
+   * Resolves, with the recovery backend they chose, once every thread has loaded its code and takes tasks.
+   * The service waits for it before listening, so a first signed request does not wait for a thread's
+   * start-up, and close() waits for it before stopping threads: piscina stops them with
+   * `Worker.terminate()`, which aborts the whole process when it lands in a thread still loading modules
+   * (node's require(esm) asserts, and the secp256k1 addon, built with C++ exceptions, calls
+   * std::terminate when node-addon-api cannot throw on a terminating thread).
+   */
+  whenLoaded(): Promise<'native' | 'noble'> {
+    this.#loaded ??= this.#describeEveryThread();
+    return this.#loaded;
+  }
+
+  // A thread answers a task only after piscina has loaded the module in it. piscina hands each task to the
+  // least busy thread, so one round of `threads` tasks reaches them all; the thread ids check that it did.
+  async #describeEveryThread(): Promise<'native' | 'noble'> {
+    const threadsSeen = new Set<number>();
+    let backend: 'native' | 'noble' = 'noble';
+    for (let round = 0; threadsSeen.size < this.#threads; round++) {
+      assert.ok(round < MAX_DESCRIBE_ROUNDS, `verify threads did not all answer in ${MAX_DESCRIBE_ROUNDS} rounds`);
+      const answers = Array.from({ length: this.#threads }, () => this.#pool.run({ kind: 'describe_thread' }));
+      for (const answer of await Promise.all(answers)) {
+        assert.ok(!Array.isArray(answer), 'describe_thread answers with a thread description');
+        threadsSeen.add(answer.threadId);
+        backend = answer.recoverBackend;
+      }
+    }
+    return backend;
   }
 
   /** Recovers the personal-sign signer of `message` on a worker thread. */
@@ -106,7 +140,7 @@ export class VerifyPool {
       const task: VerifyTask = { kind: 'recover_personal_batch', items: slice.map(({ message, sig65 }) => ({ message, sig65 })) };
       this.#pool.run(task).then(
         (results) => {
-          assert.equal(results.length, slice.length, 'a verify batch answers every item');
+          assert.ok(Array.isArray(results) && results.length === slice.length, 'a verify batch answers every item');
           slice.forEach((call, i) => {
             this.#settleOne();
             call.resolve(results[i]!);
@@ -145,6 +179,7 @@ export class VerifyPool {
 
   async #drainThenClose(): Promise<void> {
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#onDrained = resolve));
+    await this.whenLoaded(); // a pool closed as it starts: see whenLoaded
     await this.#pool.close();
   }
 

@@ -156,6 +156,8 @@ describe('graceful shutdown', () => {
       server.process.kill('SIGINT');
       assert.equal(await exited, 0, server.stderr.join('\n'));
       assert.ok(server.logs.some((entry) => entry['msg'] === 'stopping' && entry['signal'] === 'SIGINT'));
+      // Listening means the verify threads have loaded (a stop cannot catch one mid-load), and says with what.
+      assert.ok(server.logs.some((entry) => entry['msg'] === 'listening' && entry['recoverBackend'] === 'native'));
     } finally {
       await server.stop();
       removeDataDir(server);
