@@ -1,9 +1,15 @@
 // Operations (contract section 10): liveness, Prometheus metrics, the generated OpenAPI 3.1 document (which
 // must match what the router serves), and graceful shutdown on SIGTERM and SIGINT.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { client, request } from '../helpers/http.js';
+import { mainScript } from '../helpers/paths.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
 
@@ -161,6 +167,32 @@ describe('graceful shutdown', () => {
     } finally {
       await server.stop();
       removeDataDir(server);
+    }
+  });
+
+  it('a SIGTERM during start-up stops the service once it has started, with exit code 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-test-'));
+    try {
+      const child = spawn(process.execPath, [mainScript], {
+        env: { PATH: process.env['PATH'] ?? '', PARLAYD_PORT: '0', PARLAYD_HOST: '127.0.0.1', PARLAYD_DATA_DIR: dataDir, PARLAYD_ADMIN_TOKEN: 'a'.repeat(32) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+      // LMDB's file appears at start-up's first step (app.ts opens the store), after main.ts listens for
+      // signals; the shards and verify threads are still to start. Before, a signal then killed the process.
+      const deadline = Date.now() + 15_000;
+      while (!existsSync(join(dataDir, 'data.mdb'))) {
+        assert.ok(Date.now() < deadline, 'the service never opened its store');
+        await sleep(1);
+      }
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      const messages = stdout.trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg);
+      assert.ok(messages.indexOf('listening') >= 0 && messages.indexOf('listening') < messages.indexOf('stopping'), messages.join(', '));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
