@@ -1,5 +1,5 @@
 // The verify pool with real worker threads: same answers as the direct call, concurrency and batching, the
-// bounded queue surfacing as an overload error, and a clean close.
+// bounded queue surfacing as an overload error, and a clean close, also while the threads are still starting.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
