@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { client, request } from '../helpers/http.js';
 import { mainScript } from '../helpers/paths.js';
-import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { removeDataDir, restartServer, startServer, testServiceEnv, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
 
 /** The routes of the foundation (issue 3); other areas add theirs beside them. */
@@ -174,7 +174,7 @@ describe('graceful shutdown', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-test-'));
     try {
       const child = spawn(process.execPath, [mainScript], {
-        env: { PATH: process.env['PATH'] ?? '', PARLAYD_PORT: '0', PARLAYD_HOST: '127.0.0.1', PARLAYD_DATA_DIR: dataDir, PARLAYD_ADMIN_TOKEN: 'a'.repeat(32) },
+        env: { PATH: process.env['PATH'] ?? '', ...testServiceEnv(dataDir) },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';

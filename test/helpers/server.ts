@@ -41,9 +41,9 @@ process.once('exit', () => {
   for (const server of started) server.process.kill('SIGKILL');
 });
 
-export async function startServer(options: StartOptions = {}): Promise<TestServer> {
-  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'parlayd-test-'));
-  const env: Record<string, string> = {
+/** The service's environment in tests: a free loopback port, `dataDir`, a fresh admin token, one thread each. */
+export function testServiceEnv(dataDir: string): Record<string, string> {
+  return {
     PARLAYD_PORT: '0',
     PARLAYD_HOST: '127.0.0.1',
     PARLAYD_DATA_DIR: dataDir,
@@ -51,8 +51,12 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     PARLAYD_SHARDS: '1',
     PARLAYD_VERIFY_THREADS: '1',
     PARLAYD_LOG_LEVEL: 'info',
-    ...options.env,
   };
+}
+
+export async function startServer(options: StartOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'parlayd-test-'));
+  const env: Record<string, string> = { ...testServiceEnv(dataDir), ...options.env };
   const child = spawn(process.execPath, [mainScript], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
