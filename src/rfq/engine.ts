@@ -25,6 +25,7 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,
     outstandingCalls: () => pool?.outstandingCalls ?? 0,
+    unclaimedResults: () => pool?.unclaimedResults ?? 0,
     verifyUtilization: () => s.verifyPool.utilization,
     verifyQueue: () => s.verifyPool.queueSize,
   });

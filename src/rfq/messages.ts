@@ -87,6 +87,9 @@ export type ShardToMain =
   | { kind: 'to_maker'; makerId: string; frame: string }
   /** A new RFQ the main thread did not announce, for every connected maker; sent before its create commits. */
   | { kind: 'broadcast'; message: RfqMessage }
-  /** The RFQ reached a terminal state, durably: wake the HTTP waiters. */
-  | { kind: 'terminal'; result: RfqResult; selectionUs: number; persistUs: number }
+  /**
+   * The RFQ reached a terminal state, durably: wake the HTTP waiters. `isAwaitedByCreate`: its create asked to
+   * wait for it (answerWaitMs > 0), so a waiter registers even when this arrives first (shard-pool.ts).
+   */
+  | { kind: 'terminal'; result: RfqResult; isAwaitedByCreate: boolean; selectionUs: number; persistUs: number }
   | { kind: 'stats'; activeRfqs: number };

@@ -15,7 +15,13 @@ export interface RfqMetrics {
 
 export function createRfqMetrics(
   registry: Registry,
-  gauges: { activeRfqs: () => number; outstandingCalls: () => number; verifyUtilization: () => number; verifyQueue: () => number },
+  gauges: {
+    activeRfqs: () => number;
+    outstandingCalls: () => number;
+    unclaimedResults: () => number;
+    verifyUtilization: () => number;
+    verifyQueue: () => number;
+  },
 ): RfqMetrics {
   const histogram = (name: string, help: string) =>
     new Histogram({ name, help, buckets: LATENCY_BUCKETS_S, registers: [registry] });
@@ -23,6 +29,7 @@ export function createRfqMetrics(
     new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
   gauge('parlayd_rfq_active', 'RFQs active in shard actors (as last reported by the shards)', gauges.activeRfqs);
   gauge('parlayd_rfq_shard_queue_depth', 'Calls sent to shards and not yet answered', gauges.outstandingCalls);
+  gauge('parlayd_rfq_unclaimed_results', 'Terminal results held for a create answer that waits for them (wait_ms)', gauges.unclaimedResults);
   gauge('parlayd_verify_pool_utilization', 'Signature-recovery pool utilization (0..1)', gauges.verifyUtilization);
   gauge('parlayd_verify_pool_queue', 'Recoveries waiting for a pool thread', gauges.verifyQueue);
   return {

@@ -56,10 +56,11 @@ export class ShardPool {
   private readonly shards: ShardHandle[] = [];
   private readonly waiters = new Map<string, Set<(result: RfqResult) => void>>();
   /**
-   * Terminal results that ended before anyone waited for them, oldest first. An RFQ's created and terminal
-   * events can reach this thread back to back (makers answer while the create commits, or the two writes
-   * share one commit: shard.ts commitCreate), before the submitting request has registered its waiter (a
-   * promise turn after 'created').
+   * Terminal results that a create's answer will wait for but that came first, oldest first. An RFQ's created
+   * and terminal events can reach this thread back to back (makers answer while the create commits, or the
+   * two writes share one commit: shard.ts commitCreate), before the submitting request has registered its
+   * waiter (a promise turn after 'created'). Only those: the result of an RFQ whose create did not ask to
+   * wait is never claimed (a poller reads it from LMDB), and keeping it would only fill this map.
    */
   private readonly unclaimedTerminals = new Map<string, RfqResult>();
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
@@ -170,6 +171,11 @@ export class ShardPool {
 
   get activeRfqs(): number {
     return this.shards.reduce((sum, s) => sum + s.activeRfqs, 0);
+  }
+
+  /** Terminal results waiting for their create's answer to claim them (a gauge: 0 between requests). */
+  get unclaimedResults(): number {
+    return this.unclaimedTerminals.size;
   }
 
   get outstandingCalls(): number {
@@ -322,8 +328,10 @@ export class ShardPool {
         this.metrics.persistSeconds.observe(event.persistUs / 1e6);
         const set = this.waiters.get(event.result.request_id);
         if (set !== undefined) for (const wake of [...set]) wake(event.result);
-        // Bounded: most are never claimed (nobody waits), and a claim follows its terminal within a few µs.
-        else setBounded(this.unclaimedTerminals, event.result.request_id, event.result, MAX_UNCLAIMED_TERMINALS);
+        // Claimed a promise turn later. Bounded all the same: a claim that never comes must not grow it.
+        else if (event.isAwaitedByCreate) {
+          setBounded(this.unclaimedTerminals, event.result.request_id, event.result, MAX_UNCLAIMED_TERMINALS);
+        }
         return;
       }
       case 'stats':

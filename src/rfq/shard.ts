@@ -45,6 +45,8 @@ interface ActiveRfq {
   selectionUs: number;
   /** Commits the create's held write now (persistNew): set while it waits to share the terminal's commit. */
   commitHeldCreate: (() => void) | null;
+  /** The create's answer waits for the terminal result (answerWaitMs > 0): the main thread keeps it for that. */
+  isAwaitedByCreate: boolean;
 }
 
 const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
@@ -179,6 +181,7 @@ export class RfqShard {
       lastLook: null,
       selectionUs: 0,
       commitHeldCreate: null,
+      isAwaitedByCreate: command.answerWaitMs > 0,
     };
     this.active.set(requestId, rfq);
     // The makers hear of the RFQ before its create commits, not after: the commit overlaps their round trip
@@ -495,7 +498,8 @@ export class RfqShard {
 
   /** The RFQ's end is durable: the main thread hears of it (the actor forgot it in persistTerminal). */
   private retire(rfq: ActiveRfq, persistUs: number): void {
-    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), selectionUs: rfq.selectionUs, persistUs });
+    const { isAwaitedByCreate, selectionUs } = rfq;
+    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs });
   }
 
   private clearTimer(rfq: ActiveRfq): void {
