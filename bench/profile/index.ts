@@ -32,7 +32,7 @@ function main(): void {
   mkdirSync(out, { recursive: true });
   const files = readdirSync(dir).filter((name) => FILE_NAME.test(name)).sort();
   if (files.length === 0) throw new Error(`no .cpuprofile files in ${dir}`);
-  const sections = ['# CPU profiles', '', `From \`${dir}\`. Shares are of each thread's samples; busy = not idle in the event loop (waiting inside a native call, such as an fsync, counts as busy).`, ''];
+  const sections = ['# CPU profiles', '', `From \`${dir}\`. Shares are of each thread's samples. Busy = not sleeping (V8's \`(idle)\`, or piscina's wait for a task); waiting inside a native call, such as an fsync, counts as busy.`, ''];
   for (const file of files) {
     const [, pid, tid] = FILE_NAME.exec(file)!;
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
