@@ -33,6 +33,8 @@ export interface AdmissionDeps {
   preferences: PreferencesStore;
   verifyPool: VerifyPool;
   metrics: RfqMetrics;
+  /** A create with this replay key is on its way to its shard (shard-pool.ts): a replay, once it commits. */
+  isReplayKeyInFlight(replayKey: string): boolean;
 }
 
 export class Admission {
@@ -109,11 +111,14 @@ export class Admission {
     principal: UserPrincipal,
     parts: Omit<CreateCommand, 'userId' | 'wallet' | 'tier' | 'wagerMicros' | 'admittedAtMs'> & { wagerMicros: number },
   ): CreateCommand {
-    // A known replay key skips the market and wager checks: a replay answers 200 even after the markets
-    // closed (contract section 6). The shard re-checks the key, so a race between two first submissions
-    // is decided there.
-    const isKnownKey = this.deps.store.db<RfqKeyRecord>('rfqKeys').get(parts.replayKey) !== undefined;
+    // A known replay key skips the expiry, market and wager checks: a replay answers 200 even after the
+    // order expired or the markets closed (contract section 6). The shard re-checks the key, so a race
+    // between two first submissions is decided there.
+    const isKnownKey =
+      this.deps.store.db<RfqKeyRecord>('rfqKeys').get(parts.replayKey) !== undefined || this.deps.isReplayKeyInFlight(parts.replayKey);
     if (!isKnownKey) {
+      // In the contract's order (section 6): expiry before legs and wager. The shard checks it again.
+      if (parts.rfqKind === 'signed' && parts.expiresAtMs <= this.deps.clock.nowMs()) throw new ApiError('ORDER_EXPIRED');
       this.checkLegs(parts.legs);
       if (parts.wagerMicros < this.deps.config.wagerMinMicros || parts.wagerMicros > this.deps.config.wagerMaxMicros) {
         throw new ApiError('WAGER_OUT_OF_RANGE', `wager must be within ${this.deps.config.wagerMinMicros}..${this.deps.config.wagerMaxMicros} micros`);

@@ -59,6 +59,7 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
     preferences: s.preferences,
     verifyPool: s.verifyPool,
     metrics,
+    isReplayKeyInFlight: (replayKey) => pool.isReplayKeyInFlight(replayKey),
   });
   const dispatcher = new RfqMakerDispatcher(pool, makers);
   const running = pool;

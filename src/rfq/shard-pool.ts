@@ -173,6 +173,11 @@ export class ShardPool {
     return this.shards.reduce((sum, s) => sum + s.activeRfqs, 0);
   }
 
+  /** A create with this replay key has left for its shard and is not answered yet. */
+  isReplayKeyInFlight(replayKey: string): boolean {
+    return this.inFlight.hasKey(replayKey);
+  }
+
   /** Terminal results waiting for their create's answer to claim them (a gauge: 0 between requests). */
   get unclaimedResults(): number {
     return this.unclaimedTerminals.size;
@@ -256,7 +261,8 @@ export class ShardPool {
     return new Promise<T>((resolve, reject) => {
       handle.calls.set(callId, (outcome) => {
         if (outcome.ok) resolve(outcome.value as T);
-        else reject(new ApiError(outcome.code, outcome.message));
+        // OVERLOADED (the shard's active-RFQ limit) carries Retry-After, as every 503 does (contract section 2).
+        else reject(outcome.code === 'OVERLOADED' ? overloaded() : new ApiError(outcome.code, outcome.message));
       });
       handle.out.add(message(callId));
     });

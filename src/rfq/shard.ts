@@ -361,13 +361,17 @@ export class RfqShard {
     rfq.selectionUs = Number(process.hrtime.bigint() - startNs) / 1000;
     if (decision.kind === 'timeout') return void this.finish(rfq, 'timeout', null);
     if (decision.kind === 'fail') return void this.finish(rfq, 'failed', decision.reason);
-    if (!this.areLegsOpen(rfq)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
+    if (!this.areLegsOpen(rfq, this.nowMs())) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
     rfq.candidates = decision.candidates;
     this.offerNext(rfq);
   }
 
-  private areLegsOpen(rfq: ActiveRfq): boolean {
-    const nowMs = this.nowMs();
+  /**
+   * Every leg's market still takes bets at `nowMs`. Outside a transaction it reads this thread's snapshot (a
+   * market closed ~1 ms ago may still look open); inside the fill's transaction it reads the latest commit,
+   * which is what decides (commitFill).
+   */
+  private areLegsOpen(rfq: ActiveRfq, nowMs: number): boolean {
     const markets = this.store.db<Market>('markets');
     return rfq.record.legs.every((leg) => {
       const market = markets.get(marketKey(leg.marketId));
@@ -375,13 +379,27 @@ export class RfqShard {
     });
   }
 
-  /** Tries candidates best first: a plain quote fills at once, a last-look quote asks its maker first. */
+  /**
+   * Tries candidates best first: a plain quote fills at once, a last-look quote asks its maker first. Past
+   * the order's expiry there is no time left to ask a maker, so last-look quotes are passed over; a plain
+   * quote still fills, because it stood at selection and needs no answer (contract section 6: a reject or
+   * silence moves to the next acceptable quote). With none left, the RFQ ends ORDER_EXPIRED past its expiry
+   * (a last look ran out with it), else MAKER_REJECTED.
+   */
   private offerNext(rfq: ActiveRfq): void {
-    const candidate = rfq.candidates.shift();
-    if (candidate === undefined) return void this.finish(rfq, 'failed', 'MAKER_REJECTED');
-    if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
     const nowMs = this.nowMs();
-    if (nowMs >= rfq.record.expiresAtMs) return void this.finish(rfq, 'failed', 'ORDER_EXPIRED');
+    const isPastExpiry = nowMs >= rfq.record.expiresAtMs;
+    for (let candidate = rfq.candidates.shift(); candidate !== undefined; candidate = rfq.candidates.shift()) {
+      if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
+      if (isPastExpiry) continue;
+      // No maker is asked to confirm a bet on a market that has closed meanwhile (commitFill decides anyway).
+      if (!this.areLegsOpen(rfq, nowMs)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
+      return this.offerLastLook(rfq, candidate, nowMs);
+    }
+    this.finish(rfq, 'failed', isPastExpiry ? 'ORDER_EXPIRED' : 'MAKER_REJECTED');
+  }
+
+  private offerLastLook(rfq: ActiveRfq, candidate: Candidate, nowMs: number): void {
     const deadlineMs = Math.min(nowMs + this.init.lastLookMs, rfq.record.expiresAtMs);
     rfq.phase = 'finalizing';
     rfq.record.status = 'finalizing';
@@ -402,7 +420,6 @@ export class RfqShard {
     rfq.lastLook = null;
     this.clearTimer(rfq);
     if (isAccepted) return void this.commitFill(rfq, candidate);
-    if (this.nowMs() >= rfq.record.expiresAtMs) return void this.finish(rfq, 'failed', 'ORDER_EXPIRED');
     this.offerNext(rfq);
   }
 
@@ -432,15 +449,25 @@ export class RfqShard {
       settledPaidMicros: null,
     };
     const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
-    const persistUs = await this.persistTerminal(rfq, completed, () => {
+    const written = await this.persistTerminal(rfq, () => {
+      // Decided here, inside the fill's transaction, where LMDB's one writer orders it against a market's
+      // resolution: a leg market that resolved or stopped taking bets since selection (during a last look,
+      // say) is not filled. Else a maker could confirm a bet whose result is known, and the fill would miss
+      // the settlement that ran when the market resolved (settlement.ts reads the positions once, then).
+      if (!this.areLegsOpen(rfq, nowMs)) {
+        this.ledger.releaseInTxn(record.userId, rfq.wagerMicros, `rfq:${record.requestId}`, nowMs);
+        return endedRecord(record, { status: 'failed', fill: null, error: 'MARKET_CLOSED', terminalAtMs: nowMs });
+      }
       this.ledger.fillInTxn(record.userId, rfq.wagerMicros, candidate.fillWagerMicros, `rfq:${record.requestId}`, nowMs);
       void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, record.requestId), fillRecord);
       for (const leg of record.legs) {
         void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${record.requestId}`, true);
       }
+      return completed;
     });
-    if (persistUs === null) return;
-    rfq.record = completed;
+    if (written === null) return;
+    rfq.record = written.record;
+    if (written.record.status !== 'completed') return this.retire(rfq, written.persistUs, 'expired');
     for (const makerId of rfq.quoters) {
       const isWinner = makerId === candidate.quote.makerId;
       this.toMaker(makerId, {
@@ -450,7 +477,7 @@ export class RfqShard {
         ...(isWinner ? { quote_id: fill.quoteId, odds: fill.oddsE4 / 10_000, filled_wager_micros: fill.filledWagerMicros } : {}),
       });
     }
-    this.retire(rfq, persistUs);
+    this.retire(rfq, written.persistUs, null);
   }
 
   /** Every non-fill end: the whole reservation is released in the same transaction as the status. */
@@ -459,45 +486,53 @@ export class RfqShard {
     this.clearTimer(rfq);
     const nowMs = this.nowMs();
     const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
-    const persistUs = await this.persistTerminal(rfq, ended, () =>
-      this.ledger.releaseInTxn(ended.userId, rfq.wagerMicros, `rfq:${ended.requestId}`, nowMs),
-    );
-    if (persistUs === null) return;
-    rfq.record = ended;
-    const outcome = status === 'cancelled' ? 'cancelled' : 'expired';
-    for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: ended.requestId, outcome });
-    this.retire(rfq, persistUs);
+    const written = await this.persistTerminal(rfq, () => {
+      this.ledger.releaseInTxn(ended.userId, rfq.wagerMicros, `rfq:${ended.requestId}`, nowMs);
+      return ended;
+    });
+    if (written === null) return;
+    rfq.record = written.record;
+    this.retire(rfq, written.persistUs, status === 'cancelled' ? 'cancelled' : 'expired');
   }
 
   /**
-   * Commits the terminal write, after the create's if that was still held (the same group commit), and
-   * returns how long it took in µs (a stage latency the main thread reports), or null when the create was
-   * refused in that commit: then the RFQ never existed, and persistNew tells its caller and its makers.
+   * Commits the RFQ's end, after the create's write if that was still held (the same group commit). `end`
+   * runs inside the transaction: it moves the money and returns the terminal record to store (a fill can
+   * still become a failure there: commitFill). Resolves with that record and the commit's duration in µs
+   * (a stage latency the main thread reports), or null when the create was refused in that commit: then the
+   * RFQ never existed, and persistNew tells its caller and its makers.
    */
-  private async persistTerminal(rfq: ActiveRfq, record: RfqRecord, moveMoney: () => void): Promise<number | null> {
-    assert.ok(isTerminal(record.status));
+  private async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord): Promise<{ record: RfqRecord; persistUs: number } | null> {
+    const { requestId } = rfq.record;
     // The end is decided, so the actor forgets the RFQ now rather than after the commit. Nothing can change it
     // any more: in this phase its quotes get RFQ_CLOSED, and it is not cancellable. A status read meanwhile is
     // served from LMDB; while its create is held, nobody but its makers knows the id. Forgetting it after the
     // await instead kept every such RFQ's objects alive through young-generation collections on this thread
     // until a full one (docs/performance.md, "Allocation shapes").
-    this.active.delete(record.requestId);
+    this.active.delete(requestId);
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
-    const isWritten = await this.store.transact(() => {
-      const stored = this.store.db<RfqRecord>('rfqs').get(record.requestId);
-      if (stored === undefined) return false;
-      assert.ok(!isTerminal(stored.status), `RFQ ${record.requestId} would end twice`);
-      moveMoney();
-      void this.store.db<RfqRecord>('rfqs').put(record.requestId, record);
-      void this.store.db<true>('rfqActive').remove(record.requestId);
-      return true;
+    const record = await this.store.transact(() => {
+      const stored = this.store.db<RfqRecord>('rfqs').get(requestId);
+      if (stored === undefined) return null;
+      assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
+      const ended = end();
+      assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
+      void this.store.db<RfqRecord>('rfqs').put(requestId, ended);
+      void this.store.db<true>('rfqActive').remove(requestId);
+      return ended;
     });
-    return isWritten ? Number(process.hrtime.bigint() - startNs) / 1000 : null;
+    return record === null ? null : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
   }
 
-  /** The RFQ's end is durable: the main thread hears of it (the actor forgot it in persistTerminal). */
-  private retire(rfq: ActiveRfq, persistUs: number): void {
+  /**
+   * The RFQ's end is durable: its quoters hear `outcome` (unless commitFill told them already, null) and the
+   * main thread hears of it (the actor forgot it in persistTerminal).
+   */
+  private retire(rfq: ActiveRfq, persistUs: number, outcome: 'expired' | 'cancelled' | null): void {
+    if (outcome !== null) {
+      for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: rfq.record.requestId, outcome });
+    }
     const { isAwaitedByCreate, selectionUs } = rfq;
     this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs });
   }

@@ -8,7 +8,7 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, openMarket, rfqIdsHeard, signedOrder, unsignedBody, type OrderFields } from '../helpers/rfq.js';
+import { assertMoneyInvariant, autoQuote, openMarket, resolveMarket, rfqIdsHeard, signedOrder, unsignedBody, type OrderFields } from '../helpers/rfq.js';
 
 const FUNDS = 50_000_000n;
 let server: TestServer;
@@ -91,6 +91,15 @@ test('a replay after expires_at_ms is still 200 with the same request_id', async
 test('an expired order is 400 ORDER_EXPIRED', async () => {
   const order = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1 }));
   await expectError(api().post('/v1/rfq', { order }), 400, 'ORDER_EXPIRED');
+});
+
+test('expiry is checked before the legs and the wager (contract section 6): an expired order is ORDER_EXPIRED whatever else is wrong', async () => {
+  const resolved = await openMarket(server);
+  await resolveMarket(server, resolved, 'YES');
+  const onResolved = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1, legs: [{ market_id: resolved, direction: 'up' }] }));
+  await expectError(api().post('/v1/rfq', { order: onResolved }), 400, 'ORDER_EXPIRED');
+  const tooSmall = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1, wager_micros: 1 }));
+  await expectError(api().post('/v1/rfq', { order: tooSmall }), 400, 'ORDER_EXPIRED');
 });
 
 test('an order signed by another key is 403 SIGNER_MISMATCH', async () => {

@@ -61,6 +61,7 @@ test('an announced RFQ its shard refuses never existed: 503, its quotes get RFQ_
     const body = unsignedBody([leg], { wager_micros: WAGER });
     const refused = await api.post('/v1/rfq/unsigned?wait_ms=2000', body);
     assert.deepEqual([refused.status, refused.body.code], [503, 'OVERLOADED']);
+    assert.equal(refused.headers.get('retry-after'), '1', 'a 503 says when to retry (contract section 2)');
     const announced = await maker.next('rfq');
     assert.notEqual(announced.request_id, open.body.request_id);
     maker.send({ type: 'quote', request_id: announced.request_id, quote_id: 'q', odds: 2, max_wager_micros: String(WAGER) });

@@ -8,6 +8,7 @@ import { restartServer, startServer } from '../helpers/server.js';
 import { credit, loginWallet } from '../helpers/users.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { assertMoneyInvariant, autoQuote, fundedTaker, openMarket, signedOrder, unsignedBody } from '../helpers/rfq.js';
+import { shardOfUser } from '../../src/rfq/ids.js';
 
 const FUNDS = 1_000_000_000n;
 
@@ -99,6 +100,38 @@ test('SIGTERM while a shard commits: the service stops (exit 0), and a restart r
     }
     const balance = await assertMoneyInvariant(restarted, user, FUNDS);
     assert.equal(balance.reserved, 0n, 'every RFQ active at the stop released its reservation');
+  } finally {
+    await restarted.stop();
+  }
+});
+
+test('after a restart with fewer shards, an RFQ made on a shard that no longer runs is still found, and cancelling it is 409', async () => {
+  // Request ids name their shard (src/rfq/ids.ts); PARLAYD_SHARDS defaults to the machine's cores − 1, so a
+  // move to a smaller machine is enough to leave ids naming a shard that no longer runs.
+  const server = await startServer({ env: { PARLAYD_SHARDS: '4' } });
+  let id: string;
+  let taker: Awaited<ReturnType<typeof fundedTaker>>;
+  try {
+    taker = await fundedTaker(server, 10_000_000);
+    for (let tries = 0; shardOfUser(taker.user.userId, 4) === 0 && tries < 50; tries++) taker = await fundedTaker(server, 10_000_000);
+    assert.notEqual(shardOfUser(taker.user.userId, 4), 0, 'a taker on a shard other than 0');
+    // With no maker connected the RFQ ends `timeout` at once.
+    const created = await taker.api.post('/v1/rfq/unsigned?wait_ms=2000', unsignedBody([{ market_id: taker.market, direction: 'up' }]));
+    assert.deepEqual([created.status, created.body.status], [201, 'timeout']);
+    id = created.body.request_id as string;
+  } finally {
+    await server.stop();
+  }
+
+  const restarted = await restartServer(server, { PARLAYD_SHARDS: '1' });
+  try {
+    const api = client(restarted.baseUrl, taker.user.token);
+    assert.deepEqual([(await api.get(`/v1/rfq/${id}`)).body.status], ['timeout']);
+    const cancel = await api.post(`/v1/rfq/${id}/cancel`);
+    assert.deepEqual([cancel.status, cancel.body.code], [409, 'RFQ_NOT_CANCELLABLE']);
+    const stranger = await loginWallet(restarted);
+    const notTheirs = await client(restarted.baseUrl, stranger.token).post(`/v1/rfq/${id}/cancel`);
+    assert.deepEqual([notTheirs.status, notTheirs.body.code], [404, 'RFQ_NOT_FOUND']);
   } finally {
     await restarted.stop();
   }

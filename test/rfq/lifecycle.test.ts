@@ -6,7 +6,7 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, openMarket, resolveMarket, unsignedBody } from '../helpers/rfq.js';
+import { assertMoneyInvariant, autoQuote, balanceOf, openMarket, resolveMarket, unsignedBody } from '../helpers/rfq.js';
 
 const FUNDS = 100_000_000n;
 let server: TestServer;
@@ -235,6 +235,43 @@ test('a leg market that resolves during the quote window fails the RFQ MARKET_CL
   const result = await created;
   assert.equal(result.body.status, 'failed');
   assert.equal(result.body.error, 'MARKET_CLOSED');
+  await endTest();
+});
+
+test('a leg market that resolves during a last look is not filled: MARKET_CLOSED, nothing at risk, the maker told expired', async () => {
+  const [maker] = await makersNamed(1);
+  const atRiskBefore = (await balanceOf(server, user)).atRisk;
+  const created = api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
+  const rfq = await maker!.next('rfq');
+  maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'll', odds: 2, max_wager_micros: '9000000', last_look: true });
+  await maker!.next('last_look');
+  // The taker's leg has lost: a fill now would hand the maker a bet whose result it knows.
+  await resolveMarket(server, marketA, 'NO');
+  marketA = await openMarket(server);
+  maker!.send({ type: 'last_look_response', request_id: rfq.request_id, quote_id: 'll', accept: true });
+  const result = await created;
+  assert.deepEqual([result.body.status, result.body.error, result.body.filled_wager_micros], ['failed', 'MARKET_CLOSED', null]);
+  assert.deepEqual(await maker!.next('rfq_result'), { type: 'rfq_result', request_id: rfq.request_id, outcome: 'expired' });
+  assert.equal((await balanceOf(server, user)).atRisk, atRiskBefore, 'no position was opened on the resolved market');
+  await endTest();
+});
+
+test('a last look left unanswered to the end falls back to a standing plain quote', async () => {
+  // The silent maker holds the RFQ open to its quote deadline; an unsigned RFQ's expiry is one last-look
+  // window later, so the ignored last look ends exactly at expiry, and the plain quote must still fill.
+  const [lastLooker, plain, silent] = await makersNamed(3);
+  const created = api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
+  const [rfq] = await Promise.all([lastLooker!.next('rfq'), plain!.next('rfq'), silent!.next('rfq')]);
+  lastLooker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'best', odds: 3, max_wager_micros: '9000000', last_look: true });
+  plain!.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'next', odds: 2, max_wager_micros: '9000000' });
+  const lastLook = await lastLooker!.next('last_look');
+  assert.equal(lastLook.deadline_ms, rfq.expires_at_ms, 'the last look runs to the expiry');
+  const result = await created;
+  assert.deepEqual([result.body.status, result.body.odds, result.body.filled_wager_micros], ['completed', 2, '2000000']);
+  assert.equal((await plain!.next('rfq_result')).outcome, 'won');
+  await resolveMarket(server, marketA, 'NO'); // lost
+  marketA = await openMarket(server);
+  netMicros -= 2_000_000n;
   await endTest();
 });
 

@@ -77,7 +77,13 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
       method: 'POST', path: '/v1/rfq/{id}/cancel', tag: 'rfq', auth: 'user',
       summary: 'Cancel a pending RFQ; 409 RFQ_NOT_CANCELLABLE once finalizing or terminal',
       params: RfqIdParams, responses: { 200: RfqResult },
-      handler: async ({ auth, params }) => json(200, await pool.cancel(params.id, auth.userId)),
+      handler: async ({ auth, params }) => {
+        // A terminal RFQ is answered here, as its shard would: no hop, and an id naming a shard that no
+        // longer runs (the service restarted with fewer) is still 409 to its owner rather than 404.
+        const stored = terminalResults.lookup(params.id);
+        if (stored?.isTerminal === true && stored.userId === auth.userId) throw new ApiError('RFQ_NOT_CANCELLABLE');
+        return json(200, await pool.cancel(params.id, auth.userId));
+      },
     }),
     defineRoute({
       method: 'GET', path: '/v1/mm/taker_pnl', tag: 'market-makers', auth: 'maker',
