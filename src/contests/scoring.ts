@@ -69,9 +69,11 @@ export function scoreContest(contest: ContestScoring, entries: readonly ScoringE
 
 /**
  * One number per entry, higher is better; equal numbers tie.
- * lineups: resolved wins. streak: longest win run. outcast and survivor: a "clean" entry (no lost pick, at
- * least one won) beats every other; the others order by wins. So the winners are exactly rank 1 whenever
- * the game pays a single group.
+ * lineups: resolved wins. streak: longest win run. outcast and survivor: a "clean" entry beats every other;
+ * the others order by wins. Clean is contract section 8 literally: outcast, "non-voided picks all won";
+ * survivor, "never eliminated" (an entry is eliminated by its first lost pick). With every pick final both
+ * mean "no lost pick", so an entry whose picks were all voided is clean (vacuously) and wins even with 0 wins.
+ * So the winners are exactly rank 1 whenever the game pays a single group.
  */
 function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number {
   const { won, lost } = countOutcomes(outcomes);
@@ -82,7 +84,8 @@ function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number 
       return longestWinRun(outcomes);
     case 'outcast':
     case 'survivor':
-      return lost === 0 && won > 0 ? Number.MAX_SAFE_INTEGER : won;
+      // Wins never reach MAX: an entry holds at most 64 picks (no market twice, at most 64 per contest).
+      return lost === 0 ? Number.MAX_SAFE_INTEGER : won;
   }
 }
 
@@ -95,7 +98,7 @@ function competitionRanks(keys: readonly number[]): number[] {
   return keys.map((key) => firstPosition.get(key)! + 1);
 }
 
-/** outcast/survivor/streak pay one group: the entries with the best key (clean entries, else most wins). */
+/** outcast/survivor/streak pay one group: the entries with the best key (clean ones, else most wins; longest run). */
 function winnersOf(gameType: GameType, entries: readonly ScoringEntry[], keys: readonly number[]): boolean[] {
   assert.ok(gameType !== 'lineups');
   const best = keys.reduce((max, k) => Math.max(max, k), -1);

@@ -187,6 +187,56 @@ describe('outcast', () => {
     ]);
     [1_500_000, 1_500_000, 0].forEach((p, i) => book.settled(users[i]!, BET, p));
   });
+  it('an entry whose picks were all voided has no lost pick: it takes the pot from an entry that lost', async () => {
+    // The reproduced case: A picks m1 (VOID), B picks m2 (NO, so B lost). A's non-voided picks (none) all won.
+    const [m1, m2] = (await createMarkets(server, 2)) as [number, number];
+    const contest = await createContest(server, contestConfig([m1, m2], { game_type: 'outcast', winning_split_bps: [] }));
+    const users = await book.fundedUsers(2, BET);
+    const [a, b] = users as [TestUser, TestUser];
+    await enterAll(contest.contest_id, [[a, [up(m1)]], [b, [up(m2)]]]);
+    await resolveMarket(server, m1, 'VOID');
+    await resolveMarket(server, m2, 'NO');
+    // pot 2 × 1_000_000, all of it to A.
+    assert.deepEqual(await results(contest.contest_id, users), [
+      { payout: 2_000_000, net: 1_000_000, rank: 1 },
+      { payout: 0, net: -BET, rank: 2 },
+    ]);
+    book.settled(a, BET, 2_000_000);
+    book.settled(b, BET, 0);
+    const detail = (await getDetail(server, contest.contest_id, a.token)).body;
+    assert.equal(detail.status, 'resolved');
+    assert.equal(detail.total_pot_micros, 2_000_000);
+    assert.deepEqual(detail.caller.entries[0].picks, [{ market_id: m1, direction: 'up', outcome: 'voided' }]);
+    assert.equal(detail.caller.entries[0].resolved_win_count, 0);
+  });
+
+  it('an all-voided entry wins over an entry with one win and one loss', async () => {
+    const markets = await createMarkets(server, 4);
+    const [m1, m2, m3, m4] = markets as [number, number, number, number];
+    const contest = await createContest(server, contestConfig(markets, {
+      game_type: 'outcast', winning_split_bps: [], protocol_prize_pool_micros: 1, bet_type: { kind: 'num_bets', value: 2 },
+    }));
+    const users = await book.fundedUsers(3, BET);
+    const [a, b, c] = users as [TestUser, TestUser, TestUser];
+    await enterAll(contest.contest_id, [
+      [a, [up(m1), up(m3)]], // voided, voided: clean, 0 wins
+      [b, [down(m2), up(m4)]], // won, lost: 1 win
+      [c, [up(m2), up(m4)]], // lost, lost: 0 wins
+    ]);
+    await resolveMarket(server, m1, 'VOID');
+    await resolveMarket(server, m3, 'VOID');
+    await resolveMarket(server, m2, 'NO');
+    await resolveMarket(server, m4, 'NO');
+    // pot 1 + 3 × 1_000_000 = 3_000_001, all to A. B ranks 2nd (1 win), C 3rd (0 wins).
+    const expected = [3_000_001, 0, 0];
+    assert.deepEqual(await results(contest.contest_id, users), [
+      { payout: 3_000_001, net: 2_000_001, rank: 1 },
+      { payout: 0, net: -BET, rank: 2 },
+      { payout: 0, net: -BET, rank: 3 },
+    ]);
+    users.forEach((u, i) => book.settled(u, BET, expected[i]!));
+    assert.equal(expected.reduce((sum, x) => sum + x, 0), 1 + 3 * BET); // the whole pot, exactly
+  });
 });
 
 describe('survivor', () => {
@@ -220,6 +270,50 @@ describe('survivor', () => {
       { payout: 2_250_000, net: 1_250_000, rank: 1 },
     ]);
     [2_250_000, 0, 0, 2_250_000].forEach((p, i) => book.settled(users[i]!, BET, p));
+  });
+  it('an entry whose picks were all voided was never eliminated: it takes the pot from an entry that lost', async () => {
+    // The reproduced case: A picks m1 (VOID), B picks m2 (NO, so B lost and was eliminated).
+    const [m1, m2] = (await createMarkets(server, 2)) as [number, number];
+    const contest = await createContest(server, contestConfig([m1, m2], { game_type: 'survivor', winning_split_bps: [] }));
+    const users = await book.fundedUsers(2, BET);
+    const [a, b] = users as [TestUser, TestUser];
+    await enterAll(contest.contest_id, [[a, [up(m1)]], [b, [up(m2)]]]);
+    await resolveMarket(server, m1, 'VOID');
+    await resolveMarket(server, m2, 'NO');
+    // pot 2 × 1_000_000, all of it to A.
+    assert.deepEqual(await results(contest.contest_id, users), [
+      { payout: 2_000_000, net: 1_000_000, rank: 1 },
+      { payout: 0, net: -BET, rank: 2 },
+    ]);
+    book.settled(a, BET, 2_000_000);
+    book.settled(b, BET, 0);
+  });
+
+  it('an all-voided survivor wins over an entry eliminated after one win', async () => {
+    const [m1, m2, m3] = (await createMarkets(server, 3)) as [number, number, number];
+    const contest = await createContest(server, contestConfig([m1, m2, m3], {
+      game_type: 'survivor', winning_split_bps: [], protocol_prize_pool_micros: 500_000,
+    }));
+    const id = contest.contest_id;
+    const users = await book.fundedUsers(3, BET);
+    const [a, b, c] = users as [TestUser, TestUser, TestUser];
+    await enterAll(id, [[a, [up(m1)]], [b, [up(m2)]], [c, [down(m2)]]]);
+    await resolveMarket(server, m2, 'NO'); // B lost, C won
+    await continueEntry(c, id, 0, [up(m3)]);
+    await resolveMarket(server, m3, 'NO'); // C lost its second pick
+    await resolveMarket(server, m1, 'VOID');
+    // A [voided] survives, C [won, lost] and B [lost] were eliminated. pot 500_000 + 3 × 1_000_000 to A;
+    // C ranks 2nd (1 win), B 3rd (0 wins).
+    const expected = [3_500_000, 0, 0];
+    assert.deepEqual(await results(id, users), [
+      { payout: 3_500_000, net: 2_500_000, rank: 1 },
+      { payout: 0, net: -BET, rank: 3 },
+      { payout: 0, net: -BET, rank: 2 },
+    ]);
+    users.forEach((u, i) => book.settled(u, BET, expected[i]!));
+    assert.equal(expected.reduce((sum, x) => sum + x, 0), 500_000 + 3 * BET); // the whole pot, exactly
+    const entryOfC = (await adminEntries(server, id)).find((x) => x.user_id === c.userId)!;
+    assert.deepEqual(entryOfC.picks.map((p) => p.outcome), ['won', 'lost']);
   });
 });
 

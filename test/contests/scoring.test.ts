@@ -56,12 +56,28 @@ describe('lineups', () => {
 });
 
 describe('outcast', () => {
-  it('the entries whose non-voided picks all won split the pot equally', () => {
+  it('the entries whose non-voided picks all won split the pot equally, an all-voided entry among them', () => {
+    // A, B and D have no lost pick (D vacuously: it has no non-voided pick). 1001 / 3 = 333 rest 2: A, B +1.
     assert.deepEqual(score('outcast', 1001n, entries([W, W], [W, V], [W, L], [V, V])), [
-      { rank: 1, payout: 501n },
-      { rank: 1, payout: 500n },
+      { rank: 1, payout: 334n },
+      { rank: 1, payout: 334n },
+      { rank: 4, payout: 0n },
+      { rank: 1, payout: 333n },
+    ]);
+  });
+
+  it('an entry whose picks were all voided takes the pot from an entry that lost (the reproduced case)', () => {
+    assert.deepEqual(score('outcast', 2_000_000n, entries([V], [L])), [
+      { rank: 1, payout: 2_000_000n },
+      { rank: 2, payout: 0n },
+    ]);
+  });
+
+  it('an all-voided entry beats an entry with more wins and one loss', () => {
+    assert.deepEqual(score('outcast', 3_000_000n, entries([W, L], [V, V], [W, W, L])), [
       { rank: 3, payout: 0n },
-      { rank: 4, payout: 0n }, // nothing decided: not a winner, and no wins
+      { rank: 1, payout: 3_000_000n },
+      { rank: 2, payout: 0n },
     ]);
   });
 
@@ -73,8 +89,9 @@ describe('outcast', () => {
     ]);
   });
 
-  it('when every entry has zero wins they all share the pot', () => {
-    assert.deepEqual(score('outcast', 10n, entries([L], [L], [V])), [
+  it('when no entry is clean and every entry has zero wins they all share the pot', () => {
+    // 10 / 3 = 3 rest 1: the odd micro to the first entry.
+    assert.deepEqual(score('outcast', 10n, entries([L], [L], [V, L])), [
       { rank: 1, payout: 4n },
       { rank: 1, payout: 3n },
       { rank: 1, payout: 3n },
@@ -89,6 +106,29 @@ describe('survivor', () => {
       { rank: 1, payout: 150n },
       { rank: 3, payout: 0n },
       { rank: 4, payout: 0n },
+    ]);
+  });
+
+  it('an entry whose picks were all voided was never eliminated: it survives', () => {
+    // The reproduced case: A [voided] survives, B [lost] was eliminated. A takes the pot alone.
+    assert.deepEqual(score('survivor', 2_000_000n, entries([V], [L])), [
+      { rank: 1, payout: 2_000_000n },
+      { rank: 2, payout: 0n },
+    ]);
+    // It beats an eliminated entry with a win, and shares with a survivor that won: 1001 / 2 = 500 rest 1.
+    assert.deepEqual(score('survivor', 1001n, entries([W, L], [V, V], [W, V])), [
+      { rank: 3, payout: 0n },
+      { rank: 1, payout: 501n },
+      { rank: 1, payout: 500n },
+    ]);
+  });
+
+  it('with no survivor, the entries with the most wins split the pot', () => {
+    assert.deepEqual(score('survivor', 7n, entries([W, L], [L], [W, W, L], [V, W, W, L])), [
+      { rank: 3, payout: 0n },
+      { rank: 4, payout: 0n },
+      { rank: 1, payout: 4n },
+      { rank: 1, payout: 3n },
     ]);
   });
 });
@@ -144,6 +184,20 @@ describe('every game type', () => {
           assert.equal(paid, (potMicros * BigInt(places)) / 10_000n);
         } else {
           assert.equal(paid, potMicros, `${gameType} pays the whole pot`);
+        }
+        if (gameType === 'outcast' || gameType === 'survivor') {
+          // Contract section 8, restated: no lost pick wins; if no entry qualifies, the most wins do.
+          const wins = list.map((e) => e.outcomes.filter((o) => o === W).length);
+          const isClean = list.map((e) => !e.outcomes.includes(L));
+          const mostWins = Math.max(...wins);
+          const isWinner = isClean.some(Boolean) ? isClean : wins.map((w) => w === mostWins);
+          const winnerCount = isWinner.filter(Boolean).length;
+          result.forEach((r, i) => {
+            assert.equal(r.rank === 1, isWinner[i], `${gameType}: rank 1 is exactly the winners`);
+            const share = potMicros / BigInt(winnerCount);
+            if (isWinner[i]) assert.ok(r.payout === share || r.payout === share + 1n);
+            else assert.equal(r.payout, 0n);
+          });
         }
         assert.ok(result.every((r) => r.rank >= 1 && r.rank <= list.length && r.payout >= 0n));
       }
