@@ -4,18 +4,37 @@
 //
 // Status stays OPEN until resolution; betting closes at betting_closes_at_ms (the window end for price
 // markets). `isOpenForBetting` is the one test every part (RFQ legs, contest picks) applies.
+//
+// A price window is created on lookup only within the reach set in windows.ts (7 days ahead, 1 day behind, in
+// windows at most 2016 and 288): an unauthenticated caller cannot create unbounded durable markets, nor one
+// whose times are not dates. Every market's times are asserted to be safe integers and dates before it is written.
+import assert from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError } from '../errors.js';
+import { ApiError, validationError } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
-import type { CreateMentionMarket, Market, ResolveOutcome } from '../schemas/markets.js';
-import { windowContaining, windowKey } from './windows.js';
+import { MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolveOutcome } from '../schemas/markets.js';
+import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 
 export type ResolutionListener = (market: Market) => void | Promise<void>;
 
 /** LMDB keys sort as strings: pad ids so ranges come out in id order. */
 export const marketKey = (marketId: number) => String(marketId).padStart(16, '0');
+
+/**
+ * A broken invariant, not a user error: inputs are bounded by their schemas (Ms) and price windows by their
+ * reach, so a market about to be written always has times that are safe integers and dates (0..MAX_DATE_MS).
+ */
+function assertMarketTimes(market: Market): void {
+  const times = [
+    market.window_start_ms, market.window_end_ms, market.betting_closes_at_ms, market.live_ends_at_ms, market.resolution_time_ms,
+  ];
+  for (const timeMs of times) {
+    if (timeMs === undefined || timeMs === null) continue;
+    assert.ok(Number.isSafeInteger(timeMs) && timeMs >= 0 && timeMs <= MAX_DATE_MS, `market time ${timeMs} is not a date`);
+  }
+}
 
 export function isOpenForBetting(market: Market, nowMs: number): boolean {
   return market.status === 'OPEN' && (market.betting_closes_at_ms === null || nowMs < market.betting_closes_at_ms);
@@ -38,15 +57,29 @@ export class Markets {
     return this.markets.get(marketKey(marketId));
   }
 
-  /** The price market of the window containing `atMs`, created (durably) on first ask. */
+  /**
+   * The price market of the window containing `atMs` (the lookup's at_ms), created (durably) on first ask
+   * when the window is in reach (windows.ts). Past the reach ahead: 400 VALIDATION_FAILED on /at_ms, since no
+   * market can exist there. Further back than the creating reach: found if it exists, else 404.
+   */
   async priceMarketAt(asset: string, durationSecs: number, atMs: number): Promise<Market> {
     if (!this.config.priceAssets.includes(asset) || !this.config.priceDurationsSecs.includes(durationSecs)) {
       throw new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`);
+    }
+    const reach = windowReach(atMs, this.clock.nowMs(), durationSecs);
+    if (reach === 'too-far-ahead') {
+      throw validationError([{ path: '/at_ms', message: `at most ${windowsAhead(durationSecs)} windows after the current one` }]);
     }
     const window = windowContaining(atMs, durationSecs);
     const key = windowKey(asset, durationSecs, window.startMs);
     const existing = this.findWindow(key);
     if (existing !== undefined) return existing;
+    if (reach === 'find-only') {
+      throw new ApiError(
+        'MARKET_NOT_FOUND',
+        `no market for that window: a past window is created on lookup only up to ${windowsBehindCreated(durationSecs)} windows back`,
+      );
+    }
     return this.store.transact(() => {
       const raced = this.findWindow(key);
       if (raced !== undefined) return raced;
@@ -68,6 +101,7 @@ export class Markets {
         live_ends_at_ms: window.endMs,
         resolution_time_ms: window.endMs,
       };
+      assertMarketTimes(market);
       void this.markets.put(marketKey(market.market_id), market);
       void this.store.db<number>('marketWindows').put(key, market.market_id);
       return market;
@@ -94,6 +128,7 @@ export class Markets {
         live_ends_at_ms: input.live_ends_at_ms ?? null,
         resolution_time_ms: input.resolution_time_ms ?? null,
       };
+      assertMarketTimes(market);
       void this.markets.put(marketKey(market.market_id), market);
       void this.store.db<true>('mentionMarkets').put(marketKey(market.market_id), true);
       return market;

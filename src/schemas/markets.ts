@@ -3,7 +3,9 @@ import { MarketId, Nullable, SafeInt, StrictObject } from './common.js';
 
 export const MarketStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('RESOLVED'), Type.Literal('VOIDED')]);
 export const Outcome = Type.Union([Type.Literal('YES'), Type.Literal('NO')]);
-const Ms = SafeInt({ description: 'Unix ms' });
+/** The last instant a JavaScript Date represents (ECMA-262: ±8.64e15 ms); every market time is a date. */
+export const MAX_DATE_MS = 8_640_000_000_000_000;
+const Ms = SafeInt({ maximum: MAX_DATE_MS, description: 'Unix ms' });
 
 /** Contract section 5. Price-only fields are absent on mention markets. */
 export const Market = Type.Object(

@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { client, validationFailed } from '../helpers/http.js';
-import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
+import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { marketKey } from '../../src/markets/markets.js';
+import { windowKey } from '../../src/markets/windows.js';
+import { openStore } from '../../src/store/db.js';
 
 type Market = Record<string, unknown> & { market_id: number };
 
@@ -34,6 +37,16 @@ function expectedPriceMarket(actual: Market, asset: string, durationSecs: number
     live_ends_at_ms: endMs,
     resolution_time_ms: endMs,
   };
+}
+
+/**
+ * The index (floor(now / d)) of the current window, once at least 2 s of it remain, so that "the current
+ * window" the test computes is the one the service sees during the next requests.
+ */
+async function stableWindowIndex(durationMs: number): Promise<number> {
+  const leftMs = durationMs - (Date.now() % durationMs);
+  if (leftMs < 2_000) await new Promise((r) => setTimeout(r, leftMs + 10));
+  return Math.floor(Date.now() / durationMs);
 }
 
 describe('price markets from configuration', () => {
@@ -124,9 +137,67 @@ describe('price markets from configuration', () => {
     for (const market of markets) assert.deepEqual(market, markets[0]);
   });
 
-  it('the window at Unix time zero exists', async () => {
-    const market = await lookup('BTC', 60, 0);
-    assert.deepEqual(market, expectedPriceMarket(market, 'BTC', 60, 0));
+  it('the previous, the current and the next window, and a past window up to 288 windows back, are created', async () => {
+    const durationMs = 300_000;
+    const currentIndex = await stableWindowIndex(durationMs);
+    for (const offset of [-288, -1, 0, 1]) {
+      const startMs = (currentIndex + offset) * durationMs;
+      const market = await lookup('DOGE', 300, startMs + 7);
+      assert.deepEqual(market, expectedPriceMarket(market, 'DOGE', 300, startMs), `window ${offset}`);
+    }
+  });
+
+  it('a window up to 2016 windows ahead is created; one further is 400 VALIDATION_FAILED and creates nothing', async () => {
+    const durationMs = 300_000; // 2016 windows of 300 s: exactly 7 days
+    const currentIndex = await stableWindowIndex(durationMs);
+    const lastStartMs = (currentIndex + 2016) * durationMs;
+    const last = await lookup('BTC', 300, lastStartMs + durationMs - 1);
+    assert.deepEqual(last, expectedPriceMarket(last, 'BTC', 300, lastStartMs));
+    const tooFar = validationFailed('/at_ms', 'at most 2016 windows after the current one');
+    for (const atMs of [lastStartMs + durationMs, Date.now() + 8 * 86_400_000, 8_640_000_000_000_000]) {
+      const res = await api.get(`/v1/markets/lookup?asset=BTC&duration_secs=300&at_ms=${atMs}`);
+      assert.deepEqual({ status: res.status, body: res.body }, tooFar, String(atMs));
+    }
+    // The reach is in windows as well as time: 2016 windows of 60 s are 33.6 h.
+    const minuteIndex = await stableWindowIndex(60_000);
+    const lastMinute = await lookup('BTC', 60, (minuteIndex + 2016) * 60_000);
+    assert.equal(lastMinute.window_start_ms, (minuteIndex + 2016) * 60_000);
+    const res = await api.get(`/v1/markets/lookup?asset=BTC&duration_secs=60&at_ms=${(minuteIndex + 2017) * 60_000}`);
+    assert.deepEqual({ status: res.status, body: res.body }, tooFar);
+    // Nothing was written: the next market created takes the id right after the last one.
+    const next = await lookup('BTC', 300, lastStartMs - durationMs);
+    assert.equal(next.market_id, lastMinute.market_id + 1);
+  });
+
+  it('an at_ms that is a safe integer but not a date is 400 VALIDATION_FAILED, not 500', async () => {
+    for (const atMs of ['9007199254740991', '8640000000000001']) {
+      const res = await api.get(`/v1/markets/lookup?asset=BTC&duration_secs=300&at_ms=${atMs}`);
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        validationFailed('/at_ms', 'Expected integer to be less or equal to 8640000000000000'),
+        atMs,
+      );
+    }
+  });
+
+  it('a window more than 288 windows back that nobody asked for is 404 MARKET_NOT_FOUND and is not created', async () => {
+    const durationMs = 300_000;
+    const currentIndex = await stableWindowIndex(durationMs);
+    const notCreated = {
+      status: 404,
+      body: { code: 'MARKET_NOT_FOUND', message: 'no market for that window: a past window is created on lookup only up to 288 windows back' },
+    };
+    const minuteIndex = await stableWindowIndex(60_000);
+    const created = await lookup('DOGE', 60, (minuteIndex + 200) * 60_000);
+    for (const atMs of [(currentIndex - 289) * durationMs, 0, 1_000_000_000_000]) {
+      for (let ask = 0; ask < 2; ask++) {
+        const res = await api.get(`/v1/markets/lookup?asset=DOGE&duration_secs=300&at_ms=${atMs}`);
+        assert.deepEqual({ status: res.status, body: res.body }, notCreated, `${atMs}, ask ${ask}`);
+      }
+    }
+    // Nothing was written: the next market created takes the id right after the last one.
+    const next = await lookup('DOGE', 60, (minuteIndex + 201) * 60_000);
+    assert.equal(next.market_id, created.market_id + 1);
   });
 
   it('a lookup with a missing, negative, fractional or non-decimal at_ms is 400 VALIDATION_FAILED', async () => {
@@ -156,6 +227,36 @@ describe('price markets from configuration', () => {
     assert.deepEqual({ status: unknown.status, body: unknown.body }, validationFailed('/window', 'Unexpected property'));
     const zero = await api.get('/v1/markets/current?asset=BTC&duration_secs=0');
     assert.deepEqual({ status: zero.status, body: zero.body }, validationFailed('/duration_secs', 'Expected integer to be greater or equal to 1'));
+  });
+});
+
+describe('price market history', () => {
+  it('a window older than the creating reach is still found when its market exists', async () => {
+    let server = await startServer({ env: { PARLAYD_PRICE_ASSETS: 'BTC', PARLAYD_PRICE_DURATIONS_SECS: '300' } });
+    try {
+      const api = client(server.baseUrl);
+      const current = (await api.get('/v1/markets/current?asset=BTC&duration_secs=300')).body.market as Market;
+      assert.equal(await server.stop(), 0);
+      // A market asked for long ago: the same record moved to the window at Unix time zero, as if it had been
+      // created then (the store cannot be given another clock).
+      const store = openStore(server.dataDir);
+      const old: Market = {
+        ...current, window_start_ms: 0, window_end_ms: 300_000,
+        betting_closes_at_ms: 300_000, live_ends_at_ms: 300_000, resolution_time_ms: 300_000,
+      };
+      await store.transact(() => {
+        void store.db<Market>('markets').put(marketKey(current.market_id), old);
+        void store.db<number>('marketWindows').remove(windowKey('BTC', 300, current.window_start_ms as number));
+        void store.db<number>('marketWindows').put(windowKey('BTC', 300, 0), current.market_id);
+      });
+      await store.close();
+      server = await restartServer(server);
+      const found = await client(server.baseUrl).get('/v1/markets/lookup?asset=BTC&duration_secs=300&at_ms=299999');
+      assert.deepEqual({ status: found.status, body: found.body }, { status: 200, body: { market: old } });
+    } finally {
+      await server.stop();
+      removeDataDir(server);
+    }
   });
 });
 
@@ -291,6 +392,19 @@ describe('mention markets and resolution', () => {
   it('a mention list filter outside OPEN, RESOLVED, VOIDED is 400 VALIDATION_FAILED', async () => {
     const res = await api.get('/v1/mention-markets?status=open');
     assert.deepEqual({ status: res.status, body: res.body }, validationFailed('/status', 'Expected union value'));
+  });
+
+  it('a mention market time that is a safe integer but not a date is 400 VALIDATION_FAILED', async () => {
+    for (const field of ['betting_closes_at_ms', 'live_ends_at_ms', 'resolution_time_ms']) {
+      const res = await admin.post('/v1/admin/mention-markets', mentionInput({ [field]: 8_640_000_000_000_001 }));
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        validationFailed(`/${field}`, 'Expected integer to be less or equal to 8640000000000000'),
+        field,
+      );
+    }
+    const latest = await admin.post('/v1/admin/mention-markets', mentionInput({ resolution_time_ms: 8_640_000_000_000_000 }));
+    assert.equal(latest.status, 201, JSON.stringify(latest.body));
   });
 
   it('a mention market without a name, or with an unknown field, is 400 VALIDATION_FAILED', async () => {

@@ -13,7 +13,7 @@ export function marketRoutes(s: Services) {
     }),
     defineRoute({
       method: 'GET', path: '/v1/markets/lookup', tag: 'markets', auth: 'none',
-      summary: 'The price market of the window containing at_ms',
+      summary: 'The price market of the window containing at_ms (up to 7 days, at most 2016 windows, ahead of now)',
       query: LookupMarketQuery, responses: { 200: MarketEnvelope },
       handler: async ({ query }) =>
         json(200, { market: await s.markets.priceMarketAt(query.asset, query.duration_secs, query.at_ms) }),
