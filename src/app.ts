@@ -53,6 +53,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const ledger = new Ledger(store);
   const metrics = createHttpMetrics();
   const sessions = new Sessions(store, clock, config.adminToken);
+  const walletLogin = new WalletLogin(store, clock, config, verifyPool);
   const makers = new MakerRegistry(store, clock);
   const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry });
   const markets = new Markets(store, clock, config);
@@ -63,7 +64,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     store,
     metrics,
     sessions,
-    walletLogin: new WalletLogin(store, clock, config, verifyPool),
+    walletLogin,
     jwtLogin: new JwtLogin(config.jwt),
     users,
     credits: new Credits(store, clock, users, ledger),
@@ -117,6 +118,9 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
       (closing ??= (async () => {
         uWS.us_listen_socket_close(listenSocket);
         makerGateway.close();
+        // Their timers would otherwise start a batch on a closing store.
+        sessions.stopSweeping();
+        walletLogin.stopSweeping();
         await rfqEngine.close();
         await store.root.flushed;
         await verifyPool.close();

@@ -6,10 +6,16 @@
 // token): a hit skips the SHA-256 and the LMDB read (~3 µs of a ~10 µs GET, docs/performance.md). This class
 // is the only writer of the sessions database, so it can keep the two in step: a revocation drops the
 // entry before and again after its write commits (a read in between may have cached the old record).
+//
+// Expired records are deleted by an expiry sweep (expiry-sweep.ts, also used for login nonces by
+// wallet-login.ts): nothing else would ever remove a session that was not logged out, nor a login nonce that
+// was never used, and the challenge route that writes nonces needs no auth.
+import assert from 'node:assert/strict';
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
 import type { TokenResolver } from '../http/bearer.js';
+import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
 import type { MakerPrincipal, Principal, UserPrincipal } from './principal.js';
 
 type SessionRecord =
@@ -43,12 +49,30 @@ export class Sessions implements TokenResolver {
   /** sessionKey -> token of the entries in #live, so a logout finds its entry without a scan. */
   readonly #tokenOfKey = new Map<string, string>();
 
+  readonly #sweep: ExpirySweep;
+
+  /** Starts the expiry sweep of the sessions database (first batch at once, then periodically). */
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     adminToken: string,
+    sweepOptions: ExpirySweepOptions = {},
   ) {
     this.adminTokenHashHex = Buffer.from(hashToken(adminToken), 'latin1');
+    // Dropped from the cache once the removal committed. No read can re-cache a swept record in between:
+    // resolve never caches an expired one, and the sweep removes only expired ones.
+    this.#sweep = new ExpirySweep(store, 'sessions', clock, (keys) => keys.forEach((key) => this.#forgetKey(key)), sweepOptions);
+    this.#sweep.start();
+  }
+
+  /** One bounded batch of the expiry sweep, now (the timer runs them on its own; tests call this). */
+  sweepExpiredBatch(): Promise<SweepBatchResult> {
+    return this.#sweep.sweepBatch();
+  }
+
+  /** Stops the periodic sweep; call before closing the store. */
+  stopSweeping(): void {
+    this.#sweep.stop();
   }
 
   private get sessions() {
@@ -125,6 +149,8 @@ export class Sessions implements TokenResolver {
     const sessionKey = hashToken(token);
     const createdAtMs = this.clock.nowMs();
     const expiresAtMs = createdAtMs + ttlMs;
+    // The sweep asserts the same on every record it reads.
+    assert.ok(Number.isSafeInteger(expiresAtMs), 'a session expiry is an integer of ms');
     await this.sessions.put(sessionKey, make(createdAtMs, expiresAtMs));
     return { token, sessionKey, expiresAtMs };
   }

@@ -7,9 +7,21 @@ export const WalletChallengeResponse = Type.Object({
   nonce: Type.String(),
   expires_at_ms: SafeInt(),
 });
+/**
+ * Bound on a signature's text, here and on order.signature (schemas/rfq.ts). Contract section 2 makes a
+ * signature that is not in its encoding 400 INVALID_SIGNATURE, and the handler says so (and, on login,
+ * spends the nonce); the schema only bounds the string. 512 is ~4x the longest right encoding (132 chars),
+ * room for every wrong one a client plausibly sends (no 0x, base64, a JSON-encoded signature object); a
+ * longer string is no signature in any encoding, so it stays a schema range violation, 400 VALIDATION_FAILED.
+ */
+export const MAX_SIGNATURE_CHARS = 512;
+
 export const WalletLoginRequest = StrictObject({
   message: Type.String({ minLength: 1, maxLength: 4096 }),
-  signature: Type.String({ pattern: '^0x[0-9a-fA-F]{130}$', description: '0x + 130 hex, v 0/1 or 27/28' }),
+  signature: Type.String({
+    maxLength: MAX_SIGNATURE_CHARS,
+    description: '0x + 130 hex (65 bytes r, s, v; v 0/1 or 27/28); any other text is 400 INVALID_SIGNATURE and spends the nonce',
+  }),
 });
 export const SessionLoginRequest = StrictObject({ id_token: Type.String({ minLength: 1, maxLength: 8192 }) });
 export const SessionResponse = Type.Object(

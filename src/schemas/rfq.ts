@@ -1,6 +1,7 @@
 // RFQ request and result schemas (interface.md: Order, Unsigned RFQ request, RFQ result; contract section 6).
 import { Type, type Static } from '@sinclair/typebox';
 import { AddressInput, Direction, MarketId, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
+import { MAX_SIGNATURE_CHARS } from './auth.js';
 
 export const MAX_LEGS = 8;
 export const MAX_WAIT_MS = 10_000;
@@ -22,7 +23,9 @@ export const Order = StrictObject({
   expires_at_ms: SafeInt(),
   order_type: Type.Optional(OrderType),
   shield_on: Type.Boolean(),
-  signature: Type.String({ minLength: 1, maxLength: 200, description: 'base64 of the 65-byte signature' }),
+  // Any text up to the bound reaches admission, which answers 400 INVALID_SIGNATURE for one that is not base64
+  // of 65 bytes (contract section 2), the empty string included.
+  signature: Type.String({ maxLength: MAX_SIGNATURE_CHARS, description: 'base64 of the 65-byte signature (88 chars); other text is 400 INVALID_SIGNATURE' }),
 });
 export type Order = Static<typeof Order>;
 

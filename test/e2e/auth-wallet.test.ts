@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Signature, Wallet } from 'ethers';
-import { client } from '../helpers/http.js';
+import { client, validationFailed } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum, loginWallet } from '../helpers/users.js';
 
@@ -242,19 +242,41 @@ describe('wallet login (SIWE)', () => {
       }
     });
 
-    it('a signature that is not 0x + 130 hex digits is 400 VALIDATION_FAILED', async () => {
+    it('a signature that is not 0x + 130 hex digits is 400 INVALID_SIGNATURE, and its nonce is spent', async () => {
+      // Contract sections 2 and 3: a signature not in its encoding is INVALID_SIGNATURE; a nonce is consumed
+      // by its first use, good or bad.
+      const wallet = Wallet.createRandom();
+      const sig = Signature.from(await wallet.signMessage((await challenge(wallet.address)).message));
+      const sig65 = Buffer.from(sig.serialized.slice(2), 'hex');
+      const malformed = {
+        'without 0x': sig.serialized.slice(2),
+        empty: '',
+        '64 bytes (compact)': sig.compactSerialized,
+        '66 bytes': sig.serialized + '00',
+        'base64 of the 65 bytes': sig65.toString('base64'),
+        'a non-hex digit': sig.serialized.slice(0, -1) + 'g',
+        'surrounding space': ` ${sig.serialized}`,
+        'JSON of the signature object': JSON.stringify(sig),
+        '512 characters': '0x' + 'ab'.repeat(255),
+      };
+      for (const [name, signature] of Object.entries(malformed)) {
+        const { message } = await challenge(wallet.address);
+        assert.deepEqual(await signIn(message, signature), {
+          status: 400,
+          body: { code: 'INVALID_SIGNATURE', message: 'signature is not 0x + 130 hex digits (65 bytes)' },
+        }, name);
+        assert.deepEqual(await signIn(message, await wallet.signMessage(message)), unauthenticated('unknown or already used nonce'), name);
+      }
+    });
+
+    it('a signature over 512 characters is 400 VALIDATION_FAILED (no signature in any encoding) and spends nothing', async () => {
       const wallet = Wallet.createRandom();
       const { message } = await challenge(wallet.address);
-      const signature = await wallet.signMessage(message);
-      const res = await signIn(message, signature.slice(2));
-      assert.deepEqual(res, {
-        status: 400,
-        body: {
-          code: 'VALIDATION_FAILED',
-          message: 'request failed validation',
-          details: [{ path: '/signature', message: "Expected string to match '^0x[0-9a-fA-F]{130}$'" }],
-        },
-      });
+      assert.deepEqual(
+        await signIn(message, '0x' + 'ab'.repeat(256)),
+        validationFailed('/signature', 'Expected string length less or equal to 512'),
+      );
+      assert.equal((await signIn(message, await wallet.signMessage(message))).status, 200);
     });
 
     it('an unrecoverable signature is 400 INVALID_SIGNATURE', async () => {
