@@ -141,12 +141,11 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     }
     const compiled = match.route;
     const rawQuery = req.getQuery() ?? '';
+    const authorization = req.getHeader('authorization');
+    const nowMs = deps.rateLimiter.isEnabled ? Date.now() : 0;
     try {
-      const auth = authorize(compiled.route.auth, req.getHeader('authorization'), deps.tokens);
-      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') {
-        const retryAfterS = deps.rateLimiter.take(rateLimitKey(auth, res), Date.now());
-        if (retryAfterS > 0) throw rateLimited(retryAfterS);
-      }
+      const auth = authorizeCharged(compiled, authorization, res, nowMs);
+      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse(rateLimitKey(auth, res), nowMs);
       const params = compiled.params?.check(match.params) ?? {};
       const query = compiled.query?.check(parseQuery(rawQuery)) ?? {};
       if (!METHODS_WITH_BODY.has(method)) return run(exchange, compiled, auth, query, params, undefined);
@@ -160,7 +159,11 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
         if (exchange.isAborted) return;
         if (outcome.kind === 'too-large') return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), compiled, true);
         try {
-          run(exchange, compiled, auth, query, params, decodeBody(compiled, contentType, outcome.bytes));
+          // The body may have trickled in for seconds, and the token may have been revoked (logout, maker
+          // removed) or have expired meanwhile: it is resolved again, so a dead token never acts. One lookup
+          // in the in-memory session map; a token that no longer resolves is 401 as on any other request.
+          const current = auth === null ? null : authorize(compiled.route.auth, authorization, deps.tokens);
+          run(exchange, compiled, current, query, params, decodeBody(compiled, contentType, outcome.bytes));
         } catch (err) {
           send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
         }
@@ -168,6 +171,34 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     } catch (err) {
       send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
     }
+  }
+
+  /**
+   * The route's principal. A request whose bearer is refused (401, or 403 for a token of the wrong kind) is
+   * charged to its IP's bucket, as an anonymous one is (contract section 2): otherwise tokens could be
+   * guessed at full speed (the admin token may be as short as 16 characters). Once that bucket is empty the
+   * IP is locked out: any bearer it sends is 429 before it is looked at, so a right guess cannot be told
+   * from a wrong one until the bucket refills. While no IP is locked out this costs one getter call.
+   */
+  function authorizeCharged(compiled: CompiledRoute, authorization: string, res: HttpResponse, nowMs: number): Principal | null {
+    const limiter = deps.rateLimiter;
+    if (authorization !== '' && compiled.route.auth !== 'none' && limiter.hasLockouts(nowMs)) {
+      const retryAfterS = limiter.lockoutOf(rateLimitKey(null, res), nowMs);
+      if (retryAfterS > 0) throw rateLimited(retryAfterS);
+    }
+    try {
+      return authorize(compiled.route.auth, authorization, deps.tokens);
+    } catch (err) {
+      const retryAfterS = limiter.isEnabled ? limiter.takeRefused(rateLimitKey(null, res), nowMs) : 0;
+      if (retryAfterS > 0) throw rateLimited(retryAfterS);
+      throw err;
+    }
+  }
+
+  /** Spends one request from `key`'s bucket, or throws 429 RATE_LIMITED with Retry-After. */
+  function takeOrRefuse(key: string, nowMs: number): void {
+    const retryAfterS = deps.rateLimiter.take(key, nowMs);
+    if (retryAfterS > 0) throw rateLimited(retryAfterS);
   }
 
   /**

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { client, request } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
+import { fundedTaker, unsignedBody } from '../helpers/rfq.js';
 
 const LIMIT_BYTES = 64 * 1024;
 const ADDRESS = '0x' + '11'.repeat(20);
@@ -43,6 +44,22 @@ function rawExchange(port: number, parts: ReadonlyArray<string | Buffer>): Promi
         await new Promise<void>((done) => socket.write(part, () => done()));
       }
     });
+  });
+}
+
+/** The first complete response that arrives on `socket`. */
+function firstResponse(socket: net.Socket): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const parsed = parseResponse(received);
+      if (parsed === null) return;
+      socket.off('data', onData).off('close', onClose);
+      resolve(parsed);
+    };
+    const onClose = () => reject(new Error(`connection closed before a full response: ${received.toString()}`));
+    socket.on('data', onData).on('close', onClose);
   });
 }
 
@@ -268,6 +285,58 @@ describe('HTTP layer', () => {
       ]);
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(typeof (res.body as { nonce: unknown }).nonce, 'string');
+    });
+  });
+
+  describe('a bearer is checked again once the body has arrived', () => {
+    /**
+     * POST /v1/rfq/unsigned with `token`, its body sent in two writes. `meanwhile` runs between them, after a
+     * full round trip on another connection: by then the server has read the head and resolved the bearer.
+     */
+    async function trickledRfq(token: string, body: object, meanwhile: () => Promise<void>): Promise<RawResponse> {
+      const json = JSON.stringify(body);
+      const half = Math.floor(json.length / 2);
+      const head = postHead('/v1/rfq/unsigned', {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(json),
+        Authorization: `Bearer ${token}`,
+      });
+      const socket = net.connect(server.port, '127.0.0.1');
+      try {
+        await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+        const response = firstResponse(socket);
+        await new Promise<void>((resolve) => socket.write(head + json.slice(0, half), () => resolve()));
+        await assertStillServing();
+        await meanwhile();
+        await new Promise<void>((resolve) => socket.write(json.slice(half), () => resolve()));
+        return await response;
+      } finally {
+        socket.destroy();
+      }
+    }
+
+    it('a token logged out while its POST body trickles in gets 401 UNAUTHENTICATED and creates nothing', async () => {
+      const { user, market, api: taker } = await fundedTaker(server, 10_000_000);
+      const body = unsignedBody([{ market_id: market, direction: 'up' }]);
+      const res = await trickledRfq(user.token, body, async () => {
+        const logout = await taker.post('/v1/auth/logout');
+        assert.equal(logout.status, 200, JSON.stringify(logout.body));
+      });
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        { status: 401, body: { code: 'UNAUTHENTICATED', message: 'missing, unknown, expired or revoked bearer token' } },
+      );
+      // The same submission on a new session of the same user is a first one (201), not a replay (200).
+      const again = await loginWallet(server, user.wallet);
+      assert.equal(again.userId, user.userId);
+      const created = await client(server.baseUrl, again.token).post('/v1/rfq/unsigned', body);
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+    });
+
+    it('a live token whose POST body trickles in still creates its RFQ (201)', async () => {
+      const { user, market } = await fundedTaker(server, 10_000_000);
+      const res = await trickledRfq(user.token, unsignedBody([{ market_id: market, direction: 'up' }]), async () => {});
+      assert.equal(res.status, 201, JSON.stringify(res.body));
     });
   });
 
