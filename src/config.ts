@@ -29,6 +29,11 @@ export const EnvSchema = Type.Object({
   PARLAYD_MM_HEARTBEAT_MS: Ms(15_000),
   PARLAYD_MM_SESSION_TTL_MS: Ms(3_600_000),
   PARLAYD_MM_MAX_BUFFERED_BYTES: Type.Integer({ minimum: 1024, maximum: 1 << 30, default: 1 << 20 }),
+  // Maker sockets awaiting authentication from one remote address. Without it one client could hold every
+  // place of the service-wide bound (1024) and lock all makers out; a maker needs a few at once at most
+  // (one per connection it is opening), so 16 leaves room for a reconnect burst. Above the service-wide
+  // bound it would mean nothing.
+  PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
@@ -76,6 +81,7 @@ export interface Config {
   mmHeartbeatMs: number;
   mmSessionTtlMs: number;
   mmMaxBufferedBytes: number;
+  mmMaxPendingAuthPerIp: number;
   sessionTtlMs: number;
   loginNonceTtlMs: number;
   quoteWindowMs: number;
@@ -141,6 +147,7 @@ function toConfig(v: EnvValues): Config {
     mmHeartbeatMs: v.PARLAYD_MM_HEARTBEAT_MS,
     mmSessionTtlMs: v.PARLAYD_MM_SESSION_TTL_MS,
     mmMaxBufferedBytes: v.PARLAYD_MM_MAX_BUFFERED_BYTES,
+    mmMaxPendingAuthPerIp: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_IP,
     sessionTtlMs: v.PARLAYD_SESSION_TTL_MS,
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
     quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,

@@ -4,16 +4,18 @@
 // hand-off of maker messages to the RFQ engine's dispatcher. This class owns every maker connection and its
 // timers; nothing else touches a maker socket.
 //
-// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth, each for at most mmAuthTimeoutMs;
+// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all and <= mmMaxPendingAuthPerIp
+// from one remote address, each for at most mmAuthTimeoutMs;
 // per-connection send buffer <= mmMaxBufferedBytes (then the maker is closed with SLOW_CONSUMER, never
 // buffered further); one timer per pending socket and one per session, one heartbeat interval in all.
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import uWS, { type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
+import uWS, { type HttpResponse, type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Sessions } from '../auth/sessions.js';
 import { assertDomainTag } from '../crypto/maker-challenge.js';
+import { ApiError } from '../errors.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import type {
   AuthFailureReason,
@@ -55,7 +57,10 @@ export interface MakerDispatcher {
 }
 
 export interface MakerGatewayDeps {
-  config: Pick<Config, 'mmDomainTag' | 'mmAuthTimeoutMs' | 'mmChallengeTtlMs' | 'mmHeartbeatMs' | 'mmSessionTtlMs' | 'mmMaxBufferedBytes'>;
+  config: Pick<
+    Config,
+    'mmDomainTag' | 'mmAuthTimeoutMs' | 'mmChallengeTtlMs' | 'mmHeartbeatMs' | 'mmSessionTtlMs' | 'mmMaxBufferedBytes' | 'mmMaxPendingAuthPerIp'
+  >;
   clock: Clock;
   log: Logger;
   registry: Pick<MakerRegistry, 'has'>;
@@ -68,6 +73,11 @@ export interface MakerGatewayDeps {
 }
 
 const DEFAULT_MAX_PENDING_AUTH = 1024;
+// Upgrade refusals, serialized once: contract errors (section 2) with their codes from errors.ts.
+const OVERLOADED_BODY = JSON.stringify(new ApiError('OVERLOADED', 'too many maker sockets awaiting authentication').toBody());
+const RATE_LIMITED_BODY = JSON.stringify(
+  new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this address').toBody(),
+);
 // uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
 // the largest message that can be queued after the soft check passed.
 const HARD_BACKPRESSURE_MARGIN_BYTES = 64 * 1024;
@@ -83,6 +93,11 @@ export class MakerGateway {
   #app: TemplatedApp | null = null;
   #dispatcher: MakerDispatcher | null = null;
   #pendingCount = 0;
+  /**
+   * Pending sockets by remote address (the TCP peer, as the HTTP rate limiter keys anonymous callers). An
+   * entry exists only while it counts at least one pending socket, so the map holds <= maxPendingAuth keys.
+   */
+  readonly #pendingByRemote = new Map<string, number>();
   #connSeq = 0;
   #makerSeq = 0;
   #isClosing = false;
@@ -122,14 +137,15 @@ export class MakerGateway {
       maxBackpressure: this.#softLimitBytes + HARD_BACKPRESSURE_MARGIN_BYTES,
       closeOnBackpressureLimit: 1,
       upgrade: (res, req, context) => {
-        if (this.#isClosing || this.#pendingCount >= this.#maxPendingAuth) {
-          res.cork(() => {
-            res.writeStatus('503 Service Unavailable').writeHeader('Retry-After', '1').writeHeader('Content-Type', 'application/json');
-            res.end(JSON.stringify({ code: 'OVERLOADED', message: 'too many maker sockets awaiting authentication' }));
-          });
-          return;
-        }
+        if (this.#isClosing || this.#pendingCount >= this.#maxPendingAuth) return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
+        // Only valid inside this handler (uWS): the address is read here and kept on the connection.
         const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
+        // One address may not hold the service-wide places alone (they would lock every maker out). A limit
+        // per caller is 429 RATE_LIMITED in contract section 2; a place frees when a socket authenticates
+        // or closes, at the latest after mmAuthTimeoutMs, so a retry after 1 s is reasonable.
+        if ((this.#pendingByRemote.get(remote) ?? 0) >= this.#deps.config.mmMaxPendingAuthPerIp) {
+          return refuseUpgrade(res, '429 Too Many Requests', RATE_LIMITED_BODY);
+        }
         const userData: UserData = { conn: new Connection(++this.#connSeq, remote) };
         res.upgrade(userData, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
       },
@@ -226,6 +242,7 @@ export class MakerGateway {
     if (this.#isClosing) return this.#close(conn, 'SHUTDOWN');
     conn.isPending = true;
     this.#pendingCount++;
+    this.#pendingByRemote.set(conn.remote, (this.#pendingByRemote.get(conn.remote) ?? 0) + 1);
     const { config, clock } = this.#deps;
     conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
     // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile.
@@ -344,6 +361,9 @@ export class MakerGateway {
     if (!conn.isPending) return;
     conn.isPending = false;
     this.#pendingCount--;
+    const ofRemote = this.#pendingByRemote.get(conn.remote) ?? 0;
+    if (ofRemote <= 1) this.#pendingByRemote.delete(conn.remote);
+    else this.#pendingByRemote.set(conn.remote, ofRemote - 1);
   }
 
   // --- heartbeat ---------------------------------------------------------------------------------------
@@ -405,6 +425,14 @@ export class MakerGateway {
     }
     conn.ws.end(code, reason); // runs #onClose synchronously
   }
+}
+
+/** Answers an upgrade with an error instead of a socket; Retry-After 1 s, as both refusals clear quickly. */
+function refuseUpgrade(res: HttpResponse, statusLine: string, body: string): void {
+  res.cork(() => {
+    res.writeStatus(statusLine).writeHeader('Retry-After', '1').writeHeader('Content-Type', 'application/json');
+    res.end(body);
+  });
 }
 
 function idsOf(msg: { request_id: string; quote_id?: string }): { request_id: string; quote_id?: string } {

@@ -84,6 +84,7 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
       mmHeartbeatMs: 15_000,
       mmSessionTtlMs: 3_600_000,
       mmMaxBufferedBytes: 1 << 20,
+      mmMaxPendingAuthPerIp: 16,
       ...options.config,
     },
     clock: systemClock,
