@@ -50,6 +50,11 @@ interface ActiveRfq {
 }
 
 const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
+/**
+ * Quotes one maker may have standing on one RFQ (a requote is a new quote_id). Bounds what a maker can make
+ * the shard hold; past it a quote gets `quote_reject` QUOTE_LIMIT. A cancelled quote frees its place.
+ */
+export const MAX_QUOTES_PER_MAKER_PER_RFQ = 16;
 
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
@@ -286,6 +291,7 @@ export class RfqShard {
     if (rfq.audience === null || !rfq.audience.has(q.makerId)) return reject('NOT_IN_AUDIENCE');
     const key = quoteKey(q.makerId, q.quoteId);
     if (rfq.quotes.has(key)) return reject('DUPLICATE_QUOTE_ID');
+    if (rfq.quoters.has(q.makerId) && standingQuotesOf(rfq, q.makerId) >= MAX_QUOTES_PER_MAKER_PER_RFQ) return reject('QUOTE_LIMIT');
     const maxWagerMicros = BigInt(q.maxWagerMicros);
     if (maxWagerMicros <= 0n) return reject('MAX_WAGER_NOT_POSITIVE');
     rfq.quotes.set(key, {
@@ -554,4 +560,11 @@ export class RfqShard {
       throw err; // a bug: crash the worker (the main thread fails its calls and restarts nothing silently)
     }
   }
+}
+
+/** Pure. How many of `makerId`'s quotes on `rfq` still stand (a maker that quoted before: rare, so a scan). */
+function standingQuotesOf(rfq: ActiveRfq, makerId: string): number {
+  let count = 0;
+  for (const quote of rfq.quotes.values()) if (quote.makerId === makerId) count++;
+  return count;
 }

@@ -321,6 +321,26 @@ test('a quote after the RFQ closed, or for another maker\'s audience, is rejecte
   await endTest();
 });
 
+test('a maker may have 16 quotes standing on one RFQ: the 17th is QUOTE_LIMIT, a cancel frees a place', async () => {
+  const [maker, silent] = await makersNamed(2); // the silent one keeps the RFQ open for its whole window
+  const created = api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
+  const [rfq] = await Promise.all([maker!.next('rfq'), silent!.next('rfq')]);
+  const quote = (quoteId: string, odds: number) =>
+    maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: quoteId, odds, max_wager_micros: '9000000' });
+  for (let i = 0; i <= 16; i++) quote(`q${i}`, 2 + i / 100);
+  for (let i = 0; i < 16; i++) assert.equal((await maker!.next('quote_ack')).quote_id, `q${i}`);
+  assert.deepEqual(await maker!.next('quote_reject'), { type: 'quote_reject', request_id: rfq.request_id, quote_id: 'q16', reason: 'QUOTE_LIMIT' });
+  maker!.send({ type: 'quote_cancel', request_id: rfq.request_id, quote_id: 'q0' });
+  quote('q17', 2.5);
+  assert.equal((await maker!.next('quote_ack')).quote_id, 'q17');
+  const result = await created;
+  assert.deepEqual([result.body.status, result.body.odds, result.body.quotes_received], ['completed', 2.5, 17]);
+  await resolveMarket(server, marketA, 'NO'); // lost
+  marketA = await openMarket(server);
+  netMicros -= 2_000_000n;
+  await endTest();
+});
+
 test('cancel racing a fill ends in exactly one of the two, and the money agrees with it', async () => {
   const [maker] = await makersNamed(1);
   let completed = 0;
