@@ -35,6 +35,28 @@ after(async () => {
   await server.stop();
 });
 
+/**
+ * The case a review reproduced (contract section 8): A picks m1, which is voided; B picks m2, which resolves
+ * NO, so B lost. Whether the rule is "non-voided picks all won" (outcast) or "never eliminated" (survivor), A
+ * is the only winner: the pot (2 × 1_000_000) goes to A at rank 1, B is rank 2 with nothing.
+ */
+async function allVoidedAgainstALoser(gameType: 'outcast' | 'survivor') {
+  const [m1, m2] = (await createMarkets(server, 2)) as [number, number];
+  const contest = await createContest(server, contestConfig([m1, m2], { game_type: gameType, winning_split_bps: [] }));
+  const users = await book.fundedUsers(2, BET);
+  const [a, b] = users as [TestUser, TestUser];
+  await enterAll(contest.contest_id, [[a, [up(m1)]], [b, [up(m2)]]]);
+  await resolveMarket(server, m1, 'VOID');
+  await resolveMarket(server, m2, 'NO');
+  assert.deepEqual(await results(contest.contest_id, users), [
+    { payout: 2_000_000, net: 1_000_000, rank: 1 },
+    { payout: 0, net: -BET, rank: 2 },
+  ]);
+  book.settled(a, BET, 2_000_000);
+  book.settled(b, BET, 0);
+  return { contestId: contest.contest_id, a, m1 };
+}
+
 async function enterAll(contestId: string, picksByUser: Array<[TestUser, Pick[]]>): Promise<void> {
   // One at a time, so entry order (the remainder tie-break) is the order written here.
   for (const [user, picks] of picksByUser) {
@@ -188,22 +210,9 @@ describe('outcast', () => {
     [1_500_000, 1_500_000, 0].forEach((p, i) => book.settled(users[i]!, BET, p));
   });
   it('an entry whose picks were all voided has no lost pick: it takes the pot from an entry that lost', async () => {
-    // The reproduced case: A picks m1 (VOID), B picks m2 (NO, so B lost). A's non-voided picks (none) all won.
-    const [m1, m2] = (await createMarkets(server, 2)) as [number, number];
-    const contest = await createContest(server, contestConfig([m1, m2], { game_type: 'outcast', winning_split_bps: [] }));
-    const users = await book.fundedUsers(2, BET);
-    const [a, b] = users as [TestUser, TestUser];
-    await enterAll(contest.contest_id, [[a, [up(m1)]], [b, [up(m2)]]]);
-    await resolveMarket(server, m1, 'VOID');
-    await resolveMarket(server, m2, 'NO');
-    // pot 2 × 1_000_000, all of it to A.
-    assert.deepEqual(await results(contest.contest_id, users), [
-      { payout: 2_000_000, net: 1_000_000, rank: 1 },
-      { payout: 0, net: -BET, rank: 2 },
-    ]);
-    book.settled(a, BET, 2_000_000);
-    book.settled(b, BET, 0);
-    const detail = (await getDetail(server, contest.contest_id, a.token)).body;
+    // A's non-voided picks (none) all won.
+    const { contestId, a, m1 } = await allVoidedAgainstALoser('outcast');
+    const detail = (await getDetail(server, contestId, a.token)).body;
     assert.equal(detail.status, 'resolved');
     assert.equal(detail.total_pot_micros, 2_000_000);
     assert.deepEqual(detail.caller.entries[0].picks, [{ market_id: m1, direction: 'up', outcome: 'voided' }]);
@@ -272,21 +281,7 @@ describe('survivor', () => {
     [2_250_000, 0, 0, 2_250_000].forEach((p, i) => book.settled(users[i]!, BET, p));
   });
   it('an entry whose picks were all voided was never eliminated: it takes the pot from an entry that lost', async () => {
-    // The reproduced case: A picks m1 (VOID), B picks m2 (NO, so B lost and was eliminated).
-    const [m1, m2] = (await createMarkets(server, 2)) as [number, number];
-    const contest = await createContest(server, contestConfig([m1, m2], { game_type: 'survivor', winning_split_bps: [] }));
-    const users = await book.fundedUsers(2, BET);
-    const [a, b] = users as [TestUser, TestUser];
-    await enterAll(contest.contest_id, [[a, [up(m1)]], [b, [up(m2)]]]);
-    await resolveMarket(server, m1, 'VOID');
-    await resolveMarket(server, m2, 'NO');
-    // pot 2 × 1_000_000, all of it to A.
-    assert.deepEqual(await results(contest.contest_id, users), [
-      { payout: 2_000_000, net: 1_000_000, rank: 1 },
-      { payout: 0, net: -BET, rank: 2 },
-    ]);
-    book.settled(a, BET, 2_000_000);
-    book.settled(b, BET, 0);
+    await allVoidedAgainstALoser('survivor'); // B lost, so was eliminated; A never was
   });
 
   it('an all-voided survivor wins over an entry eliminated after one win', async () => {
