@@ -114,11 +114,14 @@ export class Admission {
     // A known replay key skips the expiry, market and wager checks: a replay answers 200 even after the
     // order expired or the markets closed (contract section 6). The shard re-checks the key, so a race
     // between two first submissions is decided there.
-    const isKnownKey =
-      this.deps.store.db<RfqKeyRecord>('rfqKeys').get(parts.replayKey) !== undefined || this.deps.isReplayKeyInFlight(parts.replayKey);
+    const isKnownKey = this.deps.store.db<RfqKeyRecord>('rfqKeys').get(parts.replayKey) !== undefined;
     if (!isKnownKey) {
-      // In the contract's order (section 6): expiry before legs and wager. The shard checks it again.
-      if (parts.rfqKind === 'signed' && parts.expiresAtMs <= this.deps.clock.nowMs()) throw new ApiError('ORDER_EXPIRED');
+      // In the contract's order (section 6): expiry before legs and wager. A key still in flight may become a
+      // replay (200) once its first submission commits, so its expiry is left to the shard, which checks a
+      // fresh create's. The market and wager checks are not skipped for it: should the first submission be
+      // refused, this one is a fresh create, and the shard does not repeat them.
+      const isExpired = parts.rfqKind === 'signed' && parts.expiresAtMs <= this.deps.clock.nowMs();
+      if (isExpired && !this.deps.isReplayKeyInFlight(parts.replayKey)) throw new ApiError('ORDER_EXPIRED');
       this.checkLegs(parts.legs);
       if (parts.wagerMicros < this.deps.config.wagerMinMicros || parts.wagerMicros > this.deps.config.wagerMaxMicros) {
         throw new ApiError('WAGER_OUT_OF_RANGE', `wager must be within ${this.deps.config.wagerMinMicros}..${this.deps.config.wagerMaxMicros} micros`);
