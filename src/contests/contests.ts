@@ -125,7 +125,8 @@ export class Contests {
 
   // ---- reads ----
 
-  list(filter: { status?: ContestRecord['status']; category?: ContestRecord['category']; limit?: number }): ContestSummary[] {
+  /** An absent (undefined) status or category filters nothing. */
+  list(filter: { status?: ContestRecord['status'] | undefined; category?: ContestRecord['category'] | undefined; limit?: number | undefined }): ContestSummary[] {
     const matching: ContestRecord[] = [];
     for (const { value } of this.contests.getRange()) {
       if (filter.status !== undefined && value.status !== filter.status) continue;

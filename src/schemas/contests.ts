@@ -172,9 +172,11 @@ export type ContestDetail = Static<typeof ContestDetail>;
 
 // ---- list ----
 
+/** Contract section 8 writes the list as `?status=&category=`: an empty value is no filter, as if absent. */
+const NoFilter = Type.Literal('', { description: 'empty: no filter' });
 export const ContestListQuery = StrictObject({
-  status: Type.Optional(ContestStatus),
-  category: Type.Optional(ContestCategory),
+  status: Type.Optional(Type.Union([ContestStatus, NoFilter])),
+  category: Type.Optional(Type.Union([ContestCategory, NoFilter])),
   /** Newest first; at most this many (default 100). */
   limit: Type.Optional(Int32(1, 1000)),
 });

@@ -291,6 +291,12 @@ describe('GET /v1/contests and GET /v1/contests/{id}', () => {
     const culture = await client(server.baseUrl).get('/v1/contests?category=culture');
     assert.ok(culture.body.contests.every((c: { category: string }) => c.category === 'culture'));
     assertError(await client(server.baseUrl).get('/v1/contests?status=closed'), 400, 'VALIDATION_FAILED');
+    // The contract's own form: empty values filter nothing.
+    const unfiltered = await client(server.baseUrl).get('/v1/contests?status=&category=');
+    const all = await client(server.baseUrl).get('/v1/contests');
+    assert.equal(unfiltered.status, 200);
+    assert.deepEqual(unfiltered.body, all.body);
+    assert.ok(unfiltered.body.contests.some((c: { category: string }) => c.category === 'sports'));
   });
 
   it('serves lineups and outcast details; survivor and streak are 404 CONTEST_NOT_FOUND', async () => {

@@ -29,7 +29,8 @@ export function contestRoutes(s: Services) {
       method: 'GET', path: '/v1/contests', tag: 'contests', auth: 'none',
       summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
       query: ContestListQuery, responses: { 200: ContestList },
-      handler: ({ query }) => json(200, { contests: contests.list(query) }),
+      handler: ({ query }) =>
+        json(200, { contests: contests.list({ status: query.status || undefined, category: query.category || undefined, limit: query.limit }) }),
     }),
     defineRoute({
       method: 'GET', path: '/v1/contests/{id}', tag: 'contests', auth: 'optional-user',
