@@ -55,13 +55,17 @@ export function checkContestConfig(input: CreateContest, nowMs: number): void {
   if (details.length > 0) throw validationError(details);
 }
 
-/** Contract section 8: status open and now in [entry_opens_at_ms, betting_closes_ms). */
+/**
+ * Status open and entry_opens_at_ms ≤ now ≤ betting_closes_ms. The interface defines betting_closes_ms as
+ * the "last time at which entries are accepted", so it is inclusive; contract section 8 writes a half-open
+ * [opens, closes), and where the two disagree the interface wins (contract, preamble).
+ */
 export function checkEntryWindow(contest: ContestRecord, nowMs: number): void {
   if (contest.status !== 'open') throw new ApiError('CONTEST_CLOSED', `contest is ${contest.status}`);
   if (contest.entryOpensAtMs !== null && nowMs < contest.entryOpensAtMs) {
     throw new ApiError('CONTEST_CLOSED', 'contest entry has not opened yet');
   }
-  if (nowMs >= contest.bettingClosesMs) throw new ApiError('CONTEST_CLOSED', 'contest betting has closed');
+  if (nowMs > contest.bettingClosesMs) throw new ApiError('CONTEST_CLOSED', 'contest betting has closed');
 }
 
 /**

@@ -133,7 +133,7 @@ describe('pick checks', () => {
 });
 
 describe('time windows', () => {
-  it('is CONTEST_CLOSED before entry_opens_at_ms and from betting_closes_ms on', async () => {
+  it('is CONTEST_CLOSED before entry_opens_at_ms and after betting_closes_ms', async () => {
     const markets = await createMarkets(server, 1);
     const notYet = await createContest(server, contestConfig(markets, {
       entry_opens_at_ms: Date.now() + 600_000,
