@@ -48,6 +48,7 @@ export const MAKER_ERRORS = {
   ALREADY_AUTHENTICATED: { closes: false, message: 'this connection is already authenticated' },
   AUTH_IN_PROGRESS: { closes: false, message: 'the auth_response of this connection is being verified' },
   NOT_ACCEPTING: { closes: false, message: 'the service is not accepting quotes yet' },
+  LAST_LOOK_NOT_PENDING: { closes: false, message: 'no last look is pending for this quote: it was answered, ran out, or was never offered' },
   NOT_AUTHENTICATED: { closes: true, message: 'only auth_response is accepted before authentication' },
   AUTH_TIMEOUT: { closes: true, message: 'authentication was not completed in time' },
   HEARTBEAT_TIMEOUT: { closes: true, message: 'heartbeats were not answered with pong' },

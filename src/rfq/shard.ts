@@ -3,6 +3,7 @@
 // LMDB (through ledger/) before anyone hears of them; `emit` is the only way out of the actor.
 import assert from 'node:assert/strict';
 import { ApiError } from '../errors.js';
+import { MAKER_ERRORS } from '../mm/protocol.js';
 import { Ledger } from '../ledger/ledger.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
@@ -326,10 +327,14 @@ export class RfqShard {
     rfq.candidates = rfq.candidates.filter((c) => quoteKey(c.quote.makerId, c.quote.quoteId) !== key);
   }
 
+  /** An answer out of turn (late, repeated, never asked for) changes nothing and says so (contract section 7). */
   private onLastLookResponse(requestId: string, makerId: string, quoteId: string, isAccepted: boolean): void {
     const rfq = this.active.get(requestId);
     const offered = rfq?.lastLook;
-    if (rfq === undefined || offered == null || offered.quote.makerId !== makerId || offered.quote.quoteId !== quoteId) return;
+    if (rfq === undefined || offered == null || offered.quote.makerId !== makerId || offered.quote.quoteId !== quoteId) {
+      const { message } = MAKER_ERRORS.LAST_LOOK_NOT_PENDING;
+      return this.toMaker(makerId, { type: 'error', code: 'LAST_LOOK_NOT_PENDING', message, request_id: requestId, quote_id: quoteId });
+    }
     this.endLastLook(rfq, isAccepted);
   }
 

@@ -168,6 +168,23 @@ test('last look: accept fills, reject and silence fall back to the next quote, a
   await endTest();
 });
 
+test('a last_look_response with no last look pending changes nothing and is answered LAST_LOOK_NOT_PENDING', async () => {
+  const [maker] = await makersNamed(1);
+  const created = api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
+  const rfq = await maker!.next('rfq');
+  maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'll', odds: 2, max_wager_micros: '9000000', last_look: true });
+  await maker!.next('last_look');
+  maker!.send({ type: 'last_look_response', request_id: rfq.request_id, quote_id: 'll', accept: false });
+  const result = await created;
+  assert.deepEqual([result.body.status, result.body.error], ['failed', 'MAKER_REJECTED']);
+  // Answered already: a change of mind is out of turn (contract section 7) and fills nothing.
+  maker!.send({ type: 'last_look_response', request_id: rfq.request_id, quote_id: 'll', accept: true });
+  const error = await maker!.next('error');
+  assert.deepEqual([error.code, error.request_id, error.quote_id], ['LAST_LOOK_NOT_PENDING', rfq.request_id, 'll']);
+  assert.deepEqual([(await api().get(`/v1/rfq/${rfq.request_id}`)).body.status], ['failed']);
+  await endTest();
+});
+
 test('GET shows finalizing during a last look, and cancel is then refused', async () => {
   const [maker] = await makersNamed(1);
   const created = await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: marketA, direction: 'up' }]));
