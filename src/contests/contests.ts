@@ -165,6 +165,17 @@ export class Contests {
     );
   }
 
+  /**
+   * One past the user's highest entry index in the contest. Indexes are dense from 0 and never deleted, and
+   * keys pad them to sort in order, so that is the last key of the user's range: one B-tree descent, where
+   * counting the user's keys made each new entry cost as many reads as the user already had (up to entry_cap).
+   */
+  private nextEntryIndex(contestId: string, userId: string): number {
+    const { start, end } = userEntryRange(contestId, userId);
+    for (const { value } of this.entries.getRange({ start: end, end: start, reverse: true, limit: 1 })) return value.entryIndex + 1;
+    return 0;
+  }
+
   private enterInTxn(userId: string, request: ContestEntryRequest, nowMs: number): EntryAccepted {
     const contest = this.contests.get(request.contest_id);
     if (contest === undefined) throw new ApiError('CONTEST_NOT_FOUND');
@@ -173,7 +184,7 @@ export class Contests {
 
     checkPicks(contest, request.bets, [], this.marketOf, nowMs);
     if (contest.entriesFilled >= contest.entryCap) throw new ApiError('CONTEST_FULL');
-    const entryIndex = this.entries.getKeysCount(userEntryRange(contest.contestId, userId));
+    const entryIndex = this.nextEntryIndex(contest.contestId, userId);
     const entry: EntryRecord = {
       contestId: contest.contestId,
       userId,
