@@ -352,8 +352,25 @@ export class MakerClient {
     });
   }
 
+  /**
+   * Calls every listener of `event`. A listener that throws is the caller's bug: it is reported (client_error,
+   * or thrown on a fresh microtask) and the others still run, but it never reaches the socket: a throw must
+   * not close the connection and withdraw every standing quote (docs/maker-protocol.md, section 8).
+   */
   #emit<K extends keyof MakerClientEvents>(event: K, payload: MakerClientEvents[K]): void {
-    for (const listener of [...(this.#listeners.get(event) ?? [])]) (listener as Listener<K>)(payload);
+    for (const listener of [...(this.#listeners.get(event) ?? [])]) {
+      try {
+        (listener as Listener<K>)(payload);
+      } catch (error) {
+        if (event === 'client_error') {
+          queueMicrotask(() => {
+            throw error;
+          });
+        } else {
+          this.#reportError(error);
+        }
+      }
+    }
   }
 }
 

@@ -326,6 +326,45 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
     mm.close();
   });
 
+  it('a listener that throws is reported as client_error; the connection stays up and later events still arrive', { timeout: 10_000 }, async () => {
+    const { mm, makerId, events } = await connected();
+    try {
+      await throwingListenerKeepsTheSession(mm, makerId, events);
+    } finally {
+      mm.close(); // a client left reconnecting would keep the test process alive
+    }
+  });
+
+  async function throwingListenerKeepsTheSession(mm: MakerClient, makerId: string, events: ReturnType<typeof record>) {
+    mm.on('rfq', () => {
+      throw new Error('bug in the bot');
+    });
+    for (let i = 0; i < 2; i++) {
+      const message = {
+        type: 'rfq' as const,
+        request_id: randomUUID(),
+        legs: [{ market_id: 7, direction: 'up' as const }],
+        wager_micros: '1000000',
+        order_type: 2 as const,
+        quote_deadline_ms: Date.now() + 300,
+        expires_at_ms: Date.now() + 5_000,
+        taker: null,
+      };
+      const seen = mm.once('rfq');
+      gw.gateway.send(makerId, message);
+      // Bounded: with the socket closed by the first throw, this rfq would never come.
+      const notSeen = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`rfq ${i} not seen within 3 s`)), 3_000).unref());
+      assert.equal((await Promise.race([seen, notSeen])).request_id, message.request_id);
+    }
+    await until(() => events.filter((e) => e.name === 'client_error').length === 2);
+    assert.match(String((events.find((e) => e.name === 'client_error')?.payload as { error: Error }).error.message), /bug in the bot/);
+    assert.ok(!events.some((e) => e.name === 'disconnected'), 'the socket was not closed');
+    assert.ok(gw.gateway.connectedMakerIds().includes(makerId));
+    // Still a working session: a quote reaches the engine.
+    mm.quote(randomUUID(), { odds: 2, maxWagerMicros: 1_000_000n, quoteId: 'after' });
+    await dispatcher.waitFor((e) => e.kind === 'quote' && e.makerId === makerId);
+  }
+
   it('last look: a callback that throws answers accept false and reports client_error', async () => {
     const { mm, makerId, events } = await connected(() => {
       throw new Error('pricing service down');
