@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { client } from '../helpers/http.js';
+import { openStore } from '../../src/store/db.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum, loginWallet } from '../helpers/users.js';
 import { MakerSocket, connectMaker, domainTagOf, registerMaker, signChallenge } from '../helpers/makers.js';
@@ -113,6 +114,29 @@ describe('maker registry', () => {
 });
 
 describe('maker registry durability', () => {
+  it('a removal cut short by a crash (registry gone, sessions left) is finished by the retry: 404, and its sessions end', async () => {
+    const first = await startServer();
+    const maker = await registerMaker(first, Wallet.createRandom(), 'Half removed');
+    const mm = await connectMaker(first, maker);
+    await mm.close();
+    await first.kill();
+    // The state a kill -9 leaves between the registry's delete and the sessions' revocation.
+    const store = openStore(first.dataDir);
+    await store.transact(() => void store.db('makers').remove(maker.address));
+    await store.close();
+    const second = await restartServer(first);
+    try {
+      const bearer = client(second.baseUrl, mm.sessionToken);
+      assert.equal((await bearer.get('/v1/mm/session')).status, 200, 'the session outlived its maker');
+      const retry = await client(second.baseUrl, second.adminToken).delete(`/v1/admin/market-makers/${maker.address}`);
+      assert.deepEqual([retry.status, retry.body.code], [404, 'MAKER_NOT_FOUND']);
+      assert.equal((await bearer.get('/v1/mm/session')).status, 401, 'the retry ended it');
+    } finally {
+      await second.stop();
+      removeDataDir(second);
+    }
+  });
+
   it('registered makers survive a restart and authenticate on the new process', async () => {
     const first = await startServer();
     const maker = await registerMaker(first, Wallet.createRandom(), 'Durable');

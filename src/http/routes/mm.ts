@@ -78,8 +78,11 @@ export function mmRoutes(s: Services, version: string) {
         // then the live sockets; then the bearer sessions, durable before the answer.
         const removal = s.makers.remove(address);
         const closedConnections = s.makerGateway.disconnectAddress(address);
-        if (!(await removal)) throw new ApiError('MAKER_NOT_FOUND');
+        const isRemoved = await removal;
+        // Even for a maker no longer registered (404): a crash between an earlier removal and this revocation
+        // left its sessions alive, and the operator's retry must still end them. Revoking is idempotent.
         await s.sessions.revokeMaker(address);
+        if (!isRemoved) throw new ApiError('MAKER_NOT_FOUND');
         return json(200, { address, removed: true, closed_connections: closedConnections });
       },
     }),
