@@ -96,7 +96,8 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...mmRoutes(services, SERVICE_VERSION),
   );
   const rateLimiter = new RateLimiter(config.rateLimit);
-  const app = createHttpApp({ routes, tokens: services.sessions, rateLimiter, log, metrics: services.metrics });
+  let closing: Promise<void> | null = null;
+  const app = createHttpApp({ routes, tokens: services.sessions, rateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
 
@@ -109,7 +110,6 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   });
   const port = uWS.us_socket_local_port(listenSocket);
 
-  let closing: Promise<void> | null = null;
   return {
     port,
     recoverBackend,

@@ -4,7 +4,7 @@
 // request id, which is also in the log line carrying the stack.
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import { ApiError, isApiError, rateLimited } from '../errors.js';
+import { ApiError, isApiError, overloaded, rateLimited } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
@@ -37,6 +37,8 @@ export interface HttpDeps {
   rateLimiter: RateLimiter;
   log: Logger;
   metrics: HttpMetrics;
+  /** True once the service has begun to stop (app.ts close): no request starts any more. */
+  isStopping(): boolean;
 }
 
 /** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
@@ -132,6 +134,12 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     // The uWS request object is only valid during this synchronous call: read everything now.
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
+    if (deps.isStopping()) {
+      // Closing the listen socket stops new connections only: a request on one kept alive from before would
+      // reach a store that is closing (a 500, or a write the client is told failed). It gets 503 with
+      // Retry-After, and its connection is closed.
+      return send(exchange, errorReply(overloaded()), unmatchedObserver(method, 503), true);
+    }
     const match = router.match(method, path);
     if (match.kind !== 'found') {
       // RFC 9110 section 15.5.6: a 405 lists the methods the path does allow.
