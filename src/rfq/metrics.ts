@@ -9,6 +9,7 @@ export interface RfqMetrics {
   admissionSeconds: Histogram;
   verifySeconds: Histogram;
   persistSeconds: Histogram;
+  endToEndSeconds: Histogram;
   fanoutSeconds: Histogram;
   selectionSeconds: Histogram;
 }
@@ -43,6 +44,10 @@ export function createRfqMetrics(
     admissionSeconds: histogram('parlayd_rfq_admission_seconds', 'Admission checks on the main thread (schema to shard call)'),
     verifySeconds: histogram('parlayd_rfq_verify_seconds', 'Signature recovery on the verify pool, round trip'),
     persistSeconds: histogram('parlayd_rfq_persist_seconds', 'Durable LMDB writes of RFQ creation and terminal results'),
+    endToEndSeconds: histogram(
+      'parlayd_rfq_end_to_end_seconds',
+      'RFQ creation (its created_at) to its durable terminal result reaching the HTTP side; millisecond resolution',
+    ),
     fanoutSeconds: histogram('parlayd_rfq_fanout_seconds', 'Broadcasting a new RFQ to the connected makers'),
     selectionSeconds: histogram('parlayd_rfq_selection_seconds', 'Quote selection (matching) in the shard'),
   };

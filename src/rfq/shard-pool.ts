@@ -332,6 +332,8 @@ export class ShardPool {
         this.metrics.terminalTotal.inc({ status: event.result.status, error: event.result.error ?? '' });
         this.metrics.selectionSeconds.observe(event.selectionUs / 1e6);
         this.metrics.persistSeconds.observe(event.persistUs / 1e6);
+        // Wall clock, as created_at is (the announcing thread's Date.now()): whole milliseconds at both ends.
+        this.metrics.endToEndSeconds.observe(Math.max(0, Date.now() - event.createdAtMs) / 1000);
         const set = this.waiters.get(event.result.request_id);
         if (set !== undefined) for (const wake of [...set]) wake(event.result);
         // Claimed a promise turn later. Bounded all the same: a claim that never comes must not grow it.

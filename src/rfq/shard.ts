@@ -545,7 +545,8 @@ export class RfqShard {
       for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: rfq.record.requestId, outcome });
     }
     const { isAwaitedByCreate, selectionUs } = rfq;
-    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs });
+    const { createdAtMs } = rfq.record;
+    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs, createdAtMs });
   }
 
   private clearTimer(rfq: ActiveRfq): void {
