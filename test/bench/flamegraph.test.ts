@@ -51,12 +51,15 @@ test('a CPU profile renders as a flame graph and a table with the workload\'s sh
     assert.ok(Math.abs(heavy.width / light.width - ratio) < 0.01 * ratio, 'width is proportional to samples');
     assert.ok(!frames.some((f) => f.label.startsWith('(idle)')), 'sleeping is not drawn');
 
-    // Geometry: the root spans the width; every other frame lies within a frame one row below it.
+    // Geometry: the root spans the width; every other frame lies within a frame one row below it. x and
+    // width are written rounded to 0.01 px, so an edge may be off by up to 0.02; frames are at least 0.3 px
+    // wide, so that slack cannot put one frame within two callers.
     const root = frames.find((f) => f.label === 'all busy samples')!;
     assert.equal(root.width, 1200);
+    const slackPx = 0.05;
     for (const f of frames) {
       if (f === root) continue;
-      const callers = frames.filter((c) => c.y === f.y + 17 && c.x <= f.x + 0.01 && f.x + f.width <= c.x + c.width + 0.01);
+      const callers = frames.filter((c) => c.y === f.y + 17 && c.x <= f.x + slackPx && f.x + f.width <= c.x + c.width + slackPx);
       assert.equal(callers.length, 1, `${f.label} sits on exactly one caller`);
     }
 
