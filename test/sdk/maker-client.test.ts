@@ -244,6 +244,20 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
   });
   after(() => gw.close());
 
+  /** A fresh rfq as the engine would broadcast it (a new request_id each time). */
+  function rfqMessage() {
+    return {
+      type: 'rfq' as const,
+      request_id: randomUUID(),
+      legs: [{ market_id: 7, direction: 'down' as const }],
+      wager_micros: '2500000',
+      order_type: 1 as const,
+      quote_deadline_ms: Date.now() + 300,
+      expires_at_ms: Date.now() + 5_000,
+      taker: null,
+    };
+  }
+
   async function connected(onLastLook?: (m: MakerClientEvents['last_look']) => boolean | Promise<boolean>) {
     const key = Wallet.createRandom().privateKey;
     const maker = await gw.register(new Wallet(key));
@@ -256,16 +270,7 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
 
   it('an rfq becomes an event; quote(), decline() and cancelQuote() reach the engine; acks and results come back as events', async () => {
     const { mm, maker, makerId, events } = await connected();
-    const rfq = {
-      type: 'rfq' as const,
-      request_id: randomUUID(),
-      legs: [{ market_id: 7, direction: 'down' as const }],
-      wager_micros: '2500000',
-      order_type: 1 as const,
-      quote_deadline_ms: Date.now() + 300,
-      expires_at_ms: Date.now() + 5_000,
-      taker: null,
-    };
+    const rfq = rfqMessage();
     const rfqSeen = mm.once('rfq');
     gw.gateway.broadcast(rfq);
     assert.deepEqual(await rfqSeen, rfq);
@@ -340,16 +345,7 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
       throw new Error('bug in the bot');
     });
     for (let i = 0; i < 2; i++) {
-      const message = {
-        type: 'rfq' as const,
-        request_id: randomUUID(),
-        legs: [{ market_id: 7, direction: 'up' as const }],
-        wager_micros: '1000000',
-        order_type: 2 as const,
-        quote_deadline_ms: Date.now() + 300,
-        expires_at_ms: Date.now() + 5_000,
-        taker: null,
-      };
+      const message = rfqMessage();
       const seen = mm.once('rfq');
       gw.gateway.send(makerId, message);
       // Bounded: with the socket closed by the first throw, this rfq would never come.
