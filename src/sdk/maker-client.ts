@@ -13,6 +13,8 @@ export interface SocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
+  /** Destroys the connection without the close handshake (the `ws` package has it; a browser WebSocket does not). */
+  terminate?(): void;
   onopen: ((event: unknown) => void) | null;
   onmessage: ((event: { data: unknown }) => void) | null;
   onclose: ((event: { code: number; reason: string }) => void) | null;
@@ -46,7 +48,10 @@ export interface MakerClientOptions {
   reconnect?: ReconnectOptions | false;
   /** Keep reconnecting after INVALID_SIGNATURE / UNKNOWN_MAKER / MALFORMED (default false: they stop the client). */
   retryOnAuthFailure?: boolean;
-  /** Silence from the server for this long means a dead link: the socket is dropped and reopened (default 50 000). */
+  /**
+   * Silence from the server for this long means a dead link: the socket is dropped and reopened at once
+   * (default 50 000; the server sends a heartbeat every 15 s).
+   */
   serverSilenceMs?: number;
   /** WebSocket implementation (default: global WebSocket, else the `ws` package). */
   WebSocket?: SocketConstructor;
@@ -323,8 +328,17 @@ export class MakerClient {
     if (this.#silenceTimer !== null) clearTimeout(this.#silenceTimer);
     // A half-open TCP link never closes by itself: no heartbeat for this long means it is dead.
     this.#silenceTimer = setTimeout(() => {
-      if (this.#socket === socket) socket.close(4000, 'server silent');
+      if (this.#socket === socket) this.#dropDeadLink(socket);
     }, this.#options.serverSilenceMs ?? 50_000);
+  }
+
+  /** Ends a socket whose server went silent and reconnects now, without waiting for the socket's close event. */
+  #dropDeadLink(socket: SocketLike): void {
+    dropDeadSocket(socket);
+    // undici's WebSocket (the global one from Node 22) has no terminate() and, after close(), never reports the
+    // close of a link that stays silent; ws reports it on a later turn. So the drop is handled here, and the
+    // socket's own close event, whenever it comes, is ignored (#onClose skips a socket that is no longer current).
+    this.#onClose(socket, 1006, 'server silent');
   }
 
   #clearTimers(): void {
@@ -372,6 +386,16 @@ export class MakerClient {
       }
     }
   }
+}
+
+/**
+ * Ends a socket whose peer has gone silent. close() starts the close handshake and keeps the TCP socket until the
+ * peer answers it, which a dead link never does (ws gives up after 30 s; undici waits on); terminate() destroys
+ * it at once. A browser-style WebSocket has no terminate(), so close() it is.
+ */
+function dropDeadSocket(socket: SocketLike): void {
+  if (typeof socket.terminate === 'function') socket.terminate();
+  else socket.close(4000, 'server silent');
 }
 
 /** `ws://h:p`, `http://h:p` or a full `.../v1/mm/ws` URL to the socket URL. */

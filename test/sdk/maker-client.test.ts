@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import WebSocket from 'ws';
+import { WebSocket as UndiciWebSocket } from 'undici';
 import { MakerClient, backoffDelayMs, makerChallengeBytes, privateKeySigner, toSocketUrl, type MakerClientEvents, type SocketConstructor } from '../../src/sdk/index.js';
 import { personalMessageHash } from '../../src/crypto/eip191.js';
 import { client } from '../helpers/http.js';
@@ -19,6 +20,7 @@ import { repoRoot, sharedDir } from '../helpers/paths.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { registerMaker } from '../helpers/makers.js';
 import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
+import { startFreezableRelay } from './freezable-relay.js';
 import { priceRfq } from '../../scripts/demo-maker.js';
 
 const WS = WebSocket as unknown as SocketConstructor;
@@ -232,6 +234,53 @@ describe('maker SDK reconnect after a drop', () => {
       removeDataDir(server);
     }
   });
+});
+
+describe('maker SDK on a link that goes silent without closing', () => {
+  // ws waits this long for the peer's close frame after close(); a dead link never sends one.
+  const WS_CLOSE_TIMEOUT_MS = 30_000;
+  // ws has terminate(); undici's (the global WebSocket from Node 22) has not, and never reports the close.
+  const implementations: Array<{ name: string; WebSocket: SocketConstructor; hasTerminate: boolean }> = [
+    { name: 'ws', WebSocket: WS, hasTerminate: true },
+    { name: 'undici', WebSocket: UndiciWebSocket as unknown as SocketConstructor, hasTerminate: false },
+  ];
+
+  for (const impl of implementations) {
+    it(`${impl.name}: a frozen link is dropped after serverSilenceMs and the client reconnects at once, without waiting for the close handshake`, { timeout: 60_000 }, async () => {
+      const server = await startServer({ env: { PARLAYD_MM_HEARTBEAT_MS: '250' } });
+      const relay = await startFreezableRelay(server.port);
+      const key = Wallet.createRandom().privateKey;
+      const mm = new MakerClient({
+        url: relay.url,
+        privateKey: key,
+        WebSocket: impl.WebSocket,
+        serverSilenceMs: 1_500, // six heartbeats: a noisy machine does not trip it on a live link
+        reconnect: { initialDelayMs: 20, jitter: 0 },
+      });
+      try {
+        await registerMaker(server, new Wallet(key));
+        const events = record(mm);
+        await mm.connect();
+        const first = mm.session!;
+        relay.freeze();
+        const frozenAtMs = Date.now();
+        // Generous, yet below the close timeout: a client that waits for the close handshake to give up fails.
+        await until(() => events.filter((e) => e.name === 'authenticated').length === 2, WS_CLOSE_TIMEOUT_MS / 2, 'reconnected after the freeze');
+        assert.ok(Date.now() - frozenAtMs < WS_CLOSE_TIMEOUT_MS);
+        assert.deepEqual(events.map((e) => e.name), ['authenticated', 'disconnected', 'authenticated']);
+        assert.deepEqual(events[1]!.payload, { code: 1006, reason: 'server silent', willReconnect: true, reconnectInMs: 20 });
+        assert.equal(relay.acceptedCount, 2); // the new session came over a new connection, past the frozen one
+        assert.notEqual(mm.session!.sessionToken, first.sessionToken);
+        // terminate() frees the dead socket at once instead of holding it through the close timeout.
+        if (impl.hasTerminate) await until(() => relay.frozenOpenCount === 0, WS_CLOSE_TIMEOUT_MS / 2, 'dead socket released');
+      } finally {
+        mm.close(); // before the relay closes, so the drop it causes does not start a reconnect
+        await relay.close();
+        await server.stop();
+        removeDataDir(server);
+      }
+    });
+  }
 });
 
 describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
