@@ -146,29 +146,63 @@ export class Markets {
 
   /**
    * The oracle's word. Final: resolving again with the same outcome answers the market unchanged; with
-   * another outcome it is 409. Listeners run after the durable write; each must be idempotent, because
-   * after a crash between the write and a listener's own write, that part re-checks resolved markets on start.
+   * another outcome it is 409. The listeners (RFQ settlement, contests) run after the durable write, on the
+   * first resolve and again on every same-outcome retry, so each must be idempotent (running twice on one
+   * resolved market changes nothing the second time). A listener that throws leaves the resolution durable
+   * and its own work undone: the resolve then fails (500 INTERNAL, logged with the request id), and the
+   * operator's natural reaction, retrying the same resolve, re-runs the listeners and finishes that work at
+   * once instead of at the next start (which re-checks resolved markets for a crash in between).
    */
   async resolve(marketId: number, outcome: ResolveOutcome): Promise<Market> {
-    const result = await this.store.transact(() => {
+    const resolved = await this.store.transact(() => {
       const market = this.get(marketId);
       if (market === undefined) throw new ApiError('MARKET_NOT_FOUND');
       if (market.status !== 'OPEN') {
         const sameOutcome = outcome === 'VOID' ? market.status === 'VOIDED' : market.outcome === outcome;
         if (!sameOutcome) throw new ApiError('IDEMPOTENCY_CONFLICT', 'market already resolved with another outcome');
-        return { market, isNew: false };
+        return market;
       }
-      const resolved: Market = {
+      const next: Market = {
         ...market,
         status: outcome === 'VOID' ? 'VOIDED' : 'RESOLVED',
         outcome: outcome === 'VOID' ? null : outcome,
         resolution_time_ms: this.clock.nowMs(),
       };
-      void this.markets.put(marketKey(marketId), resolved);
-      return { market: resolved, isNew: true };
+      void this.markets.put(marketKey(marketId), next);
+      return next;
     });
-    if (result.isNew) for (const listener of this.listeners) await listener(result.market);
-    return result.market;
+    // Re-run on every same-outcome resolve, not only while something is left unsettled: what a listener
+    // still has to do is exactly what it looks up first (settlement: this market's entries in the
+    // open-position index, which settling removes; contests: its in-memory index of open contests by market),
+    // so a retry of a market whose work is done costs one empty range read and one map lookup. A separate
+    // "anything left?" check would duplicate those indexes and could disagree with them.
+    await this.runListeners(resolved);
+    return resolved;
+  }
+
+  /**
+   * Runs every listener, each one even when one before it threw: RFQ settlement and contest resolution are
+   * independent, and one's failure must not keep the other's money reserved until a retry or a restart.
+   * Then throws if any failed, with every failure. Not an ApiError, on purpose: the HTTP layer answers it
+   * 500 INTERNAL and logs it with the request id (contract section 2: an unexpected failure), whereas a
+   * listener's own ApiError (a 503 "nothing was accepted", say) would misstate a durable resolution.
+   */
+  private async runListeners(market: Market): Promise<void> {
+    const failures: unknown[] = [];
+    for (const listener of this.listeners) {
+      try {
+        await listener(market);
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+    if (failures.length === 0) return;
+    // An AggregateError: the log (pino) shows each listener's error with its stack.
+    throw new AggregateError(
+      failures,
+      `market ${market.market_id} is resolved (durable), but ${failures.length} of its resolution listeners failed; ` +
+        'resolving it again with the same outcome re-runs them',
+    );
   }
 
   onResolved(listener: ResolutionListener): void {

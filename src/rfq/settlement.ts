@@ -1,8 +1,10 @@
 // Main thread. Settles filled RFQ positions when their markets resolve (contract sections 4 and 5): a parlay
 // pays payout_micros only if every leg wins (up wins on YES, down on NO); any losing leg pays 0. A voided
 // leg voids the position: the filled stake is returned (our decision: without per-leg odds there is no
-// fair re-pricing; docs/rfq.md). Settlement is idempotent and re-run at start, so a crash between a market's
-// resolution and this write heals on the next start.
+// fair re-pricing; docs/rfq.md). Settlement is idempotent (a settled fill is skipped inside the transaction
+// that would settle it) and re-run at start, so a crash between a market's resolution and this write heals
+// on the next start; it is also re-run by a same-outcome retry of the resolve (markets.ts), so a failure at
+// run time heals when the operator retries.
 import type { Clock } from '../clock.js';
 import { Ledger } from '../ledger/ledger.js';
 import { marketKey, type Markets } from '../markets/markets.js';
@@ -40,6 +42,10 @@ export class Settlement {
     this.ledger = new Ledger(store);
   }
 
+  /**
+   * Reads only this market's unsettled positions (settling removes them from the index), so re-running it
+   * for a market already settled, as every same-outcome retry of the resolve does, is one empty range read.
+   */
   async onMarketResolved(market: Market): Promise<void> {
     const prefix = `${marketKey(market.market_id)}:`;
     const requestIds = [...this.positions.getKeys({ start: prefix, end: `${prefix}~` })].map((k) => k.slice(prefix.length));
