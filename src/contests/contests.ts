@@ -7,9 +7,12 @@
 // so a kill -9 leaves either the entry with its reservation and its count, or none of them; the lane means
 // two entries of one contest are never decided against the same state, so entry_cap cannot be overrun.
 //
+// Resolution and voiding are the exception: they settle every entry, up to entry_cap = 1,000,000, so they
+// are one task on the lane but many transactions, in bounded batches (settlement.ts), each durable with its
+// progress, so the main thread is never held for long and a crash between batches is finished by recover().
 // Resolution is driven by market resolutions (Markets.onResolved) and, at start, by recover(), which finishes
-// any contest whose markets all became final while the process was down or crashing. Both go through the
-// same idempotent task, so running it twice changes nothing.
+// any contest whose markets all became final, or whose settlement was cut short, while the process was down
+// or crashing. Both go through the same idempotent task, so running it twice changes nothing.
 import assert, { AssertionError } from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -33,9 +36,9 @@ import {
   type ImageRecord,
 } from './records.js';
 import { checkContestConfig, checkEntryWindow, checkPicks, isEliminated } from './rules.js';
-import { scoreContest } from './scoring.js';
 import { SerialQueues } from './serial-queue.js';
-import { callerEntryView, callerView, detailView, entryOutcomes, summaryView, totalPotMicros } from './views.js';
+import { ContestSettler, type SettlementKind, type SettlerOptions } from './settlement.js';
+import { callerEntryView, callerView, detailView, entryOutcomes, summaryView } from './views.js';
 
 /** Tasks waiting on one contest's lane before new ones are refused with 503 OVERLOADED. */
 export const MAX_QUEUED_TASKS_PER_CONTEST = 4096;
@@ -49,11 +52,17 @@ export interface EntryAccepted {
 
 export type AdminEntry = ReturnType<typeof callerEntryView> & { user_id: string };
 
+export interface ContestsOptions {
+  /** Entries per settlement transaction (settlement.ts, SETTLE_BATCH_ENTRIES by default) and a progress hook. */
+  settlement?: SettlerOptions;
+}
+
 export class Contests {
   private readonly lanes = new SerialQueues(MAX_QUEUED_TASKS_PER_CONTEST);
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
   private readonly openByMarket = new Map<number, Set<string>>();
   private readonly marketOf = (marketId: number): Market | undefined => this.markets.get(marketId);
+  private readonly settler: ContestSettler;
 
   constructor(
     private readonly store: Store,
@@ -61,7 +70,9 @@ export class Contests {
     private readonly ledger: Ledger,
     private readonly markets: Markets,
     private readonly log: Logger,
+    options: ContestsOptions = {},
   ) {
+    this.settler = new ContestSettler(store, ledger, this.marketOf, options.settlement);
     markets.onResolved((market) => this.onMarketResolved(market));
   }
 
@@ -100,16 +111,22 @@ export class Contests {
     }
   }
 
-  /** Refunds every entry. Voiding a voided contest answers it unchanged; a resolved one is CONTEST_CLOSED. */
+  /**
+   * Refunds every entry (in batches; answers once all are refunded). Voiding a voided contest answers it
+   * unchanged; a resolved one, or one whose resolution has begun paying, is CONTEST_CLOSED.
+   */
   async voidContest(contestId: string): Promise<ContestDetail> {
-    const contest = await this.lanes.run(contestId, () =>
-      this.store.transact(() => {
+    // Read outside a transaction: on its lane this task is the contest's only writer until it ends.
+    const contest = await this.lanes.run(
+      contestId,
+      async () => {
         const current = this.contests.get(contestId);
         if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
         if (current.status === 'voided') return current;
         if (current.status === 'resolved') throw new ApiError('CONTEST_CLOSED', 'contest is resolved and can no longer be voided');
-        return this.voidInTxn(current, this.clock.nowMs());
-      }),
+        if (current.settling?.kind === 'resolve') throw new ApiError('CONTEST_CLOSED', 'contest is being resolved and can no longer be voided');
+        return this.settler.settle(current, 'void', this.clock.nowMs());
+      },
       false,
     );
     this.unindexContest(contest);
@@ -265,13 +282,12 @@ export class Contests {
     }
   }
 
-  /** Resolves (or voids, when every market voided) a contest whose markets are all final. Idempotent. */
+  /**
+   * Resolves (or voids, when every market voided) a contest whose markets are all final, and finishes a
+   * settlement that a crash cut short. Idempotent.
+   */
   private async finishIfFinal(contestId: string): Promise<ContestRecord | null> {
-    const contest = await this.lanes.run(
-      contestId,
-      () => this.store.transact(() => this.finishInTxn(contestId, this.clock.nowMs())),
-      false,
-    );
+    const contest = await this.lanes.run(contestId, () => this.finishOnLane(contestId), false);
     if (contest !== null && contest.status !== 'open') {
       this.unindexContest(contest);
       this.log.info({ contestId, status: contest.status, paidMicros: contest.paidMicros }, 'contest finished');
@@ -279,58 +295,23 @@ export class Contests {
     return contest;
   }
 
-  private finishInTxn(contestId: string, nowMs: number): ContestRecord | null {
+  /** On the contest's lane, its only writer while this runs: reads need no transaction of their own. */
+  private async finishOnLane(contestId: string): Promise<ContestRecord | null> {
     const contest = this.contests.get(contestId);
     if (contest === undefined || contest.status !== 'open') return contest ?? null;
-    const markets = contest.markets.map((m) => this.markets.get(m.marketId));
-    if (markets.some((m) => m === undefined || m.status === 'OPEN')) return contest;
-    // Nothing was decided by any market: the contest did not take place.
-    if (markets.every((m) => m!.status === 'VOIDED')) return this.voidInTxn(contest, nowMs);
-
-    const entries = this.contestEntries(contestId);
-    assert.equal(entries.length, contest.entriesFilled, `contest ${contestId} entry count drifted`);
-    const outcomes = entries.map((e) => entryOutcomes(e, this.marketOf));
-    const potMicros = BigInt(totalPotMicros(contest));
-    const scores = scoreContest(
-      { gameType: contest.gameType, winningSplitBps: contest.winningSplitBps, potMicros },
-      entries.map((e, i) => ({ seq: e.seq, outcomes: outcomes[i]! })),
-    );
-    let paidMicros = 0n;
-    entries.forEach((entry, i) => {
-      const { rank, payoutMicros } = scores[i]!;
-      assert.equal(entry.stakeMicros, contest.betAmountMicros);
-      this.ledger.settleReservedInTxn(entry.userId, BigInt(entry.stakeMicros), payoutMicros, entryRef(entry), nowMs);
-      const settlement = {
-        outcomes: outcomes[i]!,
-        payoutMicros: Number(payoutMicros),
-        netPayoutMicros: Number(payoutMicros) - entry.stakeMicros,
-        rank,
-      };
-      void this.entries.put(entryKey(contestId, entry.userId, entry.entryIndex), { ...entry, settlement });
-      paidMicros += payoutMicros;
-    });
-    assert.ok(paidMicros <= potMicros, `contest ${contestId} pays more than its pot`);
-    const resolved: ContestRecord = { ...contest, status: 'resolved', resolvedAtMs: nowMs, paidMicros: Number(paidMicros) };
-    void this.contests.put(contestId, resolved);
-    return resolved;
+    const kind = contest.settling?.kind ?? this.settlementDue(contest);
+    if (kind === null) return contest;
+    if (contest.settling !== undefined) {
+      this.log.info({ contestId, kind, settled: contest.settling.settledCount, entries: contest.entriesFilled }, 'contest settlement continues');
+    }
+    return this.settler.settle(contest, kind, this.clock.nowMs());
   }
 
-  /** Inside a transaction: every entry's reservation released, every pick voided, the contest voided. */
-  private voidInTxn(contest: ContestRecord, nowMs: number): ContestRecord {
-    assert.equal(contest.status, 'open');
-    for (const entry of this.contestEntries(contest.contestId)) {
-      this.ledger.releaseInTxn(entry.userId, BigInt(entry.stakeMicros), entryRef(entry), nowMs);
-      const settlement = {
-        outcomes: entry.picks.map(() => 'voided' as const),
-        payoutMicros: entry.stakeMicros,
-        netPayoutMicros: 0,
-        rank: null,
-      };
-      void this.entries.put(entryKey(contest.contestId, entry.userId, entry.entryIndex), { ...entry, settlement });
-    }
-    const voided: ContestRecord = { ...contest, status: 'voided', resolvedAtMs: nowMs, paidMicros: 0 };
-    void this.contests.put(contest.contestId, voided);
-    return voided;
+  /** null while a contest market is OPEN; 'void' when every one voided (nothing was decided); else 'resolve'. */
+  private settlementDue(contest: ContestRecord): SettlementKind | null {
+    const markets = contest.markets.map((m) => this.markets.get(m.marketId));
+    if (markets.some((m) => m === undefined || m.status === 'OPEN')) return null;
+    return markets.every((m) => m!.status === 'VOIDED') ? 'void' : 'resolve';
   }
 
   // ---- helpers ----

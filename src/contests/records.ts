@@ -38,6 +38,28 @@ export interface ContestRecord {
   entriesFilled: number;
   /** Sum of payouts credited at resolution (≤ the pot), null until resolved. */
   paidMicros: number | null;
+  /**
+   * Present only while the contest's entries are being settled, batch after batch (settlement.ts); absent
+   * before and after (and on records written before batching existed). status stays 'open' meanwhile.
+   */
+  settling?: SettlingRecord;
+}
+
+/**
+ * The durable progress of a settlement, rewritten in each batch's transaction together with the entries and
+ * the money that batch settled, so that a crash between batches leaves exactly: the entries up to `lastKey`
+ * settled and their money moved, none after it. Entries are settled in key order.
+ */
+export interface SettlingRecord {
+  /** Decided once, by the first batch: 'resolve' pays by score; 'void' refunds every stake. */
+  kind: 'resolve' | 'void';
+  /** When the decision was taken: every batch's journal entries and the final resolved_at_ms use it. */
+  atMs: number;
+  /** The last entry key settled: every entry with a key ≤ it is settled, no entry after it is. */
+  lastKey: string;
+  settledCount: number;
+  /** Sum of the payouts of the entries settled so far (0 for a void: refunds are not payouts). */
+  paidMicros: number;
 }
 
 export interface PickRecord {

@@ -62,6 +62,9 @@ export function checkContestConfig(input: CreateContest, nowMs: number): void {
  */
 export function checkEntryWindow(contest: ContestRecord, nowMs: number): void {
   if (contest.status !== 'open') throw new ApiError('CONTEST_CLOSED', `contest is ${contest.status}`);
+  // Settlement in batches needs a frozen entry set (settlement.ts). A resolution cannot meet an entry anyway
+  // (its markets are final, picks need OPEN ones), but a void can: it may start while markets are OPEN.
+  if (contest.settling !== undefined) throw new ApiError('CONTEST_CLOSED', `contest is being ${contest.settling.kind === 'void' ? 'voided' : 'resolved'}`);
   if (contest.entryOpensAtMs !== null && nowMs < contest.entryOpensAtMs) {
     throw new ApiError('CONTEST_CLOSED', 'contest entry has not opened yet');
   }

@@ -1,5 +1,5 @@
 // Pure resolution of a contest (contract section 8): ranks and payouts from the entries' pick outcomes.
-// No store, no clock; contests.ts applies the result in one transaction. Amounts are BigInt micros.
+// No store, no clock; settlement.ts applies the result in batches. Amounts are BigInt micros.
 //
 // Rounding (docs/contests.md): every share is rounded down; the micros left over inside a group of winners
 // that share an amount go one each to the group's earliest entries (lowest seq). Lineups place shares are
@@ -7,7 +7,7 @@
 // exactly floor(pot × Σbps / 10000). The sum paid therefore never exceeds the pot (asserted); what is not paid
 // (unused split places, Σbps < 10000, a contest nobody entered) stays with the protocol.
 import assert from 'node:assert/strict';
-import type { GameType, PickOutcome } from '../schemas/contests.js';
+import { CONTEST_LIMITS, type GameType, type PickOutcome } from '../schemas/contests.js';
 
 export interface ScoringEntry {
   /** Entry order in the contest, unique: the tie-break for remainders. */
@@ -28,6 +28,12 @@ export interface ContestScoring {
 }
 
 const BPS = 10_000n;
+/**
+ * The score key of a clean outcast/survivor entry: above any win count or run, which are at most the 64
+ * picks an entry can hold. Every key is then an integer in 0..65, so keys fit a Uint8Array (ScoreTable).
+ */
+const CLEAN_KEY = CONTEST_LIMITS.maxMarkets + 1;
+export const MAX_SCORE_KEY = CLEAN_KEY;
 
 export function countOutcomes(outcomes: readonly PickOutcome[]): { won: number; lost: number; pending: number } {
   let won = 0;
@@ -56,15 +62,67 @@ export function longestWinRun(outcomes: readonly PickOutcome[]): number {
 export function scoreContest(contest: ContestScoring, entries: readonly ScoringEntry[]): EntryScore[] {
   for (const e of entries) assert.ok(!e.outcomes.includes('pending'), 'scoring needs every pick final');
   assert.equal(new Set(entries.map((e) => e.seq)).size, entries.length, 'entry seq must be unique');
-  const keys = entries.map((e) => scoreKey(contest.gameType, e.outcomes));
-  const ranks = competitionRanks(keys);
-  const payouts =
-    contest.gameType === 'lineups'
-      ? lineupsPayouts(contest, entries, keys)
-      : splitAmongWinners(contest.potMicros, entries, winnersOf(contest.gameType, entries, keys));
-  const paidMicros = payouts.reduce((sum, p) => sum + p, 0n);
+  // The table takes dense positions in entry order; any unique seqs map to them order-preserving, which
+  // keeps the remainder rule ("earliest entries by seq") intact.
+  const bySeq = entries.map((_, i) => i).sort((a, b) => entries[a]!.seq - entries[b]!.seq);
+  const keys = new Uint8Array(entries.length);
+  bySeq.forEach((i, position) => (keys[position] = scoreKey(contest.gameType, entries[i]!.outcomes)));
+  const table = buildScoreTable(contest, keys);
+  const scores: EntryScore[] = new Array<EntryScore>(entries.length);
+  bySeq.forEach((i, position) => (scores[i] = table.scoreOf(position)));
+  return scores;
+}
+
+/**
+ * Every entry's rank and payout, from one number per entry (its score key) indexed by entry order (`seq`,
+ * dense from 0). Entries with equal keys are treated the same, so the table holds one group per distinct key
+ * (at most ~66: keys are win counts or runs of at most 64 picks, or the clean marker) and a look-up per entry
+ * is O(1). Building it is two passes over `keysBySeq`, one byte per entry (2-7 ms at 1,000,000 entries),
+ * where ranking whole entry records needed them all in memory at once (contest resolution, docs/contests.md).
+ */
+export interface ScoreTable {
+  /** What the whole contest pays: the sum of every payout, never above the pot (asserted). */
+  readonly paidMicros: bigint;
+  keyOf(seq: number): number;
+  scoreOf(seq: number): EntryScore;
+}
+
+interface KeyGroup {
+  /** Competition rank: 1 + the number of entries with a greater key. */
+  rank: number;
+  shareMicros: bigint;
+  /** Entries of the group with a seq below this get one micro more (the group's remainder, by entry order). */
+  plusOneBelowSeq: number;
+}
+
+export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array): ScoreTable {
+  const counts = new Uint32Array(MAX_SCORE_KEY + 1);
+  for (const key of keysBySeq) counts[key]!++;
+  const groups = new Map<number, KeyGroup>();
+  const remainders = new Uint32Array(MAX_SCORE_KEY + 1);
+  let paidMicros = 0n;
+  let better = 0;
+  for (let key = MAX_SCORE_KEY; key >= 0; key--) {
+    const count = counts[key]!;
+    if (count === 0) continue;
+    // Descending order: the first group is the best key (the winners of the games that pay one group).
+    const amountMicros = groupAmountMicros(contest, better === 0, better, better + count);
+    const shareMicros = amountMicros / BigInt(count);
+    remainders[key] = Number(amountMicros - shareMicros * BigInt(count));
+    groups.set(key, { rank: better + 1, shareMicros, plusOneBelowSeq: 0 });
+    paidMicros += amountMicros;
+    better += count;
+  }
   assert.ok(paidMicros <= contest.potMicros, `contest pays ${paidMicros} from a pot of ${contest.potMicros}`);
-  return entries.map((_, i) => ({ rank: ranks[i]!, payoutMicros: payouts[i]! }));
+  markRemainders(keysBySeq, groups, remainders);
+  return {
+    paidMicros,
+    keyOf: (seq) => keyAt(keysBySeq, seq),
+    scoreOf: (seq) => {
+      const group = groups.get(keyAt(keysBySeq, seq))!;
+      return { rank: group.rank, payoutMicros: group.shareMicros + (seq < group.plusOneBelowSeq ? 1n : 0n) };
+    },
+  };
 }
 
 /**
@@ -75,7 +133,9 @@ export function scoreContest(contest: ContestScoring, entries: readonly ScoringE
  * mean "no lost pick", so an entry whose picks were all voided is clean (vacuously) and wins even with 0 wins.
  * So the winners are exactly rank 1 whenever the game pays a single group.
  */
-function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number {
+export function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number {
+  // No market twice in an entry and at most 64 per contest, continuations included: keys stay in 0..65.
+  assert.ok(outcomes.length <= CONTEST_LIMITS.maxMarkets, `an entry holds ${outcomes.length} picks, more than ${CONTEST_LIMITS.maxMarkets}`);
   const { won, lost } = countOutcomes(outcomes);
   switch (gameType) {
     case 'lineups':
@@ -84,60 +144,44 @@ function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number 
       return longestWinRun(outcomes);
     case 'outcast':
     case 'survivor':
-      // Wins never reach MAX: an entry holds at most 64 picks (no market twice, at most 64 per contest).
-      return lost === 0 ? Number.MAX_SAFE_INTEGER : won;
+      return lost === 0 ? CLEAN_KEY : won;
   }
 }
 
-/** rank = 1 + the number of keys strictly greater: the first position of the key in descending order. */
-function competitionRanks(keys: readonly number[]): number[] {
-  const firstPosition = new Map<number, number>();
-  [...keys].sort((a, b) => b - a).forEach((key, position) => {
-    if (!firstPosition.has(key)) firstPosition.set(key, position);
-  });
-  return keys.map((key) => firstPosition.get(key)! + 1);
+/**
+ * What the group of entries covering places [start, end) (in descending key order) receives together.
+ * lineups: cumulative floors, floor(pot × Σbps[0..end) / 10000) − floor(pot × Σbps[0..start) / 10000), so
+ * the groups add up to exactly floor(pot × Σbps(places reached) / 10000). outcast/survivor/streak pay one
+ * group, the best key (clean entries, else the most wins; the longest run): all of the pot, the others 0.
+ */
+function groupAmountMicros(contest: ContestScoring, isBestGroup: boolean, start: number, end: number): bigint {
+  if (contest.gameType !== 'lineups') return isBestGroup ? contest.potMicros : 0n;
+  const placeFloor = (place: number) => {
+    let bps = 0n;
+    for (const split of contest.winningSplitBps.slice(0, place)) bps += BigInt(split);
+    return (contest.potMicros * bps) / BPS;
+  };
+  return placeFloor(end) - placeFloor(start);
 }
 
-/** outcast/survivor/streak pay one group: the entries with the best key (clean ones, else most wins; longest run). */
-function winnersOf(gameType: GameType, entries: readonly ScoringEntry[], keys: readonly number[]): boolean[] {
-  assert.ok(gameType !== 'lineups');
-  const best = keys.reduce((max, k) => Math.max(max, k), -1);
-  return keys.map((k) => k === best);
-}
-
-function splitAmongWinners(potMicros: bigint, entries: readonly ScoringEntry[], isWinner: readonly boolean[]): bigint[] {
-  const payouts = entries.map(() => 0n);
-  const winners = entries.map((e, i) => ({ seq: e.seq, i })).filter(({ i }) => isWinner[i]);
-  shareEqually(potMicros, winners, payouts);
-  return payouts;
-}
-
-/** Places in order of key (ties by seq); a tied group shares the sum of the places it covers. */
-function lineupsPayouts(contest: ContestScoring, entries: readonly ScoringEntry[], keys: readonly number[]): bigint[] {
-  const payouts = entries.map(() => 0n);
-  const order = entries.map((e, i) => ({ seq: e.seq, i })).sort((a, b) => keys[b.i]! - keys[a.i]! || a.seq - b.seq);
-  const cumulativeBps = [0n];
-  for (const bps of contest.winningSplitBps) cumulativeBps.push(cumulativeBps.at(-1)! + BigInt(bps));
-  const placeFloor = (place: number) =>
-    (contest.potMicros * cumulativeBps[Math.min(place, contest.winningSplitBps.length)]!) / BPS;
-  let start = 0;
-  while (start < order.length) {
-    let end = start + 1;
-    while (end < order.length && keys[order[end]!.i] === keys[order[start]!.i]) end++;
-    shareEqually(placeFloor(end) - placeFloor(start), order.slice(start, end), payouts);
-    start = end;
+/**
+ * Equal shares are rounded down; a group's `remainder` micros go one each to its earliest entries by entry
+ * order. One pass in seq order finds, per group, the seq below which its entries get that micro.
+ */
+function markRemainders(keysBySeq: Uint8Array, groups: Map<number, KeyGroup>, remainders: Uint32Array): void {
+  let groupsLeft = remainders.reduce((n, remainder) => n + (remainder > 0 ? 1 : 0), 0);
+  for (let seq = 0; seq < keysBySeq.length && groupsLeft > 0; seq++) {
+    const key = keysBySeq[seq]!;
+    if (remainders[key] === 0) continue;
+    if (--remainders[key]! === 0) {
+      groups.get(key)!.plusOneBelowSeq = seq + 1;
+      groupsLeft--;
+    }
   }
-  return payouts;
+  assert.equal(groupsLeft, 0, 'a remainder is larger than its group');
 }
 
-/** Equal shares, rounded down; the remainder goes one micro each to the earliest entries (lowest seq). */
-function shareEqually(amountMicros: bigint, group: readonly { seq: number; i: number }[], payouts: bigint[]): void {
-  if (group.length === 0) return;
-  const bySeq = [...group].sort((a, b) => a.seq - b.seq);
-  const size = BigInt(bySeq.length);
-  const share = amountMicros / size;
-  const remainder = Number(amountMicros - share * size);
-  bySeq.forEach(({ i }, position) => {
-    payouts[i] = share + (position < remainder ? 1n : 0n);
-  });
+function keyAt(keysBySeq: Uint8Array, seq: number): number {
+  assert.ok(Number.isInteger(seq) && seq >= 0 && seq < keysBySeq.length, `no entry with seq ${seq}`);
+  return keysBySeq[seq]!;
 }

@@ -203,4 +203,61 @@ describe('every game type', () => {
       }
     }
   });
+
+  it('every rank and payout is what a direct reading of the rules gives, with entries in any order and seqs with gaps', () => {
+    // The model below restates docs/contests.md ("Ranks and payouts", "Rounding") entry by entry, the slow way.
+    let state = 777;
+    const random = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state % n;
+    };
+    const outcomesPool: PickOutcome[] = [W, L, V];
+    for (let round = 0; round < 300; round++) {
+      const size = random(40);
+      const seqs = Array.from({ length: size }, (_, i) => 3 * i + random(3)).sort(() => random(3) - 1);
+      const list = seqs.map((seq) => ({ seq, outcomes: Array.from({ length: 1 + random(5) }, () => outcomesPool[random(3)]!) }));
+      const potMicros = BigInt(random(10_000_000));
+      const split = Array.from({ length: 1 + random(6) }, () => random(1667)); // Σ ≤ 10000, as configs must be
+      for (const gameType of ['lineups', 'outcast', 'survivor', 'streak'] as const) {
+        const splitBps = gameType === 'lineups' ? split : [];
+        assert.deepEqual(score(gameType, potMicros, list, splitBps), modelScores(gameType, potMicros, list, splitBps), `${gameType}, round ${round}`);
+      }
+    }
+  });
 });
+
+/** The rules read literally: one entry at a time, no shortcut shared with contests/scoring.ts. */
+function modelScores(gameType: GameType, potMicros: bigint, list: ScoringEntry[], splitBps: number[]) {
+  const keyOf = (outcomes: readonly PickOutcome[]) => {
+    const wins = outcomes.filter((o) => o === W).length;
+    if (gameType === 'lineups') return wins;
+    if (gameType === 'streak') {
+      let best = 0;
+      let run = 0;
+      for (const o of outcomes) if (o === W) best = Math.max(best, ++run); else if (o === L) run = 0;
+      return best;
+    }
+    return outcomes.includes(L) ? wins : Infinity;
+  };
+  const keys = list.map((e) => keyOf(e.outcomes));
+  const payouts = list.map(() => 0n);
+  const share = (amountMicros: bigint, members: number[]) => {
+    const bySeq = [...members].sort((a, b) => list[a]!.seq - list[b]!.seq);
+    bySeq.forEach((i, position) => {
+      payouts[i] = amountMicros / BigInt(bySeq.length) + (BigInt(position) < amountMicros % BigInt(bySeq.length) ? 1n : 0n);
+    });
+  };
+  const distinctKeys = [...new Set(keys)].sort((a, b) => b - a);
+  let place = 0;
+  for (const key of distinctKeys) {
+    const members = list.map((_, i) => i).filter((i) => keys[i] === key);
+    const bpsUpTo = (n: number) => BigInt(splitBps.slice(0, n).reduce((s, b) => s + b, 0));
+    const amountMicros =
+      gameType === 'lineups'
+        ? (potMicros * bpsUpTo(place + members.length)) / 10_000n - (potMicros * bpsUpTo(place)) / 10_000n
+        : key === distinctKeys[0] ? potMicros : 0n;
+    share(amountMicros, members);
+    place += members.length;
+  }
+  return list.map((_, i) => ({ rank: 1 + keys.filter((k) => k > keys[i]!).length, payout: payouts[i]! }));
+}

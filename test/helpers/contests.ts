@@ -1,6 +1,19 @@
 // Arrange helpers for contest tests: mention markets and contests created through the admin routes, entries
-// through the user route, and a money book that knows what every test user's balance must be.
+// through the user route, and a money book that knows what every test user's balance must be. At the end, an
+// in-process harness: the real Store (LMDB in a temp dir), Ledger, Markets and Contests without HTTP, for
+// tests that need thousands of entries or a crash at an exact point of a settlement.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { systemClock } from '../../src/clock.js';
+import { Contests, type ContestsOptions } from '../../src/contests/contests.js';
+import { Ledger } from '../../src/ledger/ledger.js';
+import { createLogger } from '../../src/log.js';
+import { Markets } from '../../src/markets/markets.js';
+import type { CreateContest } from '../../src/schemas/contests.js';
+import { openStore, type Store } from '../../src/store/db.js';
 import { client, type HttpResult } from './http.js';
 import type { TestServer } from './server.js';
 import { fundedUser, type TestUser } from './users.js';
@@ -214,4 +227,85 @@ export async function eventually(check: () => Promise<void>, timeoutMs = 10_000)
       await new Promise((r) => setTimeout(r, 50));
     }
   }
+}
+
+// ---- in process ----
+
+/** One "process" of the contest parts over a data directory; `reopen` is a restart on the same LMDB. */
+export interface ContestsHarness {
+  dataDir: string;
+  store: Store;
+  ledger: Ledger;
+  markets: Markets;
+  contests: Contests;
+  /** Closes this instance's store (what a crash leaves is what LMDB committed) and opens a new instance. */
+  reopen(options?: ContestsOptions): Promise<ContestsHarness>;
+  /** Closes the store and removes the data directory. */
+  destroy(): Promise<void>;
+}
+
+export function openContestsHarness(options: ContestsOptions = {}, dataDir = mkdtempSync(join(tmpdir(), 'parlayd-contests-'))): ContestsHarness {
+  const store = openStore(dataDir);
+  const ledger = new Ledger(store);
+  const markets = new Markets(store, systemClock, { priceAssets: [], priceDurationsSecs: [] });
+  const contests = new Contests(store, systemClock, ledger, markets, createLogger('silent'), options);
+  return {
+    dataDir,
+    store,
+    ledger,
+    markets,
+    contests,
+    reopen: async (next = {}) => {
+      await store.close();
+      return openContestsHarness(next, dataDir);
+    },
+    destroy: async () => {
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `count` OPEN mention markets whose betting closes in an hour. */
+export async function createMarketsInProcess(h: ContestsHarness, count: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const market = await h.markets.createMention({
+      name: `market ${i}`,
+      source_kind: 'test',
+      source_event_id: 'event-1',
+      source_market_id: `m-${i}`,
+      betting_closes_at_ms: Date.now() + HOUR_MS,
+    });
+    ids.push(market.market_id);
+  }
+  return ids;
+}
+
+/** Users with `amountMicros` credited through the real ledger (ids only: no HTTP session is needed). */
+export async function fundUsersInProcess(h: ContestsHarness, count: number, amountMicros: bigint): Promise<string[]> {
+  const userIds = Array.from({ length: count }, () => randomUUID());
+  await h.store.transact(() => {
+    for (const userId of userIds) h.ledger.creditInTxn(userId, amountMicros, `credit:test:${userId}`, Date.now());
+  });
+  return userIds;
+}
+
+/**
+ * A contest with `entryCount` entries made through Contests.enter one after another, so that entry `seq` i
+ * is the i-th: made by `userIds[i % userIds.length]`, with picks `picksOf(i)`.
+ */
+export async function seedContestInProcess(
+  h: ContestsHarness,
+  config: ContestConfig,
+  userIds: readonly string[],
+  entryCount: number,
+  picksOf: (seq: number) => Pick[],
+): Promise<string> {
+  const contest = await h.contests.create(config as CreateContest);
+  for (let seq = 0; seq < entryCount; seq++) {
+    const accepted = await h.contests.enter(userIds[seq % userIds.length]!, { contest_id: contest.contest_id, bets: picksOf(seq) });
+    assert.equal(accepted.status, 201);
+  }
+  return contest.contest_id;
 }

@@ -1,0 +1,284 @@
+// Main thread, on the contest's serial lane. Settles every entry of a contest that resolves or is voided
+// (contract section 8, docs/contests.md "Resolution in batches"), in bounded batches so that the main thread,
+// which also serves HTTP and the makers' sockets, is never held for long. entry_cap goes up to 1,000,000:
+// settling them in one transaction held the main thread (and LMDB's single writer lock, which the RFQ shards
+// need too) for 16-17 ms per 1,000 entries: 1.7 s at 100k, 31.5 s at 1,000,000 (measured, docs/contests.md).
+//
+// 1. Score (resolution only): read the entries page by page, yielding between pages, and keep one score key
+//    per entry (scoring.ts, ScoreTable): one byte per entry instead of every record at once.
+// 2. Settle: one store.transact per batch of `batchEntries` entries in key order. Each batch moves the
+//    batch's money (ledger), writes the batch's settlements and the contest's `settling` progress record
+//    (records.ts) together; the last batch writes the final status instead. Between batches the event loop
+//    turns.
+//
+// Why a crash between batches is safe: LMDB commits a batch whole or not at all, so the durable state is
+// always "entries up to settling.lastKey settled with their money moved, none after it". The next start's
+// recover() (contests.ts) continues from lastKey with the decision recorded in `settling` (kind, atMs).
+// Scores come out the same because the entry set is frozen: an entry or a continuation needs its markets
+// OPEN, resolution starts only when none is, a market never reopens, and checkEntryWindow refuses a contest
+// that is settling. Every entry is asserted unsettled before it is settled, so none is paid twice.
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Ledger } from '../ledger/ledger.js';
+import type { Market } from '../schemas/markets.js';
+import type { Store } from '../store/db.js';
+import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
+import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
+import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
+
+/**
+ * Entries per settlement transaction. Settling one entry costs ~8-10 µs of main-thread time (its ledger
+ * movement with the journal entry, the entry rewritten; measured, docs/contests.md), so a batch of 256 holds
+ * the thread and LMDB's writer lock ~2-3 ms (p99 under 7 ms): inside the RFQ p99 budget of 10 ms
+ * (docs/performance.md), while 1,000,000 entries still settle in ~3,900 commits (~21 s).
+ */
+export const SETTLE_BATCH_ENTRIES = 256;
+/**
+ * Entries read per event-loop turn while scoring: reads only, ~1.3 µs each, so ~2.5 ms a page once warm. The
+ * first pages run cold (JIT, LMDB pages not yet mapped in: 17-24 ms measured for the first 2,048), so a page
+ * also ends once it has taken SCORE_PAGE_BUDGET_MS.
+ */
+export const SCORE_PAGE_ENTRIES = 2048;
+export const SCORE_PAGE_BUDGET_MS = 4;
+/** Entries read between two looks at the clock within a scoring page. */
+const CLOCK_CHECK_ENTRIES = 64;
+
+export type SettlementKind = SettlingRecord['kind'];
+
+/** Reported after each committed batch (tests, and anything that wants to watch a long settlement). */
+export interface SettleProgress {
+  contestId: string;
+  kind: SettlementKind;
+  settledCount: number;
+  entryCount: number;
+  isFinished: boolean;
+}
+
+export interface SettlerOptions {
+  batchEntries?: number;
+  /**
+   * Called after each batch has committed. A throw stops the settlement right there, which is exactly the
+   * state a crash between two batches leaves (tests use it to produce that state through this code path).
+   */
+  afterBatch?: (progress: SettleProgress) => void | Promise<void>;
+}
+
+/** What one settlement does to each entry: the money it moves and the settlement it writes. */
+interface SettlementPlan {
+  kind: SettlementKind;
+  /** What the whole contest pays: the last batch asserts that exactly this was paid. */
+  totalPaidMicros: bigint;
+  /** Inside the batch's transaction. Returns the entry's settlement and the payout credited (0n for a refund). */
+  settleEntryInTxn(entry: EntryRecord, atMs: number): { settlement: EntrySettlement; paidMicros: bigint };
+}
+
+interface EntryRow {
+  key: string;
+  value: EntryRecord;
+}
+
+export class ContestSettler {
+  private readonly batchEntries: number;
+  private readonly afterBatch: SettlerOptions['afterBatch'];
+
+  constructor(
+    private readonly store: Store,
+    private readonly ledger: Ledger,
+    private readonly marketOf: MarketOf,
+    options: SettlerOptions = {},
+  ) {
+    this.batchEntries = options.batchEntries ?? SETTLE_BATCH_ENTRIES;
+    assert.ok(Number.isSafeInteger(this.batchEntries) && this.batchEntries >= 1, 'batchEntries must be a positive integer');
+    this.afterBatch = options.afterBatch;
+  }
+
+  private get contests() {
+    return this.store.db<ContestRecord>('contests');
+  }
+  private get entries() {
+    return this.store.db<EntryRecord>('contestEntries');
+  }
+
+  /**
+   * Call on the contest's lane, with the contest as last committed. Starts the settlement, or continues the
+   * one its `settling` record shows (then `kind` must be that one), and resolves with the final record.
+   */
+  async settle(contest: ContestRecord, kind: SettlementKind, nowMs: number): Promise<ContestRecord> {
+    assert.equal(contest.status, 'open');
+    if (contest.settling !== undefined) assert.equal(kind, contest.settling.kind, 'a settlement cannot change its kind');
+    // A continued settlement keeps the time of its decision, so every journal entry of it carries one time.
+    const atMs = contest.settling?.atMs ?? nowMs;
+    const plan = kind === 'void' ? this.voidPlan() : await this.resolvePlan(contest);
+    for (;;) {
+      const after = await this.store.transact(() => this.settleBatchInTxn(contest.contestId, plan, atMs));
+      await this.afterBatch?.(progressOf(after, kind));
+      if (after.status !== 'open') return after;
+      // Whatever waited while the batch held the thread (requests, socket frames, timers) runs before the next.
+      await nextTurn();
+    }
+  }
+
+  // ---- plans ----
+
+  private voidPlan(): SettlementPlan {
+    return {
+      kind: 'void',
+      totalPaidMicros: 0n,
+      settleEntryInTxn: (entry, atMs) => {
+        this.ledger.releaseInTxn(entry.userId, BigInt(entry.stakeMicros), entryRef(entry), atMs);
+        const settlement = { outcomes: entry.picks.map(() => 'voided' as const), payoutMicros: entry.stakeMicros, netPayoutMicros: 0, rank: null };
+        return { settlement, paidMicros: 0n };
+      },
+    };
+  }
+
+  private async resolvePlan(contest: ContestRecord): Promise<SettlementPlan> {
+    const marketOf = finalMarkets(contest, this.marketOf);
+    const table = buildScoreTable(
+      { gameType: contest.gameType, winningSplitBps: contest.winningSplitBps, potMicros: BigInt(totalPotMicros(contest)) },
+      await this.readScoreKeys(contest, marketOf),
+    );
+    return {
+      kind: 'resolve',
+      totalPaidMicros: table.paidMicros,
+      settleEntryInTxn: (entry, atMs) => this.resolveEntryInTxn(contest, table, marketOf, entry, atMs),
+    };
+  }
+
+  private resolveEntryInTxn(contest: ContestRecord, table: ScoreTable, marketOf: MarketOf, entry: EntryRecord, atMs: number) {
+    const outcomes = entryOutcomes(entry, marketOf);
+    // The table was built from reads before this transaction: the entry must be the one that was scored.
+    assert.equal(scoreKey(contest.gameType, outcomes), table.keyOf(entry.seq), `entry ${entryRef(entry)} changed after scoring`);
+    const { rank, payoutMicros } = table.scoreOf(entry.seq);
+    this.ledger.settleReservedInTxn(entry.userId, BigInt(entry.stakeMicros), payoutMicros, entryRef(entry), atMs);
+    const payout = Number(payoutMicros);
+    return { settlement: { outcomes, payoutMicros: payout, netPayoutMicros: payout - entry.stakeMicros, rank }, paidMicros: payoutMicros };
+  }
+
+  /** One score key per entry, indexed by seq. Page by page, with a turn of the event loop between pages. */
+  private async readScoreKeys(contest: ContestRecord, marketOf: MarketOf): Promise<Uint8Array> {
+    const entryCount = contest.entriesFilled;
+    const keysBySeq = new Uint8Array(entryCount);
+    const isSeen = new Uint8Array(entryCount);
+    let readCount = 0;
+    const scoreEntry = (entry: EntryRecord) => {
+      // seq is the entry's position in entry order, so the seqs are exactly 0..entriesFilled-1.
+      assert.ok(entry.seq < entryCount && isSeen[entry.seq] === 0, `entry seq ${entry.seq} out of range or repeated`);
+      isSeen[entry.seq] = 1;
+      const outcomes = entryOutcomes(entry, marketOf);
+      assert.ok(!outcomes.includes('pending'), 'scoring needs every pick final');
+      keysBySeq[entry.seq] = scoreKey(contest.gameType, outcomes);
+      readCount++;
+    };
+    let page = this.scorePage(contest.contestId, null, scoreEntry);
+    while (!page.isEnd) {
+      await nextTurn();
+      page = this.scorePage(contest.contestId, page.lastKey, scoreEntry);
+    }
+    assert.equal(readCount, entryCount, `contest ${contest.contestId} entry count drifted`);
+    return keysBySeq;
+  }
+
+  /**
+   * Visits the entries after `afterKey` in key order, up to SCORE_PAGE_ENTRIES of them and for at most about
+   * SCORE_PAGE_BUDGET_MS. `isEnd` when the contest's last entry was visited.
+   */
+  private scorePage(contestId: string, afterKey: string | null, visit: (entry: EntryRecord) => void): { lastKey: string | null; isEnd: boolean } {
+    const range = contestEntryRange(contestId);
+    const deadlineMs = performance.now() + SCORE_PAGE_BUDGET_MS;
+    let lastKey = afterKey;
+    let visited = 0;
+    for (const { key, value } of this.entries.getRange({ start: afterKey ?? range.start, end: range.end })) {
+      if (key === afterKey) continue;
+      visit(value);
+      lastKey = key;
+      visited++;
+      const isPageFull = visited === SCORE_PAGE_ENTRIES || (visited % CLOCK_CHECK_ENTRIES === 0 && performance.now() > deadlineMs);
+      if (isPageFull) return { lastKey, isEnd: false };
+    }
+    return { lastKey, isEnd: true };
+  }
+
+  // ---- one batch ----
+
+  /** One transaction: the next batch's entries settled, and the progress (or the final status) written. */
+  private settleBatchInTxn(contestId: string, plan: SettlementPlan, atMs: number): ContestRecord {
+    const contest = this.contests.get(contestId);
+    assert.ok(contest !== undefined && contest.status === 'open', `contest ${contestId} is not open at a settlement batch`);
+    const progress = contest.settling;
+    if (progress !== undefined) {
+      assert.equal(progress.kind, plan.kind);
+      assert.equal(progress.atMs, atMs);
+    }
+    // One row more than the batch tells whether this batch is the last, without an extra empty transaction.
+    const rows = this.entriesAfter(contestId, progress?.lastKey ?? null, this.batchEntries + 1);
+    const batch = rows.slice(0, this.batchEntries);
+    let paidMicros = BigInt(progress?.paidMicros ?? 0);
+    for (const { key, value: entry } of batch) {
+      assert.equal(entry.settlement, null, `entry ${key} is after the settlement cursor but already settled`);
+      assert.equal(entry.stakeMicros, contest.betAmountMicros);
+      const settled = plan.settleEntryInTxn(entry, atMs);
+      void this.entries.put(key, { ...entry, settlement: settled.settlement });
+      paidMicros += settled.paidMicros;
+    }
+    assert.ok(paidMicros <= BigInt(totalPotMicros(contest)), `contest ${contestId} pays more than its pot`);
+    const settledCount = (progress?.settledCount ?? 0) + batch.length;
+    const next =
+      rows.length > this.batchEntries
+        ? inProgress(contest, { kind: plan.kind, atMs, lastKey: batch.at(-1)!.key, settledCount, paidMicros: Number(paidMicros) })
+        : finished(contest, plan, atMs, settledCount, paidMicros);
+    void this.contests.put(contestId, next);
+    return next;
+  }
+
+  /** Up to `limit` entries of the contest in key order, strictly after `afterKey` (from the first when null). */
+  private entriesAfter(contestId: string, afterKey: string | null, limit: number): EntryRow[] {
+    const range = contestEntryRange(contestId);
+    const rows: EntryRow[] = [];
+    for (const { key, value } of this.entries.getRange({ start: afterKey ?? range.start, end: range.end, limit: limit + 1 })) {
+      if (key === afterKey) continue;
+      rows.push({ key, value });
+      if (rows.length === limit) break;
+    }
+    return rows;
+  }
+}
+
+function inProgress(contest: ContestRecord, settling: SettlingRecord): ContestRecord {
+  return { ...contest, settling };
+}
+
+/** The contest once every entry is settled: the counts and the money are asserted whole before it is written. */
+function finished(contest: ContestRecord, plan: SettlementPlan, atMs: number, settledCount: number, paidMicros: bigint): ContestRecord {
+  assert.equal(settledCount, contest.entriesFilled, `contest ${contest.contestId}: settled ${settledCount} of ${contest.entriesFilled} entries`);
+  assert.equal(paidMicros, plan.totalPaidMicros, `contest ${contest.contestId} paid ${paidMicros}, its scores pay ${plan.totalPaidMicros}`);
+  const { settling: _progress, ...rest } = contest;
+  const status = plan.kind === 'void' ? 'voided' : 'resolved';
+  return { ...rest, status, resolvedAtMs: atMs, paidMicros: Number(paidMicros) };
+}
+
+function progressOf(contest: ContestRecord, kind: SettlementKind): SettleProgress {
+  const isFinished = contest.status !== 'open';
+  return {
+    contestId: contest.contestId,
+    kind,
+    settledCount: isFinished ? contest.entriesFilled : contest.settling!.settledCount,
+    entryCount: contest.entriesFilled,
+    isFinished,
+  };
+}
+
+/**
+ * The contest's markets, read once: they are final (a market never changes after it resolves), so reading
+ * each pick's market from LMDB again (~0.2 µs a pick, millions of times at 1,000,000 entries) buys nothing.
+ */
+function finalMarkets(contest: ContestRecord, marketOf: MarketOf): MarketOf {
+  const markets = new Map<number, Market>();
+  for (const { marketId } of contest.markets) {
+    const market = marketOf(marketId);
+    assert.ok(market !== undefined && market.status !== 'OPEN', `market ${marketId} of contest ${contest.contestId} is not final`);
+    markets.set(marketId, market);
+  }
+  return (marketId) => markets.get(marketId);
+}

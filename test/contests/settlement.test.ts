@@ -1,0 +1,330 @@
+// Contest resolution and voiding in batches (contests/settlement.ts, docs/contests.md "Resolution in
+// batches"), in process on a real Store in a temp dir: thousands of entries settled a few dozen per
+// transaction pay exactly what the rules pay (numbers worked out by hand here, not by the service's
+// scoring); a crash between two batches, produced through the real code path, is finished by the next
+// start's recover() with every entry settled exactly once; and the event loop turns between every two batches.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { ContestsOptions } from '../../src/contests/contests.js';
+import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
+import type { SettleProgress } from '../../src/contests/settlement.js';
+import { isApiError } from '../../src/errors.js';
+import {
+  contestConfig,
+  createMarketsInProcess,
+  down,
+  fundUsersInProcess,
+  openContestsHarness,
+  seedContestInProcess,
+  up,
+  type ContestsHarness,
+  type Pick,
+} from '../helpers/contests.js';
+
+const BET = 1_000_000;
+const CREDIT_MICROS = 10n * BigInt(BET);
+
+const harnesses: ContestsHarness[] = [];
+after(async () => {
+  for (const h of harnesses) await h.destroy();
+});
+
+/** A first "process" whose settlement batches are reported to `progress` (and may "crash" there). */
+function open(options: ContestsOptions = {}): ContestsHarness {
+  const h = openContestsHarness(options);
+  harnesses.push(h);
+  return h;
+}
+
+async function reopen(h: ContestsHarness, options: ContestsOptions = {}): Promise<ContestsHarness> {
+  const next = await h.reopen(options);
+  harnesses[harnesses.indexOf(h)] = next;
+  return next;
+}
+
+/** What a crash right after a committed batch leaves: the settlement stops there, nothing after runs. */
+class SimulatedCrash extends Error {}
+
+function settleOptions(batchEntries: number, progress: SettleProgress[], crashAfterBatch?: number): ContestsOptions {
+  return {
+    settlement: {
+      batchEntries,
+      afterBatch: (p) => {
+        progress.push(p);
+        if (progress.length === crashAfterBatch) throw new SimulatedCrash(`crash after batch ${crashAfterBatch}`);
+      },
+    },
+  };
+}
+
+// ---- the two contests, with their expected results worked out by hand ----
+
+/**
+ * outcast over three markets that all resolve YES. Entry seq i picks "down" on its first i mod 4 markets:
+ * i mod 4 = 0 is clean (3 wins) and wins; 1, 2, 3 lost a pick with 2, 1, 0 wins. With n entries, n/4 win.
+ * The pot (n bets + 1_000_123) is split equally among them; the remainder micros go one each to the
+ * earliest winners by seq (the winners are seqs 0, 4, 8, ...), so they spread across many batches.
+ */
+const outcast = {
+  picksOf: (markets: readonly number[]) => (seq: number): Pick[] => markets.map((m, i) => (i < seq % 4 ? down(m) : up(m))),
+  config: (markets: readonly number[], entryCount: number) =>
+    contestConfig(markets, {
+      game_type: 'outcast',
+      winning_split_bps: [],
+      protocol_prize_pool_micros: 1_000_123,
+      entry_cap: entryCount,
+      bet_type: { kind: 'num_bets', value: 3 },
+    }),
+  /** `shareMicros` and `remainder` worked out by hand for each n (the test re-adds them to the pot). */
+  expected: (entryCount: number, shareMicros: number, remainder: number) => {
+    const winners = entryCount / 4;
+    assert.equal(shareMicros * winners + remainder, 1_000_123 + entryCount * BET, 'hand arithmetic');
+    return (seq: number) => {
+      const lostPicks = seq % 4;
+      if (lostPicks > 0) return { payout: 0, rank: 1 + lostPicks * winners };
+      return { payout: shareMicros + (seq / 4 < remainder ? 1 : 0), rank: 1 };
+    };
+  },
+};
+
+/**
+ * lineups over three markets that all resolve YES, 600 entries, splits 50/30/20 %, pool 6: pot 600_000_006.
+ * seq 0 has 3 wins; seqs 1 and 2 have 2; then odd seqs 1 win (299 entries), even seqs 0 (298).
+ * seq 0, 1st place: floor(pot / 2) = 300_000_003. seqs 1 and 2 tie on places 2-3: floor(pot × 1.0) −
+ * 300_000_003 = 300_000_003, 150_000_001 each and the odd micro to seq 1. Nobody else reaches a paid place.
+ * Ranks: 1; 2, 2; 4 for the 1-win group; 4 + 299 = 303 for the 0-win group. The whole pot is paid.
+ */
+const lineups = {
+  entryCount: 600,
+  potMicros: 600_000_006,
+  winsOf: (seq: number) => (seq === 0 ? 3 : seq <= 2 ? 2 : seq % 2 === 1 ? 1 : 0),
+  picksOf: (markets: readonly number[]) => (seq: number): Pick[] => markets.map((m, i) => (i < lineups.winsOf(seq) ? up(m) : down(m))),
+  config: (markets: readonly number[]) =>
+    contestConfig(markets, {
+      winning_split_bps: [5000, 3000, 2000],
+      protocol_prize_pool_micros: 6,
+      entry_cap: lineups.entryCount,
+      bet_type: { kind: 'num_bets', value: 3 },
+    }),
+  expected: (seq: number) => {
+    if (seq === 0) return { payout: 300_000_003, rank: 1 };
+    if (seq === 1) return { payout: 150_000_002, rank: 2 };
+    if (seq === 2) return { payout: 150_000_001, rank: 2 };
+    return { payout: 0, rank: seq % 2 === 1 ? 4 : 303 };
+  },
+};
+
+// ---- reading the durable state ----
+
+function entriesOf(h: ContestsHarness, contestId: string): EntryRecord[] {
+  const out: EntryRecord[] = [];
+  for (const { value } of h.store.db<EntryRecord>('contestEntries').getRange(contestEntryRange(contestId))) out.push(value);
+  return out;
+}
+
+function contestOf(h: ContestsHarness, contestId: string): ContestRecord {
+  const contest = h.store.db<ContestRecord>('contests').get(contestId);
+  assert.ok(contest !== undefined);
+  return contest;
+}
+
+function settledCount(h: ContestsHarness, contestId: string): number {
+  return entriesOf(h, contestId).filter((e) => e.settlement !== null).length;
+}
+
+/**
+ * Every entry settled once, as `expected(seq)` says, with one ledger movement of `kind` for its reference
+ * and no other settling movement; every user's balance is its credit − its stakes + its payouts, nothing
+ * reserved. Returns the sum paid.
+ */
+function assertSettledExactlyOnce(
+  h: ContestsHarness,
+  contestId: string,
+  userIds: readonly string[],
+  kind: 'settle_reserved' | 'release',
+  expected: (seq: number) => { payout: number; rank: number | null },
+): number {
+  const entries = entriesOf(h, contestId);
+  let paidMicros = 0;
+  const payoutsByUser = new Map<string, number>();
+  for (const entry of entries) {
+    const want = expected(entry.seq);
+    assert.ok(entry.settlement !== null, `entry ${entry.seq} is not settled`);
+    assert.deepEqual(
+      { payout: entry.settlement.payoutMicros, net: entry.settlement.netPayoutMicros, rank: entry.settlement.rank },
+      { payout: want.payout, net: want.payout - BET, rank: want.rank },
+      `entry seq ${entry.seq}`,
+    );
+    paidMicros += want.payout;
+    payoutsByUser.set(entry.userId, (payoutsByUser.get(entry.userId) ?? 0) + want.payout);
+  }
+  const refs = new Set(entries.map(entryRef));
+  for (const userId of userIds) {
+    const movements = h.ledger.journal(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
+    const mine = entries.filter((e) => e.userId === userId);
+    assert.deepEqual(movements.map((j) => j.kind).sort(), mine.map(() => kind), `movements of ${userId}`);
+    assert.equal(new Set(movements.map((j) => j.ref)).size, mine.length, `one movement per entry of ${userId}`);
+    const balance = h.ledger.getBalance(userId);
+    assert.equal(balance.reservedMicros, 0n);
+    assert.equal(balance.atRiskMicros, 0n);
+    const refunds = kind === 'release' ? mine.length * BET : 0;
+    assert.equal(balance.availableMicros, CREDIT_MICROS - BigInt(mine.length * BET) + BigInt((payoutsByUser.get(userId) ?? 0) + refunds));
+  }
+  return paidMicros;
+}
+
+async function resolveAll(h: ContestsHarness, markets: readonly number[]): Promise<void> {
+  for (const m of markets) await h.markets.resolve(m, 'YES');
+}
+
+// ---- the tests ----
+
+describe('resolution in batches', () => {
+  it('pays exactly what the rules pay in one piece: every payout and rank, the pot, every balance (outcast, 2000 entries, batches of 64)', async () => {
+    const progress: SettleProgress[] = [];
+    const h = open(settleOptions(64, progress));
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 400, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 2000), users, 2000, outcast.picksOf(markets));
+    await resolveAll(h, markets);
+
+    // pot 2_001_000_123 among 500 winners: 4_002_000 each and 123 micros left, to seqs 0, 4, ..., 488.
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(2000, 4_002_000, 123));
+    assert.equal(paid, 2_001_000_123, 'the whole pot is paid');
+    const contest = contestOf(h, contestId);
+    assert.equal(contest.status, 'resolved');
+    assert.equal(contest.paidMicros, paid);
+    assert.equal(contest.settling, undefined);
+    // 2000 = 31 × 64 + 16: 32 batches, each settling at most 64, only the last one final.
+    assert.deepEqual(progress.map((p) => p.settledCount), Array.from({ length: 32 }, (_, i) => Math.min(2000, (i + 1) * 64)));
+    assert.deepEqual(progress.map((p) => p.isFinished), Array.from({ length: 32 }, (_, i) => i === 31));
+  });
+
+  it('pays exactly what the rules pay in one piece: lineups places, ties and the rounding micro (600 entries, batches of 64)', async () => {
+    const progress: SettleProgress[] = [];
+    const h = open(settleOptions(64, progress));
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 120, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, lineups.config(markets), users, lineups.entryCount, lineups.picksOf(markets));
+    await resolveAll(h, markets);
+
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', lineups.expected);
+    assert.equal(paid, lineups.potMicros);
+    assert.equal(contestOf(h, contestId).status, 'resolved');
+    assert.equal(contestOf(h, contestId).paidMicros, lineups.potMicros);
+    assert.equal(progress.length, 10); // 600 = 9 × 64 + 24
+  });
+
+  it('turns the event loop between every two batches; a reader never sees "resolved" before every entry is settled', async () => {
+    const batchEntries = 50;
+    const h = open(settleOptions(batchEntries, []));
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+
+    // A reader on every turn of the event loop (setImmediate), for as long as the resolution runs.
+    const seen: Array<{ settled: number; status: string }> = [];
+    let isResolving = true;
+    const observe = () => {
+      seen.push({ settled: settledCount(h, contestId), status: h.contests.detail(contestId, null).status });
+      if (isResolving) setImmediate(observe);
+    };
+    await resolveAll(h, markets.slice(0, 2));
+    setImmediate(observe);
+    await h.markets.resolve(markets[2]!, 'YES');
+    isResolving = false;
+    await nextTurn();
+
+    assert.equal(seen.at(-1)!.settled, 1000);
+    const steps = seen.slice(1).map((s, i) => s.settled - seen[i]!.settled);
+    assert.ok(steps.every((step) => step >= 0 && step <= batchEntries), `at most one batch per turn, saw steps ${steps.filter((s) => s > 0)}`);
+    // Every batch boundary was seen by some turn: 1000 / 50 = 20 batches, so 19 states strictly in between.
+    const midway = new Set(seen.filter((s) => s.settled > 0 && s.settled < 1000).map((s) => s.settled));
+    assert.equal(midway.size, 19);
+    for (const s of seen) assert.equal(s.status, s.settled === 1000 ? 'resolved' : 'open', `status with ${s.settled} settled`);
+  });
+});
+
+describe('a crash between batches', () => {
+  for (const crashAfterBatch of [1, 15]) {
+    it(`after batch ${crashAfterBatch} of 16: the state is whole batches, and the next start's recover() settles the rest exactly once`, async () => {
+      const progress: SettleProgress[] = [];
+      let h = open(settleOptions(64, progress, crashAfterBatch));
+      const markets = await createMarketsInProcess(h, 3);
+      const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
+      const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+      await resolveAll(h, markets); // the listener logs the "crash"; the market stays resolved
+
+      // What the crash left in LMDB: exactly the committed batches, the contest still open and marked.
+      const settledBefore = crashAfterBatch * 64;
+      const midway = contestOf(h, contestId);
+      assert.equal(midway.status, 'open');
+      assert.equal(midway.paidMicros, null);
+      assert.deepEqual(
+        midway.settling && { kind: midway.settling.kind, settledCount: midway.settling.settledCount },
+        { kind: 'resolve', settledCount: settledBefore },
+      );
+      assert.equal(settledCount(h, contestId), settledBefore);
+      // Nothing else may change the contest meanwhile: a void is refused once paying has begun.
+      await assert.rejects(h.contests.voidContest(contestId), (err) => isApiError(err) && err.code === 'CONTEST_CLOSED');
+
+      h = await reopen(h, settleOptions(64, progress));
+      assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+
+      // pot 1_001_000_123 among 250 winners: 4_004_000 each and 123 micros left, to seqs 0, 4, ..., 488.
+      const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+      assert.equal(paid, 1_001_000_123);
+      const contest = contestOf(h, contestId);
+      assert.equal(contest.status, 'resolved');
+      assert.equal(contest.paidMicros, paid);
+      // The decision keeps its time across the restart.
+      assert.equal(contest.resolvedAtMs, midway.settling!.atMs);
+      assert.deepEqual(progress.map((p) => p.settledCount).slice(crashAfterBatch - 1, crashAfterBatch + 1), [settledBefore, Math.min(1000, settledBefore + 64)]);
+    });
+  }
+
+  it('in an admin void: entries are refused meanwhile, and recover() refunds the rest exactly once though markets are still OPEN', async () => {
+    const progress: SettleProgress[] = [];
+    let h = open(settleOptions(64, progress, 2));
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 60, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 300), users, 300, outcast.picksOf(markets));
+
+    await assert.rejects(h.contests.voidContest(contestId), SimulatedCrash);
+    assert.equal(settledCount(h, contestId), 128);
+    assert.equal(contestOf(h, contestId).settling?.kind, 'void');
+    assert.equal(h.contests.detail(contestId, null).status, 'open');
+    await assert.rejects(
+      h.contests.enter(users[0]!, { contest_id: contestId, bets: outcast.picksOf(markets)(0) }),
+      (err) => isApiError(err) && err.code === 'CONTEST_CLOSED',
+    );
+
+    h = await reopen(h);
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+    assertRefundedExactlyOnce(h, contestId, users, 5);
+    const contest = contestOf(h, contestId);
+    assert.equal(contest.status, 'voided');
+    assert.equal(contest.paidMicros, 0);
+    assert.equal(contest.settling, undefined);
+  });
+});
+
+/**
+ * A refund (contract section 8, docs/contests.md "Voiding"): every pick voided, payout = the stake, net 0, no
+ * rank; one release per entry and nothing else; each user's balance is back to its credit, nothing reserved.
+ */
+function assertRefundedExactlyOnce(h: ContestsHarness, contestId: string, userIds: readonly string[], entriesPerUser: number): void {
+  const entries = entriesOf(h, contestId);
+  for (const e of entries) {
+    assert.deepEqual(e.settlement, { outcomes: ['voided', 'voided', 'voided'], payoutMicros: BET, netPayoutMicros: 0, rank: null });
+  }
+  const refs = new Set(entries.map(entryRef));
+  for (const userId of userIds) {
+    const movements = h.ledger.journal(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
+    assert.deepEqual(movements.map((j) => j.kind), Array.from({ length: entriesPerUser }, () => 'release'), `refunds of ${userId}`);
+    assert.equal(new Set(movements.map((j) => j.ref)).size, entriesPerUser, `one refund per entry of ${userId}`);
+    const balance = h.ledger.getBalance(userId);
+    assert.deepEqual([balance.availableMicros, balance.reservedMicros, balance.pnlMicros], [CREDIT_MICROS, 0n, 0n]);
+  }
+}
