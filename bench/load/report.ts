@@ -42,7 +42,7 @@ interface Results {
   memory?: MemoryResult;
 }
 
-type Verdict = 'met' | 'missed' | 'not run';
+type Verdict = 'met' | 'missed' | 'missed (unreachable here: the bound misses too)' | 'not run';
 
 interface TargetRow {
   target: string;
@@ -80,13 +80,21 @@ function targetRows(r: Results): TargetRow[] {
 
   if (r.signed !== undefined && r.signed.recoveriesPerSAllCores !== null) {
     const ratio = r.signed.admission.reqPerS / r.signed.recoveriesPerSAllCores;
+    // ?? null: results written before the bound was measured lack these fields.
+    const bound = r.signed.recoveryBound ?? null;
+    const boundRatio = r.signed.recoveryBoundOfRecoveryCeiling ?? null;
+    const admissionOfBound = r.signed.admissionOfRecoveryBound ?? null;
     rows.push({
       target: 'signed admission ≥ 80 % of recoveries/s of all cores',
       measured:
         `${r.signed.admission.reqPerS} RFQ/s admitted (no makers); with 10 makers ${r.signed.sustainedPerS}/s sustained create → completed; ` +
-        `${r.signed.recoveriesPerSAllCores} recoveries/s (${r.micro?.recoverBackend ?? '?'})`,
-      ratio: `${pct(ratio)} (with makers ${pct(r.signed.sustainedPerS / r.signed.recoveriesPerSAllCores)})`,
-      verdict: verdict(ratio >= 0.8),
+        `${r.signed.recoveriesPerSAllCores} recoveries/s (${r.micro?.recoverBackend ?? '?'})` +
+        (bound === null ? '' : `; bound (HTTP + recovery only, every core, same client) ${bound.reqPerS} req/s`),
+      ratio:
+        `${pct(ratio)} (with makers ${pct(r.signed.sustainedPerS / r.signed.recoveriesPerSAllCores)})` +
+        (boundRatio === null || admissionOfBound === null ? '' : `; the bound reaches ${pct(boundRatio)}, admission is ${pct(admissionOfBound)} of the bound`),
+      // Below 80 % for the bound itself, no implementation can meet the target on this machine and client.
+      verdict: ratio >= 0.8 ? 'met' : boundRatio !== null && boundRatio < 0.8 ? 'missed (unreachable here: the bound misses too)' : 'missed',
     });
   } else rows.push({ target: 'signed ≥ 80 % of recoveries/s', measured: '-', ratio: '-', verdict: 'not run' });
 
@@ -152,6 +160,7 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
   }
   for (const ladder of [r.unsigned, r.signed]) {
     if (ladder === undefined) continue;
+    const bound = ladder.recoveryBound ?? null; // absent from results written before it was measured
     out.push(
       `## ${ladder.kind} RFQs, open loop, ${ladder.makers} quoting makers, ${ladder.shards} shard(s): create → completed`,
       '',
@@ -173,7 +182,11 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       '',
       `Sustained ${ladder.sustainedPerS}/s, peak ${ladder.peakPerS}/s. Admission alone (no makers, 128 callers): ` +
         `${ladder.admission.reqPerS} RFQ/s, p50 ${ladder.admission.latency.p50Ms} ms, server CPU ${ladder.admission.cpu?.serverPercent ?? '?'} %.` +
-        (ladder.recoveriesPerSAllCores === null ? '' : ` Recoveries/s of all cores (bench:micro, this run): ${ladder.recoveriesPerSAllCores}.`),
+        (ladder.recoveriesPerSAllCores === null ? '' : ` Recoveries/s of all cores (bench:micro, this run): ${ladder.recoveriesPerSAllCores}.`) +
+        (bound === null
+          ? ''
+          : ` The recovery bound (the same requests against a server that only parses, hashes and recovers, on every core): ` +
+            `${bound.reqPerS} req/s, server CPU ${bound.cpu?.serverPercent ?? '?'} %.`),
       '',
     );
   }

@@ -2,7 +2,7 @@
 // node:http handler, each in its own child process, each returning a body the size of an RFQ result, driven
 // by the same client, the same way (closed loop, 64 keep-alive connections, the raw client of raw-http.ts),
 // in the same run as `get`.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import { toRfqResult, type RfqRecord } from '../../../src/rfq/records.js';
@@ -46,15 +46,31 @@ export function rfqResultBodyBytes(): number {
 export const CEILING_PATH = '/v1/rfq/00c0ffee-0000-4000-8000-000000000000';
 export const CEILING_HEADERS = { authorization: `Bearer ${'x'.repeat(43)}` };
 
-async function measure(ctx: RunContext, mode: 'uws' | 'http', bodyBytes: number): Promise<ClosedLoopResult> {
-  const child = spawn(process.execPath, [resolve(repoRoot, 'dist/bench/load/ceiling-server.js'), mode, String(bodyBytes)], {
+/** A child server of bench/load (`script` in dist/bench/load/), up once it prints {"port": N}. */
+export interface ListeningChild {
+  child: ChildProcess;
+  port: number;
+}
+
+export async function spawnListening(script: string, args: string[]): Promise<ListeningChild> {
+  const child = spawn(process.execPath, [resolve(repoRoot, 'dist/bench/load', script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
     const port = await new Promise<number>((done, fail) => {
       createInterface({ input: child.stdout! }).once('line', (line) => done((JSON.parse(line) as { port: number }).port));
-      child.once('exit', (code) => fail(new Error(`ceiling server (${mode}) exited with ${code}`)));
+      child.once('exit', (code) => fail(new Error(`${script} ${args.join(' ')} exited with ${code}`)));
     });
+    return { child, port };
+  } catch (err) {
+    child.kill('SIGTERM');
+    throw err;
+  }
+}
+
+async function measure(ctx: RunContext, mode: 'uws' | 'http', bodyBytes: number): Promise<ClosedLoopResult> {
+  const { child, port } = await spawnListening('ceiling-server.js', [mode, String(bodyBytes)]);
+  try {
     const pool = await RawHttpPool.open(port, DEFAULT_CONNECTIONS);
     const request = encodeGet(port, CEILING_PATH, CEILING_HEADERS);
     try {

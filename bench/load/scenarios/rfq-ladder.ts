@@ -21,6 +21,7 @@ import {
 } from '../rfq-traffic.js';
 import { sleep, startServerFor, stepMs, type RunContext, type Scenario } from './context.js';
 import type { MicroResult } from './micro.js';
+import { rfqResultBodyBytes, spawnListening } from './ceiling.js';
 
 export const LADDER_MAKERS = 10;
 const USERS = 16;
@@ -42,6 +43,15 @@ export interface LadderResult {
   admission: ClosedLoopResult;
   /** signed only: admission.reqPerS / recoveries per second of all cores (bench:micro, this run). */
   admissionOfRecoveryCeiling: number | null;
+  /**
+   * signed only: the same requests, same client, against recovery-bound-server.ts (HTTP + the order's
+   * recovery on every core, nothing else): the most any signed admission could reach here.
+   */
+  recoveryBound: ClosedLoopResult | null;
+  /** signed only: recoveryBound.reqPerS / recoveries per second of all cores: the target's reachable share. */
+  recoveryBoundOfRecoveryCeiling: number | null;
+  /** signed only: admission.reqPerS / recoveryBound.reqPerS: how close the service is to that bound. */
+  admissionOfRecoveryBound: number | null;
   makers: number;
   shards: number;
   steps: LadderStep[];
@@ -73,8 +83,12 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
           ? prepareUnsigned(users, markets, count, waitMs)
           : prepareSigned(users, markets, count, waitMs, nonces, Date.now() + 15 * 60_000),
       );
-    const admission = await measureAdmission(ctx, pool, server.pid, prepare);
+    const admission = await measureAdmission(ctx, pool, server.pid, prepare(ctx.isQuick ? 4_000 : 40_000, 0));
     ctx.log(`${kind} admission (no makers, closed loop): ${admission.reqPerS} RFQ/s admitted (p99 ${admission.latency.p99Ms} ms), server CPU ${admission.cpu?.serverPercent} %`);
+    const recoveryBound = kind === 'signed' ? await measureRecoveryBound(ctx, prepare) : null;
+    if (recoveryBound !== null) {
+      ctx.log(`signed recovery bound (HTTP + recovery only, every core): ${recoveryBound.reqPerS} req/s, server CPU ${recoveryBound.cpu?.serverPercent} %`);
+    }
     await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
     await farm.setPolicy('quote');
     // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
@@ -106,13 +120,16 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
     return {
       kind,
       admission,
-      admissionOfRecoveryCeiling: recoveries === null ? null : Math.round((admission.reqPerS / recoveries) * 1000) / 1000,
+      admissionOfRecoveryCeiling: ratio(admission.reqPerS, recoveries),
+      recoveryBound,
+      recoveryBoundOfRecoveryCeiling: ratio(recoveryBound?.reqPerS ?? null, recoveries),
+      admissionOfRecoveryBound: ratio(admission.reqPerS, recoveryBound?.reqPerS ?? null),
       makers: LADDER_MAKERS,
       shards: Number(server.env['PARLAYD_SHARDS'] ?? Math.max(1, availableParallelism() - 1)),
       steps,
       sustainedPerS,
       peakPerS,
-      ofRecoveryCeiling: recoveries === null ? null : Math.round((sustainedPerS / recoveries) * 1000) / 1000,
+      ofRecoveryCeiling: ratio(sustainedPerS, recoveries),
       recoveriesPerSAllCores: recoveries,
     };
   } finally {
@@ -125,23 +142,46 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
 /**
  * Admission throughput: RFQs answered 201 per second by 128 callers for a few seconds, before any maker
  * connects, so nothing but admission and the two durable writes (created, then `timeout` at once) runs.
+ * Each body is sent once (a repeat would be an idempotent replay), unless `isRepeatable`.
  */
 async function measureAdmission(
   ctx: RunContext,
   pool: RawHttpPool,
   serverPid: number,
-  prepare: (count: number, waitMs?: number) => Buffer[],
+  bodies: readonly Buffer[],
+  isRepeatable = false,
 ): Promise<ClosedLoopResult> {
-  const prepared = prepare(ctx.isQuick ? 4_000 : 40_000, 0);
   return runClosedLoop({
     concurrency: ADMISSION_CALLERS,
     durationMs: stepMs(ctx, 4000),
     warmupMs: stepMs(ctx, 1000, 300),
-    request: async (i) => (await postRfqRaw(pool, prepared[i % prepared.length]!)).status === 201,
-    stopWhen: (next) => next >= prepared.length,
+    request: async (i) => (await postRfqRaw(pool, bodies[i % bodies.length]!)).status === 201,
+    ...(isRepeatable ? {} : { stopWhen: (next: number) => next >= bodies.length }),
     serverPid,
   });
 }
+
+/**
+ * The signed admission bound: the admission measurement's shape (closed loop, same callers, same time, fresh
+ * signed bodies of the same shape) against recovery-bound-server.ts instead of the service.
+ */
+async function measureRecoveryBound(ctx: RunContext, prepare: (count: number, waitMs?: number) => Buffer[]): Promise<ClosedLoopResult> {
+  const { child, port } = await spawnListening('recovery-bound-server.js', [String(rfqResultBodyBytes())]);
+  try {
+    const pool = await RawHttpPool.open(port, ADMISSION_CALLERS);
+    try {
+      // It keeps no replay keys, so a few thousand distinct bodies sent in turn measure it fully.
+      return await measureAdmission(ctx, pool, child.pid!, prepare(4_000, 0), true);
+    } finally {
+      pool.close();
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+const ratio = (numerator: number | null, denominator: number | null): number | null =>
+  numerator === null || denominator === null || denominator === 0 ? null : Math.round((numerator / denominator) * 1000) / 1000;
 
 function step(pool: RawHttpPool, prepared: Buffer[], ratePerS: number): Promise<OpenLoopResult> {
   return runOpenLoop({
