@@ -121,6 +121,8 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         // Their timers would otherwise start a batch on a closing store.
         sessions.stopSweeping();
         walletLogin.stopSweeping();
+        // Before the store closes: a contest settlement stops between two durable batches.
+        await services.contests.stop();
         await rfqEngine.close();
         await store.root.flushed;
         await verifyPool.close();

@@ -86,6 +86,8 @@ export class ContestSettler {
     private readonly store: Store,
     private readonly ledger: Ledger,
     private readonly marketOf: MarketOf,
+    /** True once the service stops: a settlement ends after its current batch, for the next start to continue. */
+    private readonly isStopping: () => boolean,
     options: SettlerOptions = {},
   ) {
     this.batchEntries = options.batchEntries ?? SETTLE_BATCH_ENTRIES;
@@ -114,6 +116,7 @@ export class ContestSettler {
       const after = await this.store.transact(() => this.settleBatchInTxn(contest.contestId, plan, atMs));
       await this.afterBatch?.(progressOf(after, kind));
       if (after.status !== 'open') return after;
+      if (this.isStopping()) throw new SettlementInterrupted(after.contestId, after.settling!.settledCount, after.entriesFilled);
       // Whatever waited while the batch held the thread (requests, socket frames, timers) runs before the next.
       await nextTurn();
     }
@@ -242,6 +245,13 @@ export class ContestSettler {
       if (rows.length === limit) break;
     }
     return rows;
+  }
+}
+
+/** A settlement left between two batches because the service stops: durable so far, continued at next start. */
+export class SettlementInterrupted extends Error {
+  constructor(contestId: string, settledCount: number, entryCount: number) {
+    super(`contest ${contestId}: settlement stopped with the service after ${settledCount} of ${entryCount} entries; the next start continues it`);
   }
 }
 

@@ -8,7 +8,7 @@
 // A price window is created on lookup only within the reach set in windows.ts (7 days ahead, 1 day behind, in
 // windows at most 2016 and 288): an unauthenticated caller cannot create unbounded durable markets, nor one
 // whose times are not dates. Every market's times are asserted to be safe integers and dates before it is written.
-import assert from 'node:assert/strict';
+import assert, { AssertionError } from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ApiError, validationError } from '../errors.js';
@@ -193,6 +193,14 @@ export class Markets {
       try {
         await listener(market);
       } catch (err) {
+        // A broken money invariant is a bug, not a failure to retry: stop the process rather than carry on
+        // with wrong balances (STYLE), as contests do.
+        if (err instanceof AssertionError) {
+          setImmediate(() => {
+            throw err;
+          });
+          throw err;
+        }
         failures.push(err);
       }
     }

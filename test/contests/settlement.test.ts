@@ -254,7 +254,9 @@ describe('a crash between batches', () => {
       const markets = await createMarketsInProcess(h, 3);
       const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
       const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
-      await resolveAll(h, markets); // the listener logs the "crash"; the market stays resolved
+      // The "crash" fails the last resolve; the market stays resolved.
+      await assert.rejects(resolveAll(h, markets), (err) => err instanceof AggregateError);
+      assert.equal(h.markets.get(markets[2]!)!.status, 'RESOLVED');
 
       // What the crash left in LMDB: exactly the committed batches, the contest still open and marked.
       const settledBefore = crashAfterBatch * 64;
@@ -309,6 +311,92 @@ describe('a crash between batches', () => {
     assert.equal(contest.settling, undefined);
   });
 });
+
+describe('a settlement that stops midway in a running process', () => {
+  it('a batch that fails at run time fails the resolve; the same-outcome retry continues from the last batch and settles each entry once', async () => {
+    const progress: SettleProgress[] = [];
+    const h = open(settleOptions(64, progress, 3));
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+    await h.markets.resolve(markets[0]!, 'YES');
+    await h.markets.resolve(markets[1]!, 'YES');
+    // Without the failure reaching the resolve, the admin would see 200 with the contest a third paid.
+    await assert.rejects(h.markets.resolve(markets[2]!, 'YES'), (err) => leafErrors(err).some((e) => e instanceof SimulatedCrash));
+    assert.equal(contestOf(h, contestId).settling?.settledCount, 3 * 64);
+
+    await h.markets.resolve(markets[2]!, 'YES');
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+    assert.equal(contestOf(h, contestId).status, 'resolved');
+    assert.equal(paid, 1_001_000_123);
+    // The retry went on from batch 4: 16 batches in all, none repeated.
+    assert.deepEqual(progress.map((p) => p.settledCount), Array.from({ length: 16 }, (_, i) => Math.min(1000, (i + 1) * 64)));
+  });
+
+  it('retried resolves during a settlement queue one finish, not one each: an entry still gets CONTEST_CLOSED, not OVERLOADED', async () => {
+    let retries: Promise<unknown>[] = [];
+    let entry: Promise<unknown> | null = null;
+    const progress: SettleProgress[] = [];
+    const h = open({
+      settlement: {
+        batchEntries: 64,
+        afterBatch: (p) => {
+          progress.push(p);
+          // While the settlement holds the lane, an oracle retries more times than a lane holds tasks
+          // (MAX_QUEUED_TASKS_PER_CONTEST, 4,096).
+          if (progress.length === 1) retries = Array.from({ length: 5000 }, () => h.markets.resolve(markets[2]!, 'YES'));
+          // The retries' writes were queued before the next batch's, so by now each retry has asked for a finish.
+          if (progress.length === 2) entry = h.contests.enter(extra!, { contest_id: contestId, bets: outcast.picksOf(markets)(0) });
+        },
+      },
+    });
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 50, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 200), users, 200, outcast.picksOf(markets));
+    const [extra] = await fundUsersInProcess(h, 1, CREDIT_MICROS);
+    await h.markets.resolve(markets[0]!, 'YES');
+    await h.markets.resolve(markets[1]!, 'YES');
+    await h.markets.resolve(markets[2]!, 'YES');
+    await Promise.all(retries);
+    assert.ok(entry !== null);
+    // With a lane task per retry, the entry would have found the lane full: 503 OVERLOADED.
+    await assert.rejects(entry, (err) => isApiError(err) && err.code === 'CONTEST_CLOSED');
+    assert.equal(contestOf(h, contestId).status, 'resolved');
+    assert.equal(progress.length, 4); // 200 entries in batches of 64, each settled once
+  });
+
+  it('a stop ends the settlement after its current batch, before the store closes; the next start finishes it', async () => {
+    const progress: SettleProgress[] = [];
+    let stopping: Promise<void> | null = null;
+    let h = open({
+      settlement: {
+        batchEntries: 64,
+        afterBatch: (p) => {
+          progress.push(p);
+          if (progress.length === 2) stopping = h.contests.stop();
+        },
+      },
+    });
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+    await h.markets.resolve(markets[0]!, 'YES');
+    await h.markets.resolve(markets[1]!, 'YES');
+    await assert.rejects(h.markets.resolve(markets[2]!, 'YES'), (err) => err instanceof AggregateError);
+    await stopping; // every lane has ended: the store can close
+    assert.equal(progress.length, 2);
+    assert.equal(contestOf(h, contestId).settling?.settledCount, 128);
+
+    h = await reopen(h);
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+    assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+  });
+});
+
+/** The errors inside nested AggregateErrors (markets.ts wraps its listeners' failures, contests.ts its contests'). */
+function leafErrors(err: unknown): unknown[] {
+  return err instanceof AggregateError ? err.errors.flatMap(leafErrors) : [err];
+}
 
 /**
  * A refund (contract section 8, docs/contests.md "Voiding"): every pick voided, payout = the stake, net 0, no
