@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
-import { ApiError } from '../errors.js';
+import { ApiError, validationError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
@@ -51,6 +51,33 @@ export interface EntryAccepted {
 }
 
 export type AdminEntry = ReturnType<typeof callerEntryView> & { user_id: string };
+export interface AdminEntriesPage {
+  entries: AdminEntry[];
+  next_cursor: string | null;
+}
+
+/** Entries in one page of GET /v1/admin/contests/{id}/entries (the route's `limit` maximum and default). */
+export const MAX_ADMIN_ENTRIES_PAGE = 1000;
+
+/** entryKey's shape: contest id, user id (neither holds ':' or '~'), 10-digit zero-padded entry_index. */
+const ENTRY_KEY_RE = /^([^:~]{1,64}):[^:~]{1,64}:[0-9]{10}$/;
+
+/** An admin entries cursor: the last entry key of a page, base64url (opaque to callers). */
+const encodeEntryCursor = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
+
+/**
+ * The entry key a cursor encodes. VALIDATION_FAILED at /cursor unless it is the canonical base64url of an
+ * entry key (entryKey in records.ts) of this contest.
+ */
+function decodeEntryCursor(contestId: string, cursor: string): string {
+  const key = Buffer.from(cursor, 'base64url').toString('utf8');
+  const shape = ENTRY_KEY_RE.exec(key);
+  if (encodeEntryCursor(key) !== cursor || shape === null) {
+    throw validationError([{ path: '/cursor', message: 'cursor is not a next_cursor of this route' }]);
+  }
+  if (shape[1] !== contestId) throw validationError([{ path: '/cursor', message: 'cursor belongs to another contest' }]);
+  return key;
+}
 
 export interface ContestsOptions {
   /** Entries per settlement transaction (settlement.ts, SETTLE_BATCH_ENTRIES by default) and a progress hook. */
@@ -137,10 +164,28 @@ export class Contests {
     return detailView(contest, this.marketOf, null);
   }
 
-  /** Every entry of a contest of any game_type, with its owner (an operator's view). */
-  adminEntries(contestId: string): AdminEntry[] {
+  /**
+   * One page of a contest's entries of any game_type, with their owners (an operator's view), in key order
+   * (user id, then entry_index): at most `limit` entries strictly after the cursor's key, so a page costs
+   * limit + 2 reads however many entries the contest holds (up to entry_cap = 1,000,000). `next_cursor`
+   * (the last key returned, base64url) is null when no entry follows the page.
+   * CONTEST_NOT_FOUND for an unknown id; VALIDATION_FAILED (/cursor) for a cursor not made for this contest.
+   */
+  adminEntries(contestId: string, page: { limit: number; cursor?: string | undefined }): AdminEntriesPage {
+    assert.ok(Number.isInteger(page.limit) && page.limit >= 1 && page.limit <= MAX_ADMIN_ENTRIES_PAGE, `admin entries limit ${page.limit}`);
     if (this.contests.get(contestId) === undefined) throw new ApiError('CONTEST_NOT_FOUND');
-    return this.contestEntries(contestId).map((e) => ({ user_id: e.userId, ...callerEntryView(e, this.marketOf) }));
+    const range = contestEntryRange(contestId);
+    const afterKey = page.cursor === undefined ? null : decodeEntryCursor(contestId, page.cursor);
+    const entries: AdminEntry[] = [];
+    let lastKey: string | null = null;
+    // limit + 2: the cursor's own key (skipped) and one entry past the page, which says whether one follows.
+    for (const { key, value } of this.entries.getRange({ start: afterKey ?? range.start, end: range.end, limit: page.limit + 2 })) {
+      if (key === afterKey) continue;
+      if (entries.length === page.limit) return { entries, next_cursor: encodeEntryCursor(lastKey!) };
+      entries.push({ user_id: value.userId, ...callerEntryView(value, this.marketOf) });
+      lastKey = key;
+    }
+    return { entries, next_cursor: null };
   }
 
   // ---- reads ----
@@ -384,13 +429,6 @@ export class Contests {
     void this.contests.put(contestId, contest);
     if (image !== null) void this.images.put(contestId, image);
     return contest;
-  }
-
-  /** Every entry of a contest in entry order (seq). */
-  private contestEntries(contestId: string): EntryRecord[] {
-    const out: EntryRecord[] = [];
-    for (const { value } of this.entries.getRange(contestEntryRange(contestId))) out.push(value);
-    return out.sort((a, b) => a.seq - b.seq);
   }
 
   /** One user's entries in entry_index order (keys are zero-padded). */

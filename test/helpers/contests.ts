@@ -114,19 +114,36 @@ export function getDetail(server: TestServer, contestId: string, token?: string)
   return client(server.baseUrl, token).get(`/v1/contests/${contestId}`);
 }
 
-export async function adminEntries(server: TestServer, contestId: string) {
-  const res = await admin(server).get(`/v1/admin/contests/${contestId}/entries`);
+export interface AdminEntry {
+  user_id: string;
+  entry_index: number;
+  created_at_ms: number;
+  payout_micros: number | null;
+  net_payout_micros: number | null;
+  rank: number | null;
+  resolved_win_count: number;
+  open_leg_count: number;
+  picks: Array<Pick & { outcome: string }>;
+}
+
+/** One page of GET /v1/admin/contests/{id}/entries (`query` as sent, e.g. `limit=10&cursor=...`). */
+export async function adminEntriesPage(server: TestServer, contestId: string, query = '') {
+  const res = await admin(server).get(`/v1/admin/contests/${contestId}/entries${query === '' ? '' : `?${query}`}`);
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  return res.body.entries as Array<{
-    user_id: string;
-    entry_index: number;
-    payout_micros: number | null;
-    net_payout_micros: number | null;
-    rank: number | null;
-    resolved_win_count: number;
-    open_leg_count: number;
-    picks: Array<Pick & { outcome: string }>;
-  }>;
+  return res.body as { entries: AdminEntry[]; next_cursor: string | null };
+}
+
+/** Every entry of a contest, following next_cursor page by page: in key order (user_id, then entry_index). */
+export async function adminEntries(server: TestServer, contestId: string): Promise<AdminEntry[]> {
+  const entries: AdminEntry[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; ; pages++) {
+    assert.ok(pages <= 1000, 'adminEntries: more than 1000 pages');
+    const page = await adminEntriesPage(server, contestId, cursor === null ? '' : `cursor=${cursor}`);
+    entries.push(...page.entries);
+    if (page.next_cursor === null) return entries;
+    cursor = page.next_cursor;
+  }
 }
 
 /** Expects the contract error body with `code` (and the status the contract gives it). */

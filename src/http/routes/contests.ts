@@ -16,10 +16,19 @@ import {
   ContestListQuery,
   CreateContest,
 } from '../../schemas/contests.js';
-import { Uuid } from '../../schemas/common.js';
+import { Nullable, StrictObject, Uuid } from '../../schemas/common.js';
+import { MAX_ADMIN_ENTRIES_PAGE } from '../../contests/contests.js';
 
+/** A page of the admin entries view; pages go in entry key order (user_id, then entry_index). */
+const AdminEntriesQuery = StrictObject({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ADMIN_ENTRIES_PAGE, description: `entries in the page (default ${MAX_ADMIN_ENTRIES_PAGE})` })),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor of the previous page (opaque); absent: the first page' }),
+  ),
+});
 const AdminEntries = Type.Object({
   entries: Type.Array(Type.Composite([Type.Object({ user_id: Uuid }), CallerEntry])),
+  next_cursor: Nullable(Type.String({ description: 'cursor of the next page; null on the last page' })),
 });
 
 export function contestRoutes(s: Services) {
@@ -78,9 +87,10 @@ export function contestRoutes(s: Services) {
     }),
     defineRoute({
       method: 'GET', path: '/v1/admin/contests/{id}/entries', tag: 'admin', auth: 'admin',
-      summary: 'Every entry of a contest of any game_type, with its user_id',
-      params: ContestIdParams, responses: { 200: AdminEntries },
-      handler: ({ params }) => json(200, { entries: contests.adminEntries(params.id) }),
+      summary: 'A page of the entries of a contest of any game_type, with their user_id, in key order (user_id, then entry_index); follow next_cursor until null',
+      params: ContestIdParams, query: AdminEntriesQuery, responses: { 200: AdminEntries },
+      handler: ({ params, query }) =>
+        json(200, contests.adminEntries(params.id, { limit: query.limit ?? MAX_ADMIN_ENTRIES_PAGE, cursor: query.cursor })),
     }),
   ];
 }
