@@ -15,6 +15,7 @@ import type { AnyRoute, Reply } from './route.js';
 import { Router, type Method } from './router.js';
 import { statusLine } from './status-text.js';
 import { compileValidator, type Validator } from './validate.js';
+import { callerNetwork } from './caller-network.js';
 import { StrictObject } from '../schemas/common.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
@@ -262,11 +263,11 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   return app;
 }
 
-/** Sessions are limited per principal; anonymous callers per remote IP. */
+/** Sessions are limited per principal; anonymous callers per remote IP (an IPv6 caller per /64). */
 function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
-  return `ip:${Buffer.from(res.getRemoteAddressAsText()).toString()}`;
+  return `ip:${callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString())}`;
 }
 
 function compileRoute(route: AnyRoute): CompiledRoute {

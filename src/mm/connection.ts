@@ -26,6 +26,8 @@ export class Connection {
   constructor(
     readonly connId: number,
     readonly remote: string,
+    /** What the per-IP limit on sockets waiting for auth counts it under (http/caller-network.ts). */
+    readonly remoteNetwork: string,
   ) {}
 }
 

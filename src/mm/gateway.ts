@@ -38,6 +38,7 @@ import {
 } from './protocol.js';
 import type { MakerRegistry } from './registry.js';
 import { Connection, type MakerId, type UserData } from './connection.js';
+import { callerNetwork } from '../http/caller-network.js';
 import { registerGatewayMetrics, type GatewayMetrics } from './metrics.js';
 
 export type { MakerId };
@@ -97,7 +98,7 @@ export class MakerGateway {
    * Pending sockets by remote address (the TCP peer, as the HTTP rate limiter keys anonymous callers). An
    * entry exists only while it counts at least one pending socket, so the map holds <= maxPendingAuth keys.
    */
-  readonly #pendingByRemote = new Map<string, number>();
+  readonly #pendingByNetwork = new Map<string, number>();
   #connSeq = 0;
   #makerSeq = 0;
   #isClosing = false;
@@ -140,13 +141,14 @@ export class MakerGateway {
         if (this.#isClosing || this.#pendingCount >= this.#maxPendingAuth) return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
         // Only valid inside this handler (uWS): the address is read here and kept on the connection.
         const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
-        // One address may not hold the service-wide places alone (they would lock every maker out). A limit
+        const remoteNetwork = callerNetwork(remote);
+        // One address (an IPv6 /64) may not hold the service-wide places alone (they would lock every maker out). A limit
         // per caller is 429 RATE_LIMITED in contract section 2; a place frees when a socket authenticates
         // or closes, at the latest after mmAuthTimeoutMs, so a retry after 1 s is reasonable.
-        if ((this.#pendingByRemote.get(remote) ?? 0) >= this.#deps.config.mmMaxPendingAuthPerIp) {
+        if ((this.#pendingByNetwork.get(remoteNetwork) ?? 0) >= this.#deps.config.mmMaxPendingAuthPerIp) {
           return refuseUpgrade(res, '429 Too Many Requests', RATE_LIMITED_BODY);
         }
-        const userData: UserData = { conn: new Connection(++this.#connSeq, remote) };
+        const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork) };
         res.upgrade(userData, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
       },
       open: (ws) => this.#onOpen(ws),
@@ -242,7 +244,7 @@ export class MakerGateway {
     if (this.#isClosing) return this.#close(conn, 'SHUTDOWN');
     conn.isPending = true;
     this.#pendingCount++;
-    this.#pendingByRemote.set(conn.remote, (this.#pendingByRemote.get(conn.remote) ?? 0) + 1);
+    this.#pendingByNetwork.set(conn.remoteNetwork, (this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0) + 1);
     const { config, clock } = this.#deps;
     conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
     // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile.
@@ -361,9 +363,9 @@ export class MakerGateway {
     if (!conn.isPending) return;
     conn.isPending = false;
     this.#pendingCount--;
-    const ofRemote = this.#pendingByRemote.get(conn.remote) ?? 0;
-    if (ofRemote <= 1) this.#pendingByRemote.delete(conn.remote);
-    else this.#pendingByRemote.set(conn.remote, ofRemote - 1);
+    const ofRemote = this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0;
+    if (ofRemote <= 1) this.#pendingByNetwork.delete(conn.remoteNetwork);
+    else this.#pendingByNetwork.set(conn.remoteNetwork, ofRemote - 1);
   }
 
   // --- heartbeat ---------------------------------------------------------------------------------------
