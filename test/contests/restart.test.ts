@@ -15,6 +15,7 @@ import {
   createMarkets,
   down,
   enter,
+  eventually,
   getDetail,
   MoneyBook,
   resolveMarket,
@@ -146,6 +147,9 @@ describe('restarts', () => {
 
     server = await start(server);
     book = book.rebind(server);
+    // The start queues the finish before it listens and serves without waiting for it.
+    const s = server;
+    await eventually(async () => assert.ok(s.logs.some((l) => l['msg'] === 'contests recovered' && l['finished'] === 1)));
     const detail = (await getDetail(server, contest.contest_id, users[1]!.token)).body;
     assert.equal(detail.status, 'resolved');
     assert.deepEqual(
@@ -155,6 +159,5 @@ describe('restarts', () => {
     book.settled(users[0]!, BET, 0);
     book.settled(users[1]!, BET, 2 * BET);
     await book.check();
-    assert.ok(server.logs.some((l) => l['msg'] === 'contests recovered' && l['finished'] === 1));
   });
 });

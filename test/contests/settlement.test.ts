@@ -10,6 +10,8 @@ import type { ContestsOptions } from '../../src/contests/contests.js';
 import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
 import type { SettleProgress } from '../../src/contests/settlement.js';
 import { isApiError } from '../../src/errors.js';
+import { marketKey } from '../../src/markets/markets.js';
+import type { Market } from '../../src/schemas/markets.js';
 import {
   contestConfig,
   createMarketsInProcess,
@@ -390,6 +392,37 @@ describe('a settlement that stops midway in a running process', () => {
     h = await reopen(h);
     assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
     assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+  });
+});
+
+describe('recovery at start', () => {
+  it('queues every due finish before it yields, so a void sent at once finds each contest resolved, not voided', async () => {
+    let h = open();
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 20, CREDIT_MICROS);
+    const contestIds = [
+      await seedContestInProcess(h, outcast.config(markets, 40), users, 40, outcast.picksOf(markets)),
+      await seedContestInProcess(h, outcast.config(markets, 40), users, 40, outcast.picksOf(markets)),
+    ];
+    // What a crash leaves between the markets' durable resolution and the contests': markets final, contests open.
+    await h.store.transact(() => {
+      for (const marketId of markets) {
+        const market = h.store.db<Market>('markets').get(marketKey(marketId))!;
+        void h.store.db<Market>('markets').put(marketKey(marketId), { ...market, status: 'RESOLVED', outcome: 'YES', resolution_time_ms: Date.now() });
+      }
+    });
+    h = await reopen(h);
+
+    // The service does not wait for recover() before serving: an operator's void may come at once.
+    const recovering = h.contests.recover();
+    const voids = contestIds.map((contestId) => h.contests.voidContest(contestId));
+    for (const attempt of voids) await assert.rejects(attempt, (err) => isApiError(err) && err.code === 'CONTEST_CLOSED');
+    assert.deepEqual(await recovering, { open: 0, finished: 2 });
+    for (const contestId of contestIds) {
+      assert.equal(contestOf(h, contestId).status, 'resolved');
+      // 40 entries, 10 winners: pot 41_000_123 → 4_100_012 each, 3 micros left for the first three.
+      assert.equal(contestOf(h, contestId).paidMicros, 41_000_123);
+    }
   });
 });
 
