@@ -97,6 +97,9 @@ export class MakerClientError extends Error {
 }
 
 const OPEN = 1;
+const CLOSED = 3;
+/** How long close() waits for the server's close frame before it drops the socket (terminate, where there is one). */
+const CLOSE_GRACE_MS = 1_000;
 const PERMANENT_AUTH_FAILURES: ReadonlySet<AuthFailureReason> = new Set(['INVALID_SIGNATURE', 'UNKNOWN_MAKER', 'MALFORMED']);
 
 /** Delay before reconnect attempt `attempt` (0-based): capped exponential with +/- jitter. Pure. */
@@ -169,7 +172,16 @@ export class MakerClient {
     this.#isClosedByUser = true;
     this.#clearTimers();
     this.#firstAuth?.reject(new MakerClientError('CLOSED', 'client closed before it authenticated'));
-    if (this.#socket !== null && this.#socket.readyState <= OPEN) this.#socket.close(1000, 'client closed');
+    const socket = this.#socket;
+    if (socket === null || socket.readyState > OPEN) return;
+    socket.close(1000, 'client closed');
+    // A live server answers the close handshake within a round trip; a dead link never does, and ws would
+    // hold the socket, and with it the bot's process, for its 30 s close timeout. Unref'd: it keeps nothing alive.
+    if (typeof socket.terminate !== 'function') return;
+    const grace = setTimeout(() => {
+      if (socket.readyState !== CLOSED) socket.terminate!();
+    }, CLOSE_GRACE_MS);
+    (grace as { unref?: () => void }).unref?.();
   }
 
   on<K extends keyof MakerClientEvents>(event: K, listener: Listener<K>): () => void {
@@ -318,6 +330,9 @@ export class MakerClient {
       this.#firstAuth?.reject(new MakerClientError(this.#stopReason === null ? 'CLOSED' : 'AUTH_FAILED', why));
       return;
     }
+    // A `disconnected` listener may have called close(): then no reconnect timer is armed (it would only keep
+    // the process alive for the backoff).
+    if (this.#isClosedByUser) return;
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = null;
       void this.#open();

@@ -283,6 +283,27 @@ describe('maker SDK on a link that goes silent without closing', () => {
   }
 });
 
+describe('maker SDK close() on a link that went silent', () => {
+  it('ws: close() drops the dead socket after its short grace instead of ws holding it through the 30 s close timeout', { timeout: 60_000 }, async () => {
+    const server = await startServer();
+    const relay = await startFreezableRelay(server.port);
+    const key = Wallet.createRandom().privateKey;
+    const mm = new MakerClient({ url: relay.url, privateKey: key, WebSocket: WS, reconnect: false });
+    try {
+      await registerMaker(server, new Wallet(key));
+      await mm.connect();
+      relay.freeze();
+      mm.close();
+      // The close frame cannot reach the server; without the grace the socket stays open 30 s.
+      await until(() => relay.frozenOpenCount === 0, 10_000, 'dead socket released after close()');
+    } finally {
+      await relay.close();
+      await server.stop();
+      removeDataDir(server);
+    }
+  });
+});
+
 describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
   let gw: StandaloneGateway;
   let dispatcher: RecordingDispatcher;
