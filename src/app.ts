@@ -81,12 +81,6 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const rfqEngine = await startRfqEngine(services, makerGateway);
   makerGateway.setDispatcher(rfqEngine.dispatcher);
 
-  // Contests: finish those whose markets all became final while the process was down, and settlements a
-  // crash cut short. Queued on the contests' lanes before the port opens, so every later task of such a
-  // contest runs after its finish; not awaited, because a settlement of 1,000,000 entries takes ~21 s and the
-  // service serves meanwhile. A stop waits for it (contests.stop()).
-  void services.contests.recover();
-
   const routes: AnyRoute[] = [];
   routes.push(
     ...opsRoutes(services, () => routes, SERVICE_VERSION),
@@ -112,6 +106,21 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     });
   });
   const port = uWS.us_socket_local_port(listenSocket);
+
+  // Contests: finish those whose markets all became final while the process was down, and settlements a
+  // crash cut short. Started only once the start can no longer fail (nothing could stop a settlement left
+  // running by a failed start), yet before any request: uWS hands requests over on a later turn, and
+  // recover() queues every finish on its contest's lane before its first await, so every later task of such
+  // a contest runs after its finish. Not awaited: a settlement of 1,000,000 entries takes ~21 s and the
+  // service serves meanwhile; a stop waits for it to reach a page or batch boundary (contests.stop()).
+  services.contests.recover().catch((err: unknown) => {
+    // Only its scan of the contests can fail this way (a finish's failure is logged inside): without its
+    // index, market resolutions would miss open contests, so the process stops.
+    log.fatal({ err }, 'contest recovery failed');
+    setImmediate(() => {
+      throw err;
+    });
+  });
 
   return {
     port,

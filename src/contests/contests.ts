@@ -37,7 +37,7 @@ import {
 } from './records.js';
 import { checkContestConfig, checkEntryWindow, checkPicks, isEliminated } from './rules.js';
 import { SerialQueues } from './serial-queue.js';
-import { ContestSettler, type SettlementKind, type SettlerOptions } from './settlement.js';
+import { ContestSettler, SettlementInterrupted, type SettlementKind, type SettlerOptions } from './settlement.js';
 import { callerEntryView, callerView, detailView, entryOutcomes, summaryView } from './views.js';
 
 /** Tasks waiting on one contest's lane before new ones are refused with 503 OVERLOADED. */
@@ -321,10 +321,7 @@ export class Contests {
         if (outcome.value !== null && outcome.value.status !== 'open') finished++;
         return;
       }
-      const err: unknown = outcome.reason;
-      this.log.error({ err, contestId: open[i] }, 'contest settlement failed at start; a same-outcome resolve or the next start continues it');
-      // A broken money invariant is a bug: stop rather than carry on with wrong balances (STYLE).
-      if (err instanceof AssertionError) setImmediate(() => { throw err; });
+      this.logSettlementFailure(outcome.reason, open[i]!, null);
     });
     this.log.info({ open: open.length - finished, finished }, 'contests recovered');
     return { open: open.length - finished, finished };
@@ -350,13 +347,22 @@ export class Contests {
       try {
         await this.finishIfFinal(contestId);
       } catch (err) {
-        this.log.error({ err, contestId, marketId: market.market_id }, 'contest settlement failed; a same-outcome resolve or the next start continues it');
-        // A broken money invariant is a bug: stop rather than carry on with wrong balances (STYLE).
-        if (err instanceof AssertionError) setImmediate(() => { throw err; });
+        this.logSettlementFailure(err, contestId, market.market_id);
         failures.push(err);
       }
     }
     if (failures.length > 0) throw new AggregateError(failures, `${failures.length} contest settlement(s) of market ${market.market_id} failed`);
+  }
+
+  /** A settlement that stopped: an interrupt by the stop is expected, a broken invariant stops the process. */
+  private logSettlementFailure(err: unknown, contestId: string, marketId: number | null): void {
+    if (err instanceof SettlementInterrupted) {
+      this.log.info({ contestId, marketId, detail: err.message }, 'contest settlement stopped with the service; the next start continues it');
+      return;
+    }
+    this.log.error({ err, contestId, marketId }, 'contest settlement failed; a same-outcome resolve or the next start continues it');
+    // A broken money invariant is a bug: stop rather than carry on with wrong balances (STYLE).
+    if (err instanceof AssertionError) setImmediate(() => { throw err; });
   }
 
   /**

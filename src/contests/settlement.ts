@@ -111,15 +111,22 @@ export class ContestSettler {
     if (contest.settling !== undefined) assert.equal(kind, contest.settling.kind, 'a settlement cannot change its kind');
     // A continued settlement keeps the time of its decision, so every journal entry of it carries one time.
     const atMs = contest.settling?.atMs ?? nowMs;
+    // A stop is checked before any work, between scoring pages and between batches, so it waits for one
+    // page or one batch at most, whatever the number of contests and entries.
+    this.throwIfStopping(contest);
     const plan = kind === 'void' ? this.voidPlan() : await this.resolvePlan(contest);
     for (;;) {
       const after = await this.store.transact(() => this.settleBatchInTxn(contest.contestId, plan, atMs));
       await this.afterBatch?.(progressOf(after, kind));
       if (after.status !== 'open') return after;
-      if (this.isStopping()) throw new SettlementInterrupted(after.contestId, after.settling!.settledCount, after.entriesFilled);
+      this.throwIfStopping(after);
       // Whatever waited while the batch held the thread (requests, socket frames, timers) runs before the next.
       await nextTurn();
     }
+  }
+
+  private throwIfStopping(contest: ContestRecord): void {
+    if (this.isStopping()) throw new SettlementInterrupted(contest.contestId, contest.settling?.settledCount ?? 0, contest.entriesFilled);
   }
 
   // ---- plans ----
@@ -177,6 +184,7 @@ export class ContestSettler {
     let page = this.scorePage(contest.contestId, null, scoreEntry);
     while (!page.isEnd) {
       await nextTurn();
+      this.throwIfStopping(contest);
       page = this.scorePage(contest.contestId, page.lastKey, scoreEntry);
     }
     assert.equal(readCount, entryCount, `contest ${contest.contestId} entry count drifted`);
@@ -248,7 +256,10 @@ export class ContestSettler {
   }
 }
 
-/** A settlement left between two batches because the service stops: durable so far, continued at next start. */
+/**
+ * A settlement left at a page or batch boundary because the service stops: durable so far (whole batches),
+ * continued by the next start. Not a failure: logged at info.
+ */
 export class SettlementInterrupted extends Error {
   constructor(contestId: string, settledCount: number, entryCount: number) {
     super(`contest ${contestId}: settlement stopped with the service after ${settledCount} of ${entryCount} entries; the next start continues it`);

@@ -182,7 +182,8 @@ export class Markets {
 
   /**
    * Runs every listener, each one even when one before it threw: RFQ settlement and contest resolution are
-   * independent, and one's failure must not keep the other's money reserved until a retry or a restart.
+   * independent, and one's failure must not keep the other's money reserved until a retry or a restart. A
+   * broken invariant (AssertionError) is the exception: it stops the process, and nothing runs after it.
    * Then throws if any failed, with every failure. Not an ApiError, on purpose: the HTTP layer answers it
    * 500 INTERNAL and logs it with the request id (contract section 2: an unexpected failure), whereas a
    * listener's own ApiError (a 503 "nothing was accepted", say) would misstate a durable resolution.

@@ -173,8 +173,9 @@ export class MakerClient {
     this.#clearTimers();
     this.#firstAuth?.reject(new MakerClientError('CLOSED', 'client closed before it authenticated'));
     const socket = this.#socket;
-    if (socket === null || socket.readyState > OPEN) return;
-    socket.close(1000, 'client closed');
+    if (socket === null || socket.readyState === CLOSED) return;
+    // CLOSING (a close the server or the SDK began) gets the grace too: on a dead link it would never finish.
+    if (socket.readyState <= OPEN) socket.close(1000, 'client closed');
     // A live server answers the close handshake within a round trip; a dead link never does, and ws would
     // hold the socket, and with it the bot's process, for its 30 s close timeout. Unref'd: it keeps nothing alive.
     if (typeof socket.terminate !== 'function') return;

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ContestsOptions } from '../../src/contests/contests.js';
 import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
-import type { SettleProgress } from '../../src/contests/settlement.js';
+import { SettlementInterrupted, type SettleProgress } from '../../src/contests/settlement.js';
 import { isApiError } from '../../src/errors.js';
 import { marketKey } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
@@ -392,6 +392,28 @@ describe('a settlement that stops midway in a running process', () => {
     h = await reopen(h);
     assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
     assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+  });
+});
+
+describe('a stop before a settlement starts', () => {
+  it('a settlement due after the stop began does not start: nothing is settled, the resolve fails, and the next start settles it all', async () => {
+    const progress: SettleProgress[] = [];
+    let h = open(settleOptions(64, progress));
+    const markets = await createMarketsInProcess(h, 3);
+    const users = await fundUsersInProcess(h, 50, CREDIT_MICROS);
+    const contestId = await seedContestInProcess(h, outcast.config(markets, 200), users, 200, outcast.picksOf(markets));
+    await h.markets.resolve(markets[0]!, 'YES');
+    await h.markets.resolve(markets[1]!, 'YES');
+    await h.contests.stop();
+    // A resolve that reaches the contests during a stop: the stop does not wait for a settlement to begin.
+    await assert.rejects(h.markets.resolve(markets[2]!, 'YES'), (err) => leafErrors(err).some((e) => e instanceof SettlementInterrupted));
+    assert.equal(progress.length, 0);
+    assert.equal(settledCount(h, contestId), 0);
+
+    h = await reopen(h);
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+    // 200 entries, 50 winners: pot 201_000_123 → 4_020_002 each, 23 micros left for the first 23.
+    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(200, 4_020_002, 23)), 201_000_123);
   });
 });
 
