@@ -117,6 +117,14 @@ const lineups = {
   },
 };
 
+/** Three markets, `userCount` funded users, and an outcast contest of `entryCount` entries (outcast.picksOf). */
+async function seedOutcast(h: ContestsHarness, userCount: number, entryCount: number) {
+  const markets = await createMarketsInProcess(h, 3);
+  const users = await fundUsersInProcess(h, userCount, CREDIT_MICROS);
+  const contestId = await seedContestInProcess(h, outcast.config(markets, entryCount), users, entryCount, outcast.picksOf(markets));
+  return { markets, users, contestId };
+}
+
 // ---- reading the durable state ----
 
 function entriesOf(h: ContestsHarness, contestId: string): EntryRecord[] {
@@ -186,9 +194,7 @@ describe('resolution in batches', () => {
   it('pays exactly what the rules pay in one piece: every payout and rank, the pot, every balance (outcast, 2000 entries, batches of 64)', async () => {
     const progress: SettleProgress[] = [];
     const h = open(settleOptions(64, progress));
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 400, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 2000), users, 2000, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 400, 2000);
     await resolveAll(h, markets);
 
     // pot 2_001_000_123 among 500 winners: 4_002_000 each and 123 micros left, to seqs 0, 4, ..., 488.
@@ -221,9 +227,7 @@ describe('resolution in batches', () => {
   it('turns the event loop between every two batches; a reader never sees "resolved" before every entry is settled', async () => {
     const batchEntries = 50;
     const h = open(settleOptions(batchEntries, []));
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
 
     // A reader on every turn of the event loop (setImmediate), for as long as the resolution runs.
     const seen: Array<{ settled: number; status: string }> = [];
@@ -291,9 +295,7 @@ describe('a crash between batches', () => {
   it('in an admin void: entries are refused meanwhile, and recover() refunds the rest exactly once though markets are still OPEN', async () => {
     const progress: SettleProgress[] = [];
     let h = open(settleOptions(64, progress, 2));
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 60, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 300), users, 300, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 60, 300);
 
     await assert.rejects(h.contests.voidContest(contestId), SimulatedCrash);
     assert.equal(settledCount(h, contestId), 128);
@@ -318,9 +320,7 @@ describe('a settlement that stops midway in a running process', () => {
   it('a batch that fails at run time fails the resolve; the same-outcome retry continues from the last batch and settles each entry once', async () => {
     const progress: SettleProgress[] = [];
     const h = open(settleOptions(64, progress, 3));
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');
     // Without the failure reaching the resolve, the admin would see 200 with the contest a third paid.
@@ -352,9 +352,7 @@ describe('a settlement that stops midway in a running process', () => {
         },
       },
     });
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 50, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 200), users, 200, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 50, 200);
     const [extra] = await fundUsersInProcess(h, 1, CREDIT_MICROS);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');
@@ -379,9 +377,7 @@ describe('a settlement that stops midway in a running process', () => {
         },
       },
     });
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');
     await assert.rejects(h.markets.resolve(markets[2]!, 'YES'), (err) => err instanceof AggregateError);
@@ -399,9 +395,7 @@ describe('a stop before a settlement starts', () => {
   it('a settlement due after the stop began does not start: nothing is settled, the resolve fails, and the next start settles it all', async () => {
     const progress: SettleProgress[] = [];
     let h = open(settleOptions(64, progress));
-    const markets = await createMarketsInProcess(h, 3);
-    const users = await fundUsersInProcess(h, 50, CREDIT_MICROS);
-    const contestId = await seedContestInProcess(h, outcast.config(markets, 200), users, 200, outcast.picksOf(markets));
+    const { markets, users, contestId } = await seedOutcast(h, 50, 200);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');
     await h.contests.stop();
