@@ -2,7 +2,8 @@
 // makers that quote at once. Every request is POST ...?wait_ms=2000, so its answer is the terminal result
 // and the HDR histogram holds create -> completed latency measured from the request's due time. An answer
 // that is not 201 `completed` is an error. The ladder stops after the first saturated step. Before the
-// makers connect, admission alone is measured (closed loop): the `signed` target's numerator.
+// makers connect, admission alone is measured (closed loop): the `signed` target's numerator; for `signed`,
+// the same measurement against recovery-bound-server.ts then gives the most any signed admission can reach here.
 import { availableParallelism } from 'node:os';
 import { fundedUsers, openMarkets, registerMakers } from '../fixtures.js';
 import { startCpuMeter, type CpuShare } from '../cpu.js';
