@@ -114,8 +114,8 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   // a contest runs after its finish. Not awaited: a settlement of 1,000,000 entries takes ~21 s and the
   // service serves meanwhile; a stop waits for it to reach a page or batch boundary (contests.stop()).
   services.contests.recover().catch((err: unknown) => {
-    // Only its scan of the contests can fail this way (a finish's failure is logged inside): without its
-    // index, market resolutions would miss open contests, so the process stops.
+    // Only its reads of the open contests can fail this way (a finish's failure is logged inside): without
+    // its index of open contests by market, market resolutions would miss them, so the process stops.
     log.fatal({ err }, 'contest recovery failed');
     setImmediate(() => {
       throw err;

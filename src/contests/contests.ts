@@ -13,6 +13,10 @@
 // Resolution is driven by market resolutions (Markets.onResolved) and, at start, by recover(), which finishes
 // any contest whose markets all became final, or whose settlement was cut short, while the process was down
 // or crashing. Both go through the same idempotent task, so running it twice changes nothing.
+//
+// The public list (GET /v1/contests) walks an in-memory index of every contest's order and filter keys
+// (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
+// returns: contests are never deleted, so reading them all per request grew without bound.
 import assert, { AssertionError } from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -22,10 +26,18 @@ import { ApiError, validationError } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
-import type { ContestDetail, ContestEntryRequest, ContestEntryResponse, ContestSummary, CreateContest } from '../schemas/contests.js';
+import {
+  ContestListQuery,
+  type ContestDetail,
+  type ContestEntryRequest,
+  type ContestEntryResponse,
+  type ContestSummary,
+  type CreateContest,
+} from '../schemas/contests.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import { decodeImage, defaultImage, type ServedImage } from './images.js';
+import { ContestListIndex } from './list-index.js';
 import {
   contestEntryRange,
   entryKey,
@@ -43,6 +55,8 @@ import { callerEntryView, callerView, detailView, entryOutcomes, summaryView } f
 /** Tasks waiting on one contest's lane before new ones are refused with 503 OVERLOADED. */
 export const MAX_QUEUED_TASKS_PER_CONTEST = 4096;
 const DEFAULT_LIST_LIMIT = 100;
+/** The route's bound on `limit` (ContestListQuery), which list() asserts: a list reads at most this many records. */
+const MAX_LIST_LIMIT = ContestListQuery.properties.limit.maximum!;
 
 export interface EntryAccepted {
   /** 201 for a new entry, 200 for a survivor/streak continuation (contract section 8). */
@@ -92,6 +106,12 @@ export class Contests {
   private readonly settler: ContestSettler;
   /** Finishes queued on a contest's lane and not yet started, by contest id (finishIfFinal). */
   private readonly waitingFinishes = new Map<string, Promise<ContestRecord | null>>();
+  /**
+   * Every contest's order and filter keys, newest first, so a list reads only the records it returns
+   * (list-index.ts). Built here from one scan, so it is whole before anything can use it (recover(), a list,
+   * a create, or a test that never calls recover()); changed only after the write it mirrors has committed.
+   */
+  private readonly listIndex: ContestListIndex;
   private isStopping = false;
 
   constructor(
@@ -103,6 +123,9 @@ export class Contests {
     options: ContestsOptions = {},
   ) {
     this.settler = new ContestSettler(store, ledger, this.marketOf, () => this.isStopping, options.settlement);
+    // One read of every record, once per start (~tens of ms after years of contests), instead of per list.
+    // lmdb-js's lazy map: one record decoded at a time, never all of them held at once.
+    this.listIndex = new ContestListIndex(this.contests.getRange().map(({ value }) => value));
     markets.onResolved((market) => this.onMarketResolved(market));
   }
 
@@ -131,7 +154,12 @@ export class Contests {
     try {
       const contest = await this.lanes.run(
         contestId,
-        () => this.store.transact(() => this.createInTxn(contestId, input, image, nowMs)),
+        async () => {
+          const created = await this.store.transact(() => this.createInTxn(contestId, input, image, nowMs));
+          // Committed: listed from now on. Still on the lane, so no task of the contest can run before this.
+          this.listIndex.add(created);
+          return created;
+        },
         false,
       );
       return detailView(contest, this.marketOf, null);
@@ -155,7 +183,7 @@ export class Contests {
         if (current.status === 'voided') return current;
         if (current.status === 'resolved') throw new ApiError('CONTEST_CLOSED', 'contest is resolved and can no longer be voided');
         if (current.settling?.kind === 'resolve') throw new ApiError('CONTEST_CLOSED', 'contest is being resolved and can no longer be voided');
-        return this.settler.settle(current, 'void', this.clock.nowMs());
+        return this.settle(current, 'void');
       },
       false,
     );
@@ -190,16 +218,39 @@ export class Contests {
 
   // ---- reads ----
 
-  /** An absent (undefined) status or category filters nothing. */
+  /**
+   * Newest first (createdAtMs, then seq, descending); an absent (undefined) status or category filters
+   * nothing. Filters on the in-memory index and reads only the records it returns, so a list costs at most
+   * `limit` (≤ 1000) record reads, plus one per contest settling at that moment, whatever the number of
+   * contests, and a walk of the index up to the last one returned (~2 ns an entry; the whole index, ~20 µs
+   * at 10,000 contests, when fewer than `limit` match). Summaries come from the records, so entries_filled
+   * and total_pot_micros are as last committed. Measured: 0.012 ms at limit 10 over 20,000 contests, where
+   * reading every record took 39 ms (docs/contests.md "The list").
+   */
   list(filter: { status?: ContestRecord['status'] | undefined; category?: ContestRecord['category'] | undefined; limit?: number | undefined }): ContestSummary[] {
-    const matching: ContestRecord[] = [];
-    for (const { value } of this.contests.getRange()) {
-      if (filter.status !== undefined && value.status !== filter.status) continue;
-      if (filter.category !== undefined && value.category !== filter.category) continue;
-      matching.push(value);
-    }
-    matching.sort((a, b) => b.createdAtMs - a.createdAtMs || b.seq - a.seq);
-    return matching.slice(0, filter.limit ?? DEFAULT_LIST_LIMIT).map(summaryView);
+    const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
+    assert.ok(Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT, `list limit ${limit}`);
+    const summaries: ContestSummary[] = [];
+    this.listIndex.walkNewestFirst((entry) => {
+      if (filter.category !== undefined && entry.category !== filter.category) return true;
+      const isSettling = entry.pendingStatus !== null;
+      if (filter.status !== undefined && !isSettling && entry.status !== filter.status) return true;
+      const contest = this.contests.get(entry.contestId);
+      assert.ok(contest !== undefined, `listed contest ${entry.contestId} has no record`);
+      assert.equal(contest.category, entry.category, `contest ${entry.contestId}: category differs from the list index`);
+      if (isSettling) {
+        // Its final batch may have committed before the settlement's continuation updated the entry: the
+        // record decides, and it can only hold the status before or the one the settlement writes.
+        assert.ok(contest.status === entry.status || contest.status === entry.pendingStatus, `settling contest ${entry.contestId} is ${contest.status}`);
+        if (filter.status !== undefined && contest.status !== filter.status) return true;
+      } else {
+        // A status change that did not go through settle() (the only writer of a status) would show here.
+        assert.equal(contest.status, entry.status, `contest ${entry.contestId}: the list index missed a status change`);
+      }
+      summaries.push(summaryView(contest));
+      return summaries.length < limit;
+    });
+    return summaries;
   }
 
   /** Interface: lineups and outcast only; survivor and streak are CONTEST_NOT_FOUND like an unknown id. */
@@ -309,11 +360,15 @@ export class Contests {
    */
   async recover(): Promise<{ open: number; finished: number }> {
     const open: string[] = [];
-    for (const { value } of this.contests.getRange()) {
-      if (value.status !== 'open') continue;
-      open.push(value.contestId);
-      this.index(value.contestId, value.markets.map((m) => m.marketId));
-    }
+    // The list index (built by the constructor) knows which contests are open: only their records are read.
+    this.listIndex.walkNewestFirst((entry) => {
+      if (entry.status !== 'open') return true;
+      const contest = this.contests.get(entry.contestId);
+      assert.ok(contest !== undefined && contest.status === 'open', `open contest ${entry.contestId} is ${contest?.status ?? 'missing'}`);
+      open.push(contest.contestId);
+      this.index(contest.contestId, contest.markets.map((m) => m.marketId));
+      return true;
+    });
     const outcomes = await Promise.allSettled(open.map((contestId) => this.finishIfFinal(contestId)));
     let finished = 0;
     outcomes.forEach((outcome, i) => {
@@ -403,7 +458,28 @@ export class Contests {
     if (contest.settling !== undefined) {
       this.log.info({ contestId, kind, settled: contest.settling.settledCount, entries: contest.entriesFilled }, 'contest settlement continues');
     }
-    return this.settler.settle(contest, kind, this.clock.nowMs());
+    return this.settle(contest, kind);
+  }
+
+  /**
+   * On the contest's lane: every status change of a contest goes through here (its settlement's final batch
+   * writes 'resolved' or 'voided'). The list index follows once no transaction of the settlement is in
+   * flight, from the record as LMDB then holds it: a settlement can end with a throw after its final batch
+   * committed (SettlerOptions.afterBatch), or before (a failed batch, a stop), so the outcome alone would not say.
+   */
+  private async settle(contest: ContestRecord, kind: SettlementKind): Promise<ContestRecord> {
+    this.listIndex.beginSettling(contest.contestId, kind === 'void' ? 'voided' : 'resolved');
+    let settled: ContestRecord | null = null;
+    try {
+      settled = await this.settler.settle(contest, kind, this.clock.nowMs());
+      return settled;
+    } finally {
+      // A finished settlement returns the record its final batch wrote; after a throw, LMDB says (every
+      // transaction of the settlement has resolved by now, and lmdb-js renews this thread's reads on each).
+      const committed = settled ?? this.contests.get(contest.contestId);
+      assert.ok(committed !== undefined, `contest ${contest.contestId} vanished during its settlement`);
+      this.listIndex.endSettling(contest.contestId, committed.status);
+    }
   }
 
   /** null while a contest market is OPEN; 'void' when every one voided (nothing was decided); else 'resolve'. */

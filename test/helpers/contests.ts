@@ -114,6 +114,28 @@ export function getDetail(server: TestServer, contestId: string, token?: string)
   return client(server.baseUrl, token).get(`/v1/contests/${contestId}`);
 }
 
+/** A summary of GET /v1/contests (interface.md "Contest summary"), the fields these tests look at. */
+export interface ListedContest {
+  contest_id: string;
+  category: string;
+  status: string;
+  entries_filled: number;
+  total_pot_micros: number;
+  created_at_ms: number;
+}
+
+/** GET /v1/contests?`query` (as sent, e.g. `status=open&limit=10`), anonymous: the summaries, newest first. */
+export async function listContests(server: TestServer, query = ''): Promise<ListedContest[]> {
+  const res = await client(server.baseUrl).get(`/v1/contests${query === '' ? '' : `?${query}`}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.contests as ListedContest[];
+}
+
+/** The contest ids of GET /v1/contests?`query`, in the order listed. */
+export async function listedIds(server: TestServer, query = ''): Promise<string[]> {
+  return (await listContests(server, query)).map((c) => c.contest_id);
+}
+
 export interface AdminEntry {
   user_id: string;
   entry_index: number;
@@ -279,6 +301,42 @@ export function openContestsHarness(options: ContestsOptions = {}, dataDir = mkd
     destroy: async () => {
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Counts the contest records read from LMDB from now on: each `get` of the `contests` database and each row a
+ * range read over it yields (the two ways a record is read). Replaces those methods on the harness's handle,
+ * which Contests and the settler share (Store.db hands out one handle per database).
+ */
+export function countContestReads(h: ContestsHarness): { readonly count: number; reset(): void } {
+  const db = h.store.db<unknown>('contests') as unknown as {
+    get: (key: string) => unknown;
+    getRange: (options?: unknown) => Iterable<unknown> & { map: (f: (row: unknown) => unknown) => Iterable<unknown> };
+  };
+  const get = db.get.bind(db);
+  const getRange = db.getRange.bind(db);
+  let count = 0;
+  db.get = (key) => {
+    count++;
+    return get(key);
+  };
+  db.getRange = (options) => {
+    const rows = getRange(options);
+    // Contests maps the range lazily (lmdb-js RangeIterable.map): count what the mapped range yields too.
+    const counted = rows.map((row) => {
+      count++;
+      return row;
+    });
+    return counted as typeof rows;
+  };
+  return {
+    get count() {
+      return count;
+    },
+    reset: () => {
+      count = 0;
     },
   };
 }
