@@ -4,9 +4,6 @@
 // (resolution, void by the operator, void by the markets), a restart, and a settlement's final batch.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { marketKey } from '../../src/markets/markets.js';
-import type { Market } from '../../src/schemas/markets.js';
-import { openStore } from '../../src/store/db.js';
 import type { ContestRecord } from '../../src/contests/records.js';
 import type { CreateContest } from '../../src/schemas/contests.js';
 import type { SettleProgress } from '../../src/contests/settlement.js';
@@ -14,6 +11,8 @@ import { removeDataDir, restartServer, startServer, type TestServer } from '../h
 import {
   admin,
   contestConfig,
+  type ContestConfig,
+  type ContestsHarness,
   countContestReads,
   createContest,
   createMarkets,
@@ -26,10 +25,9 @@ import {
   MoneyBook,
   openContestsHarness,
   resolveMarket,
+  resolveMarketsWhileStopped,
   seedContestInProcess,
   up,
-  type ContestConfig,
-  type ContestsHarness,
 } from '../helpers/contests.js';
 
 const BET = 1_000_000;
@@ -156,12 +154,7 @@ describe('GET /v1/contests across restarts', () => {
     // open2's last market resolves while the process is down (as a crash between the market's durable
     // resolution and the contest's leaves it): the next start's recover() resolves it, and the list follows.
     assert.equal(await server.stop(), 0);
-    const store = openStore(server.dataDir);
-    await store.transact(() => {
-      const market = store.db<Market>('markets').get(marketKey(m[4]!))!;
-      void store.db<Market>('markets').put(marketKey(m[4]!), { ...market, status: 'RESOLVED', outcome: 'YES', resolution_time_ms: Date.now() });
-    });
-    await store.close();
+    await resolveMarketsWhileStopped(server.dataDir, [m[4]!], 'YES');
     server = await start(server);
     const s = server;
     await eventually(async () => assert.deepEqual(await listedIds(s, 'status=open'), [newest]));

@@ -3,9 +3,6 @@
 // process was down is resolved at start.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { openStore } from '../../src/store/db.js';
-import { marketKey } from '../../src/markets/markets.js';
-import type { Market } from '../../src/schemas/markets.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import type { TestUser } from '../helpers/users.js';
 import {
@@ -19,6 +16,7 @@ import {
   getDetail,
   MoneyBook,
   resolveMarket,
+  resolveMarketsWhileStopped,
   up,
 } from '../helpers/contests.js';
 
@@ -138,12 +136,7 @@ describe('restarts', () => {
 
     // The state a crash leaves between the market's durable resolution and the contest's: the market record
     // says RESOLVED, the contest is still open.
-    const store = openStore(server.dataDir);
-    await store.transact(() => {
-      const market = store.db<Market>('markets').get(marketKey(markets[1]!))!;
-      void store.db<Market>('markets').put(marketKey(markets[1]!), { ...market, status: 'RESOLVED', outcome: 'NO', resolution_time_ms: Date.now() });
-    });
-    await store.close();
+    await resolveMarketsWhileStopped(server.dataDir, [markets[1]!], 'NO');
 
     server = await start(server);
     book = book.rebind(server);

@@ -10,18 +10,17 @@ import type { ContestsOptions } from '../../src/contests/contests.js';
 import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
 import { SettlementInterrupted, type SettleProgress } from '../../src/contests/settlement.js';
 import { isApiError } from '../../src/errors.js';
-import { marketKey } from '../../src/markets/markets.js';
-import type { Market } from '../../src/schemas/markets.js';
 import {
   contestConfig,
+  type ContestsHarness,
   createMarketsInProcess,
   down,
   fundUsersInProcess,
   openContestsHarness,
+  type Pick,
+  resolveMarketsInStore,
   seedContestInProcess,
   up,
-  type ContestsHarness,
-  type Pick,
 } from '../helpers/contests.js';
 
 const BET = 1_000_000;
@@ -421,12 +420,7 @@ describe('recovery at start', () => {
       await seedContestInProcess(h, outcast.config(markets, 40), users, 40, outcast.picksOf(markets)),
     ];
     // What a crash leaves between the markets' durable resolution and the contests': markets final, contests open.
-    await h.store.transact(() => {
-      for (const marketId of markets) {
-        const market = h.store.db<Market>('markets').get(marketKey(marketId))!;
-        void h.store.db<Market>('markets').put(marketKey(marketId), { ...market, status: 'RESOLVED', outcome: 'YES', resolution_time_ms: Date.now() });
-      }
-    });
+    await resolveMarketsInStore(h.store, markets, 'YES');
     h = await reopen(h);
 
     // The service does not wait for recover() before serving: an operator's void may come at once.

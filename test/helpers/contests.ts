@@ -11,7 +11,8 @@ import { systemClock } from '../../src/clock.js';
 import { Contests, type ContestsOptions } from '../../src/contests/contests.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { createLogger } from '../../src/log.js';
-import { Markets } from '../../src/markets/markets.js';
+import { marketKey, Markets } from '../../src/markets/markets.js';
+import type { Market } from '../../src/schemas/markets.js';
 import type { CreateContest } from '../../src/schemas/contests.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { client, type HttpResult } from './http.js';
@@ -383,4 +384,29 @@ export async function seedContestInProcess(
     assert.equal(accepted.status, 201);
   }
   return contest.contest_id;
+}
+
+/**
+ * Writes markets RESOLVED with `outcome` straight into `store`, without running any resolution listener: the
+ * state a crash leaves between a market's durable resolution and its contests' (the next start's recover()
+ * finishes them).
+ */
+export async function resolveMarketsInStore(store: Store, marketIds: readonly number[], outcome: 'YES' | 'NO'): Promise<void> {
+  await store.transact(() => {
+    for (const marketId of marketIds) {
+      const market = store.db<Market>('markets').get(marketKey(marketId));
+      assert.ok(market !== undefined, `market ${marketId}`);
+      void store.db<Market>('markets').put(marketKey(marketId), { ...market, status: 'RESOLVED', outcome, resolution_time_ms: Date.now() });
+    }
+  });
+}
+
+/** resolveMarketsInStore on the LMDB of a stopped server. */
+export async function resolveMarketsWhileStopped(dataDir: string, marketIds: readonly number[], outcome: 'YES' | 'NO'): Promise<void> {
+  const store = openStore(dataDir);
+  try {
+    await resolveMarketsInStore(store, marketIds, outcome);
+  } finally {
+    await store.close();
+  }
 }
