@@ -12,22 +12,11 @@ import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import uWS from 'uWebSockets.js';
-import { parseAddress } from '../../src/crypto/address.js';
 import { recoverPersonalSigner } from '../../src/crypto/recover.js';
 import { parseSignatureBase64 } from '../../src/crypto/signature.js';
-import { encodeOrder, oddsToE4, type SignableOrder } from '../../src/rfq/codec.js';
-
-interface WireOrder {
-  user: string;
-  wager_micros: number;
-  min_odds: number;
-  legs: Array<{ market_id: number; direction: 'up' | 'down' }>;
-  nonce: number;
-  expires_at_ms: number;
-  order_type?: 1 | 2;
-  shield_on: boolean;
-  signature: string;
-}
+import { toSignableOrder } from '../../src/rfq/admission.js';
+import { encodeOrder } from '../../src/rfq/codec.js';
+import type { Order } from '../../src/schemas/rfq.js';
 
 interface ThreadData {
   port: number;
@@ -40,29 +29,19 @@ interface ThreadData {
  */
 export function isSignedByUser(body: Buffer): boolean {
   try {
-    return recoversToUser((JSON.parse(body.toString('utf8')) as { order: WireOrder }).order);
+    return recoversToUser((JSON.parse(body.toString('utf8')) as { order: Order }).order);
   } catch {
     return false;
   }
 }
 
-function recoversToUser(order: WireOrder): boolean {
+function recoversToUser(order: Order): boolean {
   const signature = parseSignatureBase64(order.signature);
-  const user = parseAddress(order.user);
-  const minOddsE4 = oddsToE4(order.min_odds);
-  if (signature === null || user === null || minOddsE4 === null) return false;
-  const signable: SignableOrder = {
-    user,
-    wagerMicros: order.wager_micros,
-    minOddsE4,
-    nonce: order.nonce,
-    expiresAtMs: order.expires_at_ms,
-    orderType: order.order_type ?? 2,
-    shieldOn: order.shield_on,
-    legs: order.legs.map((leg) => ({ marketId: leg.market_id, direction: leg.direction })),
-  };
+  if (signature === null) return false;
+  // Admission's own reading of the order (it throws on a bad address or odds: the caller's false).
+  const signable = toSignableOrder(order);
   const recovered = recoverPersonalSigner(encodeOrder(signable), signature);
-  return recovered.ok && recovered.address === user;
+  return recovered.ok && recovered.address === signable.user;
 }
 
 function serve({ port, bodyBytes }: ThreadData): Promise<void> {

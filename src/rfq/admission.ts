@@ -15,7 +15,7 @@ import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences
 import type { Users } from '../users/users.js';
 import type { Order, UnsignedRfqRequest, Leg } from '../schemas/rfq.js';
 import type { Store } from '../store/db.js';
-import { encodeOrder, oddsToE4 } from './codec.js';
+import { encodeOrder, oddsToE4, type SignableOrder } from './codec.js';
 import type { CreateRfq } from './messages.js';
 import { signedReplayKey, unsignedReplayKey, type RfqKeyRecord, type RfqLeg } from './records.js';
 import type { RfqMetrics } from './metrics.js';
@@ -67,21 +67,9 @@ export class Admission {
   async signed(principal: UserPrincipal, order: Order): Promise<CreateCommand> {
     const signature = parseSignatureBase64(order.signature);
     if (signature === null) throw new ApiError('INVALID_SIGNATURE', 'signature is not base64 of 65 bytes');
-    const user = parseAddress(order.user);
-    if (user === null) throw fieldError('/order/user', 'bad EIP-55 checksum');
-    const minOddsE4 = requireOddsE4(order.min_odds);
-    const orderType = order.order_type ?? FOK;
-    const legs = toLegs(order.legs);
-    const bytes = encodeOrder({
-      user,
-      wagerMicros: order.wager_micros,
-      minOddsE4,
-      nonce: order.nonce,
-      expiresAtMs: order.expires_at_ms,
-      orderType,
-      shieldOn: order.shield_on,
-      legs,
-    });
+    const signable = toSignableOrder(order);
+    const { user, minOddsE4, orderType, legs } = signable;
+    const bytes = encodeOrder(signable);
     const startNs = process.hrtime.bigint();
     const recovered = await this.deps.verifyPool.recoverPersonalSigner(bytes, signature).catch((err: unknown) => {
       if (isPoolOverloaded(err)) throw overloaded();
@@ -158,6 +146,26 @@ export class Admission {
       seen.add(leg.marketId);
     }
   }
+}
+
+/**
+ * The fields of an order's signing bytes as admission reads them: the address made canonical (its EIP-55
+ * checksum checked), min_odds made exact, FOK when order_type is omitted. VALIDATION_FAILED on a bad address
+ * or odds that do not fit the signing format. The signature is not read here.
+ */
+export function toSignableOrder(order: Omit<Order, 'signature'>): SignableOrder & { legs: RfqLeg[] } {
+  const user = parseAddress(order.user);
+  if (user === null) throw fieldError('/order/user', 'bad EIP-55 checksum');
+  return {
+    user,
+    wagerMicros: order.wager_micros,
+    minOddsE4: requireOddsE4(order.min_odds),
+    nonce: order.nonce,
+    expiresAtMs: order.expires_at_ms,
+    orderType: order.order_type ?? FOK,
+    shieldOn: order.shield_on,
+    legs: toLegs(order.legs),
+  };
 }
 
 function toLegs(legs: readonly Leg[]): RfqLeg[] {

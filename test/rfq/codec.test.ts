@@ -6,8 +6,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { parseAddress } from '../../src/crypto/address.js';
 import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
+// The vectors go through admission's own reading of an order (canonical address, exact odds, FOK by default).
+import { toSignableOrder } from '../../src/rfq/admission.js';
 import { decodeOrder, e4ToOdds, encodeOrder, oddsToE4, type SignableOrder } from '../../src/rfq/codec.js';
 
 interface VectorOrder {
@@ -30,33 +31,16 @@ const vectors = JSON.parse(
   readFileSync(path.join(repoRoot, '..', 'shared', 'vectors', 'signing.json'), 'utf8'),
 ) as SigningVectors;
 
-// What admission does before encoding: canonical address, exact odds, FOK when order_type is omitted.
-function toSignable(o: VectorOrder): SignableOrder {
-  const user = parseAddress(o.user);
-  const minOddsE4 = oddsToE4(o.min_odds);
-  assert.ok(user !== null && minOddsE4 !== null);
-  return {
-    user,
-    wagerMicros: o.wager_micros,
-    minOddsE4,
-    nonce: o.nonce,
-    expiresAtMs: o.expires_at_ms,
-    orderType: o.order_type ?? 2,
-    shieldOn: o.shield_on,
-    legs: o.legs.map((l) => ({ marketId: l.market_id, direction: l.direction })),
-  };
-}
-
 function sampleOrder(): SignableOrder {
   const first = vectors.orders[1];
   assert.ok(first !== undefined);
-  return toSignable(first.order);
+  return toSignableOrder(first.order);
 }
 
 describe('encodeOrder: shared vectors', () => {
   vectors.orders.forEach((v, i) => {
     it(`order ${i} encodes to exactly bytes_hex (${v.bytes_len} bytes) and decodes back`, () => {
-      const signable = toSignable(v.order);
+      const signable = toSignableOrder(v.order);
       assert.equal(signable.minOddsE4, v.min_odds_e4);
       assert.equal(signable.orderType, v.order_type_signed);
       const bytes = encodeOrder(signable);
