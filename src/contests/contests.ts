@@ -39,7 +39,8 @@ import type { Store } from '../store/db.js';
 import { decodeImage, defaultImage, type ServedImage } from './images.js';
 import { ContestListIndex } from './list-index.js';
 import {
-  contestEntryRange,
+  contestEntriesAfter,
+  contestOfEntryKey,
   entryKey,
   entryRef,
   userEntryRange,
@@ -73,9 +74,6 @@ export interface AdminEntriesPage {
 /** Entries in one page of GET /v1/admin/contests/{id}/entries (the route's `limit` maximum and default). */
 export const MAX_ADMIN_ENTRIES_PAGE = 1000;
 
-/** entryKey's shape: contest id, user id (neither holds ':' or '~'), 10-digit zero-padded entry_index. */
-const ENTRY_KEY_RE = /^([^:~]{1,64}):[^:~]{1,64}:[0-9]{10}$/;
-
 /** An admin entries cursor: the last entry key of a page, base64url (opaque to callers). */
 const encodeEntryCursor = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
 
@@ -85,11 +83,11 @@ const encodeEntryCursor = (key: string) => Buffer.from(key, 'utf8').toString('ba
  */
 function decodeEntryCursor(contestId: string, cursor: string): string {
   const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  const shape = ENTRY_KEY_RE.exec(key);
-  if (encodeEntryCursor(key) !== cursor || shape === null) {
+  const contestOfKey = contestOfEntryKey(key);
+  if (encodeEntryCursor(key) !== cursor || contestOfKey === null) {
     throw validationError([{ path: '/cursor', message: 'cursor is not a next_cursor of this route' }]);
   }
-  if (shape[1] !== contestId) throw validationError([{ path: '/cursor', message: 'cursor belongs to another contest' }]);
+  if (contestOfKey !== contestId) throw validationError([{ path: '/cursor', message: 'cursor belongs to another contest' }]);
   return key;
 }
 
@@ -202,13 +200,11 @@ export class Contests {
   adminEntries(contestId: string, page: { limit: number; cursor?: string | undefined }): AdminEntriesPage {
     assert.ok(Number.isInteger(page.limit) && page.limit >= 1 && page.limit <= MAX_ADMIN_ENTRIES_PAGE, `admin entries limit ${page.limit}`);
     if (this.contests.get(contestId) === undefined) throw new ApiError('CONTEST_NOT_FOUND');
-    const range = contestEntryRange(contestId);
     const afterKey = page.cursor === undefined ? null : decodeEntryCursor(contestId, page.cursor);
     const entries: AdminEntry[] = [];
     let lastKey: string | null = null;
-    // limit + 2: the cursor's own key (skipped) and one entry past the page, which says whether one follows.
-    for (const { key, value } of this.entries.getRange({ start: afterKey ?? range.start, end: range.end, limit: page.limit + 2 })) {
-      if (key === afterKey) continue;
+    // One entry past the page says whether another follows.
+    for (const { key, value } of contestEntriesAfter(this.entries, contestId, afterKey, page.limit + 1)) {
       if (entries.length === page.limit) return { entries, next_cursor: encodeEntryCursor(lastKey!) };
       entries.push({ user_id: value.userId, ...callerEntryView(value, this.marketOf) });
       lastKey = key;

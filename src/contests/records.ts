@@ -5,6 +5,7 @@
 // bet_amount ≤ 2^53−1 (rules.ts checks it), so no stored amount can lose precision. Arithmetic on them is
 // done in BigInt (scoring.ts, ledger).
 import type { BetType, ContestCategory, ContestStatus, GameType, ImageContentType, PickOutcome } from '../schemas/contests.js';
+import type { Db } from '../store/db.js';
 
 export interface ContestMarketRef {
   marketId: number;
@@ -101,6 +102,36 @@ export const entryKey = (contestId: string, userId: string, entryIndex: number) 
 
 /** Key range of every entry of a contest (UUIDs and ':' sort below '~'). */
 export const contestEntryRange = (contestId: string) => ({ start: `${contestId}:`, end: `${contestId}:~` });
+
+/** entryKey's shape: contest id, user id (neither holds ':' or '~'), zero-padded entry_index. */
+const ENTRY_KEY_RE = new RegExp(`^([^:~]{1,64}):[^:~]{1,64}:[0-9]{${INDEX_DIGITS}}$`);
+
+/** The contest of an entry key, or null for text that is not one (a cursor made from a key is checked with it). */
+export function contestOfEntryKey(key: string): string | null {
+  return ENTRY_KEY_RE.exec(key)?.[1] ?? null;
+}
+
+/**
+ * A contest's entries in key order, strictly after `afterKey` (from its first when null), at most `limit`:
+ * how settlement batches, scoring pages and admin pages walk a contest from the last key they saw without
+ * holding its entries. LMDB's range start is inclusive, so `afterKey` itself is read and skipped here.
+ */
+export function* contestEntriesAfter(
+  entries: Db<EntryRecord>,
+  contestId: string,
+  afterKey: string | null,
+  limit = Number.POSITIVE_INFINITY,
+): Generator<{ key: string; value: EntryRecord }> {
+  if (limit <= 0) return;
+  const range = contestEntryRange(contestId);
+  const readLimit = Number.isFinite(limit) ? { limit: limit + 1 } : {};
+  let yielded = 0;
+  for (const { key, value } of entries.getRange({ start: afterKey ?? range.start, end: range.end, ...readLimit })) {
+    if (key === afterKey) continue;
+    yield { key, value };
+    if (++yielded === limit) return;
+  }
+}
 
 /** Key range of one user's entries in a contest, in entry_index order. */
 export const userEntryRange = (contestId: string, userId: string) => ({

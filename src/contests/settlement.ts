@@ -23,7 +23,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ledger } from '../ledger/ledger.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
-import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
+import { contestEntriesAfter, entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
 import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
 import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
 
@@ -71,11 +71,6 @@ interface SettlementPlan {
   totalPaidMicros: bigint;
   /** Inside the batch's transaction. Returns the entry's settlement and the payout credited (0n for a refund). */
   settleEntryInTxn(entry: EntryRecord, atMs: number): { settlement: EntrySettlement; paidMicros: bigint };
-}
-
-interface EntryRow {
-  key: string;
-  value: EntryRecord;
 }
 
 export class ContestSettler {
@@ -196,12 +191,10 @@ export class ContestSettler {
    * SCORE_PAGE_BUDGET_MS. `isEnd` when the contest's last entry was visited.
    */
   private scorePage(contestId: string, afterKey: string | null, visit: (entry: EntryRecord) => void): { lastKey: string | null; isEnd: boolean } {
-    const range = contestEntryRange(contestId);
     const deadlineMs = performance.now() + SCORE_PAGE_BUDGET_MS;
     let lastKey = afterKey;
     let visited = 0;
-    for (const { key, value } of this.entries.getRange({ start: afterKey ?? range.start, end: range.end })) {
-      if (key === afterKey) continue;
+    for (const { key, value } of contestEntriesAfter(this.entries, contestId, afterKey)) {
       visit(value);
       lastKey = key;
       visited++;
@@ -223,7 +216,7 @@ export class ContestSettler {
       assert.equal(progress.atMs, atMs);
     }
     // One row more than the batch tells whether this batch is the last, without an extra empty transaction.
-    const rows = this.entriesAfter(contestId, progress?.lastKey ?? null, this.batchEntries + 1);
+    const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey ?? null, this.batchEntries + 1)];
     const batch = rows.slice(0, this.batchEntries);
     let paidMicros = BigInt(progress?.paidMicros ?? 0);
     for (const { key, value: entry } of batch) {
@@ -243,17 +236,6 @@ export class ContestSettler {
     return next;
   }
 
-  /** Up to `limit` entries of the contest in key order, strictly after `afterKey` (from the first when null). */
-  private entriesAfter(contestId: string, afterKey: string | null, limit: number): EntryRow[] {
-    const range = contestEntryRange(contestId);
-    const rows: EntryRow[] = [];
-    for (const { key, value } of this.entries.getRange({ start: afterKey ?? range.start, end: range.end, limit: limit + 1 })) {
-      if (key === afterKey) continue;
-      rows.push({ key, value });
-      if (rows.length === limit) break;
-    }
-    return rows;
-  }
 }
 
 /**
