@@ -14,7 +14,6 @@ import { WalletLogin } from './auth/wallet-login.js';
 import { JwtLogin } from './auth/jwt-login.js';
 import { Users } from './users/users.js';
 import { Credits } from './users/credits.js';
-import { Ledger } from './ledger/ledger.js';
 import { PreferencesStore } from './preferences/preferences.js';
 import { Markets } from './markets/markets.js';
 import { Contests } from './contests/contests.js';
@@ -27,7 +26,9 @@ import { adminRoutes } from './http/routes/admin.js';
 import { opsRoutes } from './http/routes/ops.js';
 import { contestRoutes } from './http/routes/contests.js';
 import { rfqRoutes } from './http/routes/rfq.js';
-import { startRfqEngine } from './rfq/engine.js';
+import { startRfqEngine, startShardPool } from './rfq/engine.js';
+import type { ShardPoolOptions } from './rfq/shard-pool.js';
+import { migrateStore } from './store/migrations.js';
 import { mmRoutes } from './http/routes/mm.js';
 import { MakerRegistry } from './mm/registry.js';
 import { MakerGateway } from './mm/gateway.js';
@@ -44,19 +45,23 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function createService(config: Config, log: Logger, clock: Clock = systemClock): Promise<RunningService> {
+export async function createService(config: Config, log: Logger, clock: Clock = systemClock, shardOptions: ShardPoolOptions = {}): Promise<RunningService> {
   const store = openStore(config.dataDir);
+  // Before any thread reads a record: a data directory of an earlier version is brought up to this one.
+  await migrateStore(store, log);
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
   // Loads in its threads while the rest starts; awaited before listening (verify-pool.ts, whenLoaded).
   const verifyThreadsLoaded = verifyPool.whenLoaded();
   const users = new Users(store, clock);
-  const ledger = new Ledger(store);
   const metrics = createHttpMetrics();
   const sessions = new Sessions(store, clock, config.adminToken);
   const walletLogin = new WalletLogin(store, clock, config, verifyPool);
   const makers = new MakerRegistry(store, clock);
   const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry });
   const markets = new Markets(store, clock, config);
+  // The shards own every balance, so they start before anything that moves money; each runs its recovery
+  // first (startRfqEngine waits for it before any route can take traffic).
+  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerGateway, shardOptions);
   const services: Services = {
     config,
     clock,
@@ -67,18 +72,18 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     walletLogin,
     jwtLogin: new JwtLogin(config.jwt),
     users,
-    credits: new Credits(store, clock, users, ledger),
-    ledger,
+    credits: new Credits(store, clock, users, pool),
+    balanceOwners: pool,
     preferences: new PreferencesStore(store),
     markets,
-    contests: new Contests(store, clock, ledger, markets, log),
+    contests: new Contests(store, clock, pool, markets, log),
     verifyPool,
     makers,
     makerGateway,
   };
 
   // RFQ engine: recovery runs before any route can take traffic; then makers' messages go to its actors.
-  const rfqEngine = await startRfqEngine(services, makerGateway);
+  const rfqEngine = await startRfqEngine(services, makerGateway, pool, rfqMetrics);
   makerGateway.setDispatcher(rfqEngine.dispatcher);
 
   const routes: AnyRoute[] = [];

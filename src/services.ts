@@ -9,7 +9,7 @@ import type { WalletLogin } from './auth/wallet-login.js';
 import type { JwtLogin } from './auth/jwt-login.js';
 import type { Users } from './users/users.js';
 import type { Credits } from './users/credits.js';
-import type { Ledger } from './ledger/ledger.js';
+import type { BalanceOwners } from './ledger/owners.js';
 import type { PreferencesStore } from './preferences/preferences.js';
 import type { Markets } from './markets/markets.js';
 import type { Contests } from './contests/contests.js';
@@ -29,7 +29,8 @@ export interface Services {
   jwtLogin: JwtLogin;
   users: Users;
   credits: Credits;
-  ledger: Ledger;
+  /** The owners of every user balance: the RFQ shards, through their pool (ledger/owners.ts). */
+  balanceOwners: BalanceOwners;
   preferences: PreferencesStore;
   markets: Markets;
   /** The contest actor (contests/contests.ts). */

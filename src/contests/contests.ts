@@ -1,11 +1,14 @@
 // Main thread. The contest actor (contract section 8, docs/contests.md): the one owner of contest state.
 //
 // Every change of a contest (creation, entry, continuation, resolution, void) is a task on that contest's
-// serial lane (serial-queue.ts), and each task is ONE store.transact that re-reads the authoritative durable
-// state, decides with the pure rules (rules.ts, scoring.ts), and writes everything the decision implies: the
-// entry, the contest's entriesFilled, and the ledger movement. LMDB commits a transaction whole or not at all,
-// so a kill -9 leaves either the entry with its reservation and its count, or none of them; the lane means
-// two entries of one contest are never decided against the same state, so entry_cap cannot be overrun.
+// serial lane (serial-queue.ts): it reads the durable state (renewing this thread's snapshot first: the
+// lane's previous task may have been committed by a shard), decides with the pure rules (rules.ts,
+// scoring.ts), and has everything the decision implies written in ONE transaction. A new entry moves money,
+// which only the user's shard may decide (ledger.ts): the entry and the contest's new entriesFilled go to
+// that shard with the stake to reserve (BalanceOwners.moveMoney 'reserve'), and the shard writes all three
+// together, or refuses INSUFFICIENT_BALANCE and writes nothing. LMDB commits a transaction whole or not at
+// all, so a kill -9 leaves either the entry with its reservation and its count, or none of them; the lane
+// means two entries of one contest are never decided against the same state, so entry_cap cannot be overrun.
 //
 // Resolution and voiding are the exception: they settle every entry, up to entry_cap = 1,000,000, so they
 // are one task on the lane but many transactions, in bounded batches (settlement.ts), each durable with its
@@ -23,7 +26,7 @@ import type { Logger } from 'pino';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
 import { ApiError, validationError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { BalanceOwners } from '../ledger/owners.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import {
@@ -115,12 +118,12 @@ export class Contests {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly ledger: Ledger,
+    private readonly owners: BalanceOwners,
     private readonly markets: Markets,
     private readonly log: Logger,
     options: ContestsOptions = {},
   ) {
-    this.settler = new ContestSettler(store, ledger, this.marketOf, () => this.isStopping, options.settlement);
+    this.settler = new ContestSettler(store, owners, this.marketOf, () => this.isStopping, options.settlement);
     // One read of every record, once per start (~tens of ms after years of contests), instead of per list.
     // lmdb-js's lazy map: one record decoded at a time, never all of them held at once.
     this.listIndex = new ContestListIndex(this.contests.getRange().map(({ value }) => value));
@@ -272,9 +275,13 @@ export class Contests {
 
   /** Contract section 8. Durable (entry, reservation and count together) before it resolves. */
   enter(userId: string, request: ContestEntryRequest): Promise<EntryAccepted> {
-    return this.lanes.run(request.contest_id, () =>
-      this.store.transact(() => this.enterInTxn(userId, request, this.clock.nowMs())),
-    );
+    return this.lanes.run(request.contest_id, async () => {
+      // The lane's previous entry was committed by a shard: this thread's reads must see it.
+      this.store.root.resetReadTxn();
+      const decided = this.decideEntry(userId, request, this.clock.nowMs());
+      await decided.write();
+      return decided.accepted;
+    });
   }
 
   /**
@@ -288,11 +295,12 @@ export class Contests {
     return 0;
   }
 
-  private enterInTxn(userId: string, request: ContestEntryRequest, nowMs: number): EntryAccepted {
+  /** On the contest's lane. Throws the contract error that refuses the entry, or returns it and its write. */
+  private decideEntry(userId: string, request: ContestEntryRequest, nowMs: number): { accepted: EntryAccepted; write: () => Promise<unknown> } {
     const contest = this.contests.get(request.contest_id);
     if (contest === undefined) throw new ApiError('CONTEST_NOT_FOUND');
     checkEntryWindow(contest, nowMs);
-    if (request.entry_index !== undefined) return this.continueInTxn(contest, userId, request.entry_index, request, nowMs);
+    if (request.entry_index !== undefined) return this.decideContinuation(contest, userId, request.entry_index, request, nowMs);
 
     checkPicks(contest, request.bets, [], this.marketOf, nowMs);
     if (contest.entriesFilled >= contest.entryCap) throw new ApiError('CONTEST_FULL');
@@ -309,27 +317,37 @@ export class Contests {
     };
     const key = entryKey(contest.contestId, userId, entryIndex);
     assert.equal(this.entries.get(key), undefined, `entry ${key} exists already`);
-    if (!this.ledger.tryReserveInTxn(userId, BigInt(contest.betAmountMicros), entryRef(entry), nowMs)) {
-      throw new ApiError('INSUFFICIENT_BALANCE');
-    }
     const updated: ContestRecord = { ...contest, entriesFilled: contest.entriesFilled + 1 };
     assert.ok(updated.entriesFilled <= updated.entryCap, 'entry_cap overrun');
-    void this.entries.put(key, entry);
-    void this.contests.put(contest.contestId, updated);
     return {
-      status: 201,
-      body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: String(contest.betAmountMicros) },
+      accepted: {
+        status: 201,
+        body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: String(contest.betAmountMicros) },
+      },
+      // The user's shard decides the stake (INSUFFICIENT_BALANCE) and writes it with the entry and the count.
+      write: () =>
+        this.owners.moveMoney(this.owners.shardOfUser(userId), {
+          op: 'reserve',
+          userId,
+          amountMicros: String(contest.betAmountMicros),
+          ref: entryRef(entry),
+          writes: [
+            { db: 'contestEntries', key, value: entry },
+            { db: 'contests', key: contest.contestId, value: updated },
+          ],
+          atMs: nowMs,
+        }),
     };
   }
 
-  /** Survivor/streak: more picks on an entry that is still alive; nothing is reserved. */
-  private continueInTxn(
+  /** Survivor/streak: more picks on an entry that is still alive; nothing is reserved, no money moves. */
+  private decideContinuation(
     contest: ContestRecord,
     userId: string,
     entryIndex: number,
     request: ContestEntryRequest,
     nowMs: number,
-  ): EntryAccepted {
+  ): { accepted: EntryAccepted; write: () => Promise<unknown> } {
     if (contest.gameType !== 'survivor' && contest.gameType !== 'streak') {
       throw new ApiError('ENTRY_NOT_FOUND', `${contest.gameType} entries cannot be continued; omit entry_index`);
     }
@@ -339,8 +357,13 @@ export class Contests {
     if (isEliminated(entryOutcomes(entry, this.marketOf))) throw new ApiError('ENTRY_ELIMINATED');
     checkPicks(contest, request.bets, entry.picks, this.marketOf, nowMs);
     const picks = [...entry.picks, ...request.bets.map((b) => ({ marketId: b.market_id, direction: b.direction }))];
-    void this.entries.put(key, { ...entry, picks });
-    return { status: 200, body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: '0' } };
+    return {
+      accepted: { status: 200, body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: '0' } },
+      write: () =>
+        this.store.transact(() => {
+          void this.entries.put(key, { ...entry, picks });
+        }),
+    };
   }
 
   // ---- resolution ----

@@ -6,21 +6,25 @@
 //
 // 1. Score (resolution only): read the entries page by page, yielding between pages, and keep one score key
 //    per entry (scoring.ts, ScoreTable): one byte per entry instead of every record at once.
-// 2. Settle: one store.transact per batch of `batchEntries` entries in key order. Each batch moves the
-//    batch's money (ledger), writes the batch's settlements and the contest's `settling` progress record
-//    (records.ts) together; the last batch writes the final status instead. Between batches the event loop
-//    turns.
+// 2. Settle: a batch of `batchEntries` entries in key order at a time. The entries' money belongs to their
+//    users' shards (ledger.ts), so each shard gets its users' part of the batch (BalanceOwners.moveMoney
+//    'settle_entries') and moves each entry's money and writes the settled entry in one transaction; then
+//    this thread writes the contest's `settling` progress record (records.ts), or, after the last batch,
+//    the final status. Between batches the event loop turns.
 //
-// Why a crash between batches is safe: LMDB commits a batch whole or not at all, so the durable state is
-// always "entries up to settling.lastKey settled with their money moved, none after it". The next start's
-// recover() (contests.ts) continues from lastKey with the decision recorded in `settling` (kind, atMs).
-// Scores come out the same because the entry set is frozen: an entry or a continuation needs its markets
-// OPEN, resolution starts only when none is, a market never reopens, and checkEntryWindow refuses a contest
-// that is settling. Every entry is asserted unsettled before it is settled, so none is paid twice.
+// Why a crash is safe anywhere: each entry's money and its settled record commit together, and an entry's
+// hold (ledger.ts) is the proof that it is not settled yet, so a shard never pays an entry twice. The durable
+// progress says "entries up to settling.lastKey settled"; entries after it may be settled too (a crash came
+// between the shards' commits and the progress), and the next start's recover() (contests.ts), continuing
+// from lastKey with the decision recorded in `settling` (kind, atMs), finds them settled exactly as it would
+// settle them and moves nothing for them. Scores come out the same because the entry set is frozen: an entry
+// or a continuation needs its markets OPEN, resolution starts only when none is, a market never reopens, and
+// checkEntryWindow refuses a contest that is settling.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Ledger } from '../ledger/ledger.js';
+import type { BalanceOwners } from '../ledger/owners.js';
+import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import { contestEntriesAfter, entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
@@ -64,13 +68,13 @@ export interface SettlerOptions {
   afterBatch?: (progress: SettleProgress) => void | Promise<void>;
 }
 
-/** What one settlement does to each entry: the money it moves and the settlement it writes. */
+/** What one settlement does to each entry: the settlement it writes and the money it moves. */
 interface SettlementPlan {
   kind: SettlementKind;
   /** What the whole contest pays: the last batch asserts that exactly this was paid. */
   totalPaidMicros: bigint;
-  /** Inside the batch's transaction. Returns the entry's settlement and the payout credited (0n for a refund). */
-  settleEntryInTxn(entry: EntryRecord, atMs: number): { settlement: EntrySettlement; paidMicros: bigint };
+  /** Pure. The entry's settlement, what it counts as paid (0n for a refund) and its payout (null: refund the stake). */
+  settleEntry(entry: EntryRecord): { settlement: EntrySettlement; paidMicros: bigint; payoutMicros: bigint | null };
 }
 
 export class ContestSettler {
@@ -79,7 +83,7 @@ export class ContestSettler {
 
   constructor(
     private readonly store: Store,
-    private readonly ledger: Ledger,
+    private readonly owners: BalanceOwners,
     private readonly marketOf: MarketOf,
     /** True once the service stops: a settlement ends after its current batch, for the next start to continue. */
     private readonly isStopping: () => boolean,
@@ -111,7 +115,7 @@ export class ContestSettler {
     this.throwIfStopping(contest);
     const plan = kind === 'void' ? this.voidPlan() : await this.resolvePlan(contest);
     for (;;) {
-      const after = await this.store.transact(() => this.settleBatchInTxn(contest.contestId, plan, atMs));
+      const after = await this.settleBatch(contest.contestId, plan, atMs);
       await this.afterBatch?.(progressOf(after, kind));
       if (after.status !== 'open') return after;
       this.throwIfStopping(after);
@@ -130,10 +134,9 @@ export class ContestSettler {
     return {
       kind: 'void',
       totalPaidMicros: 0n,
-      settleEntryInTxn: (entry, atMs) => {
-        this.ledger.releaseInTxn(entry.userId, BigInt(entry.stakeMicros), entryRef(entry), atMs);
+      settleEntry: (entry) => {
         const settlement = { outcomes: entry.picks.map(() => 'voided' as const), payoutMicros: entry.stakeMicros, netPayoutMicros: 0, rank: null };
-        return { settlement, paidMicros: 0n };
+        return { settlement, paidMicros: 0n, payoutMicros: null };
       },
     };
   }
@@ -147,18 +150,8 @@ export class ContestSettler {
     return {
       kind: 'resolve',
       totalPaidMicros: table.paidMicros,
-      settleEntryInTxn: (entry, atMs) => this.resolveEntryInTxn(contest, table, marketOf, entry, atMs),
+      settleEntry: (entry) => resolveEntry(contest, table, marketOf, entry),
     };
-  }
-
-  private resolveEntryInTxn(contest: ContestRecord, table: ScoreTable, marketOf: MarketOf, entry: EntryRecord, atMs: number) {
-    const outcomes = entryOutcomes(entry, marketOf);
-    // The table was built from reads before this transaction: the entry must be the one that was scored.
-    assert.equal(scoreKey(contest.gameType, outcomes), table.keyOf(entry.seq), `entry ${entryRef(entry)} changed after scoring`);
-    const { rank, payoutMicros } = table.scoreOf(entry.seq);
-    this.ledger.settleReservedInTxn(entry.userId, BigInt(entry.stakeMicros), payoutMicros, entryRef(entry), atMs);
-    const payout = Number(payoutMicros);
-    return { settlement: { outcomes, payoutMicros: payout, netPayoutMicros: payout - entry.stakeMicros, rank }, paidMicros: payoutMicros };
   }
 
   /** One score key per entry, indexed by seq. Page by page, with a turn of the event loop between pages. */
@@ -206,8 +199,13 @@ export class ContestSettler {
 
   // ---- one batch ----
 
-  /** One transaction: the next batch's entries settled, and the progress (or the final status) written. */
-  private settleBatchInTxn(contestId: string, plan: SettlementPlan, atMs: number): ContestRecord {
+  /**
+   * The next batch: its entries settled by their shards, then the progress (or the final status) written.
+   * Returns the contest record as written.
+   */
+  private async settleBatch(contestId: string, plan: SettlementPlan, atMs: number): Promise<ContestRecord> {
+    // The previous batch's entries were committed by shards: this thread's reads must see them.
+    this.store.root.resetReadTxn();
     const contest = this.contests.get(contestId);
     assert.ok(contest !== undefined && contest.status === 'open', `contest ${contestId} is not open at a settlement batch`);
     const progress = contest.settling;
@@ -215,27 +213,55 @@ export class ContestSettler {
       assert.equal(progress.kind, plan.kind);
       assert.equal(progress.atMs, atMs);
     }
-    // One row more than the batch tells whether this batch is the last, without an extra empty transaction.
+    // One row more than the batch tells whether this batch is the last, without an extra empty round.
     const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey ?? null, this.batchEntries + 1)];
     const batch = rows.slice(0, this.batchEntries);
     let paidMicros = BigInt(progress?.paidMicros ?? 0);
+    const byShard = new Map<number, EntryMoney[]>();
     for (const { key, value: entry } of batch) {
-      assert.equal(entry.settlement, null, `entry ${key} is after the settlement cursor but already settled`);
       assert.equal(entry.stakeMicros, contest.betAmountMicros);
-      const settled = plan.settleEntryInTxn(entry, atMs);
-      void this.entries.put(key, { ...entry, settlement: settled.settlement });
+      const settled = plan.settleEntry(entry);
       paidMicros += settled.paidMicros;
+      if (entry.settlement !== null) {
+        // Settled by an earlier attempt whose progress a crash lost: exactly as this one would settle it.
+        assert.deepEqual(entry.settlement, settled.settlement, `entry ${key} was settled otherwise`);
+        continue;
+      }
+      const shard = this.owners.shardOfUser(entry.userId);
+      let entries = byShard.get(shard);
+      if (entries === undefined) byShard.set(shard, (entries = []));
+      entries.push({
+        ref: entryRef(entry),
+        payoutMicros: settled.payoutMicros === null ? null : settled.payoutMicros.toString(),
+        writes: [{ db: 'contestEntries', key, value: { ...entry, settlement: settled.settlement } }],
+      });
     }
     assert.ok(paidMicros <= BigInt(totalPotMicros(contest)), `contest ${contestId} pays more than its pot`);
+    await Promise.all([...byShard].map(([shard, entries]) => this.owners.moveMoney(shard, { op: 'settle_entries', entries, atMs })));
     const settledCount = (progress?.settledCount ?? 0) + batch.length;
     const next =
       rows.length > this.batchEntries
         ? inProgress(contest, { kind: plan.kind, atMs, lastKey: batch.at(-1)!.key, settledCount, paidMicros: Number(paidMicros) })
         : finished(contest, plan, atMs, settledCount, paidMicros);
-    void this.contests.put(contestId, next);
+    // On the contest's lane this is the contest record's only writer: no re-read is needed.
+    await this.store.transact(() => {
+      void this.contests.put(contestId, next);
+    });
     return next;
   }
+}
 
+/** Pure. An entry of a resolving contest, as its scores say; the entry must be the one that was scored. */
+function resolveEntry(contest: ContestRecord, table: ScoreTable, marketOf: MarketOf, entry: EntryRecord) {
+  const outcomes = entryOutcomes(entry, marketOf);
+  assert.equal(scoreKey(contest.gameType, outcomes), table.keyOf(entry.seq), `entry ${entryRef(entry)} changed after scoring`);
+  const { rank, payoutMicros } = table.scoreOf(entry.seq);
+  const payout = Number(payoutMicros);
+  return {
+    settlement: { outcomes, payoutMicros: payout, netPayoutMicros: payout - entry.stakeMicros, rank },
+    paidMicros: payoutMicros,
+    payoutMicros,
+  };
 }
 
 /**

@@ -1,11 +1,13 @@
-// Main thread. Admission of new RFQs (contract section 6, step 1): everything that can be checked before an
-// id exists — signature and signer (on the verify pool, never here), legs exist and are OPEN, no duplicate
-// market, wager range — then one call to the owning shard, which checks the replay key and expiry and
-// reserves the wager in the same durable write that creates the RFQ. A failure leaves nothing behind.
+// Main thread. Admission of new RFQs (contract section 6, step 1): everything that needs no state a shard
+// owns — schema (the route), signature and signer (on the verify pool, never here), expiry, legs exist and
+// are OPEN, no duplicate market, wager range. The first of those checks that fails is not thrown here but
+// carried to the owning shard as the create's `refusal`: only the shard knows whether the request is a replay
+// (then it answers 200 whatever the refusal, contract section 6), and it alone decides the balance, mints the
+// id and reserves the wager in the durable write that creates the RFQ. A failure leaves nothing behind.
 import { hash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, overloaded } from '../errors.js';
+import { ApiError, ERROR_TABLE, overloaded } from '../errors.js';
 import { parseAddress } from '../crypto/address.js';
 import { parseSignatureBase64 } from '../crypto/signature.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
@@ -14,27 +16,23 @@ import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
 import type { Users } from '../users/users.js';
 import type { Order, UnsignedRfqRequest, Leg } from '../schemas/rfq.js';
-import type { Store } from '../store/db.js';
 import { encodeOrder, oddsToE4, type SignableOrder } from './codec.js';
-import type { CreateRfq } from './messages.js';
-import { signedReplayKey, unsignedReplayKey, type RfqKeyRecord, type RfqLeg } from './records.js';
+import type { CreateRfq, Refusal } from './messages.js';
+import { signedReplayKey, unsignedReplayKey, type RfqLeg } from './records.js';
 import type { RfqMetrics } from './metrics.js';
 
 const FOK = 2;
 /** What admission decides; the route adds how long the answer may wait (`answerWaitMs`). */
-export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs' | 'announced'>;
+export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
 
 export interface AdmissionDeps {
   config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;
   clock: Clock;
-  store: Store;
   markets: Markets;
   users: Users;
   preferences: PreferencesStore;
   verifyPool: VerifyPool;
   metrics: RfqMetrics;
-  /** A create with this replay key is on its way to its shard (shard-pool.ts): a replay, once it commits. */
-  isReplayKeyInFlight(replayKey: string): boolean;
 }
 
 export class Admission {
@@ -97,24 +95,8 @@ export class Admission {
 
   private admit(
     principal: UserPrincipal,
-    parts: Omit<CreateCommand, 'userId' | 'wallet' | 'tier' | 'wagerMicros' | 'admittedAtMs'> & { wagerMicros: number },
+    parts: Omit<CreateCommand, 'userId' | 'wallet' | 'tier' | 'wagerMicros' | 'admittedAtMs' | 'refusal'> & { wagerMicros: number },
   ): CreateCommand {
-    // A known replay key skips the expiry, market and wager checks: a replay answers 200 even after the
-    // order expired or the markets closed (contract section 6). The shard re-checks the key, so a race
-    // between two first submissions is decided there.
-    const isKnownKey = this.deps.store.db<RfqKeyRecord>('rfqKeys').get(parts.replayKey) !== undefined;
-    if (!isKnownKey) {
-      // In the contract's order (section 6): expiry before legs and wager. A key still in flight may become a
-      // replay (200) once its first submission commits, so its expiry is left to the shard, which checks a
-      // fresh create's. The market and wager checks are not skipped for it: should the first submission be
-      // refused, this one is a fresh create, and the shard does not repeat them.
-      const isExpired = parts.rfqKind === 'signed' && parts.expiresAtMs <= this.deps.clock.nowMs();
-      if (isExpired && !this.deps.isReplayKeyInFlight(parts.replayKey)) throw new ApiError('ORDER_EXPIRED');
-      this.checkLegs(parts.legs);
-      if (parts.wagerMicros < this.deps.config.wagerMinMicros || parts.wagerMicros > this.deps.config.wagerMaxMicros) {
-        throw new ApiError('WAGER_OUT_OF_RANGE', `wager must be within ${this.deps.config.wagerMinMicros}..${this.deps.config.wagerMaxMicros} micros`);
-      }
-    }
     // Field by field rather than `{ ...parts, ... }`: V8 keeps an object made by a leading spread and then
     // given more properties alive until a full collection (docs/performance.md, "Allocation shapes").
     return {
@@ -132,22 +114,35 @@ export class Admission {
       wallet: principal.wallet,
       tier: this.deps.users.get(principal.userId)?.tier ?? 0,
       admittedAtMs: this.deps.clock.nowMs(),
+      refusal: this.refusalOf(parts),
     };
   }
 
-  private checkLegs(legs: readonly RfqLeg[]): void {
+  /** The first check that fails, in the contract's order (section 6.1: expiry before legs and wager), or null. */
+  private refusalOf(parts: Pick<CreateCommand, 'rfqKind' | 'expiresAtMs' | 'legs'> & { wagerMicros: number }): Refusal | null {
     const nowMs = this.deps.clock.nowMs();
+    if (parts.rfqKind === 'signed' && parts.expiresAtMs <= nowMs) return refusal('ORDER_EXPIRED');
+    const legRefusal = this.checkLegs(parts.legs, nowMs);
+    if (legRefusal !== null) return legRefusal;
+    const { wagerMinMicros, wagerMaxMicros } = this.deps.config;
+    if (parts.wagerMicros < wagerMinMicros || parts.wagerMicros > wagerMaxMicros) {
+      return refusal('WAGER_OUT_OF_RANGE', `wager must be within ${wagerMinMicros}..${wagerMaxMicros} micros`);
+    }
+    return null;
+  }
+
+  private checkLegs(legs: readonly RfqLeg[], nowMs: number): Refusal | null {
     const seen = new Set<number>();
     for (const leg of legs) {
       const market = this.deps.markets.get(leg.marketId);
-      if (market === undefined) throw new ApiError('MARKET_NOT_FOUND', `market ${leg.marketId} does not exist`);
-      if (!isOpenForBetting(market, nowMs)) throw new ApiError('MARKET_NOT_OPEN', `market ${leg.marketId} is not open`);
-      if (seen.has(leg.marketId)) throw new ApiError('DUPLICATE_MARKET', `market ${leg.marketId} appears twice`);
+      if (market === undefined) return refusal('MARKET_NOT_FOUND', `market ${leg.marketId} does not exist`);
+      if (!isOpenForBetting(market, nowMs)) return refusal('MARKET_NOT_OPEN', `market ${leg.marketId} is not open`);
+      if (seen.has(leg.marketId)) return refusal('DUPLICATE_MARKET', `market ${leg.marketId} appears twice`);
       seen.add(leg.marketId);
     }
+    return null;
   }
 }
-
 /**
  * The fields of an order's signing bytes as admission reads them: the address made canonical (its EIP-55
  * checksum checked), min_odds made exact, FOK when order_type is omitted. VALIDATION_FAILED on a bad address
@@ -176,6 +171,10 @@ function requireOddsE4(minOdds: number): number {
   const e4 = oddsToE4(minOdds);
   if (e4 === null || e4 === 0) throw fieldError('/min_odds', 'must be a positive multiplier that fits the signing format');
   return e4;
+}
+
+function refusal(code: Refusal['code'], message: string = ERROR_TABLE[code].message): Refusal {
+  return { code, message };
 }
 
 function fieldError(path: string, message: string): ApiError {

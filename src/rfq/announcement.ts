@@ -1,6 +1,5 @@
-// Both threads. The `rfq` frame that tells the makers of a new RFQ (contract section 7), and the times it
-// carries. Usually the main thread announces the RFQ at admission, before its shard has seen it; when the
-// main thread cannot be sure the shard will accept it, the shard announces it itself (shard-pool.ts create).
+// Inside an RFQ shard. The `rfq` frame that tells the makers of a new RFQ (contract section 7), and the times
+// it carries: the shard that accepted the RFQ mints them and has the frame sent (shard.ts persistNew).
 import type { RfqMessage } from '../schemas/mm.js';
 import type { CreateRfq, ShardInit } from './messages.js';
 
@@ -9,13 +8,6 @@ export interface RfqTimes {
   /** Quotes are taken until then (the quote window, never past a signed order's own deadline). */
   quoteDeadlineMs: number;
   expiresAtMs: number;
-}
-
-/** An RFQ the main thread announced at admission: the shard creates it under exactly this id and these times. */
-export interface Announced extends RfqTimes {
-  requestId: string;
-  /** The maker connections it went to: early close waits for exactly these. */
-  makerIds: string[];
 }
 
 export function rfqTimes(

@@ -1,13 +1,12 @@
-// Main thread. Builds the RFQ engine's main-thread half: crash recovery, the shard pool, admission, the maker
-// dispatcher and settlement, and hooks them to the maker gateway and to market resolution.
+// Main thread. Builds the RFQ engine's main-thread half: the shard pool (whose shards run their recovery at
+// start), admission, the maker dispatcher and position settlement, and hooks them to the maker gateway and to
+// market resolution. The shards own every user balance: contests and credits reach them through the pool.
 import type { Services } from '../services.js';
 import { Admission } from './admission.js';
 import { RfqMakerDispatcher } from './maker-dispatch.js';
 import { createRfqMetrics, type RfqMetrics } from './metrics.js';
-import { failInterruptedRfqs } from './recovery.js';
-import type { RfqKeyRecord } from './records.js';
 import { Settlement } from './settlement.js';
-import { ShardPool, type MakerFanout } from './shard-pool.js';
+import { ShardPool, type MakerFanout, type ShardPoolOptions } from './shard-pool.js';
 
 export interface RfqEngine {
   pool: ShardPool;
@@ -18,9 +17,8 @@ export interface RfqEngine {
   close(): Promise<void>;
 }
 
-export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<RfqEngine> {
-  const interrupted = await failInterruptedRfqs(s.store, s.clock);
-  if (interrupted > 0) s.log.warn({ interrupted }, 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
+/** The pool alone, started: what owns the balances. Services that move money (contests, credits) take it. */
+export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 'verifyPool'>, makers: MakerFanout, options: ShardPoolOptions = {}) {
   let pool: ShardPool | null = null;
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,
@@ -39,29 +37,29 @@ export async function startRfqEngine(s: Services, makers: MakerFanout): Promise<
       createCoalesceMs: s.config.createCoalesceMs,
     },
     makers,
-    {
-      availableMicros: (userId) => s.ledger.getBalance(userId).availableMicros,
-      isKnownReplayKey: (replayKey) => s.store.db<RfqKeyRecord>('rfqKeys').get(replayKey) !== undefined,
-      refresh: () => s.store.root.resetReadTxn(),
-    },
     metrics,
     s.log,
+    options,
   );
-  const settlement = new Settlement(s.store, s.markets, s.clock);
-  s.markets.onResolved((market) => settlement.onMarketResolved(market));
+  return { pool, metrics };
+}
+
+/** Recovery runs before any route can take traffic; then makers' messages go to the shards. */
+export async function startRfqEngine(s: Services, makers: MakerFanout, pool: ShardPool, metrics: RfqMetrics): Promise<RfqEngine> {
+  const interrupted = await pool.ready();
+  if (interrupted > 0) s.log.warn({ interrupted }, 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
+  const settlement = new Settlement(s.store, pool, s.clock);
+  s.markets.onResolved((market) => settlement.onMarketResolved(market).then(() => undefined));
   await settlement.settleAllDue();
   const admission = new Admission({
     config: s.config,
     clock: s.clock,
-    store: s.store,
     markets: s.markets,
     users: s.users,
     preferences: s.preferences,
     verifyPool: s.verifyPool,
     metrics,
-    isReplayKeyInFlight: (replayKey) => pool.isReplayKeyInFlight(replayKey),
   });
   const dispatcher = new RfqMakerDispatcher(pool, makers);
-  const running = pool;
-  return { pool: running, admission, dispatcher, settlement, metrics, close: () => running.close() };
+  return { pool, admission, dispatcher, settlement, metrics, close: () => pool.close() };
 }

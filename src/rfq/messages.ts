@@ -5,7 +5,6 @@ import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';
 import type { RfqLeg } from './records.js';
-import type { Announced } from './announcement.js';
 
 export interface ShardInit {
   shard: number;
@@ -18,7 +17,16 @@ export interface ShardInit {
   createCoalesceMs: number;
 }
 
-/** What the main thread has checked before it asks a shard to create an RFQ (contract 6.1). */
+/** A contract error decided without owned state, for the shard to apply after the replay check. */
+export interface Refusal {
+  code: ErrorCode;
+  message: string;
+}
+
+/**
+ * What the main thread has checked before it asks a shard to create an RFQ (contract 6.1): everything that
+ * needs no state a shard owns. The shard decides the rest: replay, balance, acceptance, the id and times.
+ */
 export interface CreateRfq {
   kind: 'create';
   callId: number;
@@ -39,18 +47,57 @@ export interface CreateRfq {
   admittedAtMs: number;
   /** How long the taker's answer waits for the terminal result (wait_ms); 0: a `pending` 201 is due at once. */
   answerWaitMs: number;
-  /** Set when the main thread already announced the RFQ to the makers; null: the shard announces it. */
-  announced: Announced | null;
+  /**
+   * The first check that failed on the main thread (expiry, legs, wager range), or null. Applied only after
+   * the replay check: a replay answers 200 even after its order expired or its markets closed (contract 6).
+   */
+  refusal: Refusal | null;
 }
+
+/** A record another owner decided, committed by the shard in the same transaction as the money it goes with. */
+export interface RecordWrite {
+  db: 'contests' | 'contestEntries';
+  key: string;
+  value: unknown;
+}
+
+/** One contest entry's money at its contest's settlement: a payout (null: the stake is refunded). */
+export interface EntrySettlement {
+  ref: string;
+  payoutMicros: string | null;
+  /** The entry as settled: written only if this settlement moved its money (not already settled). */
+  writes: RecordWrite[];
+}
+
+/**
+ * A movement of users' money, sent to the shard that owns their balances (contract sections 4 and 8): the
+ * shard alone decides whether it can happen and writes it. Every user named belongs to that shard.
+ */
+export type MoneyOp =
+  /** Admin funding, idempotent by key: the key's record is written with the credit. */
+  | { op: 'credit'; userId: string; wallet: string; amountMicros: string; idempotencyKey: string; atMs: number }
+  /** A contest entry: its stake reserved with the entry's records, or INSUFFICIENT_BALANCE and nothing written. */
+  | { op: 'reserve'; userId: string; amountMicros: string; ref: string; writes: RecordWrite[]; atMs: number }
+  /** A batch of a contest's settlement: each entry paid (or refunded) once, however often this is repeated. */
+  | { op: 'settle_entries'; entries: EntrySettlement[]; atMs: number }
+  /** Filled positions one of whose markets resolved: each settles when its outcome is decided, once. */
+  | { op: 'settle_positions'; requestIds: string[]; atMs: number };
+
+export type MoneyResult =
+  | { op: 'credit'; balance: { availableMicros: string; reservedMicros: string; atRiskMicros: string }; isReplay: boolean }
+  | { op: 'reserve' }
+  | { op: 'settle_entries'; settled: number }
+  | { op: 'settle_positions'; settled: number };
 
 /** Sent alone (not in a batch) when the service stops: the shard finishes this turn's commit and exits. */
 export const SHUTDOWN = 'shutdown';
 
 export type MainToShard =
   | CreateRfq
+  | { kind: 'money'; callId: number; op: MoneyOp }
   | { kind: 'status'; callId: number; requestId: string; userId: string }
   | { kind: 'cancel'; callId: number; requestId: string; userId: string }
-  /** The maker connections an RFQ the shard announced went to: early close waits for exactly these. */
+  /** The maker connections a new RFQ went to (after its `broadcast`): early close waits for exactly these. */
   | { kind: 'audience'; requestId: string; makerIds: string[] }
   | {
       kind: 'quote';
@@ -80,12 +127,18 @@ export type ShardToMain =
   | { kind: 'created'; callId: number; outcome: CallOutcome<CreatedRfq> }
   | { kind: 'status'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
+  | { kind: 'money'; callId: number; outcome: CallOutcome<MoneyResult> }
+  /** Recovery at start is done (RFQs active at the last stop failed and released): the shard takes work. */
+  | { kind: 'ready'; failedRfqs: number }
   /**
    * A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result), already JSON: the
    * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
    */
   | { kind: 'to_maker'; makerId: string; frame: string }
-  /** A new RFQ the main thread did not announce, for every connected maker; sent before its create commits. */
+  /**
+   * A new RFQ the shard accepted, for every connected maker: sent right after the shard decided, before its
+   * create commits. The one way an RFQ reaches makers; the main thread answers with its `audience`.
+   */
   | { kind: 'broadcast'; message: RfqMessage }
   /**
    * The RFQ reached a terminal state, durably: wake the HTTP waiters. `isAwaitedByCreate`: its create asked to

@@ -113,3 +113,6 @@ export const unsignedReplayKey = (userId: string, idempotencyKey: string) => `u:
 export function payoutMicros(wagerMicros: bigint, oddsE4: number): bigint {
   return (wagerMicros * BigInt(oddsE4)) / 10_000n;
 }
+
+/** The ledger reference of an RFQ's money: its reservation, then its filled stake (ledger.ts holds). */
+export const rfqRef = (requestId: string) => `rfq:${requestId}`;

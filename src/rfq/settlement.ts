@@ -1,82 +1,77 @@
-// Main thread. Settles filled RFQ positions when their markets resolve (contract sections 4 and 5): a parlay
-// pays payout_micros only if every leg wins (up wins on YES, down on NO); any losing leg pays 0. A voided
-// leg voids the position: the filled stake is returned (our decision: without per-leg odds there is no
-// fair re-pricing; docs/rfq.md). Settlement is idempotent (a settled fill is skipped inside the transaction
-// that would settle it) and re-run at start, so a crash between a market's resolution and this write heals
-// on the next start; it is also re-run by a same-outcome retry of the resolve (markets.ts), so a failure at
-// run time heals when the operator retries.
+// Main thread. Drives the settlement of filled positions when a market resolves (contract section 11,
+// "Settlement"; the outcome rule is positions.ts). It decides nothing about money: it walks the market's
+// unsettled positions (the `openPositions` index) a page at a time and hands each page to the shards that
+// own the takers' balances, which settle each position once, in their own transactions (shard-money.ts).
+// A page is SETTLE_PAGE_POSITIONS positions; the event loop turns between pages, so a market with many
+// positions never holds the main thread or one shard's commit for long.
+//
+// Idempotent: a settled position leaves the index, and the shard skips one already settled. It is re-run at
+// start (settleAllDue: whatever resolved while the process was down or a crash cut short) and by every
+// same-outcome retry of the resolve (markets.ts), so a failure at run time heals when the operator retries.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
-import { Ledger } from '../ledger/ledger.js';
-import { marketKey, type Markets } from '../markets/markets.js';
+import { marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
-import { fillKey, settledFill, type FillRecord } from './fills.js';
-import type { RfqLeg, RfqRecord } from './records.js';
+import type { BalanceOwners } from '../ledger/owners.js';
+import type { MoneyResult } from './messages.js';
+import type { RfqRecord } from './records.js';
 
-export type LegOutcome = 'won' | 'lost' | 'voided' | 'open';
-
-/** Pure. */
-export function legOutcome(leg: RfqLeg, market: Market | undefined): LegOutcome {
-  if (market === undefined || market.status === 'OPEN') return 'open';
-  if (market.status === 'VOIDED') return 'voided';
-  const winning = market.outcome === 'YES' ? 'up' : 'down';
-  return leg.direction === winning ? 'won' : 'lost';
-}
-
-/** Pure: what the taker is paid, or null while a leg that could still decide it is open. */
-export function positionPayout(outcomes: readonly LegOutcome[], filledWagerMicros: bigint, payoutMicros: bigint): bigint | null {
-  if (outcomes.includes('lost')) return 0n;
-  if (outcomes.includes('open')) return null;
-  if (outcomes.includes('voided')) return filledWagerMicros;
-  return payoutMicros;
-}
+/** Positions read and settled per page: one shard transaction each of up to this many, ~a few ms. */
+export const SETTLE_PAGE_POSITIONS = 256;
 
 export class Settlement {
-  private readonly ledger: Ledger;
-
   constructor(
     private readonly store: Store,
-    private readonly markets: Markets,
+    private readonly owners: BalanceOwners,
     private readonly clock: Clock,
-  ) {
-    this.ledger = new Ledger(store);
-  }
+  ) {}
 
-  /**
-   * Reads only this market's unsettled positions (settling removes them from the index), so re-running it
-   * for a market already settled, as every same-outcome retry of the resolve does, is one empty range read.
-   */
-  async onMarketResolved(market: Market): Promise<void> {
+  /** Settles this market's positions whose outcome is now decided (a lost leg decides one at once). */
+  onMarketResolved(market: Market): Promise<number> {
     const prefix = `${marketKey(market.market_id)}:`;
-    const requestIds = [...this.positions.getKeys({ start: prefix, end: `${prefix}~` })].map((k) => k.slice(prefix.length));
-    await Promise.all(requestIds.map((id) => this.settle(id)));
+    return this.settleRange(prefix, `${prefix}~`);
   }
 
   /** At start: settle whatever resolved while the process was down or crashed mid-way. */
-  async settleAllDue(): Promise<void> {
-    const requestIds = new Set([...this.positions.getKeys()].map((k) => k.slice(k.indexOf(':') + 1)));
-    await Promise.all([...requestIds].map((id) => this.settle(id)));
+  settleAllDue(): Promise<number> {
+    return this.settleRange('', '~');
   }
 
-  private get positions() {
-    return this.store.db<true>('openPositions');
-  }
-
-  private settle(requestId: string): Promise<void> {
-    return this.store.transact(() => {
-      const record = this.store.db<RfqRecord>('rfqs').get(requestId);
-      if (record?.fill == null) return;
-      const fills = this.store.db<FillRecord>('fills');
-      const key = fillKey(record.fill.makerAddress, requestId);
-      const fill = fills.get(key);
-      if (fill === undefined || fill.settledPaidMicros !== null) return;
-      const outcomes = record.legs.map((leg) => legOutcome(leg, this.markets.get(leg.marketId)));
-      const filledWagerMicros = BigInt(fill.filledWagerMicros);
-      const paid = positionPayout(outcomes, filledWagerMicros, BigInt(fill.payoutMicros));
-      if (paid === null) return;
-      this.ledger.settleAtRiskInTxn(record.userId, filledWagerMicros, paid, `rfq:${requestId}`, this.clock.nowMs());
-      void fills.put(key, settledFill(fill, paid));
-      for (const leg of record.legs) void this.positions.remove(`${marketKey(leg.marketId)}:${requestId}`);
-    });
+  private async settleRange(start: string, end: string): Promise<number> {
+    const positions = this.store.db<true>('openPositions');
+    const rfqs = this.store.db<RfqRecord>('rfqs');
+    let afterKey: string | null = null;
+    let settled = 0;
+    for (;;) {
+      // The shards' commits (fills, earlier pages' settlements) must be seen: renew this thread's snapshot.
+      this.store.root.resetReadTxn();
+      const keys: string[] = [];
+      for (const key of positions.getKeys({ start: afterKey ?? start, end, limit: SETTLE_PAGE_POSITIONS + 1 })) {
+        if (key !== afterKey && keys.length < SETTLE_PAGE_POSITIONS) keys.push(key);
+      }
+      if (keys.length === 0) return settled;
+      // A position is keyed once per leg; a page may name it more than once.
+      const byShard = new Map<number, Set<string>>();
+      for (const key of keys) {
+        const requestId = key.slice(key.indexOf(':') + 1);
+        const record = rfqs.get(requestId);
+        if (record === undefined) continue;
+        const shard = this.owners.shardOfUser(record.userId);
+        let ids = byShard.get(shard);
+        if (ids === undefined) byShard.set(shard, (ids = new Set()));
+        ids.add(requestId);
+      }
+      const atMs = this.clock.nowMs();
+      const results = await Promise.all(
+        [...byShard].map(([shard, ids]) =>
+          this.owners.moveMoney<Extract<MoneyResult, { op: 'settle_positions' }>>(shard, { op: 'settle_positions', requestIds: [...ids], atMs }),
+        ),
+      );
+      for (const result of results) settled += result.settled;
+      if (keys.length < SETTLE_PAGE_POSITIONS) return settled;
+      afterKey = keys.at(-1)!;
+      await nextTurn();
+    }
   }
 }

@@ -1,18 +1,17 @@
-// Main thread. Starts the RFQ shard workers and is the main thread's only door to them: calls (create,
-// status, cancel) with a bounded number outstanding per shard, maker messages routed by the shard named in
-// the request id, broadcasts of new RFQs through the maker gateway, and the waiters behind `wait_ms`.
-import { Worker } from 'node:worker_threads';
+// Main thread. The main thread's only door to the RFQ shards, through one transport each (shard-transport.ts):
+// calls (create, status, cancel, money movements) with a bounded number outstanding per shard, maker
+// messages routed by the shard named in the request id, the fan-out of each RFQ a shard accepted to the
+// makers, and the waiters behind `wait_ms`. It decides nothing about an RFQ or a balance: the shard does.
 import type { Logger } from 'pino';
 import { ApiError, overloaded } from '../errors.js';
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import { Batcher } from '../batcher.js';
 import { setBounded } from '../bounded-map.js';
-import { newRequestId, shardOfRequest, shardOfUser } from './ids.js';
-import { rfqTimes, toRfqMessage, type Announced } from './announcement.js';
-import { InFlightCreates } from './in-flight-creates.js';
-import { SHUTDOWN, type CallOutcome, type CreateRfq, type CreatedRfq, type MainToShard, type ShardInit, type ShardToMain } from './messages.js';
+import { shardOfRequest, shardOfUser } from './ids.js';
+import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, MoneyOp, MoneyResult, ShardInit, ShardToMain } from './messages.js';
 import type { RfqMetrics } from './metrics.js';
+import { workerTransport, type ShardTransport, type ShardTransportFactory } from './shard-transport.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
 export interface MakerFanout {
@@ -23,33 +22,32 @@ export interface MakerFanout {
   sendFrames(makerId: string, frames: readonly string[]): boolean;
 }
 
-/** What the pool reads of committed state (LMDB, through the ledger) to decide whether to announce an RFQ. */
-export interface CommittedState {
-  availableMicros(userId: string): bigint;
-  isKnownReplayKey(replayKey: string): boolean;
-  /**
-   * Moves this thread's read snapshot to the latest commit. lmdb-js renews it only every ~1 ms, so without
-   * this a read just after a shard's commit (a balance right after `completed`) could miss it.
-   */
-  refresh(): void;
-}
-
-/** Bound on calls waiting for one shard; past it, new RFQs get 503 OVERLOADED (nothing accepted). */
+/** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
-/** How long a stopping shard may take to finish its commit in progress before it is ended. */
-const SHARD_STOP_GRACE_MS = 5_000;
 /** Terminal results kept for a waiter that registers just after them (see unclaimedTerminals). */
 const MAX_UNCLAIMED_TERMINALS = 16_384;
+/**
+ * Requests held open by `wait_ms` at once, service-wide (each a timer, a closure and an open socket). Past it
+ * a request that asks to wait gets 503 OVERLOADED before anything is created: contract section 2.
+ */
+export const MAX_WAITERS = 16_384;
 
 /** A create as admission made it; the pool adds the call's own fields. */
-type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs' | 'announced'>;
+export type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
 
 interface ShardHandle {
   shard: number;
-  worker: Worker;
+  transport: ShardTransport;
   out: Batcher<MainToShard>;
   calls: Map<number, (outcome: CallOutcome<unknown>) => void>;
   activeRfqs: number;
+}
+
+export interface ShardPoolOptions {
+  /** The shard's transport (a worker thread unless a test runs the shards in process). */
+  transport?: ShardTransportFactory;
+  /** Called with the batch of events from a shard once handled, e.g. to read what its commits wrote. */
+  afterShardEvents?: () => void;
 }
 
 export class ShardPool {
@@ -66,18 +64,33 @@ export class ShardPool {
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
   private framesByMaker = new Map<string, string[]>();
   private isFrameFlushScheduled = false;
-  private readonly inFlight = new InFlightCreates();
+  /** Waiting requests and the slots taken for requests about to wait (reserveWaiter); at most MAX_WAITERS. */
+  private waiterSlots = 0;
   private nextCallId = 1;
-  private isClosing = false;
+  private readonly whenReady: Promise<number>;
 
   constructor(
-    private readonly init: Omit<ShardInit, 'shard' | 'shardCount'> & { shardCount: number },
+    private readonly init: Omit<ShardInit, 'shard'>,
     private readonly makers: MakerFanout,
-    private readonly committed: CommittedState,
     private readonly metrics: RfqMetrics,
     private readonly log: Logger,
+    private readonly options: ShardPoolOptions = {},
   ) {
-    for (let shard = 0; shard < init.shardCount; shard++) this.shards.push(this.spawn(shard));
+    const ready: Promise<number>[] = [];
+    for (let shard = 0; shard < init.shardCount; shard++) {
+      const { handle, whenReady } = this.spawn(shard);
+      this.shards.push(handle);
+      ready.push(whenReady);
+    }
+    this.whenReady = Promise.all(ready).then((counts) => counts.reduce((sum, n) => sum + n, 0));
+  }
+
+  /**
+   * Resolves once every shard has run its recovery at start, with the number of RFQs that were active at the
+   * last stop and ended failed SERVICE_RESTARTED. Calls made before wait in the shards' queues.
+   */
+  ready(): Promise<number> {
+    return this.whenReady;
   }
 
   get shardCount(): number {
@@ -88,30 +101,40 @@ export class ShardPool {
     return shardOfUser(userId, this.shards.length);
   }
 
-  /**
-   * `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq).
-   *
-   * When committed state and the creates still on their way say the shard will accept it as a new RFQ, the
-   * makers hear of it now, while the create travels to its shard: their round trip overlaps that hop and
-   * whatever the shard is busy with (a commit) instead of following them (docs/rfq.md). Otherwise the shard
-   * decides first and announces it itself. Should the shard still refuse an announced RFQ (a contest entry
-   * spent the balance in between, the shard is at its active limit), it never existed: makers' quotes for
-   * it get RFQ_CLOSED, as for a create refused at its commit.
-   */
+  /** `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq). */
   async create(command: NewRfq, answerWaitMs: number): Promise<CreatedRfq> {
     const shard = this.shardOfUser(command.userId);
-    // Refused before anything is announced (call() would refuse it only after).
-    if (this.isAtCallLimit(shard)) throw overloaded();
-    const wagerMicros = BigInt(command.wagerMicros);
-    const announced = this.isSureNew(command, wagerMicros) ? this.announce(shard, command) : null;
-    const release = this.inFlight.add(command.userId, command.replayKey, wagerMicros);
-    try {
-      const created = await this.call<CreatedRfq>(shard, (callId) => ({ kind: 'create', callId, ...command, answerWaitMs, announced }));
-      this.metrics.persistSeconds.observe(created.persistUs / 1e6);
-      return created;
-    } finally {
-      release(); // its commit counts from here on: onEvent read a fresh snapshot when the answer came
-    }
+    const created = await this.call<CreatedRfq>(shard, (callId) => ({ kind: 'create', callId, ...command, answerWaitMs }));
+    this.metrics.persistSeconds.observe(created.persistUs / 1e6);
+    return created;
+  }
+
+  /**
+   * A movement of users' money, decided and written by the shard that owns them (messages.ts MoneyOp): every
+   * user the op names must belong to `shard` (shardOfUser), which the shard's ledger asserts.
+   */
+  moveMoney<R extends MoneyResult>(shard: number, op: MoneyOp): Promise<R> {
+    return this.call<R>(shard, (callId) => ({ kind: 'money', callId, op }));
+  }
+
+  /**
+   * Takes a place for a request that will wait (wait_ms), before it starts anything: 503 OVERLOADED when
+   * MAX_WAITERS are taken. The returned function gives it back (once).
+   */
+  reserveWaiter(): () => void {
+    if (this.waiterSlots >= MAX_WAITERS) throw overloaded();
+    this.waiterSlots++;
+    let isReleased = false;
+    return () => {
+      if (isReleased) return;
+      isReleased = true;
+      this.waiterSlots--;
+    };
+  }
+
+  /** Waiting requests and reserved places (a gauge). */
+  get waiterCount(): number {
+    return this.waiterSlots;
   }
 
   status(requestId: string, userId: string): Promise<RfqResult> {
@@ -173,11 +196,6 @@ export class ShardPool {
     return this.shards.reduce((sum, s) => sum + s.activeRfqs, 0);
   }
 
-  /** A create with this replay key has left for its shard and is not answered yet. */
-  isReplayKeyInFlight(replayKey: string): boolean {
-    return this.inFlight.hasKey(replayKey);
-  }
-
   /** Terminal results waiting for their create's answer to claim them (a gauge: 0 between requests). */
   get unclaimedResults(): number {
     return this.unclaimedTerminals.size;
@@ -188,39 +206,17 @@ export class ShardPool {
   }
 
   async close(): Promise<void> {
-    this.isClosing = true;
-    await Promise.all(this.shards.map((handle) => this.stop(handle)));
+    await Promise.all(this.shards.map((handle) => handle.transport.stop()));
   }
 
-  /** Committed state and the creates on their way say the shard will accept it: no replay, not expired, funded. */
-  private isSureNew(command: NewRfq, wagerMicros: bigint): boolean {
-    if (this.inFlight.hasKey(command.replayKey) || this.committed.isKnownReplayKey(command.replayKey)) return false;
-    if (command.rfqKind === 'signed' && command.expiresAtMs <= Date.now()) return false;
-    return this.committed.availableMicros(command.userId) - this.inFlight.wagerOf(command.userId) >= wagerMicros;
-  }
-
-  /** Sends the `rfq` to every connected maker under an id of the taker's shard; the create carries it there. */
-  private announce(shard: number, command: NewRfq): Announced {
-    const nowMs = Date.now();
-    const requestId = newRequestId(shard, nowMs);
-    const times = rfqTimes(command, nowMs, this.init);
-    return { requestId, ...times, makerIds: this.broadcast(toRfqMessage(requestId, command, times)) };
-  }
-
-  /** An RFQ its shard announced: the shard learns its audience from the next batch. */
+  /** A new RFQ its shard accepted: to every connected maker, and the shard learns who got it. */
   private fanOut(shard: number, message: RfqMessage): void {
-    const makerIds = this.broadcast(message);
-    this.shards[shard]!.out.add({ kind: 'audience', requestId: message.request_id, makerIds });
-  }
-
-  /** Returns the connections the RFQ went to. */
-  private broadcast(message: RfqMessage): string[] {
     const startNs = process.hrtime.bigint();
     this.makers.broadcast(message);
     // Same synchronous run as the publish: exactly the connections that were sent the RFQ.
     const makerIds = this.makers.connectedMakerIds();
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
-    return makerIds;
+    this.shards[shard]!.out.add({ kind: 'audience', requestId: message.request_id, makerIds });
   }
 
   /**
@@ -268,56 +264,45 @@ export class ShardPool {
     });
   }
 
-  /** Asks a shard to stop after its commit in progress (shard-worker.ts); ends it if it has not in time. */
-  private stop(handle: ShardHandle): Promise<void> {
-    if (handle.worker.threadId === -1) return Promise.resolve(); // already exited
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => void handle.worker.terminate(), SHARD_STOP_GRACE_MS);
-      handle.worker.once('exit', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      handle.worker.postMessage(SHUTDOWN);
-    });
-  }
-
-  private spawn(shard: number): ShardHandle {
-    const init: ShardInit = { shard, ...this.init };
-    const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init });
+  private spawn(shard: number): { handle: ShardHandle; whenReady: Promise<number> } {
+    let markReady!: (failedRfqs: number) => void;
+    const whenReady = new Promise<number>((resolve) => (markReady = resolve));
+    const transport = (this.options.transport ?? workerTransport)(
+      { shard, ...this.init },
+      {
+        onBatch: (batch) => {
+          for (const event of batch) {
+            if (event.kind === 'ready') markReady(event.failedRfqs);
+            else this.onEvent(handle, event);
+          }
+          this.options.afterShardEvents?.();
+        },
+        onFailure: ({ err, exitCode }) => {
+          // A shard only fails on a broken invariant (or a store it cannot write): its in-memory state is
+          // lost, and RFQs it held are still reserved in LMDB. Stop the process; the next start's shards
+          // fail and release them.
+          this.log.fatal({ err, shard, exitCode }, 'RFQ shard failed; stopping the service');
+          process.exit(70);
+        },
+      },
+    );
     const handle: ShardHandle = {
       shard,
-      worker,
+      transport,
       // Per turn: quotes from many maker sockets, read in one turn, reach the shard as one message.
-      out: new Batcher((batch) => worker.postMessage(batch), 'turn'),
+      out: new Batcher((batch) => transport.send(batch), 'turn'),
       calls: new Map(),
       activeRfqs: 0,
     };
-    worker.on('message', (batch: ShardToMain[]) => {
-      for (const event of batch) this.onEvent(handle, event);
-    });
-    worker.on('error', (err) => {
-      // A shard only throws on a broken invariant: its in-memory state can no longer be trusted, and RFQs it
-      // held are still reserved in LMDB. Stop the process; the next start fails and releases them.
-      this.log.fatal({ err, shard }, 'RFQ shard crashed; stopping the service');
-      process.exit(70);
-    });
-    worker.on('exit', (code) => {
-      if (!this.isClosing) {
-        this.log.fatal({ shard, code }, 'RFQ shard exited; stopping the service');
-        process.exit(70);
-      }
-    });
-    return handle;
+    return { handle, whenReady };
   }
 
-  private onEvent(handle: ShardHandle, event: ShardToMain): void {
-    // A create's answer and a terminal result each follow a commit of the shard: reads on this thread from
-    // now on (the pool's next announcement check, a taker's balance) must see it.
-    if (event.kind === 'created' || event.kind === 'terminal') this.committed.refresh();
+  private onEvent(handle: ShardHandle, event: Exclude<ShardToMain, { kind: 'ready' }>): void {
     switch (event.kind) {
       case 'created':
       case 'status':
-      case 'cancelled': {
+      case 'cancelled':
+      case 'money': {
         const settle = handle.calls.get(event.callId);
         handle.calls.delete(event.callId);
         settle?.(event.outcome);

@@ -1,10 +1,13 @@
-// Runs inside one RFQ shard worker (shard-worker.ts). The actor: it alone owns its takers' active RFQs,
-// their quotes and timers, and decides every transition. State changes that matter to money are written to
-// LMDB (through ledger/) before anyone hears of them; `emit` is the only way out of the actor.
+// Runs inside one RFQ shard (shard-worker.ts, or the in-process transport of tests). The actor: it alone owns
+// its takers' active RFQs, their quotes and timers, and their balances (shard-book.ts), and decides every
+// transition: whether a new RFQ is a replay, is refused or is accepted (its id and times are minted here),
+// and every movement of its users' money (shard-money.ts for those that do not come from its RFQs). State
+// changes that matter to money are written to LMDB (through ledger/) before anyone hears of them, except the
+// `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
+// out of the actor.
 import assert from 'node:assert/strict';
 import { ApiError } from '../errors.js';
 import { MAKER_ERRORS } from '../mm/protocol.js';
-import { Ledger } from '../ledger/ledger.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { RfqResult } from '../schemas/rfq.js';
@@ -15,10 +18,13 @@ import { rfqTimes, toRfqMessage } from './announcement.js';
 import { decide, type Candidate, type LiveQuote } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import { fillKey, opaqueTakerId, type FillRecord } from './fills.js';
+import { ShardBook, shardOwner } from './shard-book.js';
+import { ShardMoney } from './shard-money.js';
 import {
   endedRecord,
   isTerminal,
   payoutMicros,
+  rfqRef,
   toRfqResult,
   type FailureReason,
   type RfqKeyRecord,
@@ -61,9 +67,8 @@ export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
   /** Creations between admission and commit, by replay key: a racing duplicate waits for the first. */
   private readonly creating = new Map<string, Promise<unknown>>();
-  private readonly ledger: Ledger;
-  /** Per taker: wagers reserved by creates whose commit has not settled yet (see persistNew). */
-  private readonly uncommittedReservations = new Map<string, bigint>();
+  private readonly book: ShardBook;
+  private readonly money: ShardMoney;
 
   constructor(
     private readonly store: Store,
@@ -71,7 +76,33 @@ export class RfqShard {
     private readonly emit: (message: ShardToMain) => void,
     private readonly nowMs: () => number = Date.now,
   ) {
-    this.ledger = new Ledger(store);
+    this.book = new ShardBook(store, shardOwner(init.shard, init.shardCount));
+    this.money = new ShardMoney(store, this.book);
+  }
+
+  /**
+   * At start, before any message: every RFQ of this shard's users that was active when the process stopped
+   * ends failed SERVICE_RESTARTED and its reservation is released (contract section 6, crash), in one
+   * transaction. A fill that was made durable is terminal already and is left alone. Every shard reads the
+   * (few) active markers and ends those of its own users: shard counts may differ between starts.
+   */
+  async failInterrupted(): Promise<number> {
+    const rfqs = this.store.db<RfqRecord>('rfqs');
+    const active = this.store.db<true>('rfqActive');
+    return this.store.transact(() => {
+      let failed = 0;
+      for (const requestId of active.getKeys()) {
+        const record = rfqs.get(requestId);
+        if (record !== undefined && !this.book.owner.owns(record.userId)) continue;
+        void active.remove(requestId);
+        if (record === undefined || isTerminal(record.status)) continue;
+        const nowMs = this.nowMs();
+        this.book.ledger.releaseInTxn(rfqRef(requestId), nowMs);
+        void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
+        failed++;
+      }
+      return failed;
+    });
   }
 
   get activeCount(): number {
@@ -82,6 +113,9 @@ export class RfqShard {
     switch (message.kind) {
       case 'create':
         void this.outcome(() => this.create(message)).then((outcome) => this.emit({ kind: 'created', callId: message.callId, outcome }));
+        return;
+      case 'money':
+        void this.outcome(() => this.money.run(message.op)).then((outcome) => this.emit({ kind: 'money', callId: message.callId, outcome }));
         return;
       case 'status':
         void this.outcome(() => this.status(message.requestId, message.userId)).then((outcome) =>
@@ -122,11 +156,11 @@ export class RfqShard {
     }
     const replay = this.findReplay(command);
     if (replay !== null) return replay;
-    const nowMs = this.nowMs();
-    // Contract section 6: expiry is checked after the replay key, so a replay after expires_at_ms is still 200.
-    if (command.rfqKind === 'signed' && command.expiresAtMs <= nowMs) throw new ApiError('ORDER_EXPIRED');
+    // Contract section 6: the checks made on the main thread (expiry, legs, wager) apply after the replay
+    // key, so a replay after expires_at_ms or after its markets closed is still 200.
+    if (command.refusal !== null) throw new ApiError(command.refusal.code, command.refusal.message);
     if (this.active.size >= this.init.maxActiveRfqs) throw new ApiError('OVERLOADED', 'shard is at its active RFQ limit');
-    const creation = this.persistNew(command, nowMs);
+    const creation = this.persistNew(command, this.nowMs());
     this.creating.set(command.replayKey, creation);
     try {
       return await creation;
@@ -142,10 +176,17 @@ export class RfqShard {
     return { result: this.currentResult(key.requestId), isReplay: true, persistUs: 0 };
   }
 
+  /**
+   * Decides the RFQ (its balance), mints its id and times, and has the makers told at once; then makes the
+   * create durable: reservation, record and replay key in one transaction (commitCreate). Makers never hear
+   * of an RFQ that is refused: the balance is decided before the `rfq` leaves.
+   */
   private async persistNew(command: CreateRfq, nowMs: number): Promise<CreatedRfq> {
-    const { announced } = command;
-    const requestId = announced?.requestId ?? newRequestId(this.init.shard, nowMs);
-    const times = announced ?? rfqTimes(command, nowMs, this.init);
+    const wagerMicros = BigInt(command.wagerMicros);
+    const settleDebit = this.book.tryDebit(command.userId, wagerMicros);
+    if (settleDebit === null) throw new ApiError('INSUFFICIENT_BALANCE');
+    const requestId = newRequestId(this.init.shard, nowMs);
+    const times = rfqTimes(command, nowMs, this.init);
     const record: RfqRecord = {
       requestId,
       userId: command.userId,
@@ -165,14 +206,6 @@ export class RfqShard {
       error: null,
       terminalAtMs: null,
     };
-    const wagerMicros = BigInt(command.wagerMicros);
-    // Refused here when the balance (less this shard's reservations still being committed) cannot cover it;
-    // the transaction below checks again, authoritatively. Unless the main thread announced it, no maker has
-    // heard of it yet; if it did, makers' quotes for it get RFQ_CLOSED (a refused RFQ never existed).
-    const uncommittedMicros = this.uncommittedReservations.get(command.userId) ?? 0n;
-    if (this.ledger.getBalance(command.userId).availableMicros - uncommittedMicros < wagerMicros) {
-      throw new ApiError('INSUFFICIENT_BALANCE');
-    }
     const rfq: ActiveRfq = {
       record,
       wagerMicros,
@@ -191,37 +224,29 @@ export class RfqShard {
     };
     this.active.set(requestId, rfq);
     // The makers hear of the RFQ before its create commits, not after: the commit overlaps their round trip
-    // instead of preceding it (docs/durability.md).
-    if (announced === null) this.emit({ kind: 'broadcast', message: toRfqMessage(requestId, command, times) });
-    this.uncommittedReservations.set(command.userId, uncommittedMicros + wagerMicros);
+    // instead of preceding it (docs/durability.md). The main thread answers with the audience (onAudience).
+    this.emit({ kind: 'broadcast', message: toRfqMessage(requestId, command, times) });
     // The record as created: the live one changes (quotes, last look) while the write may be held.
     const created: RfqRecord = { ...record };
     try {
-      const committed = this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
-        if (!this.ledger.tryReserveInTxn(command.userId, wagerMicros, `rfq:${requestId}`, nowMs)) {
-          throw new ApiError('INSUFFICIENT_BALANCE');
-        }
+      const persistUs = await this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
+        this.book.ledger.reserveInTxn(command.userId, wagerMicros, rfqRef(requestId), nowMs);
         void this.store.db<RfqRecord>('rfqs').put(requestId, created);
         void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
         // Closing by now means its terminal write follows in this same commit (persistTerminal queued it
         // when it set the phase): it was never active on disk, so no marker for recovery (one page fewer).
         if (rfq.phase !== 'closing') void this.store.db<true>('rfqActive').put(requestId, true);
       });
-      // Its audience came with it (with no maker connected, it ends `timeout` at once).
-      if (announced !== null) this.onAudience(requestId, announced.makerIds);
-      const persistUs = await committed;
       return { result: toRfqResult(created), isReplay: false, persistUs };
     } catch (err) {
-      // Refused at commit (another thread spent the balance meanwhile): the RFQ never existed. Makers that
-      // quoted it hear it was cancelled; later quotes get RFQ_CLOSED. Nothing was reserved or written.
+      // The commit failed (disk or map full): the RFQ never existed. Makers that quoted it hear it was
+      // cancelled; later quotes get RFQ_CLOSED. Nothing was reserved or written.
       this.clearTimer(rfq);
       this.active.delete(requestId);
       for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: requestId, outcome: 'cancelled' });
       throw err;
     } finally {
-      const left = (this.uncommittedReservations.get(command.userId) ?? 0n) - wagerMicros;
-      if (left === 0n) this.uncommittedReservations.delete(command.userId);
-      else this.uncommittedReservations.set(command.userId, left);
+      settleDebit();
     }
   }
 
@@ -466,10 +491,10 @@ export class RfqShard {
       // say) is not filled. Else a maker could confirm a bet whose result is known, and the fill would miss
       // the settlement that ran when the market resolved (settlement.ts reads the positions once, then).
       if (!this.areLegsOpen(rfq, nowMs)) {
-        this.ledger.releaseInTxn(record.userId, rfq.wagerMicros, `rfq:${record.requestId}`, nowMs);
+        this.book.ledger.releaseInTxn(rfqRef(record.requestId), nowMs);
         return endedRecord(record, { status: 'failed', fill: null, error: 'MARKET_CLOSED', terminalAtMs: nowMs });
       }
-      this.ledger.fillInTxn(record.userId, rfq.wagerMicros, candidate.fillWagerMicros, `rfq:${record.requestId}`, nowMs);
+      this.book.ledger.fillInTxn(rfqRef(record.requestId), candidate.fillWagerMicros, nowMs);
       void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, record.requestId), fillRecord);
       for (const leg of record.legs) {
         void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${record.requestId}`, true);
@@ -498,7 +523,8 @@ export class RfqShard {
     const nowMs = this.nowMs();
     const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
     const written = await this.persistTerminal(rfq, () => {
-      this.ledger.releaseInTxn(ended.userId, rfq.wagerMicros, `rfq:${ended.requestId}`, nowMs);
+      const releasedMicros = this.book.ledger.releaseInTxn(rfqRef(ended.requestId), nowMs);
+      assert.equal(releasedMicros, rfq.wagerMicros, `RFQ ${ended.requestId} held another amount than its wager`);
       return ended;
     });
     if (written === null) return;

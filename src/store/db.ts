@@ -15,6 +15,7 @@ export const DB_NAMES = [
   'sessions', // sha256(token) hex -> SessionRecord
   'balances', // userId -> BalanceRecord (decimal strings)
   'journal', // `${userId}:${seq}` -> JournalEntry, one per money movement
+  'holds', // ledger reference (`rfq:<id>`, `contest:<id>:<user>:<index>`) -> HoldRecord: money reserved or at risk for it
   'credits', // admin credit idempotency_key -> CreditRecord
   'preferences', // userId -> PreferencesRecord
   'markets', // decimal market id (zero-padded) -> MarketRecord

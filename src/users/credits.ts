@@ -1,17 +1,19 @@
-// Main thread. Admin funding with an idempotency key (contract section 4): the credit, its key record, the
-// user (created if new) and the journal entry are one transaction, so a retried request can neither credit
-// twice nor half-apply.
+// Main thread. Admin funding with an idempotency key (contract section 4). The user is created here if new
+// (users are this thread's); the credit itself is decided and written by the user's shard, the balance's one
+// owner, together with its key record and journal entry (rfq/shard-money.ts), so a retried request can
+// neither credit twice nor half-apply. A crash between the two leaves a user without the credit, which the
+// retry completes.
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
-import type { Ledger } from '../ledger/ledger.js';
+import type { BalanceOwners } from '../ledger/owners.js';
+import type { MoneyResult } from '../rfq/messages.js';
+import type { CreditRecord } from '../rfq/shard-money.js';
 import type { Store } from '../store/db.js';
 import type { UserRecord, Users } from './users.js';
 
-interface CreditRecord {
-  wallet: string;
-  amountMicros: string;
-  userId: string;
-  atMs: number;
+export interface Credited {
+  user: UserRecord;
+  balance: Extract<MoneyResult, { op: 'credit' }>['balance'];
 }
 
 export class Credits {
@@ -19,25 +21,26 @@ export class Credits {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly users: Users,
-    private readonly ledger: Ledger,
+    private readonly owners: BalanceOwners,
   ) {}
 
   /** Durable before it resolves. Same key and content: no second credit. Same key, other content: 409. */
-  credit(wallet: string, amountMicros: bigint, idempotencyKey: string): Promise<UserRecord> {
-    const credits = this.store.db<CreditRecord>('credits');
-    return this.store.transact(() => {
-      const previous = credits.get(idempotencyKey);
-      if (previous !== undefined) {
-        if (previous.wallet !== wallet || previous.amountMicros !== amountMicros.toString()) {
-          throw new ApiError('IDEMPOTENCY_CONFLICT');
-        }
-        return this.users.get(previous.userId)!;
-      }
-      const user = this.users.ensureInTxn(wallet);
-      const atMs = this.clock.nowMs();
-      this.ledger.creditInTxn(user.userId, amountMicros, `credit:${idempotencyKey}`, atMs);
-      void credits.put(idempotencyKey, { wallet, amountMicros: amountMicros.toString(), userId: user.userId, atMs });
-      return user;
+  async credit(wallet: string, amountMicros: bigint, idempotencyKey: string): Promise<Credited> {
+    // A key already used for another wallet is refused before a user is made for this one. The shard checks
+    // the key again in its transaction: that check decides.
+    const previous = this.store.db<CreditRecord>('credits').get(idempotencyKey);
+    if (previous !== undefined && (previous.wallet !== wallet || previous.amountMicros !== amountMicros.toString())) {
+      throw new ApiError('IDEMPOTENCY_CONFLICT');
+    }
+    const user = await this.users.ensure(wallet);
+    const result = await this.owners.moveMoney<Extract<MoneyResult, { op: 'credit' }>>(this.owners.shardOfUser(user.userId), {
+      op: 'credit',
+      userId: user.userId,
+      wallet,
+      amountMicros: amountMicros.toString(),
+      idempotencyKey,
+      atMs: this.clock.nowMs(),
     });
+    return { user, balance: result.balance };
   }
 }

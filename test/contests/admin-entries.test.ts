@@ -197,7 +197,7 @@ describe('GET /v1/admin/contests/{id}/entries pages', () => {
 
 describe('Contests.adminEntries in process (real LMDB)', () => {
   it('each page reads at most limit + 2 entry records, whatever the contest holds', async () => {
-    const h = openContestsHarness();
+    const h = await openContestsHarness();
     try {
       const markets = await createMarketsInProcess(h, 1);
       const users = await fundUsersInProcess(h, 7, 1_000n * BigInt(BET));

@@ -165,7 +165,7 @@ describe('GET /v1/contests across restarts', () => {
 
 describe('Contests.list in process (real LMDB)', () => {
   it('reads at most `limit` contest records, whatever the number of contests (it read all 300 before)', async () => {
-    const h = openContestsHarness();
+    const h = await openContestsHarness();
     harnesses.push(h);
     const [market] = await createMarketsInProcess(h, 1);
     const categories = ['mentions', 'sports', 'culture'] as const;
@@ -210,7 +210,7 @@ describe('Contests.list in process (real LMDB)', () => {
       resolved: h!.contests.list({ status: 'resolved' }).map((c) => c.contest_id),
       all: h!.contests.list({}).map((c) => `${c.contest_id}:${c.status}`),
     });
-    h = openContestsHarness({
+    h = await openContestsHarness({
       settlement: {
         batchEntries: 2,
         afterBatch: (p: SettleProgress) => {

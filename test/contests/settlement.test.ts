@@ -32,8 +32,8 @@ after(async () => {
 });
 
 /** A first "process" whose settlement batches are reported to `progress` (and may "crash" there). */
-function open(options: ContestsOptions = {}): ContestsHarness {
-  const h = openContestsHarness(options);
+async function open(options: ContestsOptions = {}): Promise<ContestsHarness> {
+  const h = await openContestsHarness(options);
   harnesses.push(h);
   return h;
 }
@@ -127,12 +127,14 @@ async function seedOutcast(h: ContestsHarness, userCount: number, entryCount: nu
 // ---- reading the durable state ----
 
 function entriesOf(h: ContestsHarness, contestId: string): EntryRecord[] {
+  h.store.root.resetReadTxn(); // the shards wrote them
   const out: EntryRecord[] = [];
   for (const { value } of h.store.db<EntryRecord>('contestEntries').getRange(contestEntryRange(contestId))) out.push(value);
   return out;
 }
 
 function contestOf(h: ContestsHarness, contestId: string): ContestRecord {
+  h.store.root.resetReadTxn();
   const contest = h.store.db<ContestRecord>('contests').get(contestId);
   assert.ok(contest !== undefined);
   return contest;
@@ -170,11 +172,11 @@ function assertSettledExactlyOnce(
   }
   const refs = new Set(entries.map(entryRef));
   for (const userId of userIds) {
-    const movements = h.ledger.journal(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
+    const movements = h.journalOf(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
     const mine = entries.filter((e) => e.userId === userId);
     assert.deepEqual(movements.map((j) => j.kind).sort(), mine.map(() => kind), `movements of ${userId}`);
     assert.equal(new Set(movements.map((j) => j.ref)).size, mine.length, `one movement per entry of ${userId}`);
-    const balance = h.ledger.getBalance(userId);
+    const balance = h.balanceOf(userId);
     assert.equal(balance.reservedMicros, 0n);
     assert.equal(balance.atRiskMicros, 0n);
     const refunds = kind === 'release' ? mine.length * BET : 0;
@@ -192,7 +194,7 @@ async function resolveAll(h: ContestsHarness, markets: readonly number[]): Promi
 describe('resolution in batches', () => {
   it('pays exactly what the rules pay in one piece: every payout and rank, the pot, every balance (outcast, 2000 entries, batches of 64)', async () => {
     const progress: SettleProgress[] = [];
-    const h = open(settleOptions(64, progress));
+    const h = await open(settleOptions(64, progress));
     const { markets, users, contestId } = await seedOutcast(h, 400, 2000);
     await resolveAll(h, markets);
 
@@ -210,7 +212,7 @@ describe('resolution in batches', () => {
 
   it('pays exactly what the rules pay in one piece: lineups places, ties and the rounding micro (600 entries, batches of 64)', async () => {
     const progress: SettleProgress[] = [];
-    const h = open(settleOptions(64, progress));
+    const h = await open(settleOptions(64, progress));
     const markets = await createMarketsInProcess(h, 3);
     const users = await fundUsersInProcess(h, 120, CREDIT_MICROS);
     const contestId = await seedContestInProcess(h, lineups.config(markets), users, lineups.entryCount, lineups.picksOf(markets));
@@ -225,7 +227,7 @@ describe('resolution in batches', () => {
 
   it('turns the event loop between every two batches; a reader never sees "resolved" before every entry is settled', async () => {
     const batchEntries = 50;
-    const h = open(settleOptions(batchEntries, []));
+    const h = await open(settleOptions(batchEntries, []));
     const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
 
     // A reader on every turn of the event loop (setImmediate), for as long as the resolution runs.
@@ -247,7 +249,11 @@ describe('resolution in batches', () => {
     // Every batch boundary was seen by some turn: 1000 / 50 = 20 batches, so 19 states strictly in between.
     const midway = new Set(seen.filter((s) => s.settled > 0 && s.settled < 1000).map((s) => s.settled));
     assert.equal(midway.size, 19);
-    for (const s of seen) assert.equal(s.status, s.settled === 1000 ? 'resolved' : 'open', `status with ${s.settled} settled`);
+    // The last batch's entries commit in their shards before this thread writes "resolved": a reader may see
+    // all of them settled while the contest still reads open, never the other way round.
+    for (const s of seen) if (s.status === 'resolved') assert.equal(s.settled, 1000, 'resolved before every entry was settled');
+    for (const s of seen) if (s.settled < 1000) assert.equal(s.status, 'open', `status with ${s.settled} settled`);
+    assert.equal(seen.at(-1)!.status, 'resolved');
   });
 });
 
@@ -255,7 +261,7 @@ describe('a crash between batches', () => {
   for (const crashAfterBatch of [1, 15]) {
     it(`after batch ${crashAfterBatch} of 16: the state is whole batches, and the next start's recover() settles the rest exactly once`, async () => {
       const progress: SettleProgress[] = [];
-      let h = open(settleOptions(64, progress, crashAfterBatch));
+      let h = await open(settleOptions(64, progress, crashAfterBatch));
       const markets = await createMarketsInProcess(h, 3);
       const users = await fundUsersInProcess(h, 200, CREDIT_MICROS);
       const contestId = await seedContestInProcess(h, outcast.config(markets, 1000), users, 1000, outcast.picksOf(markets));
@@ -293,7 +299,7 @@ describe('a crash between batches', () => {
 
   it('in an admin void: entries are refused meanwhile, and recover() refunds the rest exactly once though markets are still OPEN', async () => {
     const progress: SettleProgress[] = [];
-    let h = open(settleOptions(64, progress, 2));
+    let h = await open(settleOptions(64, progress, 2));
     const { markets, users, contestId } = await seedOutcast(h, 60, 300);
 
     await assert.rejects(h.contests.voidContest(contestId), SimulatedCrash);
@@ -318,7 +324,7 @@ describe('a crash between batches', () => {
 describe('a settlement that stops midway in a running process', () => {
   it('a batch that fails at run time fails the resolve; the same-outcome retry continues from the last batch and settles each entry once', async () => {
     const progress: SettleProgress[] = [];
-    const h = open(settleOptions(64, progress, 3));
+    const h = await open(settleOptions(64, progress, 3));
     const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');
@@ -338,7 +344,7 @@ describe('a settlement that stops midway in a running process', () => {
     let retries: Promise<unknown>[] = [];
     let entry: Promise<unknown> | null = null;
     const progress: SettleProgress[] = [];
-    const h = open({
+    const h = await open({
       settlement: {
         batchEntries: 64,
         afterBatch: (p) => {
@@ -367,7 +373,7 @@ describe('a settlement that stops midway in a running process', () => {
   it('a stop ends the settlement after its current batch, before the store closes; the next start finishes it', async () => {
     const progress: SettleProgress[] = [];
     let stopping: Promise<void> | null = null;
-    let h = open({
+    let h = await open({
       settlement: {
         batchEntries: 64,
         afterBatch: (p) => {
@@ -393,7 +399,7 @@ describe('a settlement that stops midway in a running process', () => {
 describe('a stop before a settlement starts', () => {
   it('a settlement due after the stop began does not start: nothing is settled, the resolve fails, and the next start settles it all', async () => {
     const progress: SettleProgress[] = [];
-    let h = open(settleOptions(64, progress));
+    let h = await open(settleOptions(64, progress));
     const { markets, users, contestId } = await seedOutcast(h, 50, 200);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');
@@ -412,7 +418,7 @@ describe('a stop before a settlement starts', () => {
 
 describe('recovery at start', () => {
   it('queues every due finish before it yields, so a void sent at once finds each contest resolved, not voided', async () => {
-    let h = open();
+    let h = await open();
     const markets = await createMarketsInProcess(h, 3);
     const users = await fundUsersInProcess(h, 20, CREDIT_MICROS);
     const contestIds = [
@@ -452,10 +458,10 @@ function assertRefundedExactlyOnce(h: ContestsHarness, contestId: string, userId
   }
   const refs = new Set(entries.map(entryRef));
   for (const userId of userIds) {
-    const movements = h.ledger.journal(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
+    const movements = h.journalOf(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
     assert.deepEqual(movements.map((j) => j.kind), Array.from({ length: entriesPerUser }, () => 'release'), `refunds of ${userId}`);
     assert.equal(new Set(movements.map((j) => j.ref)).size, entriesPerUser, `one refund per entry of ${userId}`);
-    const balance = h.ledger.getBalance(userId);
+    const balance = h.balanceOf(userId);
     assert.deepEqual([balance.availableMicros, balance.reservedMicros, balance.pnlMicros], [CREDIT_MICROS, 0n, 0n]);
   }
 }

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../src/clock.js';
 import { Contests, type ContestsOptions } from '../../src/contests/contests.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { readBalance, readJournal, type Balance, type JournalEntry } from '../../src/ledger/ledger.js';
+import type { ShardPool } from '../../src/rfq/shard-pool.js';
 import { createLogger } from '../../src/log.js';
 import { marketKey, Markets } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
@@ -17,6 +18,7 @@ import type { CreateContest } from '../../src/schemas/contests.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { client, type HttpResult } from './http.js';
 import type { TestServer } from './server.js';
+import { startInProcessShards } from './shards.js';
 import { fundedUser, type TestUser } from './users.js';
 
 const HOUR_MS = 3_600_000;
@@ -275,7 +277,10 @@ export async function eventually(check: () => Promise<void>, timeoutMs = 10_000)
 export interface ContestsHarness {
   dataDir: string;
   store: Store;
-  ledger: Ledger;
+  /** The balances' owners: real shard actors on this thread (helpers/shards.ts). */
+  shards: ShardPool;
+  balanceOf(userId: string): Balance;
+  journalOf(userId: string): JournalEntry[];
   markets: Markets;
   contests: Contests;
   /** Closes this instance's store (what a crash leaves is what LMDB committed) and opens a new instance. */
@@ -284,23 +289,35 @@ export interface ContestsHarness {
   destroy(): Promise<void>;
 }
 
-export function openContestsHarness(options: ContestsOptions = {}, dataDir = mkdtempSync(join(tmpdir(), 'parlayd-contests-'))): ContestsHarness {
+export async function openContestsHarness(options: ContestsOptions = {}, dataDir = mkdtempSync(join(tmpdir(), 'parlayd-contests-'))): Promise<ContestsHarness> {
   const store = openStore(dataDir);
-  const ledger = new Ledger(store);
+  const shards = await startInProcessShards(dataDir);
   const markets = new Markets(store, systemClock, { priceAssets: [], priceDurationsSecs: [] });
-  const contests = new Contests(store, systemClock, ledger, markets, createLogger('silent'), options);
+  const contests = new Contests(store, systemClock, shards, markets, createLogger('silent'), options);
+  const close = async () => {
+    await shards.close();
+    await store.close();
+  };
   return {
     dataDir,
     store,
-    ledger,
+    shards,
+    balanceOf: (userId) => {
+      store.root.resetReadTxn(); // the shards committed it
+      return readBalance(store, userId);
+    },
+    journalOf: (userId) => {
+      store.root.resetReadTxn();
+      return readJournal(store, userId);
+    },
     markets,
     contests,
     reopen: async (next = {}) => {
-      await store.close();
+      await close();
       return openContestsHarness(next, dataDir);
     },
     destroy: async () => {
-      await store.close();
+      await close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -358,12 +375,21 @@ export async function createMarketsInProcess(h: ContestsHarness, count: number):
   return ids;
 }
 
-/** Users with `amountMicros` credited through the real ledger (ids only: no HTTP session is needed). */
+/** Users with `amountMicros` credited by their shards (ids only: no HTTP session is needed). */
 export async function fundUsersInProcess(h: ContestsHarness, count: number, amountMicros: bigint): Promise<string[]> {
   const userIds = Array.from({ length: count }, () => randomUUID());
-  await h.store.transact(() => {
-    for (const userId of userIds) h.ledger.creditInTxn(userId, amountMicros, `credit:test:${userId}`, Date.now());
-  });
+  await Promise.all(
+    userIds.map((userId) =>
+      h.shards.moveMoney(h.shards.shardOfUser(userId), {
+        op: 'credit',
+        userId,
+        wallet: `0x${userId.replaceAll('-', '').padEnd(40, '0')}`,
+        amountMicros: amountMicros.toString(),
+        idempotencyKey: `test:${userId}`,
+        atMs: Date.now(),
+      }),
+    ),
+  );
   return userIds;
 }
 

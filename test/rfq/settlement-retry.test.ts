@@ -20,7 +20,8 @@ import { pino } from 'pino';
 import { createService } from '../../src/app.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import { Ledger } from '../../src/ledger/ledger.js';
+import { readBalance, readJournal } from '../../src/ledger/ledger.js';
+import type { ShardPool } from '../../src/rfq/shard-pool.js';
 import { marketKey, Markets } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
 import { fillKey, type FillRecord } from '../../src/rfq/fills.js';
@@ -30,6 +31,7 @@ import { client } from '../helpers/http.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
 import { autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
 import { removeDataDir, startServer, testServiceEnv, type TestServer } from '../helpers/server.js';
+import { startInProcessShards } from '../helpers/shards.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 
 const FUNDS_MICROS = 50_000_000n;
@@ -49,6 +51,8 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
   let server: TestServer;
   let maker: ConnectedMaker;
   let store: Store;
+  /** The balances' owners, in this process, over the stopped server's LMDB. */
+  let shards: ShardPool;
   /** Settled by the retry after its settlement failed. */
   let retried: FilledPosition;
   /** Settled although another listener before the settlement failed. */
@@ -76,19 +80,32 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
     await maker.close();
     assert.equal(await server.stop(), 0);
     store = openStore(server.dataDir);
+    shards = await startInProcessShards(server.dataDir);
   });
 
   after(async () => {
+    await shards?.close();
     await store?.close();
     if (server !== undefined) removeDataDir(server);
   });
 
-  const balanceOfUser = (user: TestUser) => new Ledger(store).getBalance(user.userId);
-  const journalLength = (user: TestUser) => new Ledger(store).journal(user.userId).length;
-  const fillOf = (position: FilledPosition) => store.db<FillRecord>('fills').get(fillKey(maker.address, position.requestId));
-  const openPositionsOf = (marketId: number) => [
-    ...store.db<true>('openPositions').getKeys({ start: `${marketKey(marketId)}:`, end: `${marketKey(marketId)}:~` }),
-  ];
+  // Written by the shards: this thread's snapshot is renewed first.
+  const balanceOfUser = (user: TestUser) => {
+    store.root.resetReadTxn();
+    return readBalance(store, user.userId);
+  };
+  const journalLength = (user: TestUser) => {
+    store.root.resetReadTxn();
+    return readJournal(store, user.userId).length;
+  };
+  const fillOf = (position: FilledPosition) => {
+    store.root.resetReadTxn();
+    return store.db<FillRecord>('fills').get(fillKey(maker.address, position.requestId));
+  };
+  const openPositionsOf = (marketId: number) => {
+    store.root.resetReadTxn();
+    return [...store.db<true>('openPositions').getKeys({ start: `${marketKey(marketId)}:`, end: `${marketKey(marketId)}:~` })];
+  };
 
   const errorMessages = (failure: Error) => (failure as AggregateError).errors.map((err: Error) => err.message);
 
@@ -100,7 +117,7 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
 
   test('a resolve whose RFQ settlement failed fails with the resolution durable; the same-outcome retry settles the position', async () => {
     const markets = new Markets(store, systemClock, NO_PRICE_MARKETS);
-    const settlement = new Settlement(store, markets, systemClock);
+    const settlement = new Settlement(store, shards, systemClock);
     // The settlement listener as engine.ts registers it, failing at its first run the way a rejected
     // transaction fails it: each position settles in one transaction, all or nothing, so nothing is written.
     let runs = 0;
@@ -155,8 +172,10 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
       failingRuns += 1;
       if (failingRuns === 1) throw new Error('another listener failed');
     });
-    const settlement = new Settlement(store, markets, systemClock);
-    markets.onResolved((market) => settlement.onMarketResolved(market));
+    const settlement = new Settlement(store, shards, systemClock);
+    markets.onResolved(async (market) => {
+      await settlement.onMarketResolved(market);
+    });
 
     const failure = await failureOf(markets.resolve(beside.marketId, 'NO'));
     // `up` lost on NO: the stake is gone and nothing is at risk any more, although the resolve failed.

@@ -18,12 +18,12 @@ export function adminRoutes(s: Services) {
         if (wallet === null) {
           throw new ApiError('VALIDATION_FAILED', undefined, [{ path: '/wallet', message: 'bad EIP-55 checksum' }]);
         }
-        const user = await s.credits.credit(wallet, BigInt(body.amount_micros), body.idempotency_key);
+        const { user, balance } = await s.credits.credit(wallet, BigInt(body.amount_micros), body.idempotency_key);
         return json(200, {
           user_id: user.userId,
           wallet: user.wallet,
           credited_micros: String(body.amount_micros),
-          balance: balanceBody(s.ledger.getBalance(user.userId)),
+          balance: balanceBody(balance),
         });
       },
     }),

@@ -3,9 +3,9 @@ import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
 import { BalanceResponse } from '../../schemas/users.js';
 import { Preferences, PreferencesPatch } from '../../schemas/preferences.js';
-import type { Balance } from '../../ledger/ledger.js';
+import { readBalance } from '../../ledger/ledger.js';
 
-export function balanceBody(b: Balance) {
+export function balanceBody(b: { availableMicros: bigint | string; reservedMicros: bigint | string; atRiskMicros: bigint | string }) {
   return {
     available_micros: b.availableMicros.toString(),
     reserved_micros: b.reservedMicros.toString(),
@@ -19,7 +19,7 @@ export function userRoutes(s: Services) {
       method: 'GET', path: '/v1/user/balance', tag: 'user', auth: 'user',
       summary: 'Available, reserved and at-risk balance in micros (decimal strings)',
       responses: { 200: BalanceResponse },
-      handler: ({ auth }) => json(200, balanceBody(s.ledger.getBalance(auth.userId))),
+      handler: ({ auth }) => json(200, balanceBody(readBalance(s.store, auth.userId))),
     }),
     defineRoute({
       method: 'GET', path: '/v1/user/preferences', tag: 'user', auth: 'user',

@@ -1,0 +1,23 @@
+// Any thread; pure. How a filled parlay's outcome is decided from its legs' markets (contract section 11,
+// "Settlement"): a parlay pays payout_micros only if every leg wins (up wins on YES, down on NO); any lost
+// leg decides it lost at once, even with other legs open; otherwise, once every leg is final with at least
+// one voided, the stake is returned (no fair re-pricing without per-leg odds; docs/rfq.md).
+import type { Market } from '../schemas/markets.js';
+import type { RfqLeg } from './records.js';
+
+export type LegOutcome = 'won' | 'lost' | 'voided' | 'open';
+
+export function legOutcome(leg: RfqLeg, market: Market | undefined): LegOutcome {
+  if (market === undefined || market.status === 'OPEN') return 'open';
+  if (market.status === 'VOIDED') return 'voided';
+  const winning = market.outcome === 'YES' ? 'up' : 'down';
+  return leg.direction === winning ? 'won' : 'lost';
+}
+
+/** What the taker is paid, or null while a leg that could still decide it is open. */
+export function positionPayout(outcomes: readonly LegOutcome[], filledWagerMicros: bigint, payoutMicros: bigint): bigint | null {
+  if (outcomes.includes('lost')) return 0n;
+  if (outcomes.includes('open')) return null;
+  if (outcomes.includes('voided')) return filledWagerMicros;
+  return payoutMicros;
+}

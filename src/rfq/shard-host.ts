@@ -1,0 +1,45 @@
+// The thread a shard runs on (a worker thread, or the main thread of an in-process test). Builds the actor
+// over the shared LMDB environment, holds back the first messages until the actor's recovery at start has
+// committed (so no RFQ or movement of a user is decided before that user's interrupted RFQs are released),
+// then hands every batch to the actor. Events leave in one batch per synchronous run.
+import { Batcher } from '../batcher.js';
+import { openStore } from '../store/db.js';
+import type { MainToShard, ShardInit, ShardToMain } from './messages.js';
+import { RfqShard } from './shard.js';
+
+const STATS_INTERVAL_MS = 1000;
+
+export class ShardHost {
+  readonly #shard: RfqShard;
+  #heldBatches: MainToShard[][] | null = [];
+  readonly #statsTimer: NodeJS.Timeout;
+
+  constructor(init: ShardInit, emitBatch: (batch: ShardToMain[]) => void) {
+    // The shard owns its thread: its durable writes are grouped per turn and committed in it (group-commit.ts).
+    const store = openStore(init.dataDir, { isGroupCommit: true });
+    const out = new Batcher<ShardToMain>(emitBatch);
+    this.#shard = new RfqShard(store, init, (message) => out.add(message));
+    this.#statsTimer = setInterval(() => out.add({ kind: 'stats', activeRfqs: this.#shard.activeCount }), STATS_INTERVAL_MS).unref();
+    // A failure here is a bug or a store that cannot be written: it throws out of this thread's turn, which
+    // crashes the shard, and the main thread stops the process (shard-pool.ts).
+    void this.#shard.failInterrupted().then((failedRfqs) => {
+      const held = this.#heldBatches ?? [];
+      this.#heldBatches = null;
+      out.add({ kind: 'ready', failedRfqs });
+      for (const batch of held) this.#handle(batch);
+    });
+  }
+
+  deliver(batch: MainToShard[]): void {
+    if (this.#heldBatches !== null) this.#heldBatches.push(batch);
+    else this.#handle(batch);
+  }
+
+  stopTimers(): void {
+    clearInterval(this.#statsTimer);
+  }
+
+  #handle(batch: MainToShard[]): void {
+    for (const message of batch) this.#shard.handle(message);
+  }
+}

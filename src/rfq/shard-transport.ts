@@ -1,0 +1,51 @@
+// Main thread. The seam between the shard pool and its shards: the pool only ever sends a shard batches of
+// messages and receives batches of events (messages.ts), through a ShardTransport. A worker thread is the
+// transport the service runs on; in-process-transport.ts runs the same actor on the calling thread (tests).
+// A shard in another process or on another machine would be one more implementation: docs/architecture.md,
+// "A shard on another machine", says what it would need beyond a socket.
+import { Worker } from 'node:worker_threads';
+import { SHUTDOWN, type MainToShard, type ShardInit, type ShardToMain } from './messages.js';
+
+export interface ShardEvents {
+  onBatch(batch: ShardToMain[]): void;
+  /** The shard is gone without being asked to stop (a crash, an exit): its in-memory state is lost. */
+  onFailure(detail: { err?: unknown; exitCode?: number }): void;
+}
+
+export interface ShardTransport {
+  /** One batch, in order, after every batch sent before it. */
+  send(batch: MainToShard[]): void;
+  /** Stops the shard after its commit in progress; resolves once it has stopped. */
+  stop(): Promise<void>;
+}
+
+export type ShardTransportFactory = (init: ShardInit, events: ShardEvents) => ShardTransport;
+
+/** How long a stopping shard may take to finish its commit in progress before it is ended. */
+const SHARD_STOP_GRACE_MS = 5_000;
+
+/** A shard on its own worker thread (shard-worker.ts). */
+export const workerTransport: ShardTransportFactory = (init, events) => {
+  const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init });
+  let isStopping = false;
+  worker.on('message', (batch: ShardToMain[]) => events.onBatch(batch));
+  worker.on('error', (err) => events.onFailure({ err }));
+  worker.on('exit', (exitCode) => {
+    if (!isStopping) events.onFailure({ exitCode });
+  });
+  return {
+    send: (batch) => worker.postMessage(batch),
+    stop: () => {
+      isStopping = true;
+      if (worker.threadId === -1) return Promise.resolve(); // already exited
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => void worker.terminate(), SHARD_STOP_GRACE_MS);
+        worker.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        worker.postMessage(SHUTDOWN);
+      });
+    },
+  };
+};

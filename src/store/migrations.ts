@@ -1,0 +1,80 @@
+// Main thread, at start, before any other thread opens the store. A data directory records the layout
+// version it was written in (`meta` key `schemaVersion`); one written by an earlier version is brought up to
+// this one in one transaction, and one written by a later version is refused with a message that says so,
+// never read wrongly.
+//
+// Version 2 added the ledger's holds (ledger.ts): money reserved or at risk is held per reference, so that a
+// release or settlement moves exactly what was held. Version 1 kept only per-user totals; its holds are
+// rebuilt from what they were for: active RFQs (reserved wager), unsettled fills (at-risk stake) and
+// unsettled entries of open contests (reserved stake). Each user's rebuilt holds must add up to the user's
+// reserved and at-risk totals, or the start is refused: the data is not what this version understands.
+import type { Logger } from 'pino';
+import type { ContestRecord, EntryRecord } from '../contests/records.js';
+import { readBalance, type HoldRecord } from '../ledger/ledger.js';
+import type { FillRecord } from '../rfq/fills.js';
+import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
+import { entryRef, contestEntryRange } from '../contests/records.js';
+import type { Store } from './db.js';
+
+export const SCHEMA_VERSION = 2;
+const VERSION_KEY = 'schemaVersion';
+
+export class UnsupportedDataError extends Error {}
+
+export async function migrateStore(store: Store, log: Logger): Promise<void> {
+  const meta = store.db<number>('meta');
+  const found = meta.get(VERSION_KEY);
+  if (found === SCHEMA_VERSION) return;
+  if (found !== undefined && found > SCHEMA_VERSION) {
+    throw new UnsupportedDataError(
+      `the data directory was written by a newer parlayd (layout ${found}; this one reads up to ${SCHEMA_VERSION}): run that version, or start with another PARLAYD_DATA_DIR`,
+    );
+  }
+  const isEmpty = store.db('balances').getKeysCount({ limit: 1 }) === 0;
+  const holdCount = await store.transact(() => {
+    const count = isEmpty ? 0 : rebuildHoldsInTxn(store);
+    void meta.put(VERSION_KEY, SCHEMA_VERSION);
+    return count;
+  });
+  if (!isEmpty) log.info({ from: found ?? 1, to: SCHEMA_VERSION, holds: holdCount }, 'data directory migrated');
+}
+
+function rebuildHoldsInTxn(store: Store): number {
+  const holds = new Map<string, HoldRecord>();
+  const rfqs = store.db<RfqRecord>('rfqs');
+  for (const requestId of store.db<true>('rfqActive').getKeys()) {
+    const record = rfqs.get(requestId);
+    if (record === undefined || isTerminal(record.status)) continue;
+    holds.set(rfqRef(requestId), { userId: record.userId, bucket: 'reserved', amountMicros: record.wagerMicros });
+  }
+  for (const { value: fill } of store.db<FillRecord>('fills').getRange()) {
+    if (fill.settledPaidMicros !== null) continue;
+    holds.set(rfqRef(fill.requestId), { userId: fill.userId, bucket: 'at_risk', amountMicros: fill.filledWagerMicros });
+  }
+  const entries = store.db<EntryRecord>('contestEntries');
+  for (const { value: contest } of store.db<ContestRecord>('contests').getRange()) {
+    if (contest.status !== 'open') continue;
+    for (const { value: entry } of entries.getRange(contestEntryRange(contest.contestId))) {
+      if (entry.settlement !== null) continue;
+      holds.set(entryRef(entry), { userId: entry.userId, bucket: 'reserved', amountMicros: String(entry.stakeMicros) });
+    }
+  }
+  const totals = new Map<string, { reserved: bigint; atRisk: bigint }>();
+  for (const [ref, hold] of holds) {
+    const total = totals.get(hold.userId) ?? { reserved: 0n, atRisk: 0n };
+    if (hold.bucket === 'reserved') total.reserved += BigInt(hold.amountMicros);
+    else total.atRisk += BigInt(hold.amountMicros);
+    totals.set(hold.userId, total);
+    void store.db<HoldRecord>('holds').put(ref, hold);
+  }
+  for (const userId of store.db('balances').getKeys()) {
+    const balance = readBalance(store, userId);
+    const total = totals.get(userId) ?? { reserved: 0n, atRisk: 0n };
+    if (balance.reservedMicros !== total.reserved || balance.atRiskMicros !== total.atRisk) {
+      throw new UnsupportedDataError(
+        `cannot migrate the data directory: user ${userId} has reserved ${balance.reservedMicros} and at risk ${balance.atRiskMicros}, its RFQs and entries account for ${total.reserved} and ${total.atRisk}`,
+      );
+    }
+  }
+  return holds.size;
+}

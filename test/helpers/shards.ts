@@ -1,0 +1,36 @@
+// The RFQ shards, the owners of every balance, in this test's process: the real ShardPool and RfqShard actors
+// over a real LMDB data directory, on the in-process transport (src/rfq/in-process-transport.ts) instead of
+// worker threads, for tests that drive contests, settlement or the ledger without HTTP.
+import { Registry } from 'prom-client';
+import { createLogger } from '../../src/log.js';
+import { inProcessTransport } from '../../src/rfq/in-process-transport.js';
+import { createRfqMetrics } from '../../src/rfq/metrics.js';
+import { ShardPool, type MakerFanout } from '../../src/rfq/shard-pool.js';
+
+/** No maker is connected: RFQs end `timeout` at once. (No test here creates one.) */
+const NO_MAKERS: MakerFanout = {
+  broadcast: () => 0,
+  connectedMakerIds: () => [],
+  send: () => false,
+  sendFrames: () => false,
+};
+
+/** Started and recovered: every shard has failed the RFQs a previous "process" left active. */
+export async function startInProcessShards(dataDir: string, shardCount = 2): Promise<ShardPool> {
+  const metrics = createRfqMetrics(new Registry(), {
+    activeRfqs: () => 0,
+    outstandingCalls: () => 0,
+    unclaimedResults: () => 0,
+    verifyUtilization: () => 0,
+    verifyQueue: () => 0,
+  });
+  const pool = new ShardPool(
+    { shardCount, dataDir, quoteWindowMs: 300, lastLookMs: 200, maxActiveRfqs: 1000, createCoalesceMs: 0 },
+    NO_MAKERS,
+    metrics,
+    createLogger('silent'),
+    { transport: inProcessTransport },
+  );
+  await pool.ready();
+  return pool;
+}
