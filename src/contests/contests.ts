@@ -1,8 +1,8 @@
 // Main thread. The contest actor (contract section 8, docs/contests.md): the one owner of contest state.
 //
 // Every change of a contest (creation, entry, continuation, resolution, void) is a task on that contest's
-// serial lane (serial-queue.ts): it reads the durable state (renewing this thread's snapshot first: the
-// lane's previous task may have been committed by a shard), decides with the pure rules (rules.ts,
+// serial lane (serial-queue.ts): it reads the durable state (the pool renews this thread's snapshot when a
+// shard's answer arrives, shard-pool.ts refreshReads), decides with the pure rules (rules.ts,
 // scoring.ts), and has everything the decision implies written in ONE transaction. A new entry moves money,
 // which only the user's shard may decide (ledger.ts): the entry and the contest's new entriesFilled go to
 // that shard with the stake to reserve (BalanceOwners.moveMoney 'reserve'), and the shard writes all three
@@ -276,8 +276,6 @@ export class Contests {
   /** Contract section 8. Durable (entry, reservation and count together) before it resolves. */
   enter(userId: string, request: ContestEntryRequest): Promise<EntryAccepted> {
     return this.lanes.run(request.contest_id, async () => {
-      // The lane's previous entry was committed by a shard: this thread's reads must see it.
-      this.store.root.resetReadTxn();
       const decided = this.decideEntry(userId, request, this.clock.nowMs());
       await decided.write();
       return decided.accepted;

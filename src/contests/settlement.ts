@@ -204,8 +204,6 @@ export class ContestSettler {
    * Returns the contest record as written.
    */
   private async settleBatch(contestId: string, plan: SettlementPlan, atMs: number): Promise<ContestRecord> {
-    // The previous batch's entries were committed by shards: this thread's reads must see them.
-    this.store.root.resetReadTxn();
     const contest = this.contests.get(contestId);
     assert.ok(contest !== undefined && contest.status === 'open', `contest ${contestId} is not open at a settlement batch`);
     const progress = contest.settling;

@@ -32,6 +32,9 @@ const MAX_UNCLAIMED_TERMINALS = 16_384;
  */
 export const MAX_WAITERS = 16_384;
 
+/** Events sent after a commit of the shard: what the main thread reads next must see it. */
+const followsCommit = (event: ShardToMain) => event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
+
 /** A create as admission made it; the pool adds the call's own fields. */
 export type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
 
@@ -46,8 +49,12 @@ interface ShardHandle {
 export interface ShardPoolOptions {
   /** The shard's transport (a worker thread unless a test runs the shards in process). */
   transport?: ShardTransportFactory;
-  /** Called with the batch of events from a shard once handled, e.g. to read what its commits wrote. */
-  afterShardEvents?: () => void;
+  /**
+   * Renews this thread's read snapshot of the store. lmdb-js renews it by itself only every ~1 ms, so without
+   * this a read right after a shard's answer (a balance after `completed`, the contest record after an entry)
+   * could miss the commit the answer follows. Called once per batch of events that holds such an answer.
+   */
+  refreshReads?: () => void;
 }
 
 export class ShardPool {
@@ -271,11 +278,11 @@ export class ShardPool {
       { shard, ...this.init },
       {
         onBatch: (batch) => {
+          if (batch.some(followsCommit)) this.options.refreshReads?.();
           for (const event of batch) {
             if (event.kind === 'ready') markReady(event.failedRfqs);
             else this.onEvent(handle, event);
           }
-          this.options.afterShardEvents?.();
         },
         onFailure: ({ err, exitCode }) => {
           // A shard only fails on a broken invariant (or a store it cannot write): its in-memory state is

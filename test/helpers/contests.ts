@@ -291,7 +291,7 @@ export interface ContestsHarness {
 
 export async function openContestsHarness(options: ContestsOptions = {}, dataDir = mkdtempSync(join(tmpdir(), 'parlayd-contests-'))): Promise<ContestsHarness> {
   const store = openStore(dataDir);
-  const shards = await startInProcessShards(dataDir);
+  const shards = await startInProcessShards(dataDir, () => store.root.resetReadTxn());
   const markets = new Markets(store, systemClock, { priceAssets: [], priceDurationsSecs: [] });
   const contests = new Contests(store, systemClock, shards, markets, createLogger('silent'), options);
   const close = async () => {
@@ -302,14 +302,8 @@ export async function openContestsHarness(options: ContestsOptions = {}, dataDir
     dataDir,
     store,
     shards,
-    balanceOf: (userId) => {
-      store.root.resetReadTxn(); // the shards committed it
-      return readBalance(store, userId);
-    },
-    journalOf: (userId) => {
-      store.root.resetReadTxn();
-      return readJournal(store, userId);
-    },
+    balanceOf: (userId) => readBalance(store, userId),
+    journalOf: (userId) => readJournal(store, userId),
     markets,
     contests,
     reopen: async (next = {}) => {

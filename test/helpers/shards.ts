@@ -15,8 +15,11 @@ const NO_MAKERS: MakerFanout = {
   sendFrames: () => false,
 };
 
-/** Started and recovered: every shard has failed the RFQs a previous "process" left active. */
-export async function startInProcessShards(dataDir: string, shardCount = 2): Promise<ShardPool> {
+/**
+ * Started and recovered: every shard has failed the RFQs a previous "process" left active. `refreshReads`
+ * renews the test's own store's read snapshot after the shards' answers, as the service does (app.ts).
+ */
+export async function startInProcessShards(dataDir: string, refreshReads: () => void, shardCount = 2): Promise<ShardPool> {
   const metrics = createRfqMetrics(new Registry(), {
     activeRfqs: () => 0,
     outstandingCalls: () => 0,
@@ -29,7 +32,7 @@ export async function startInProcessShards(dataDir: string, shardCount = 2): Pro
     NO_MAKERS,
     metrics,
     createLogger('silent'),
-    { transport: inProcessTransport },
+    { transport: inProcessTransport, refreshReads },
   );
   await pool.ready();
   return pool;

@@ -80,7 +80,7 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
     await maker.close();
     assert.equal(await server.stop(), 0);
     store = openStore(server.dataDir);
-    shards = await startInProcessShards(server.dataDir);
+    shards = await startInProcessShards(server.dataDir, () => store.root.resetReadTxn());
   });
 
   after(async () => {
@@ -89,23 +89,12 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
     if (server !== undefined) removeDataDir(server);
   });
 
-  // Written by the shards: this thread's snapshot is renewed first.
-  const balanceOfUser = (user: TestUser) => {
-    store.root.resetReadTxn();
-    return readBalance(store, user.userId);
-  };
-  const journalLength = (user: TestUser) => {
-    store.root.resetReadTxn();
-    return readJournal(store, user.userId).length;
-  };
-  const fillOf = (position: FilledPosition) => {
-    store.root.resetReadTxn();
-    return store.db<FillRecord>('fills').get(fillKey(maker.address, position.requestId));
-  };
-  const openPositionsOf = (marketId: number) => {
-    store.root.resetReadTxn();
-    return [...store.db<true>('openPositions').getKeys({ start: `${marketKey(marketId)}:`, end: `${marketKey(marketId)}:~` })];
-  };
+  const balanceOfUser = (user: TestUser) => readBalance(store, user.userId);
+  const journalLength = (user: TestUser) => readJournal(store, user.userId).length;
+  const fillOf = (position: FilledPosition) => store.db<FillRecord>('fills').get(fillKey(maker.address, position.requestId));
+  const openPositionsOf = (marketId: number) => [
+    ...store.db<true>('openPositions').getKeys({ start: `${marketKey(marketId)}:`, end: `${marketKey(marketId)}:~` }),
+  ];
 
   const errorMessages = (failure: Error) => (failure as AggregateError).errors.map((err: Error) => err.message);
 
