@@ -63,6 +63,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   // first (startRfqEngine waits for it before any route can take traffic).
   const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerGateway, {
     refreshReads: () => store.root.resetReadTxn(),
+    maxWaiters: config.maxWaiters,
     ...shardOptions,
   });
   const services: Services = {

@@ -60,6 +60,8 @@ export const EnvSchema = Type.Object({
   // Bounds (STYLE: put a limit on everything). Hitting one is a coded error, never a slowdown.
   PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 50_000 }),
   PARLAYD_VERIFY_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  // Requests held open by wait_ms at once (each a timer and an open socket); past it, 503 before anything starts.
+  PARLAYD_MAX_WAITERS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16_384 }),
   // Per caller (user or maker session, or IP when unauthenticated); 0 turns rate limiting off.
   PARLAYD_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
   PARLAYD_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4_000 }),
@@ -95,6 +97,7 @@ export interface Config {
   priceDurationsSecs: number[];
   siwe: { domain: string; uri: string; chainId: number };
   maxActiveRfqsPerShard: number;
+  maxWaiters: number;
   verifyMaxQueue: number;
   rateLimit: { perSecond: number; burst: number };
 }
@@ -164,6 +167,7 @@ function toConfig(v: EnvValues): Config {
     priceDurationsSecs: v.PARLAYD_PRICE_DURATIONS_SECS.split(',').map(Number),
     siwe: { domain: v.PARLAYD_SIWE_DOMAIN, uri: v.PARLAYD_SIWE_URI, chainId: v.PARLAYD_SIWE_CHAIN_ID },
     maxActiveRfqsPerShard: v.PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD,
+    maxWaiters: v.PARLAYD_MAX_WAITERS,
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
     rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
   };

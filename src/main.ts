@@ -2,6 +2,7 @@
 // (and the admin token once, when it was generated), and stops gracefully on SIGTERM/SIGINT.
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
+import { UnsupportedDataError } from './store/migrations.js';
 
 // Listened for first, before the service's modules load (~0.15 s here: uWS, lmdb, piscina; app.js is
 // imported below, once this runs): a SIGTERM or SIGINT at any point of start-up stops the service as soon
@@ -12,10 +13,17 @@ const stopSignal = new Promise<string>((resolve) => {
   process.once('SIGINT', () => resolve('SIGINT'));
 });
 
-/** A bad configuration value (found while parsing, or while opening what it names) stops with one line. */
+/**
+ * A bad configuration value (found while parsing, or while opening what it names), or a data directory this
+ * version cannot read, stops with one line.
+ */
 function exitOnConfigError(err: unknown): never {
   if (err instanceof ConfigError) {
     process.stderr.write(`parlayd: configuration error: ${err.message}\n`);
+    process.exit(2);
+  }
+  if (err instanceof UnsupportedDataError) {
+    process.stderr.write(`parlayd: data directory error: ${err.message}\n`);
     process.exit(2);
   }
   throw err;

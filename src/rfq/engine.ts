@@ -24,6 +24,7 @@ export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 
     activeRfqs: () => pool?.activeRfqs ?? 0,
     outstandingCalls: () => pool?.outstandingCalls ?? 0,
     unclaimedResults: () => pool?.unclaimedResults ?? 0,
+    waiters: () => pool?.waiterCount ?? 0,
     verifyUtilization: () => s.verifyPool.utilization,
     verifyQueue: () => s.verifyPool.queueSize,
   });

@@ -20,6 +20,7 @@ export function createRfqMetrics(
     activeRfqs: () => number;
     outstandingCalls: () => number;
     unclaimedResults: () => number;
+    waiters: () => number;
     verifyUtilization: () => number;
     verifyQueue: () => number;
   },
@@ -31,6 +32,7 @@ export function createRfqMetrics(
   gauge('parlayd_rfq_active', 'RFQs active in shard actors (as last reported by the shards)', gauges.activeRfqs);
   gauge('parlayd_rfq_shard_queue_depth', 'Calls sent to shards and not yet answered', gauges.outstandingCalls);
   gauge('parlayd_rfq_unclaimed_results', 'Terminal results held for a create answer that waits for them (wait_ms)', gauges.unclaimedResults);
+  gauge('parlayd_rfq_waiters', 'Requests held open by wait_ms, and places taken for requests about to wait', gauges.waiters);
   gauge('parlayd_verify_pool_utilization', 'Signature-recovery pool utilization (0..1)', gauges.verifyUtilization);
   gauge('parlayd_verify_pool_queue', 'Recoveries waiting for a pool thread', gauges.verifyQueue);
   return {

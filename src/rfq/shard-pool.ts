@@ -26,11 +26,8 @@ export interface MakerFanout {
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
 /** Terminal results kept for a waiter that registers just after them (see unclaimedTerminals). */
 const MAX_UNCLAIMED_TERMINALS = 16_384;
-/**
- * Requests held open by `wait_ms` at once, service-wide (each a timer, a closure and an open socket). Past it
- * a request that asks to wait gets 503 OVERLOADED before anything is created: contract section 2.
- */
-export const MAX_WAITERS = 16_384;
+
+const DEFAULT_MAX_WAITERS = 16_384;
 
 /** Events sent after a commit of the shard: what the main thread reads next must see it. */
 const followsCommit = (event: ShardToMain) => event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
@@ -47,6 +44,11 @@ interface ShardHandle {
 }
 
 export interface ShardPoolOptions {
+  /**
+   * Requests held open by `wait_ms` at once, service-wide (each a timer, a closure and an open socket); past
+   * it a request that asks to wait gets 503 OVERLOADED before anything is created (PARLAYD_MAX_WAITERS).
+   */
+  maxWaiters?: number;
   /** The shard's transport (a worker thread unless a test runs the shards in process). */
   transport?: ShardTransportFactory;
   /**
@@ -71,7 +73,7 @@ export class ShardPool {
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
   private framesByMaker = new Map<string, string[]>();
   private isFrameFlushScheduled = false;
-  /** Waiting requests and the slots taken for requests about to wait (reserveWaiter); at most MAX_WAITERS. */
+  /** Waiting requests and the slots taken for requests about to wait (reserveWaiter); at most maxWaiters. */
   private waiterSlots = 0;
   private nextCallId = 1;
   private readonly whenReady: Promise<number>;
@@ -126,10 +128,10 @@ export class ShardPool {
 
   /**
    * Takes a place for a request that will wait (wait_ms), before it starts anything: 503 OVERLOADED when
-   * MAX_WAITERS are taken. The returned function gives it back (once).
+   * maxWaiters are taken. The returned function gives it back (once).
    */
   reserveWaiter(): () => void {
-    if (this.waiterSlots >= MAX_WAITERS) throw overloaded();
+    if (this.waiterSlots >= (this.options.maxWaiters ?? DEFAULT_MAX_WAITERS)) throw overloaded();
     this.waiterSlots++;
     let isReleased = false;
     return () => {

@@ -9,11 +9,8 @@
 // unsettled entries of open contests (reserved stake). Each user's rebuilt holds must add up to the user's
 // reserved and at-risk totals, or the start is refused: the data is not what this version understands.
 import type { Logger } from 'pino';
-import type { ContestRecord, EntryRecord } from '../contests/records.js';
+import { holdsFromRecords } from '../ledger/audit.js';
 import { readBalance, type HoldRecord } from '../ledger/ledger.js';
-import type { FillRecord } from '../rfq/fills.js';
-import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
-import { entryRef, contestEntryRange } from '../contests/records.js';
 import type { Store } from './db.js';
 
 export const SCHEMA_VERSION = 2;
@@ -40,25 +37,7 @@ export async function migrateStore(store: Store, log: Logger): Promise<void> {
 }
 
 function rebuildHoldsInTxn(store: Store): number {
-  const holds = new Map<string, HoldRecord>();
-  const rfqs = store.db<RfqRecord>('rfqs');
-  for (const requestId of store.db<true>('rfqActive').getKeys()) {
-    const record = rfqs.get(requestId);
-    if (record === undefined || isTerminal(record.status)) continue;
-    holds.set(rfqRef(requestId), { userId: record.userId, bucket: 'reserved', amountMicros: record.wagerMicros });
-  }
-  for (const { value: fill } of store.db<FillRecord>('fills').getRange()) {
-    if (fill.settledPaidMicros !== null) continue;
-    holds.set(rfqRef(fill.requestId), { userId: fill.userId, bucket: 'at_risk', amountMicros: fill.filledWagerMicros });
-  }
-  const entries = store.db<EntryRecord>('contestEntries');
-  for (const { value: contest } of store.db<ContestRecord>('contests').getRange()) {
-    if (contest.status !== 'open') continue;
-    for (const { value: entry } of entries.getRange(contestEntryRange(contest.contestId))) {
-      if (entry.settlement !== null) continue;
-      holds.set(entryRef(entry), { userId: entry.userId, bucket: 'reserved', amountMicros: String(entry.stakeMicros) });
-    }
-  }
+  const holds = holdsFromRecords(store);
   const totals = new Map<string, { reserved: bigint; atRisk: bigint }>();
   for (const [ref, hold] of holds) {
     const total = totals.get(hold.userId) ?? { reserved: 0n, atRisk: 0n };

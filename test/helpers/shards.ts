@@ -24,6 +24,7 @@ export async function startInProcessShards(dataDir: string, refreshReads: () => 
     activeRfqs: () => 0,
     outstandingCalls: () => 0,
     unclaimedResults: () => 0,
+    waiters: () => 0,
     verifyUtilization: () => 0,
     verifyQueue: () => 0,
   });

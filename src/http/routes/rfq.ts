@@ -25,20 +25,32 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
   // `ctx.signal` is read only when an answer has to wait (wait_ms): it is made on first read (http/server.ts).
   async function submit(command: CreateCommand, startNs: bigint, waitMs: number, ctx: { signal: AbortSignal }): Promise<Reply> {
     metrics.admissionSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
-    const created = await pool.create(command, waitMs);
-    if (!created.isReplay) metrics.createdTotal.inc({ kind: command.rfqKind });
-    const status = created.isReplay ? 200 : 201;
-    if (waitMs === 0 || isTerminal(created.result.status)) return json(status, created.result);
-    // The create may have answered late (its write held to share the terminal commit): wait only what is
-    // left of wait_ms. A terminal result that came with it is found at once whatever is left.
-    const leftMs = Math.max(0, waitMs - Number(process.hrtime.bigint() - startNs) / 1e6);
-    const terminal = await pool.waitForTerminal(created.result.request_id, leftMs, () => ctx.signal);
-    return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
+    // A place to wait is taken before anything is created: when none is left, 503 and nothing was accepted.
+    const releaseWaiter = waitMs > 0 ? pool.reserveWaiter() : null;
+    try {
+      const created = await pool.create(command, waitMs);
+      if (!created.isReplay) metrics.createdTotal.inc({ kind: command.rfqKind });
+      const status = created.isReplay ? 200 : 201;
+      if (waitMs === 0 || isTerminal(created.result.status)) return json(status, created.result);
+      // The create may have answered late (its write held to share the terminal commit): wait only what is
+      // left of wait_ms. A terminal result that came with it is found at once whatever is left.
+      const leftMs = Math.max(0, waitMs - Number(process.hrtime.bigint() - startNs) / 1e6);
+      const terminal = await pool.waitForTerminal(created.result.request_id, leftMs, () => ctx.signal);
+      return json(status, terminal ?? (await pool.status(created.result.request_id, command.userId)));
+    } finally {
+      releaseWaiter?.();
+    }
   }
 
   async function waitForLive(requestId: string, userId: string, waitMs: number, ctx: { signal: AbortSignal }): Promise<Reply> {
-    const terminal = waitMs > 0 ? await pool.waitForTerminal(requestId, waitMs, () => ctx.signal) : null;
-    return json(200, terminal ?? (await pool.status(requestId, userId)));
+    if (waitMs === 0) return json(200, await pool.status(requestId, userId));
+    const releaseWaiter = pool.reserveWaiter();
+    try {
+      const terminal = await pool.waitForTerminal(requestId, waitMs, () => ctx.signal);
+      return json(200, terminal ?? (await pool.status(requestId, userId)));
+    } finally {
+      releaseWaiter();
+    }
   }
 
   return [
