@@ -65,7 +65,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     metrics,
     sessions,
     walletLogin,
-    jwtLogin: new JwtLogin(config.jwt),
+    jwtLogin: new JwtLogin(config.jwt, clock, log),
     users,
     credits: new Credits(store, clock, users, ledger),
     ledger,
