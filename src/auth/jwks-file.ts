@@ -33,7 +33,7 @@ export class JwksFile {
       this.#version = versionOf(statSync(path));
       this.#keySet = parseKeySet(readFileSync(path, 'utf8'));
     } catch (err) {
-      throw new ConfigError(`PARLAYD_JWKS_FILE=${JSON.stringify(path)} is not a readable JWKS file: ${(err as Error).message}`);
+      throw new ConfigError(`PARLAYD_JWKS_FILE=${JSON.stringify(path)} is not a readable JWKS file: ${reasonOf(err)}`);
     }
     this.#checkedAtMs = nowMs;
   }
@@ -71,8 +71,7 @@ export class JwksFile {
   #keepLastGood(version: string, err: unknown): void {
     if (version === this.#version) return; // already warned about this version of the file
     this.#version = version;
-    // The message names the parse or file error; it never holds key material (a JWKS is public anyway).
-    this.log.warn({ jwksFile: this.path, reason: (err as Error).message }, 'JWKS file unreadable: keeping the last good key set');
+    this.log.warn({ jwksFile: this.path, reason: reasonOf(err) }, 'JWKS file unreadable: keeping the last good key set');
   }
 }
 
@@ -84,4 +83,14 @@ function versionOf(stats: { mtimeMs: number; size: number; ino: number }): strin
 function parseKeySet(text: string): KeySet {
   // createLocalJWKSet refuses what is not {keys: [...]}; a key it cannot import fails at verify (401).
   return createLocalJWKSet(JSON.parse(text) as JSONWebKeySet);
+}
+
+/**
+ * Why the file could not be used, without its content: JSON.parse quotes the text it choked on, and a file
+ * put there by mistake (the provider's private keys, half-written) must not reach the log.
+ */
+function reasonOf(err: unknown): string {
+  if (err instanceof SyntaxError) return 'not valid JSON';
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' ? code : (err as Error).name;
 }

@@ -124,6 +124,7 @@ describe('identity-provider login: iat, typ and a JWKS file that changes', () =>
     const warning = warnings().at(-1)!;
     assert.equal(warning['level'], 40); // pino's warn
     assert.equal(warning['jwksFile'], jwksFile);
+    assert.equal(warning['reason'], 'not valid JSON'); // never the file's text
     // Over more than two check intervals the same broken file is not warned about again.
     for (const stopMs = Date.now() + 2.5 * JWKS_CHECK_INTERVAL_MS; Date.now() < stopMs; await sleep(200)) {
       assert.equal((await sessionLogin(await idToken(first))).status, 200);
