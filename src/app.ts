@@ -74,7 +74,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     metrics,
     sessions,
     walletLogin,
-    jwtLogin: new JwtLogin(config.jwt),
+    jwtLogin: new JwtLogin(config.jwt, clock, log),
     users,
     credits: new Credits(store, clock, users, pool),
     balanceOwners: pool,

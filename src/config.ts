@@ -46,6 +46,9 @@ export const EnvSchema = Type.Object({
   PARLAYD_JWKS_FILE: Type.Optional(Type.String({ minLength: 1 })),
   PARLAYD_JWT_ISSUER: Type.Optional(Type.String({ minLength: 1 })),
   PARLAYD_JWT_AUDIENCE: Type.Optional(Type.String({ minLength: 1 })),
+  // Oldest id_token (by its iat) that logs in: a token that leaked from a log or a browser cannot be replayed
+  // for its whole lifetime. At least 1 s: iat counts whole seconds, so a token minted at once may be 999 ms old.
+  PARLAYD_JWT_MAX_AGE_MS: Ms(600_000, 1_000),
   PARLAYD_LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -91,7 +94,7 @@ export interface Config {
   createCoalesceMs: number;
   wagerMinMicros: number;
   wagerMaxMicros: number;
-  jwt: { jwksFile: string; issuer: string; audience: string } | null;
+  jwt: { jwksFile: string; issuer: string; audience: string; maxAgeMs: number } | null;
   logLevel: string;
   priceAssets: string[];
   priceDurationsSecs: number[];
@@ -160,7 +163,12 @@ function toConfig(v: EnvValues): Config {
     wagerMaxMicros: v.PARLAYD_WAGER_MAX_MICROS,
     jwt:
       jwtSetCount === 3
-        ? { jwksFile: v.PARLAYD_JWKS_FILE!, issuer: v.PARLAYD_JWT_ISSUER!, audience: v.PARLAYD_JWT_AUDIENCE! }
+        ? {
+            jwksFile: v.PARLAYD_JWKS_FILE!,
+            issuer: v.PARLAYD_JWT_ISSUER!,
+            audience: v.PARLAYD_JWT_AUDIENCE!,
+            maxAgeMs: v.PARLAYD_JWT_MAX_AGE_MS,
+          }
         : null,
     logLevel: v.PARLAYD_LOG_LEVEL,
     priceAssets: v.PARLAYD_PRICE_ASSETS.split(','),

@@ -1,31 +1,56 @@
 // Main thread. Identity-provider login (contract section 3): an ES256 or EdDSA id_token verified against the
-// JWKS file configured by path, with iss, aud, sub, exp and the embedded wallet claim required.
-import { readFileSync } from 'node:fs';
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet } from 'jose';
-import { ConfigError, type Config } from '../config.js';
+// JWKS file configured by path (read again when it changes, jwks-file.ts), with iss, aud, sub, exp, iat and
+// the embedded wallet claim required.
+import { errors as joseErrors, jwtVerify } from 'jose';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import { parseAddress } from '../crypto/address.js';
+import { JwksFile } from './jwks-file.js';
+
+/**
+ * How far `iat` may be ahead of our clock: the provider's clock and ours drift a little, and a token minted
+ * at once must not bounce off that drift. Beyond it the token was minted by a clock that is wrong, or
+ * minted ahead of time to outlive the maximum age; either way it is refused.
+ */
+export const IAT_FUTURE_SKEW_MS = 60_000;
 
 export class JwtLogin {
-  private readonly keySet: ReturnType<typeof createLocalJWKSet> | null;
+  private readonly keys: JwksFile | null;
 
-  constructor(private readonly config: Config['jwt']) {
-    // Read once at start: a missing or malformed JWKS file stops the service with a clear error.
-    this.keySet = config === null ? null : readKeySet(config.jwksFile);
+  constructor(
+    private readonly config: Config['jwt'],
+    private readonly clock: Clock,
+    log: Logger,
+  ) {
+    // Read at start: a missing or malformed JWKS file stops the service with a clear error.
+    this.keys = config === null ? null : new JwksFile(config.jwksFile, log, clock.nowMs());
   }
 
   /** Returns the verified wallet (lowercase) or throws 401. */
   async verify(idToken: string): Promise<string> {
-    if (this.config === null || this.keySet === null) {
+    if (this.config === null || this.keys === null) {
       throw new ApiError('UNAUTHENTICATED', 'identity-provider login is not configured');
     }
+    const nowMs = this.clock.nowMs();
     try {
-      const { payload } = await jwtVerify(idToken, this.keySet, {
+      const { payload, protectedHeader } = await jwtVerify(idToken, await this.keys.current(nowMs), {
         issuer: this.config.issuer,
         audience: this.config.audience,
         algorithms: ['ES256', 'EdDSA'],
-        requiredClaims: ['iss', 'aud', 'sub', 'exp', 'wallet'],
+        requiredClaims: ['iss', 'aud', 'sub', 'exp', 'iat', 'wallet'],
+        currentDate: new Date(nowMs),
       });
+      // RFC 7519 section 5.1: typ is optional, and when present says "JWT". Another type (an access token,
+      // "at+jwt", or a logout token) signed by the same provider is not an id_token.
+      if (protectedHeader.typ !== undefined && protectedHeader.typ.toLowerCase() !== 'jwt') {
+        throw new ApiError('UNAUTHENTICATED', 'id_token typ header is not JWT');
+      }
+      // jose has checked that iat is a number; its unit is seconds.
+      const issuedAtMs = payload.iat! * 1000;
+      if (nowMs - issuedAtMs > this.config.maxAgeMs) throw new ApiError('UNAUTHENTICATED', 'id_token is older than the maximum age');
+      if (issuedAtMs - nowMs > IAT_FUTURE_SKEW_MS) throw new ApiError('UNAUTHENTICATED', 'id_token iat is in the future');
       const wallet = parseAddress(payload['wallet']);
       if (wallet === null) throw new ApiError('UNAUTHENTICATED', 'id_token wallet claim is not an address');
       return wallet;
@@ -34,13 +59,5 @@ export class JwtLogin {
       if (err instanceof joseErrors.JOSEError) throw new ApiError('UNAUTHENTICATED', `id_token rejected: ${err.code}`);
       throw err;
     }
-  }
-}
-
-function readKeySet(jwksFile: string): ReturnType<typeof createLocalJWKSet> {
-  try {
-    return createLocalJWKSet(JSON.parse(readFileSync(jwksFile, 'utf8')) as JSONWebKeySet);
-  } catch (err) {
-    throw new ConfigError(`PARLAYD_JWKS_FILE=${JSON.stringify(jwksFile)} is not a readable JWKS file: ${(err as Error).message}`);
   }
 }

@@ -10,6 +10,7 @@ import type { RateLimiter } from './rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
 import { authorize, type TokenResolver } from './bearer.js';
 import { readBody } from './body.js';
+import { framingError } from './framing.js';
 import { parseQuery } from './query.js';
 import type { AnyRoute, Reply } from './route.js';
 import { Router, type Method } from './router.js';
@@ -135,6 +136,9 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     // The uWS request object is only valid during this synchronous call: read everything now.
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const path = req.getUrl();
+    // Before routing: a smuggled request hides behind any path, a 404 one included.
+    const framingFault = framingError(req);
+    if (framingFault !== null) return refuseFraming(exchange, framingFault, method);
     if (deps.isStopping()) {
       // Closing the listen socket stops new connections only: a request on one kept alive from before would
       // reach a store that is closing (a 500, or a write the client is told failed). It gets 503 with
@@ -180,6 +184,20 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     } catch (err) {
       send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
     }
+  }
+
+  /**
+   * Answers a request whose framing is ambiguous (400, framing.ts) and closes its connection, one turn later
+   * rather than in this callback: uWS 20 goes on parsing the bytes it has already read after a response
+   * that closes the connection, so a request smuggled in the body would still run. While a response is
+   * pending uWS refuses a further request on the socket by closing it (it allows no asynchronous
+   * pipelining). So a smuggled request in the same read closes the socket unanswered and unrun; otherwise
+   * the 400 goes out next turn and the close stops uWS reading anything after it. (Measured with raw
+   * sockets: test/http/framing.test.ts.)
+   */
+  function refuseFraming(exchange: Exchange, error: ApiError, method: string): void {
+    exchange.watchAbort();
+    setImmediate(() => send(exchange, errorReply(error), unmatchedObserver(method, error.status), true));
   }
 
   /**

@@ -1,20 +1,12 @@
 // The signed recovery bound (bench/load/recovery-bound-server.ts) is the figure that says how much of the
 // `signed` target any implementation could reach here, so it must do the recovery it claims to do: every
-// order the independent signer signed (shared/vectors) is accepted, and an order whose bytes or signature do
+// order the independent signer signed (test/fixtures/signing-vectors.json) is accepted, and an order whose bytes or signature do
 // not match is refused. No timing is asserted (speed lives in bench/).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { spawnListening } from '../../bench/load/scenarios/ceiling.js';
-import { sharedDir } from '../helpers/paths.js';
+import { signingVectors as vectors } from '../helpers/vectors.js';
 
-interface VectorOrder {
-  order: Record<string, unknown> & { wager_micros: number };
-  signature_base64: string;
-}
-
-const vectors = JSON.parse(readFileSync(resolve(sharedDir, 'vectors/signing.json'), 'utf8')) as { orders: VectorOrder[] };
 
 async function post(port: number, order: Record<string, unknown>): Promise<number> {
   const answer = await fetch(`http://127.0.0.1:${port}/v1/rfq`, {
@@ -31,7 +23,7 @@ test('the recovery bound server accepts exactly the orders whose signature recov
   try {
     assert.ok(vectors.orders.length >= 3);
     for (const { order, signature_base64: signature } of vectors.orders) {
-      assert.equal(await post(port, { ...order, signature }), 201, `vector with ${String((order['legs'] as unknown[]).length)} legs`);
+      assert.equal(await post(port, { ...order, signature }), 201, `vector with ${String(order.legs.length)} legs`);
       // Other bytes under the same signature recover some other address.
       assert.equal(await post(port, { ...order, wager_micros: order.wager_micros + 1, signature }), 400);
     }

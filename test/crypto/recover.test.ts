@@ -1,12 +1,9 @@
-// Signer recovery: the shared vectors (made by ethers, an independent signer), the maker challenge, the
+// Signer recovery: the signing vectors (made by ethers, an independent signer), the maker challenge, the
 // refusal rules (high-s, v, scalar range) and native/noble agreement on random keys.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { Wallet } from 'ethers';
 import { personalMessageHash } from '../../src/crypto/eip191.js';
@@ -21,17 +18,8 @@ import {
   type RecoverResult,
 } from '../../src/crypto/recover.js';
 import { isHighS, parseSignatureBase64, parseSignatureHex, splitSignature } from '../../src/crypto/signature.js';
+import { signingVectors as vectors } from '../helpers/vectors.js';
 
-interface SigningVectors {
-  signer_address: string;
-  orders: Array<{ bytes_hex: string; signature_base64: string; signature_hex_v27: string; signature_hex_v0: string }>;
-  maker_challenge: { domain_tag: string; nonce_hex: string; timestamp: number; bytes_hex: string; signature_hex: string };
-}
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const vectors = JSON.parse(
-  readFileSync(path.join(repoRoot, '..', 'shared', 'vectors', 'signing.json'), 'utf8'),
-) as SigningVectors;
 const SIGNER = vectors.signer_address.toLowerCase();
 const CURVE_N = secp256k1.Point.CURVE().n;
 
@@ -92,7 +80,7 @@ describe('recovery backends', () => {
   });
 });
 
-describe('shared signing vectors', () => {
+describe('signing vectors', () => {
   vectors.orders.forEach((order, i) => {
     it(`order ${i}: base64, hex v27 and hex v0 signatures all recover the signer with every backend`, () => {
       const hash = personalMessageHash(mustHex(order.bytes_hex));

@@ -4,8 +4,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Wallet } from 'ethers';
@@ -13,16 +11,8 @@ import { hexToBytes } from '../../src/crypto/hex.js';
 import { recoverPersonalSigner } from '../../src/crypto/recover.js';
 import { parseSignatureBase64, parseSignatureHex } from '../../src/crypto/signature.js';
 import { isPoolOverloaded, VerifyPool, VerifyPoolOverloadedError } from '../../src/crypto/verify-pool.js';
+import { signingVectors as vectors } from '../helpers/vectors.js';
 
-interface SigningVectors {
-  signer_address: string;
-  orders: Array<{ bytes_hex: string; signature_base64: string }>;
-}
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const vectors = JSON.parse(
-  readFileSync(path.join(repoRoot, '..', 'shared', 'vectors', 'signing.json'), 'utf8'),
-) as SigningVectors;
 
 function mustBytes(bytes: Uint8Array | null): Uint8Array {
   assert.ok(bytes !== null);

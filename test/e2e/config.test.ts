@@ -78,6 +78,8 @@ describe('configuration', () => {
     ['PARLAYD_SESSION_TTL_MS', { PARLAYD_SESSION_TTL_MS: '1.5' }],
     ['PARLAYD_WAGER_MIN_MICROS', { PARLAYD_WAGER_MIN_MICROS: '5000', PARLAYD_WAGER_MAX_MICROS: '4000' }],
     ['PARLAYD_JWT_AUDIENCE', { PARLAYD_JWKS_FILE: '/etc/jwks.json', PARLAYD_JWT_ISSUER: 'https://idp.example' }],
+    ['PARLAYD_JWT_MAX_AGE_MS', { PARLAYD_JWT_MAX_AGE_MS: '999' }], // below iat's one-second resolution
+    ['PARLAYD_JWT_MAX_AGE_MS', { PARLAYD_JWT_MAX_AGE_MS: 'ten minutes' }],
   ];
   // Each case is its own short-lived process with its own data directory, so they can run side by side.
   describe('bad values', { concurrency: 4 }, () => {

@@ -5,4 +5,3 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url)); // <repo>/dist/test/helpers
 export const repoRoot = resolve(here, '../../..');
 export const mainScript = resolve(repoRoot, 'dist/src/main.js');
-export const sharedDir = resolve(repoRoot, '../shared');

@@ -1,4 +1,4 @@
-// docs/maker-protocol.md is what maker developers build from: its worked example must be the shared vector
+// docs/maker-protocol.md is what maker developers build from: its worked example must be the signing vector
 // byte for byte, and its tables must name every close reason and error code the server can send.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,15 +9,14 @@ import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 import { buildMakerChallenge } from '../../src/crypto/maker-challenge.js';
 import { AUTH_FAILURE_REASONS } from '../../src/schemas/mm.js';
 import { CLOSE, MAKER_ERRORS } from '../../src/mm/protocol.js';
-import { repoRoot, sharedDir } from '../helpers/paths.js';
+import { repoRoot } from '../helpers/paths.js';
+import { signingVectors } from '../helpers/vectors.js';
 
 const doc = readFileSync(path.join(repoRoot, 'docs', 'maker-protocol.md'), 'utf8');
-const vector = (JSON.parse(readFileSync(path.join(sharedDir, 'vectors', 'signing.json'), 'utf8')) as {
-  maker_challenge: { domain_tag: string; nonce_hex: string; timestamp: number; bytes_hex: string; signature_hex: string };
-}).maker_challenge;
+const vector = signingVectors.maker_challenge;
 
 describe('maker protocol document', () => {
-  it('the worked example is the shared vector: tag, nonce, timestamp, the 75 bytes, the hash and the signature', () => {
+  it('the worked example is the signing vector: tag, nonce, timestamp, the 75 bytes, the hash and the signature', () => {
     const bytes = buildMakerChallenge(vector.domain_tag, hexToBytes(vector.nonce_hex)!, vector.timestamp);
     assert.equal(bytesToHex(bytes), vector.bytes_hex);
     assert.ok(doc.includes(vector.bytes_hex), 'the 75 bytes');

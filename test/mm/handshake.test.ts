@@ -22,7 +22,7 @@ import type { AuthChallengeMessage } from '../../src/schemas/mm.js';
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const HOUR_MS = 3_600_000;
-// The shared vectors' public test key; its address is mixed case, so a flipped letter breaks EIP-55.
+// The signing vectors' public test key; its address is mixed case, so a flipped letter breaks EIP-55.
 const VECTOR_KEY = '0x1111111111111111111111111111111111111111111111111111111111111111';
 
 describe('maker handshake', () => {

@@ -1,35 +1,14 @@
-// The order signing bytes: the shared vectors byte for byte, round trips, refusals, and the exact
+// The order signing bytes: the signing vectors byte for byte, round trips, refusals, and the exact
 // min_odds -> odds_e4 conversion the bytes depend on.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 // The vectors go through admission's own reading of an order (canonical address, exact odds, FOK by default).
 import { toSignableOrder } from '../../src/rfq/admission.js';
 import { decodeOrder, e4ToOdds, encodeOrder, oddsToE4, type SignableOrder } from '../../src/rfq/codec.js';
+import { signingVectors as vectors } from '../helpers/vectors.js';
 
-interface VectorOrder {
-  user: string;
-  wager_micros: number;
-  min_odds: number;
-  nonce: number;
-  expires_at_ms: number;
-  order_type?: 1 | 2;
-  shield_on: boolean;
-  legs: Array<{ market_id: number; direction: 'up' | 'down' }>;
-}
-
-interface SigningVectors {
-  orders: Array<{ order: VectorOrder; bytes_hex: string; bytes_len: number; min_odds_e4: number; order_type_signed: number }>;
-}
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const vectors = JSON.parse(
-  readFileSync(path.join(repoRoot, '..', 'shared', 'vectors', 'signing.json'), 'utf8'),
-) as SigningVectors;
 
 function sampleOrder(): SignableOrder {
   const first = vectors.orders[1];
@@ -37,7 +16,7 @@ function sampleOrder(): SignableOrder {
   return toSignableOrder(first.order);
 }
 
-describe('encodeOrder: shared vectors', () => {
+describe('encodeOrder: signing vectors', () => {
   vectors.orders.forEach((v, i) => {
     it(`order ${i} encodes to exactly bytes_hex (${v.bytes_len} bytes) and decodes back`, () => {
       const signable = toSignableOrder(v.order);

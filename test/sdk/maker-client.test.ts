@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,7 +15,8 @@ import { WebSocket as UndiciWebSocket } from 'undici';
 import { MakerClient, backoffDelayMs, makerChallengeBytes, privateKeySigner, toSocketUrl, type MakerClientEvents, type SocketConstructor } from '../../src/sdk/index.js';
 import { personalMessageHash } from '../../src/crypto/eip191.js';
 import { client } from '../helpers/http.js';
-import { repoRoot, sharedDir } from '../helpers/paths.js';
+import { repoRoot } from '../helpers/paths.js';
+import { signingVectors as vectors } from '../helpers/vectors.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { registerMaker } from '../helpers/makers.js';
 import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
@@ -24,11 +24,6 @@ import { startFreezableRelay } from './freezable-relay.js';
 import { priceRfq } from '../../scripts/demo-maker.js';
 
 const WS = WebSocket as unknown as SocketConstructor;
-const vectors = JSON.parse(readFileSync(path.join(sharedDir, 'vectors', 'signing.json'), 'utf8')) as {
-  signer_private_key: string;
-  signer_address: string;
-  maker_challenge: { domain_tag: string; nonce_hex: string; timestamp: number; bytes_hex: string; signature_hex: string };
-};
 
 /** Records every event of a client, in order. */
 function record(c: MakerClient) {
@@ -50,7 +45,7 @@ async function until(predicate: () => boolean, timeoutMs = 5_000, label = 'condi
 }
 
 describe('maker SDK signer', () => {
-  it('privateKeySigner produces the shared vector signature (made by ethers) for the 75 challenge bytes', () => {
+  it('privateKeySigner produces the signing vector signature (made by ethers) for the 75 challenge bytes', () => {
     const c = vectors.maker_challenge;
     const signer = privateKeySigner(vectors.signer_private_key);
     assert.equal(signer.address, vectors.signer_address.toLowerCase());
