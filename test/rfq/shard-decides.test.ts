@@ -151,3 +151,33 @@ test('an RFQ sent to no maker at all ends timeout at once, its wager released', 
     await server.stop();
   }
 });
+
+test('wait_ms places are bounded: past PARLAYD_MAX_WAITERS a request that would wait is 503 before anything starts', async () => {
+  const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '10000', PARLAYD_MAX_WAITERS: '2' } });
+  try {
+    const { user, market, api } = await fundedTaker(server, 10 * WAGER);
+    const maker = await connectNewMaker(server); // silent: the RFQ stays pending
+    const leg = { market_id: market, direction: 'up' as const };
+    const open = await api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }));
+    const id = open.body.request_id as string;
+    const waiting = [1, 2].map(() => api.get(`/v1/rfq/${id}?wait_ms=5000`));
+    await new Promise((r) => setTimeout(r, 200)); // both are holding their places
+    const third = await api.get(`/v1/rfq/${id}?wait_ms=1000`);
+    assert.deepEqual([third.status, third.body.code, third.headers.get('retry-after')], [503, 'OVERLOADED', '1']);
+    const create = await api.post('/v1/rfq/unsigned?wait_ms=1000', unsignedBody([leg], { wager_micros: WAGER }));
+    assert.deepEqual([create.status, create.body.code], [503, 'OVERLOADED']);
+    assert.deepEqual(await rfqIdsHeard(maker), [id], 'the refused create reached no shard and no maker');
+    assert.equal((await balanceOf(server, user)).reserved, BigInt(WAGER));
+    // A GET without wait_ms needs no place.
+    assert.equal((await api.get(`/v1/rfq/${id}`)).status, 200);
+    assert.equal((await api.post(`/v1/rfq/${id}/cancel`)).status, 200);
+    for (const answer of await Promise.all(waiting)) assert.deepEqual([answer.status, answer.body.status], [200, 'cancelled']);
+    // The places are given back.
+    const later = await api.post('/v1/rfq/unsigned?wait_ms=100', unsignedBody([leg], { wager_micros: WAGER }));
+    assert.equal(later.status, 201);
+    await api.post(`/v1/rfq/${later.body.request_id}/cancel`);
+    await maker.close();
+  } finally {
+    await server.stop();
+  }
+});
