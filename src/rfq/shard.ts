@@ -6,6 +6,7 @@
 // `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
 // out of the actor.
 import assert from 'node:assert/strict';
+import { systemClock, type Timer, type TimerClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { MAKER_ERRORS } from '../mm/protocol.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
@@ -45,7 +46,7 @@ interface ActiveRfq {
   /** Every maker that quoted, standing or not: each hears the result. */
   quoters: Set<string>;
   nextSeq: number;
-  timer: NodeJS.Timeout | null;
+  timer: Timer | null;
   candidates: Candidate[];
   lastLook: Candidate | null;
   /** Time spent deciding (matching), µs: a stage latency. */
@@ -74,7 +75,7 @@ export class RfqShard {
     private readonly store: Store,
     private readonly init: ShardInit,
     private readonly emit: (message: ShardToMain) => void,
-    private readonly nowMs: () => number = Date.now,
+    private readonly clock: TimerClock = systemClock,
   ) {
     this.book = new ShardBook(store, shardOwner(init.shard, init.shardCount));
     this.money = new ShardMoney(store, this.book);
@@ -96,7 +97,7 @@ export class RfqShard {
         if (record !== undefined && !this.book.owner.owns(record.userId)) continue;
         void active.remove(requestId);
         if (record === undefined || isTerminal(record.status)) continue;
-        const nowMs = this.nowMs();
+        const nowMs = this.clock.nowMs();
         this.book.ledger.releaseInTxn(rfqRef(requestId), nowMs);
         void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
         failed++;
@@ -160,7 +161,7 @@ export class RfqShard {
     // key, so a replay after expires_at_ms or after its markets closed is still 200.
     if (command.refusal !== null) throw new ApiError(command.refusal.code, command.refusal.message);
     if (this.active.size >= this.init.maxActiveRfqs) throw new ApiError('OVERLOADED', 'shard is at its active RFQ limit');
-    const creation = this.persistNew(command, this.nowMs());
+    const creation = this.persistNew(command, this.clock.nowMs());
     this.creating.set(command.replayKey, creation);
     try {
       return await creation;
@@ -215,7 +216,7 @@ export class RfqShard {
       quotes: new Map(),
       quoters: new Set(),
       nextSeq: 0,
-      timer: setTimeout(() => this.close(rfq), Math.max(0, times.quoteDeadlineMs - nowMs)),
+      timer: this.clock.setTimer(() => this.close(rfq), times.quoteDeadlineMs - nowMs),
       candidates: [],
       lastLook: null,
       selectionUs: 0,
@@ -262,11 +263,11 @@ export class RfqShard {
     return new Promise((resolve, reject) => {
       const commit = () => {
         rfq.commitHeldCreate = null;
-        clearTimeout(holdTimer);
+        if (holdTimer !== undefined) this.clock.clearTimer(holdTimer);
         const startNs = process.hrtime.bigint();
         this.store.transact(write).then(() => resolve(Number(process.hrtime.bigint() - startNs) / 1000), reject);
       };
-      const holdTimer = holdMs > 0 ? setTimeout(commit, holdMs) : undefined;
+      const holdTimer = holdMs > 0 ? this.clock.setTimer(commit, holdMs) : undefined;
       if (holdTimer === undefined) commit();
       else rfq.commitHeldCreate = commit;
     });
@@ -397,7 +398,7 @@ export class RfqShard {
     rfq.selectionUs = Number(process.hrtime.bigint() - startNs) / 1000;
     if (decision.kind === 'timeout') return void this.finish(rfq, 'timeout', null);
     if (decision.kind === 'fail') return void this.finish(rfq, 'failed', decision.reason);
-    if (!this.areLegsOpen(rfq, this.nowMs())) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
+    if (!this.areLegsOpen(rfq, this.clock.nowMs())) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
     rfq.candidates = decision.candidates;
     this.offerNext(rfq);
   }
@@ -423,7 +424,7 @@ export class RfqShard {
    * (a last look ran out with it), else MAKER_REJECTED.
    */
   private offerNext(rfq: ActiveRfq): void {
-    const nowMs = this.nowMs();
+    const nowMs = this.clock.nowMs();
     const isPastExpiry = nowMs >= rfq.record.expiresAtMs;
     for (let candidate = rfq.candidates.shift(); candidate !== undefined; candidate = rfq.candidates.shift()) {
       if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
@@ -447,7 +448,7 @@ export class RfqShard {
       fill_wager_micros: candidate.fillWagerMicros.toString(),
       deadline_ms: deadlineMs,
     });
-    rfq.timer = setTimeout(() => this.endLastLook(rfq, false), deadlineMs - nowMs);
+    rfq.timer = this.clock.setTimer(() => this.endLastLook(rfq, false), deadlineMs - nowMs);
   }
 
   private endLastLook(rfq: ActiveRfq, isAccepted: boolean): void {
@@ -463,7 +464,7 @@ export class RfqShard {
   private async commitFill(rfq: ActiveRfq, candidate: Candidate): Promise<void> {
     rfq.phase = 'closing';
     const { record } = rfq;
-    const nowMs = this.nowMs();
+    const nowMs = this.clock.nowMs();
     const payout = payoutMicros(candidate.fillWagerMicros, candidate.quote.oddsE4);
     const fill = {
       makerAddress: candidate.quote.makerAddress,
@@ -520,7 +521,7 @@ export class RfqShard {
   private async finish(rfq: ActiveRfq, status: Exclude<TerminalStatus, 'completed'>, error: FailureReason | null): Promise<void> {
     rfq.phase = 'closing';
     this.clearTimer(rfq);
-    const nowMs = this.nowMs();
+    const nowMs = this.clock.nowMs();
     const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
     const written = await this.persistTerminal(rfq, () => {
       const releasedMicros = this.book.ledger.releaseInTxn(rfqRef(ended.requestId), nowMs);
@@ -576,7 +577,7 @@ export class RfqShard {
   }
 
   private clearTimer(rfq: ActiveRfq): void {
-    if (rfq.timer !== null) clearTimeout(rfq.timer);
+    if (rfq.timer !== null) this.clock.clearTimer(rfq.timer);
     rfq.timer = null;
   }
 
