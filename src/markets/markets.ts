@@ -17,7 +17,7 @@ import type { Store } from '../store/db.js';
 import {
   MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome, type StoredMarket,
 } from '../schemas/markets.js';
-import { dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
+import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 
 export type ResolutionListener = (market: Market) => void | Promise<void>;
@@ -265,6 +265,22 @@ export class Markets {
 
   onPriceWindowCreated(listener: WindowCreatedListener): void {
     this.windowListeners.push(listener);
+  }
+
+  /**
+   * Ids of the markets due at or before `atMs` and unresolved, oldest first, at most `limit` (the auto-void
+   * sweep): one range read of the due index.
+   */
+  dueMarketIds(atMs: number, limit: number): number[] {
+    return dueKeysUpTo(this.dueIndex, atMs, null, limit).map(marketIdOfDueKey);
+  }
+
+  /** Every unresolved price window, oldest due first (the oracle's index at start): due index, then records. */
+  *openPriceWindows(): Generator<Market> {
+    for (const key of allDueKeys(this.dueIndex)) {
+      const market = this.get(marketIdOfDueKey(key));
+      if (market !== undefined && market.kind === 'price') yield market;
+    }
   }
 
   /**
