@@ -103,8 +103,16 @@ async function run(options: FeedOptions, key: OracleKey, stopped: Promise<void>)
   const prices = new Map(options.assets.map((a) => [a, Math.round((START_PRICES[a] ?? 100) * 1e8)]));
   let isStopping = false;
   void stopped.then(() => (isStopping = true));
+  let lastTsMs = -Infinity;
   for (let batch = 0; options.maxBatches === null || batch < options.maxBatches; batch++) {
+    // A timer may fire a little before its boundary: wait until the clock reaches it, so no two batches share
+    // a ts_ms (the same time with another random price would be refused ORACLE_CONFLICT).
+    while (Date.now() < lastTsMs + options.intervalMs && !isStopping) {
+      await Promise.race([new Promise((r) => setTimeout(r, lastTsMs + options.intervalMs - Date.now())), stopped]);
+    }
+    if (isStopping) return;
     const tsMs = alignedTsMs(Date.now(), options.intervalMs);
+    lastTsMs = tsMs;
     const reports = options.assets.map((asset) => {
       const priceE8 = nextPriceE8(prices.get(asset)!, standardNormal());
       prices.set(asset, priceE8);

@@ -19,10 +19,16 @@ function runFeed(args: string[], env: Record<string, string>, onStarted?: (stop:
   const child = spawn(process.execPath, [feedScript, ...args], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  let notifyFirstLine: () => void = () => {};
+  const firstLine = new Promise<void>((r) => (notifyFirstLine = r));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (stdout.includes('\n')) notifyFirstLine();
+  });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   onStarted?.(() => child.kill('SIGTERM'));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+  return { firstLine, exited };
 }
 
 describe('the feeder pieces', () => {
@@ -58,14 +64,17 @@ describe('npm run oracle:feed against a running service', () => {
   });
 
   it('pushes signed reports at each boundary, and the window they span resolves by the oracle', async () => {
-    const window = await windowMarket(server, 'BTC', 1, Date.now() + 1_000);
-    const result = await runFeed(['--url', server.baseUrl, '--assets', 'BTC,ETH', '--interval-ms', '250', '--seconds', '3'], {
+    const feed = runFeed(['--url', server.baseUrl, '--assets', 'BTC,ETH', '--interval-ms', '250', '--seconds', '4'], {
       PARLAYD_ORACLE_KEY: '0x' + Buffer.from(key.privateKey).toString('hex'),
     });
+    // A window that starts after the feed's first report, so its start price is a report of this feed.
+    await feed.firstLine;
+    const window = await windowMarket(server, 'BTC', 1, Date.now() + 1_000);
+    const result = await feed.exited;
     assert.equal(result.code, 0, result.stderr);
     assert.ok(!result.stderr.includes('DEV KEY'), 'a key from the environment is never printed');
     const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.ok(lines.length >= 6, `${lines.length} batches in 3 s at 250 ms`);
+    assert.ok(lines.length >= 8, `${lines.length} batches in 4 s at 250 ms`);
     for (const line of lines) assert.deepEqual([line['status'], line['accepted'], line['rejected']], [200, 2, []]);
     const market = await waitForMarket(server, window.market_id, (m) => m['status'] !== 'OPEN', 2_000);
     assert.equal(market['resolved_by'], 'oracle');
@@ -74,7 +83,7 @@ describe('npm run oracle:feed against a running service', () => {
   });
 
   it('without PARLAYD_ORACLE_KEY prints a generated dev key once with the address line, and stops cleanly on SIGTERM', async () => {
-    const result = await runFeed(['--url', server.baseUrl, '--assets', 'BTC', '--interval-ms', '100'], {}, (stop) => setTimeout(stop, 1_000));
+    const result = await runFeed(['--url', server.baseUrl, '--assets', 'BTC', '--interval-ms', '100'], {}, (stop) => setTimeout(stop, 1_000)).exited;
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr.match(/DEV KEY/g)?.length, 1);
     const printedKey = /PARLAYD_ORACLE_KEY=(0x[0-9a-f]{64})/.exec(result.stderr)?.[1];
