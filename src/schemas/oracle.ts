@@ -4,9 +4,9 @@ import { SafeInt, StrictObject } from './common.js';
 import { MAX_DATE_MS } from './markets.js';
 
 /**
- * At most 1,000 reports a request (contract section 12). The 64 KiB body limit (section 1) binds first for
- * signed reports: one takes ~165 bytes of JSON with a realistic ts_ms and price, so ~390 fit (~500 at the
- * shortest); unsigned ones take ~70 bytes, ~930 fit. docs/oracle.md has the arithmetic.
+ * At most 1,000 reports a request (contract section 12). For signed reports the 64 KiB body limit (section 1)
+ * binds first: one takes 165 bytes of JSON with a 13-digit ts_ms and price, so 390 fit (468 at the very
+ * shortest). Unsigned ones take 62 bytes, so all 1,000 fit. docs/oracle.md has the arithmetic.
  */
 export const MAX_REPORTS_PER_REQUEST = 1000;
 

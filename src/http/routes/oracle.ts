@@ -8,7 +8,7 @@ export function oracleRoutes(s: Services) {
   return [
     defineRoute({
       method: 'POST', path: '/v1/oracle/prices', tag: 'oracle', auth: 'none',
-      summary: 'Signed price reports (at most 1,000, and 64 KiB: ~390 signed reports); each refused alone with its index and code',
+      summary: 'Signed price reports (at most 1,000; the 64 KiB body holds ~390 signed ones); each refused alone with its index and code',
       body: SignedPriceReports, responses: { 200: PriceReportsAnswer },
       handler: async ({ body }) => json(200, await s.oracle.intake.submitSigned(body.reports)),
     }),
