@@ -147,6 +147,28 @@ describe('signed price reports', () => {
   });
 });
 
+describe('a verify pool that cannot take a batch', () => {
+  it('answers 503 OVERLOADED with Retry-After and stores none of its reports', async () => {
+    const server = await startServer({ env: { PARLAYD_ORACLE_ADDRESSES: ORACLE.address, PARLAYD_VERIFY_MAX_QUEUE: '4' } });
+    try {
+      const reports = await signReports(
+        ORACLE,
+        Array.from({ length: 10 }, (_, i) => ({ asset: 'BTC', ts_ms: BASE_MS + i * 1_000, price_e8: 100 + i })),
+      );
+      const res = await postSigned(server, reports);
+      assert.deepEqual(
+        { status: res.status, body: res.body, retryAfter: res.headers.get('retry-after') },
+        { status: 503, body: { code: 'OVERLOADED', message: 'service is overloaded, nothing was accepted' }, retryAfter: '1' },
+      );
+      // Nothing was stored: the first four, within the pool's bound now, are new (accepted, not duplicates).
+      assert.deepEqual(answer(await postSigned(server, reports.slice(0, 4))), ok(4));
+    } finally {
+      await server.stop();
+      removeDataDir(server);
+    }
+  });
+});
+
 describe('oracle configuration', () => {
   it('without PARLAYD_ORACLE_ADDRESSES every signed report is ORACLE_SIGNER_UNKNOWN', async () => {
     const server = await startServer();
