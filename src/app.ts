@@ -145,10 +145,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         // Their timers would otherwise start a batch on a closing store.
         sessions.stopSweeping();
         walletLogin.stopSweeping();
-        // Before the listeners stop: no resolution starts after this, and those running finish.
-        await oracle.stop();
+        // No resolution or void starts after this; those running finish once their listeners do, and a
+        // contest settlement among them stops at its next batch with contests.stop() below, so neither waits
+        // for a long settlement. Windows left unresolved are queued again by the next start.
+        const oracleStopped = oracle.stop();
         // Before the store closes: a contest settlement stops between two durable batches.
         await services.contests.stop();
+        await oracleStopped;
         await rfqEngine.close();
         await store.root.flushed;
         await verifyPool.close();

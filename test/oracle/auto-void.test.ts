@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { createService } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { AutoVoidSweep, VOIDS_PER_TURN } from '../../src/oracle/auto-void.js';
+import { eventually } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { waitForMarket } from '../helpers/oracle.js';
@@ -129,7 +130,8 @@ describe('auto-void end to end', () => {
       await maker.close();
       const market = await waitForMarket(server, marketId, (m) => m['status'] !== 'OPEN', 5_000);
       assert.deepEqual([market['status'], market['outcome'], market['resolved_by']], ['VOIDED', null, 'auto_void']);
-      assert.deepEqual(await balanceOf(server, taker), { available: 50_000_000n, reserved: 0n, atRisk: 0n });
+      // The settlement commits after the market's resolution is visible.
+      await eventually(async () => assert.deepEqual(await balanceOf(server, taker), { available: 50_000_000n, reserved: 0n, atRisk: 0n }), 2_000);
     } finally {
       await server.stop();
       removeDataDir(server);

@@ -3,6 +3,7 @@
 // settles the position then, once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { eventually } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { getMarket, postAdminReports, waitForMarket, windowMarket } from '../helpers/oracle.js';
@@ -64,7 +65,8 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
     server = await restartServer(server);
     const market = await waitForMarket(server, window.market_id, (m) => m['status'] !== 'OPEN', 2_000);
     assert.deepEqual([market['outcome'], market['resolved_by'], market['start_price_e8'], market['end_price_e8']], ['YES', 'oracle', '100', '101']);
-    assert.deepEqual(await balanceOf(server, taker), WON);
+    // The market is visible as resolved once its transaction commits; the settlement's commits follow.
+    await eventually(async () => assert.deepEqual(await balanceOf(server, taker), WON), 2_000);
     // Once: another restart pays nothing twice.
     await server.stop();
     server = await restartServer(server);
@@ -79,6 +81,6 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
     server = await restartServer(server);
     await waitForMarket(server, window.market_id, (m) => m['status'] === 'RESOLVED', 2_000);
     assert.equal((await getMarket(server, window.market_id)).body.market.outcome, 'YES');
-    assert.deepEqual(await balanceOf(server, taker), WON);
+    await eventually(async () => assert.deepEqual(await balanceOf(server, taker), WON), 2_000);
   });
 });
