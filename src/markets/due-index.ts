@@ -118,7 +118,13 @@ export async function buildDueIndexIfMissing(store: Store): Promise<number> {
   return indexed;
 }
 
-/** A market record as the API shows it: the oracle fields of a record written before them read as null. */
+/**
+ * A market record as the API shows it: the oracle fields of a record written before them read as null. A
+ * record that has them (every one written since) is returned as read: Markets.get runs per RFQ leg, and a
+ * spread copy per call is an allocation shape V8 keeps alive (docs/performance.md, "Allocation shapes").
+ */
 export function withOracleFields(stored: StoredMarket): Market {
+  if (stored.resolved_by !== undefined && stored.start_price_e8 !== undefined && stored.end_price_e8 !== undefined) return stored as Market;
+  // Only records from before the oracle get here (rarer every day): the copy is fine.
   return { ...stored, resolved_by: stored.resolved_by ?? null, start_price_e8: stored.start_price_e8 ?? null, end_price_e8: stored.end_price_e8 ?? null };
 }
