@@ -33,6 +33,9 @@ import { mmRoutes } from './http/routes/mm.js';
 import { MakerRegistry } from './mm/registry.js';
 import { MakerGateway } from './mm/gateway.js';
 import { MAKER_WS_PATH } from './mm/protocol.js';
+import { buildDueIndexIfMissing } from './markets/due-index.js';
+import { createOracle } from './oracle/oracle.js';
+import { oracleRoutes } from './http/routes/oracle.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -66,6 +69,10 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     maxWaiters: config.maxWaiters,
     ...shardOptions,
   });
+  // Once, on a data directory written before the due index existed (every later start: one meta read).
+  const dueIndexed = await buildDueIndexIfMissing(store);
+  if (dueIndexed > 0) log.info({ markets: dueIndexed }, 'due index built for the open markets of an older data directory');
+  const oracle = createOracle({ store, markets, verifyPool, clock, log, config });
   const services: Services = {
     config,
     clock,
@@ -84,6 +91,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     verifyPool,
     makers,
     makerGateway,
+    oracle,
   };
 
   // RFQ engine: recovery runs before any route can take traffic; then makers' messages go to its actors.
@@ -100,6 +108,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...contestRoutes(services),
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
+    ...oracleRoutes(services),
   );
   const rateLimiter = new RateLimiter(config.rateLimit);
   let closing: Promise<void> | null = null;
@@ -130,6 +139,9 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
       throw err;
     });
   });
+  // After contests' recover() has indexed the open contests (synchronously, above), so a window resolved now
+  // finds its contests: windows whose prices became final before a crash resolve now, and the sweep starts.
+  oracle.start();
 
   return {
     port,
@@ -142,8 +154,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         // Their timers would otherwise start a batch on a closing store.
         sessions.stopSweeping();
         walletLogin.stopSweeping();
+        // No resolution or void starts after this; those running finish once their listeners do, and a
+        // contest settlement among them stops at its next batch with contests.stop() below, so neither waits
+        // for a long settlement. Windows left unresolved are queued again by the next start.
+        const oracleStopped = oracle.stop();
         // Before the store closes: a contest settlement stops between two durable batches.
         await services.contests.stop();
+        await oracleStopped;
         await rfqEngine.close();
         await store.root.flushed;
         await verifyPool.close();

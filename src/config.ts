@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { convertFlatStrings } from './schemas/convert-strings.js';
+import { parseAddress } from './crypto/address.js';
 
 const Ms = (defaultMs: number, minimumMs = 1) =>
   Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
@@ -68,6 +69,13 @@ export const EnvSchema = Type.Object({
   // Per caller (user or maker session, or IP when unauthenticated); 0 turns rate limiting off.
   PARLAYD_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
   PARLAYD_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4_000 }),
+  // Oracle (contract section 12). Addresses whose signed price reports are accepted, comma-separated (each
+  // checked like any address input: with or without 0x, mixed case only as its EIP-55 checksum); unset =
+  // only the admin's unsigned route. At most 64: each is a set lookup per report, but the list is a trust
+  // decision, and a long one is more likely a mistake than a plan.
+  PARLAYD_ORACLE_ADDRESSES: Type.Optional(Type.String({ minLength: 1, maxLength: 64 * 43 })),
+  PARLAYD_ORACLE_MAX_STALENESS_MS: Ms(60_000, 0),
+  PARLAYD_RESOLUTION_GRACE_MS: Ms(86_400_000, 0),
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
@@ -103,6 +111,10 @@ export interface Config {
   maxWaiters: number;
   verifyMaxQueue: number;
   rateLimit: { perSecond: number; burst: number };
+  /** Lowercase 0x addresses of the oracle signers; empty = only the admin's unsigned route. */
+  oracleAddresses: string[];
+  oracleMaxStalenessMs: number;
+  resolutionGraceMs: number;
 }
 
 const SECRET_VARIABLES: ReadonlySet<string> = new Set(['PARLAYD_ADMIN_TOKEN']);
@@ -139,6 +151,7 @@ function toConfig(v: EnvValues): Config {
     throw new ConfigError('PARLAYD_JWKS_FILE, PARLAYD_JWT_ISSUER and PARLAYD_JWT_AUDIENCE must be set together');
   }
   const adminToken = v.PARLAYD_ADMIN_TOKEN ?? randomBytes(32).toString('base64url');
+  const oracleAddresses = parseOracleAddresses(v.PARLAYD_ORACLE_ADDRESSES);
   return {
     port: v.PARLAYD_PORT,
     host: v.PARLAYD_HOST,
@@ -178,5 +191,25 @@ function toConfig(v: EnvValues): Config {
     maxWaiters: v.PARLAYD_MAX_WAITERS,
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
     rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
+    oracleAddresses,
+    oracleMaxStalenessMs: v.PARLAYD_ORACLE_MAX_STALENESS_MS,
+    resolutionGraceMs: v.PARLAYD_RESOLUTION_GRACE_MS,
   };
+}
+
+/** The oracle signers; a bad entry stops the start naming it (an address is public, so it may be shown). */
+function parseOracleAddresses(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const entries = text.split(',').map((entry) => entry.trim());
+  if (entries.length > 64) throw new ConfigError('PARLAYD_ORACLE_ADDRESSES lists more than 64 addresses');
+  const addresses = entries.map((entry, i) => {
+    const address = parseAddress(entry);
+    if (address === null) {
+      throw new ConfigError(
+        `PARLAYD_ORACLE_ADDRESSES entry ${i + 1} ${JSON.stringify(entry)} is not an address (0x + 40 hex digits; mixed case must be its EIP-55 checksum)`,
+      );
+    }
+    return address;
+  });
+  return [...new Set(addresses)];
 }

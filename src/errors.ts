@@ -18,6 +18,7 @@ export const ERROR_TABLE = {
   IDEMPOTENCY_CONFLICT: { status: 409, message: 'idempotency key reused with different content' },
   RFQ_NOT_CANCELLABLE: { status: 409, message: 'RFQ is finalizing or terminal' },
   CONTEST_FULL: { status: 409, message: 'contest entry_cap reached' },
+  MARKET_ALREADY_RESOLVED: { status: 409, message: 'market already resolved with another outcome' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'request body exceeds 64 KiB' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'request body must be application/json' },
   MARKET_NOT_OPEN: { status: 422, message: 'market is not open for betting' },
@@ -31,6 +32,11 @@ export const ERROR_TABLE = {
   RATE_LIMITED: { status: 429, message: 'rate limit exceeded' },
   OVERLOADED: { status: 503, message: 'service is overloaded, nothing was accepted' },
   INTERNAL: { status: 500, message: 'internal error' },
+  // Per-report codes of a 200 answer's `rejected` list (contract section 12), never a response status of
+  // their own: one bad report in a batch is refused alone. The status is what the report would get alone.
+  ORACLE_SIGNER_UNKNOWN: { status: 403, message: 'report signer is not a configured oracle address' },
+  ORACLE_CONFLICT: { status: 409, message: 'another price was already reported for this asset and ts_ms' },
+  ORACLE_OUT_OF_ORDER: { status: 409, message: 'ts_ms is before the latest accepted report of this asset, whose prices are final' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;

@@ -17,6 +17,7 @@ import type { VerifyPool } from './crypto/verify-pool.js';
 import type { HttpMetrics } from './ops/metrics.js';
 import type { MakerRegistry } from './mm/registry.js';
 import type { MakerGateway } from './mm/gateway.js';
+import type { Oracle } from './oracle/oracle.js';
 
 export interface Services {
   config: Config;
@@ -40,4 +41,6 @@ export interface Services {
   makers: MakerRegistry;
   /** The maker socket: handshake, heartbeat, fan-out (mm/gateway.ts). */
   makerGateway: MakerGateway;
+  /** Price reports, window resolution and the auto-void sweep (oracle/oracle.ts; contract section 12). */
+  oracle: Oracle;
 }

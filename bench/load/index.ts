@@ -19,8 +19,9 @@ import { memory } from './scenarios/memory.js';
 import { micro } from './scenarios/micro.js';
 import { signed, unsigned } from './scenarios/rfq-ladder.js';
 import { shards } from './scenarios/shards.js';
+import { oracle } from './scenarios/oracle.js';
 
-const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [ceiling, micro, get, unsigned, signed, fanout, handshakeScenario, shards, memory];
+const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [ceiling, micro, get, unsigned, signed, fanout, handshakeScenario, shards, memory, oracle];
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({

@@ -14,10 +14,21 @@ import type { Config } from '../config.js';
 import { ApiError, validationError } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
-import { MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolveOutcome } from '../schemas/markets.js';
+import {
+  MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome, type StoredMarket,
+} from '../schemas/markets.js';
+import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 
 export type ResolutionListener = (market: Market) => void | Promise<void>;
+/** Told of each price window after the transaction creating it committed (the oracle indexes it). */
+export type WindowCreatedListener = (market: Market) => void;
+
+/** The two prices a window was decided on (oracle/decide.ts); null when missing or stale. */
+export interface WindowPrices {
+  startPriceE8: bigint | null;
+  endPriceE8: bigint | null;
+}
 
 /** LMDB keys sort as strings: pad ids so ranges come out in id order. */
 export const marketKey = (marketId: number) => String(marketId).padStart(16, '0');
@@ -42,6 +53,7 @@ export function isOpenForBetting(market: Market, nowMs: number): boolean {
 
 export class Markets {
   private readonly listeners: ResolutionListener[] = [];
+  private readonly windowListeners: WindowCreatedListener[] = [];
 
   constructor(
     private readonly store: Store,
@@ -50,11 +62,24 @@ export class Markets {
   ) {}
 
   private get markets() {
-    return this.store.db<Market>('markets');
+    return this.store.db<StoredMarket>('markets');
+  }
+
+  private get dueIndex() {
+    return this.store.db<true>('marketsDue');
   }
 
   get(marketId: number): Market | undefined {
-    return this.markets.get(marketKey(marketId));
+    const stored = this.markets.get(marketKey(marketId));
+    return stored === undefined ? undefined : withOracleFields(stored);
+  }
+
+  /** `put` of a new market: the record and its entry in the due index (due-index.ts), in the caller's transaction. */
+  private putNewInTxn(market: Market): void {
+    assertMarketTimes(market);
+    assert.equal(market.status, 'OPEN');
+    void this.markets.put(marketKey(market.market_id), market);
+    void this.dueIndex.put(dueKey(dueAtMsOf(market), market.market_id), true);
   }
 
   /**
@@ -80,7 +105,7 @@ export class Markets {
         `no market for that window: a past window is created on lookup only up to ${windowsBehindCreated(durationSecs)} windows back`,
       );
     }
-    return this.store.transact(() => {
+    const created = await this.store.transact(() => {
       const raced = this.findWindow(key);
       if (raced !== undefined) return raced;
       const market: Market = {
@@ -100,12 +125,18 @@ export class Markets {
         betting_closes_at_ms: window.endMs,
         live_ends_at_ms: window.endMs,
         resolution_time_ms: window.endMs,
+        resolved_by: null,
+        start_price_e8: null,
+        end_price_e8: null,
       };
-      assertMarketTimes(market);
-      void this.markets.put(marketKey(market.market_id), market);
+      this.putNewInTxn(market);
       void this.store.db<number>('marketWindows').put(key, market.market_id);
       return market;
     });
+    // After the commit, and also for a window a concurrent lookup created (the listeners are idempotent):
+    // the oracle resolves a window created after its prices were final at once (oracle/resolver.ts).
+    for (const listener of this.windowListeners) listener(created);
+    return created;
   }
 
   currentPriceMarket(asset: string, durationSecs: number): Promise<Market> {
@@ -127,9 +158,11 @@ export class Markets {
         betting_closes_at_ms: input.betting_closes_at_ms,
         live_ends_at_ms: input.live_ends_at_ms ?? null,
         resolution_time_ms: input.resolution_time_ms ?? null,
+        resolved_by: null,
+        start_price_e8: null,
+        end_price_e8: null,
       };
-      assertMarketTimes(market);
-      void this.markets.put(marketKey(market.market_id), market);
+      this.putNewInTxn(market);
       void this.store.db<true>('mentionMarkets').put(marketKey(market.market_id), true);
       return market;
     });
@@ -138,28 +171,34 @@ export class Markets {
   listMentions(status: Market['status'] | undefined): Market[] {
     const out: Market[] = [];
     for (const { key } of this.store.db<true>('mentionMarkets').getRange()) {
-      const market = this.markets.get(key);
+      const stored = this.markets.get(key);
+      const market = stored === undefined ? undefined : withOracleFields(stored);
       if (market !== undefined && (status === undefined || market.status === status)) out.push(market);
     }
     return out;
   }
 
   /**
-   * The oracle's word. Final: resolving again with the same outcome answers the market unchanged; with
-   * another outcome it is 409. The listeners (RFQ settlement, contests) run after the durable write, on the
-   * first resolve and again on every same-outcome retry, so each must be idempotent (running twice on one
-   * resolved market changes nothing the second time). A listener that throws leaves the resolution durable
-   * and its own work undone: the resolve then fails (500 INTERNAL, logged with the request id), and the
-   * operator's natural reaction, retrying the same resolve, re-runs the listeners and finishes that work at
-   * once instead of at the next start (which re-checks resolved markets for a crash in between).
+   * The one way a market resolves, whoever decides (contract sections 5 and 12): the admin route
+   * (`resolvedBy` 'admin'), the oracle's price windows ('oracle', with the two prices it decided on) and the
+   * auto-void sweep ('auto_void'), so the same listeners settle every kind. Final: resolving again with the
+   * same outcome answers the market unchanged (its resolved_by and prices stay those of the first
+   * resolution); with another outcome it is 409 MARKET_ALREADY_RESOLVED. The listeners (RFQ settlement,
+   * contests) run after the durable write, on the first resolve and again on every same-outcome retry, so
+   * each must be idempotent (running twice on one resolved market changes nothing the second time). A
+   * listener that throws leaves the resolution durable and its own work undone: the resolve then fails (500
+   * INTERNAL, logged with the request id), and the operator's natural reaction, retrying the same resolve,
+   * re-runs the listeners and finishes that work at once instead of at the next start (which re-checks
+   * resolved markets for a crash in between). `resolvedBy` defaults to 'admin', the route's (and the tests')
+   * manual resolve; the oracle and the sweep always pass theirs.
    */
-  async resolve(marketId: number, outcome: ResolveOutcome): Promise<Market> {
+  async resolve(marketId: number, outcome: ResolveOutcome, resolvedBy: ResolvedBy = 'admin', prices?: WindowPrices): Promise<Market> {
     const resolved = await this.store.transact(() => {
       const market = this.get(marketId);
       if (market === undefined) throw new ApiError('MARKET_NOT_FOUND');
       if (market.status !== 'OPEN') {
         const sameOutcome = outcome === 'VOID' ? market.status === 'VOIDED' : market.outcome === outcome;
-        if (!sameOutcome) throw new ApiError('IDEMPOTENCY_CONFLICT', 'market already resolved with another outcome');
+        if (!sameOutcome) throw new ApiError('MARKET_ALREADY_RESOLVED');
         return market;
       }
       const next: Market = {
@@ -167,8 +206,14 @@ export class Markets {
         status: outcome === 'VOID' ? 'VOIDED' : 'RESOLVED',
         outcome: outcome === 'VOID' ? null : outcome,
         resolution_time_ms: this.clock.nowMs(),
+        resolved_by: resolvedBy,
+        start_price_e8: prices?.startPriceE8 == null ? null : String(prices.startPriceE8),
+        end_price_e8: prices?.endPriceE8 == null ? null : String(prices.endPriceE8),
       };
       void this.markets.put(marketKey(marketId), next);
+      // Keyed by the due time of the record as it was: resolution rewrites resolution_time_ms.
+      const removed = this.dueIndex.removeSync(dueKey(dueAtMsOf(market), marketId));
+      assert.ok(removed, `open market ${marketId} was missing from the due index`);
       return next;
     });
     // Re-run on every same-outcome resolve, not only while something is left unsettled: what a listener
@@ -216,6 +261,43 @@ export class Markets {
 
   onResolved(listener: ResolutionListener): void {
     this.listeners.push(listener);
+  }
+
+  onPriceWindowCreated(listener: WindowCreatedListener): void {
+    this.windowListeners.push(listener);
+  }
+
+  /**
+   * Ids of the markets due at or before `atMs` and unresolved, oldest first, at most `limit` (the auto-void
+   * sweep): one range read of the due index.
+   */
+  dueMarketIds(atMs: number, limit: number): number[] {
+    return dueKeysUpTo(this.dueIndex, atMs, null, limit).map(marketIdOfDueKey);
+  }
+
+  /** Every unresolved price window, oldest due first (the oracle's index at start): due index, then records. */
+  *openPriceWindows(): Generator<Market> {
+    for (const key of allDueKeys(this.dueIndex)) {
+      const market = this.get(marketIdOfDueKey(key));
+      if (market !== undefined && market.kind === 'price') yield market;
+    }
+  }
+
+  /**
+   * A page of the markets due at or before `nowMs` and unresolved, oldest first (GET
+   * /v1/admin/markets?due=true): one range read of the due index from the cursor, then one record per market.
+   */
+  duePage(nowMs: number, limit: number, cursor: string | undefined): { markets: Market[]; next_cursor: string | null } {
+    const afterKey = cursor === undefined ? null : decodeDueCursor(cursor);
+    const keys = dueKeysUpTo(this.dueIndex, nowMs, afterKey, limit + 1);
+    const pageKeys = keys.slice(0, limit);
+    const markets = pageKeys.map((key) => {
+      const market = this.get(marketIdOfDueKey(key));
+      assert.ok(market !== undefined && market.status === 'OPEN', `due index names market ${key} that is not open`);
+      return market;
+    });
+    const hasMore = keys.length > limit;
+    return { markets, next_cursor: hasMore ? encodeDueCursor(pageKeys.at(-1)!) : null };
   }
 
   private findWindow(key: string): Market | undefined {

@@ -7,6 +7,12 @@ export const Outcome = Type.Union([Type.Literal('YES'), Type.Literal('NO')]);
 export const MAX_DATE_MS = 8_640_000_000_000_000;
 const Ms = SafeInt({ maximum: MAX_DATE_MS, description: 'Unix ms' });
 
+/** Who resolved a market (contract section 12): the oracle's prices, an operator, or the grace running out. */
+export const ResolvedBy = Type.Union([Type.Literal('oracle'), Type.Literal('admin'), Type.Literal('auto_void')]);
+export type ResolvedBy = Static<typeof ResolvedBy>;
+/** A price × 10^8 as a decimal string (contract section 12): u64 in the signed bytes, so never a JSON number on output. */
+export const PriceE8String = Type.String({ pattern: '^[0-9]+$', description: 'price × 10^8, decimal integer string' });
+
 /** Contract section 5. Price-only fields are absent on mention markets. */
 export const Market = Type.Object(
   {
@@ -26,10 +32,19 @@ export const Market = Type.Object(
     betting_closes_at_ms: Nullable(Ms),
     live_ends_at_ms: Nullable(Ms),
     resolution_time_ms: Nullable(Ms),
+    resolved_by: Nullable(ResolvedBy),
+    start_price_e8: Nullable(PriceE8String),
+    end_price_e8: Nullable(PriceE8String),
   },
   { $id: 'Market' },
 );
 export type Market = Static<typeof Market>;
+/**
+ * A market as LMDB holds it: records written before contract section 12 lack the three oracle fields, and
+ * read as null (markets.ts, withOracleFields). New records always carry them.
+ */
+export type StoredMarket = Omit<Market, 'resolved_by' | 'start_price_e8' | 'end_price_e8'> &
+  Partial<Pick<Market, 'resolved_by' | 'start_price_e8' | 'end_price_e8'>>;
 
 export const MarketEnvelope = Type.Object({ market: Market });
 export const MarketList = Type.Object({ markets: Type.Array(Market) });
@@ -64,3 +79,18 @@ export const ResolveMarket = StrictObject({
 export type ResolveOutcome = Static<typeof ResolveMarket>['outcome'];
 
 export const MarketIdParams = StrictObject({ id: MarketId });
+
+/** Admin due list (contract sections 12 and 13): 1..1000 a page, 100 by default. */
+export const MAX_DUE_PAGE = 1000;
+export const DEFAULT_DUE_PAGE = 100;
+export const DueMarketsQuery = StrictObject({
+  due: Type.Literal('true', { description: 'only markets whose resolution time has passed and that are unresolved (required)' }),
+  limit: Type.Optional(SafeInt({ minimum: 1, maximum: MAX_DUE_PAGE })),
+  cursor: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor of the previous page (opaque)' }),
+  ),
+});
+export const DueMarketsPage = Type.Object({
+  markets: Type.Array(Market),
+  next_cursor: Nullable(Type.String({ description: 'cursor of the next page; null on the last page' })),
+});

@@ -23,7 +23,7 @@ export const DB_NAMES = [
   'mentionMarkets', // market id key -> true, the index behind GET /v1/mention-markets
   'loginNonces', // SIWE nonce -> LoginNonceRecord
   'makers', // maker address -> MakerRecord
-  'meta', // counters
+  'meta', // counters, index versions
   'rfqs', // request_id -> RfqRecord
   'rfqKeys', // replay key -> RfqKeyRecord {requestId, contentHash}
   'rfqActive', // request_id -> true while the RFQ is not terminal: what a restart must fail and release
@@ -32,6 +32,8 @@ export const DB_NAMES = [
   'contests', // contest id -> ContestRecord
   'contestEntries', // `${contestId}:${userId}:${entryIndex}` -> EntryRecord
   'contestImages', // contest id -> { contentType, bytes }
+  'marketsDue', // `${dueAtMs, 16 digits}:${marketKey}` -> true for each OPEN market (markets/due-index.ts)
+  'oraclePrices', // `${asset}:${tsMs, 16 digits}` -> PriceReportRecord (oracle/prices.ts)
 ] as const;
 export type DbName = (typeof DB_NAMES)[number];
 

@@ -36,6 +36,9 @@ function expectedPriceMarket(actual: Market, asset: string, durationSecs: number
     betting_closes_at_ms: endMs,
     live_ends_at_ms: endMs,
     resolution_time_ms: endMs,
+    resolved_by: null,
+    start_price_e8: null,
+    end_price_e8: null,
   };
 }
 
@@ -336,7 +339,10 @@ describe('mention markets and resolution', () => {
     const res = await admin.post('/v1/admin/mention-markets', input);
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.ok(Number.isSafeInteger(res.body.market_id) && res.body.market_id >= 1);
-    assert.deepEqual(res.body, { market_id: res.body.market_id, kind: 'mention', status: 'OPEN', outcome: null, ...input });
+    assert.deepEqual(res.body, {
+      market_id: res.body.market_id, kind: 'mention', status: 'OPEN', outcome: null, ...input,
+      resolved_by: null, start_price_e8: null, end_price_e8: null,
+    });
   });
 
   it('optional mention fields come back as null', async () => {
@@ -351,6 +357,9 @@ describe('mention markets and resolution', () => {
       description: null,
       live_ends_at_ms: null,
       resolution_time_ms: null,
+      resolved_by: null,
+      start_price_e8: null,
+      end_price_e8: null,
       ...input,
     });
   });
@@ -431,7 +440,7 @@ describe('mention markets and resolution', () => {
     assert.equal(first.status, 200, JSON.stringify(first.body));
     const resolvedAtMs = first.body.resolution_time_ms as number;
     assert.ok(resolvedAtMs >= beforeMs && resolvedAtMs <= afterMs);
-    assert.deepEqual(first.body, { ...market, status: 'RESOLVED', outcome: 'YES', resolution_time_ms: resolvedAtMs });
+    assert.deepEqual(first.body, { ...market, status: 'RESOLVED', outcome: 'YES', resolution_time_ms: resolvedAtMs, resolved_by: 'admin' });
     assert.deepEqual(await resolve(market.market_id, 'YES'), first);
   });
 
@@ -439,7 +448,7 @@ describe('mention markets and resolution', () => {
     const price = (await api.get('/v1/markets/current?asset=SOL&duration_secs=3600')).body.market as Market;
     const res = await resolve(price.market_id, 'NO');
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body, { ...price, status: 'RESOLVED', outcome: 'NO', resolution_time_ms: res.body.resolution_time_ms });
+    assert.deepEqual(res.body, { ...price, status: 'RESOLVED', outcome: 'NO', resolution_time_ms: res.body.resolution_time_ms, resolved_by: 'admin' });
     // The window's market is now that resolved record.
     const again = await api.get('/v1/markets/current?asset=SOL&duration_secs=3600');
     if (again.body.market.window_start_ms === price.window_start_ms) assert.deepEqual(again.body.market, res.body);
@@ -449,14 +458,14 @@ describe('mention markets and resolution', () => {
     const market = await createMention();
     const first = await resolve(market.market_id, 'VOID');
     assert.equal(first.status, 200, JSON.stringify(first.body));
-    assert.deepEqual(first.body, { ...market, status: 'VOIDED', outcome: null, resolution_time_ms: first.body.resolution_time_ms });
+    assert.deepEqual(first.body, { ...market, status: 'VOIDED', outcome: null, resolution_time_ms: first.body.resolution_time_ms, resolved_by: 'admin' });
     assert.deepEqual(await resolve(market.market_id, 'VOID'), first);
   });
 
   it('resolving with another outcome than the first is 409 and changes nothing', async () => {
     const yes = await createMention();
     const resolved = await resolve(yes.market_id, 'YES');
-    const conflict = { status: 409, body: { code: 'IDEMPOTENCY_CONFLICT', message: 'market already resolved with another outcome' } };
+    const conflict = { status: 409, body: { code: 'MARKET_ALREADY_RESOLVED', message: 'market already resolved with another outcome' } };
     assert.deepEqual(await resolve(yes.market_id, 'NO'), conflict);
     assert.deepEqual(await resolve(yes.market_id, 'VOID'), conflict);
     const voided = await createMention();

@@ -13,6 +13,7 @@ import { readBalance, readJournal, type Balance, type JournalEntry } from '../..
 import type { ShardPool } from '../../src/rfq/shard-pool.js';
 import { createLogger } from '../../src/log.js';
 import { marketKey, Markets } from '../../src/markets/markets.js';
+import { dueAtMsOf, dueKey } from '../../src/markets/due-index.js';
 import type { Market } from '../../src/schemas/markets.js';
 import type { CreateContest } from '../../src/schemas/contests.js';
 import { openStore, type Store } from '../../src/store/db.js';
@@ -417,6 +418,8 @@ export async function resolveMarketsInStore(store: Store, marketIds: readonly nu
       const market = store.db<Market>('markets').get(marketKey(marketId));
       assert.ok(market !== undefined, `market ${marketId}`);
       void store.db<Market>('markets').put(marketKey(marketId), { ...market, status: 'RESOLVED', outcome, resolution_time_ms: Date.now() });
+      // As Markets.resolve does in the same transaction: a resolved market leaves the due index.
+      void store.db<true>('marketsDue').remove(dueKey(dueAtMsOf(market), marketId));
     }
   });
 }

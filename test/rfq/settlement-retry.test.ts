@@ -230,7 +230,7 @@ test('the admin resolve answers 500 INTERNAL (logged with the request id) when a
     const other = await resolve('NO');
     assert.deepEqual(
       { status: other.status, body: other.body },
-      { status: 409, body: { code: 'IDEMPOTENCY_CONFLICT', message: 'market already resolved with another outcome' } },
+      { status: 409, body: { code: 'MARKET_ALREADY_RESOLVED', message: 'market already resolved with another outcome' } },
     );
     assert.equal(runs, 2, 'a conflicting outcome runs nothing');
 

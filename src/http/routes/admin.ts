@@ -4,7 +4,9 @@ import type { Services } from '../../services.js';
 import { ApiError } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { CreditRequest, CreditResponse } from '../../schemas/users.js';
-import { CreateMentionMarket, Market, MarketIdParams, ResolveMarket } from '../../schemas/markets.js';
+import {
+  CreateMentionMarket, DEFAULT_DUE_PAGE, DueMarketsPage, DueMarketsQuery, Market, MarketIdParams, ResolveMarket,
+} from '../../schemas/markets.js';
 import { balanceBody } from './user.js';
 
 export function adminRoutes(s: Services) {
@@ -35,9 +37,15 @@ export function adminRoutes(s: Services) {
     }),
     defineRoute({
       method: 'POST', path: '/v1/admin/markets/{id}/resolve', tag: 'admin', auth: 'admin',
-      summary: 'Resolve a market YES, NO or VOID (the oracle); final',
+      summary: 'Resolve a market YES, NO or VOID (a manual override of the oracle); final: another outcome later is 409 MARKET_ALREADY_RESOLVED',
       params: MarketIdParams, body: ResolveMarket, responses: { 200: Market },
-      handler: async ({ params, body }) => json(200, await s.markets.resolve(params.id, body.outcome)),
+      handler: async ({ params, body }) => json(200, await s.markets.resolve(params.id, body.outcome, 'admin')),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/markets', tag: 'admin', auth: 'admin',
+      summary: 'Markets whose resolution time has passed and that are unresolved (due=true), oldest first; follow next_cursor until null',
+      query: DueMarketsQuery, responses: { 200: DueMarketsPage },
+      handler: ({ query }) => json(200, s.markets.duePage(s.clock.nowMs(), query.limit ?? DEFAULT_DUE_PAGE, query.cursor)),
     }),
   ];
 }

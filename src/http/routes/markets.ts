@@ -1,7 +1,10 @@
 // Main thread. Market look-ups (contract section 5).
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
-import { CurrentMarketQuery, LookupMarketQuery, MarketEnvelope, MarketList, MentionMarketsQuery } from '../../schemas/markets.js';
+import { ApiError } from '../../errors.js';
+import {
+  CurrentMarketQuery, LookupMarketQuery, MarketEnvelope, MarketIdParams, MarketList, MentionMarketsQuery,
+} from '../../schemas/markets.js';
 
 export function marketRoutes(s: Services) {
   return [
@@ -17,6 +20,16 @@ export function marketRoutes(s: Services) {
       query: LookupMarketQuery, responses: { 200: MarketEnvelope },
       handler: async ({ query }) =>
         json(200, { market: await s.markets.priceMarketAt(query.asset, query.duration_secs, query.at_ms) }),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/markets/{id}', tag: 'markets', auth: 'none',
+      summary: 'One market of any kind, with resolved_by and, for a price window, its start and end prices',
+      params: MarketIdParams, responses: { 200: MarketEnvelope },
+      handler: ({ params }) => {
+        const market = s.markets.get(params.id);
+        if (market === undefined) throw new ApiError('MARKET_NOT_FOUND');
+        return json(200, { market });
+      },
     }),
     defineRoute({
       method: 'GET', path: '/v1/mention-markets', tag: 'markets', auth: 'none',

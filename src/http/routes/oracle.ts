@@ -1,0 +1,22 @@
+// Main thread. Price reports (contract section 12): signed by a configured oracle address (no bearer: the
+// signature is the trust), or unsigned from the admin. docs/oracle.md.
+import { defineRoute, json } from '../route.js';
+import type { Services } from '../../services.js';
+import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '../../schemas/oracle.js';
+
+export function oracleRoutes(s: Services) {
+  return [
+    defineRoute({
+      method: 'POST', path: '/v1/oracle/prices', tag: 'oracle', auth: 'none',
+      summary: 'Signed price reports (at most 1,000; the 64 KiB body holds ~390 signed ones); each refused alone with its index and code',
+      body: SignedPriceReports, responses: { 200: PriceReportsAnswer },
+      handler: async ({ body }) => json(200, await s.oracle.intake.submitSigned(body.reports)),
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/oracle/prices', tag: 'admin', auth: 'admin',
+      summary: 'Unsigned price reports from the admin (at most 1,000); the same rules as signed ones otherwise',
+      body: UnsignedPriceReports, responses: { 200: PriceReportsAnswer },
+      handler: async ({ body }) => json(200, await s.oracle.intake.submitUnsigned(body.reports)),
+    }),
+  ];
+}

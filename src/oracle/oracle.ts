@@ -1,0 +1,54 @@
+// Main thread. The oracle's parts (contract section 12), built and started by app.ts once the resolution
+// listeners (RFQ settlement, contests) are registered: reports (prices.ts, intake.ts), window resolution
+// (resolver.ts) and the auto-void sweep (auto-void.ts).
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { VerifyPool } from '../crypto/verify-pool.js';
+import type { Markets } from '../markets/markets.js';
+import type { Store } from '../store/db.js';
+import { AutoVoidSweep } from './auto-void.js';
+import { OracleIntake } from './intake.js';
+import { OraclePrices } from './prices.js';
+import { OracleResolver } from './resolver.js';
+
+export interface Oracle {
+  prices: OraclePrices;
+  intake: OracleIntake;
+  resolver: OracleResolver;
+  sweep: AutoVoidSweep;
+  /** Starts resolving and sweeping: the windows already final (a crash in between) are queued now. */
+  start(): void;
+  /** Stops the sweep and waits for the resolutions running; what is left resolves at the next start. */
+  stop(): Promise<void>;
+}
+
+export interface OracleDeps {
+  store: Store;
+  markets: Markets;
+  verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
+  clock: Clock;
+  log: Logger;
+  config: Pick<Config, 'priceAssets' | 'oracleAddresses' | 'oracleMaxStalenessMs' | 'resolutionGraceMs'>;
+}
+
+/** Builds the oracle; it registers its Markets listeners now, so build it before anything can create a window. */
+export function createOracle(deps: OracleDeps): Oracle {
+  const { store, markets, verifyPool, clock, log, config } = deps;
+  const prices = new OraclePrices(store, config.priceAssets);
+  const resolver = new OracleResolver(markets, prices, log, { maxStalenessMs: config.oracleMaxStalenessMs });
+  const intake = new OracleIntake(prices, resolver, verifyPool, clock, config);
+  const sweep = new AutoVoidSweep(markets, clock, log, config.resolutionGraceMs);
+  return {
+    prices,
+    intake,
+    resolver,
+    sweep,
+    start: () => {
+      resolver.start(markets.openPriceWindows());
+      sweep.start();
+    },
+    // Both stop starting work at once (synchronously), then wait for what runs.
+    stop: () => Promise.all([sweep.stop(), resolver.stop()]).then(() => undefined),
+  };
+}

@@ -1,0 +1,63 @@
+// Price reports for tests: signed by ethers (the independent signer) over the 41 report bytes, and posted to
+// the real service's signed or admin route.
+import { Wallet, type HDNodeWallet } from 'ethers';
+import { oracleReportBytes } from '../../src/oracle/signing.js';
+import { client, type HttpResult } from './http.js';
+import type { TestServer } from './server.js';
+
+export interface Report {
+  asset: string;
+  ts_ms: number;
+  price_e8: number;
+}
+
+export interface SignedReport extends Report {
+  signature: string;
+}
+
+/** ethers' personal-sign of the report bytes, as the route wants it: base64 of r||s||v. */
+export async function signReport(wallet: Wallet | HDNodeWallet, report: Report): Promise<SignedReport> {
+  const hex = await wallet.signMessage(oracleReportBytes({ asset: report.asset, tsMs: report.ts_ms, priceE8: report.price_e8 }));
+  return { ...report, signature: Buffer.from(hex.slice(2), 'hex').toString('base64') };
+}
+
+export function signReports(wallet: Wallet | HDNodeWallet, reports: readonly Report[]): Promise<SignedReport[]> {
+  return Promise.all(reports.map((r) => signReport(wallet, r)));
+}
+
+export function postSigned(server: TestServer, reports: readonly unknown[]): Promise<HttpResult> {
+  return client(server.baseUrl).post('/v1/oracle/prices', { reports });
+}
+
+export function postAdminReports(server: TestServer, reports: readonly Report[]): Promise<HttpResult> {
+  return client(server.baseUrl, server.adminToken).post('/v1/admin/oracle/prices', { reports });
+}
+
+export function getMarket(server: TestServer, marketId: number): Promise<HttpResult> {
+  return client(server.baseUrl).get(`/v1/markets/${marketId}`);
+}
+
+/** The market of the window of `durationSecs` containing `atMs` (created by the lookup). */
+export async function windowMarket(server: TestServer, asset: string, durationSecs: number, atMs: number) {
+  const res = await client(server.baseUrl).get(`/v1/markets/lookup?asset=${asset}&duration_secs=${durationSecs}&at_ms=${atMs}`);
+  if (res.status !== 200) throw new Error(`lookup ${asset}/${durationSecs}/${atMs}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.market as { market_id: number; window_start_ms: number; window_end_ms: number; [k: string]: unknown };
+}
+
+/** Polls GET /v1/markets/{id} until `check` accepts the market, or fails after timeoutMs. */
+export async function waitForMarket(
+  server: TestServer,
+  marketId: number,
+  check: (market: Record<string, unknown>) => boolean,
+  timeoutMs = 5_000,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await getMarket(server, marketId);
+    if (res.status === 200 && check(res.body.market)) return res.body.market;
+    if (Date.now() > deadline) throw new Error(`market ${marketId} not as expected: ${JSON.stringify(res.body)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export const newOracleWallet = (): HDNodeWallet => Wallet.createRandom();
