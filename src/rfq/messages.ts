@@ -2,7 +2,7 @@
 // discriminated union per direction, so `switch (msg.kind)` is checked for exhaustiveness. Messages travel
 // in batches (arrays) flushed once per event-loop turn (src/batcher.ts). Money crosses as decimal strings.
 import type { RfqResult } from '../schemas/rfq.js';
-import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type { RfqMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';
 import type { RfqLeg } from './records.js';
 

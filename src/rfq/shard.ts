@@ -6,7 +6,7 @@
 // `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
 // out of the actor.
 import assert from 'node:assert/strict';
-import { systemClock, type Timer, type TimerClock } from '../clock.js';
+import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { MAKER_ERRORS } from '../mm/protocol.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
@@ -16,14 +16,15 @@ import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { rfqTimes, toRfqMessage } from './announcement.js';
-import { decide, type Candidate, type LiveQuote } from './matching.js';
+import { decide, type Candidate } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
-import { fillKey, opaqueTakerId, type FillRecord } from './fills.js';
+import { opaqueTakerId, type FillRecord } from './fills.js';
+import { MAX_QUOTES_PER_MAKER_PER_RFQ, quoteKey, standingQuotesOf, type ActiveRfq } from './active-rfq.js';
+import { RfqWrites } from './rfq-writes.js';
 import { ShardBook, shardOwner } from './shard-book.js';
 import { ShardMoney } from './shard-money.js';
 import {
   endedRecord,
-  isTerminal,
   payoutMicros,
   rfqRef,
   toRfqResult,
@@ -33,43 +34,13 @@ import {
   type TerminalStatus,
 } from './records.js';
 
-type Phase = 'quoting' | 'finalizing' | 'closing';
-
-interface ActiveRfq {
-  record: RfqRecord;
-  wagerMicros: bigint;
-  phase: Phase;
-  /** Maker connections the RFQ went to; null until the main thread says (it always does before any quote). */
-  audience: Set<string> | null;
-  responded: Set<string>;
-  quotes: Map<string, LiveQuote>;
-  /** Every maker that quoted, standing or not: each hears the result. */
-  quoters: Set<string>;
-  nextSeq: number;
-  timer: Timer | null;
-  candidates: Candidate[];
-  lastLook: Candidate | null;
-  /** Time spent deciding (matching), µs: a stage latency. */
-  selectionUs: number;
-  /** Commits the create's held write now (persistNew): set while it waits to share the terminal's commit. */
-  commitHeldCreate: (() => void) | null;
-  /** The create's answer waits for the terminal result (answerWaitMs > 0): the main thread keeps it for that. */
-  isAwaitedByCreate: boolean;
-}
-
-const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
-/**
- * Quotes one maker may have standing on one RFQ (a requote is a new quote_id). Bounds what a maker can make
- * the shard hold; past it a quote gets `quote_reject` QUOTE_LIMIT. A cancelled quote frees its place.
- */
-export const MAX_QUOTES_PER_MAKER_PER_RFQ = 16;
-
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
   /** Creations between admission and commit, by replay key: a racing duplicate waits for the first. */
   private readonly creating = new Map<string, Promise<unknown>>();
   private readonly book: ShardBook;
   private readonly money: ShardMoney;
+  private readonly writes: RfqWrites;
 
   constructor(
     private readonly store: Store,
@@ -79,31 +50,12 @@ export class RfqShard {
   ) {
     this.book = new ShardBook(store, shardOwner(init.shard, init.shardCount));
     this.money = new ShardMoney(store, this.book);
+    this.writes = new RfqWrites(store, this.book.ledger, clock);
   }
 
-  /**
-   * At start, before any message: every RFQ of this shard's users that was active when the process stopped
-   * ends failed SERVICE_RESTARTED and its reservation is released (contract section 6, crash), in one
-   * transaction. A fill that was made durable is terminal already and is left alone. Every shard reads the
-   * (few) active markers and ends those of its own users: shard counts may differ between starts.
-   */
-  async failInterrupted(): Promise<number> {
-    const rfqs = this.store.db<RfqRecord>('rfqs');
-    const active = this.store.db<true>('rfqActive');
-    return this.store.transact(() => {
-      let failed = 0;
-      for (const requestId of active.getKeys()) {
-        const record = rfqs.get(requestId);
-        if (record !== undefined && !this.book.owner.owns(record.userId)) continue;
-        void active.remove(requestId);
-        if (record === undefined || isTerminal(record.status)) continue;
-        const nowMs = this.clock.nowMs();
-        this.book.ledger.releaseInTxn(rfqRef(requestId), nowMs);
-        void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
-        failed++;
-      }
-      return failed;
-    });
+  /** At start, before any message: RfqWrites.failInterrupted for this shard's users. */
+  failInterrupted(): Promise<number> {
+    return this.writes.failInterrupted(this.book.owner);
   }
 
   get activeCount(): number {
@@ -230,14 +182,8 @@ export class RfqShard {
     // The record as created: the live one changes (quotes, last look) while the write may be held.
     const created: RfqRecord = { ...record };
     try {
-      const persistUs = await this.commitCreate(rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs), () => {
-        this.book.ledger.reserveInTxn(command.userId, wagerMicros, rfqRef(requestId), nowMs);
-        void this.store.db<RfqRecord>('rfqs').put(requestId, created);
-        void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
-        // Closing by now means its terminal write follows in this same commit (persistTerminal queued it
-        // when it set the phase): it was never active on disk, so no marker for recovery (one page fewer).
-        if (rfq.phase !== 'closing') void this.store.db<true>('rfqActive').put(requestId, true);
-      });
+      const holdMs = Math.min(command.answerWaitMs, this.init.createCoalesceMs);
+      const persistUs = await this.writes.commitCreate(rfq, holdMs, () => this.writes.createInTxn(command, created, rfq.phase !== 'closing'));
       return { result: toRfqResult(created), isReplay: false, persistUs };
     } catch (err) {
       // The commit failed (disk or map full): the RFQ never existed. Makers that quoted it hear it was
@@ -249,28 +195,6 @@ export class RfqShard {
     } finally {
       settleDebit();
     }
-  }
-
-  /**
-   * Makes the create durable; resolves with the commit's duration in µs. When the taker's answer waits for
-   * the terminal result (wait_ms), nobody can learn of the RFQ's id before it ends, so the create's write is
-   * held for up to `holdMs` and committed in the same group commit as the terminal write: one fsync per RFQ
-   * instead of two when the makers answer within the hold (the group runs the create first, so a refused
-   * create makes the terminal write a no-op: persistTerminal). Past `holdMs` it commits alone, so every
-   * answer the taker gets, even a `pending` one at the end of its wait, follows a durable create.
-   */
-  private commitCreate(rfq: ActiveRfq, holdMs: number, write: () => void): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const commit = () => {
-        rfq.commitHeldCreate = null;
-        if (holdTimer !== undefined) this.clock.clearTimer(holdTimer);
-        const startNs = process.hrtime.bigint();
-        this.store.transact(write).then(() => resolve(Number(process.hrtime.bigint() - startNs) / 1000), reject);
-      };
-      const holdTimer = holdMs > 0 ? this.clock.setTimer(commit, holdMs) : undefined;
-      if (holdTimer === undefined) commit();
-      else rfq.commitHeldCreate = commit;
-    });
   }
 
   private status(requestId: string, userId: string): RfqResult {
@@ -486,22 +410,9 @@ export class RfqShard {
       settledPaidMicros: null,
     };
     const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
-    const written = await this.persistTerminal(rfq, () => {
-      // Decided here, inside the fill's transaction, where LMDB's one writer orders it against a market's
-      // resolution: a leg market that resolved or stopped taking bets since selection (during a last look,
-      // say) is not filled. Else a maker could confirm a bet whose result is known, and the fill would miss
-      // the settlement that ran when the market resolved (settlement.ts reads the positions once, then).
-      if (!this.areLegsOpen(rfq, nowMs)) {
-        this.book.ledger.releaseInTxn(rfqRef(record.requestId), nowMs);
-        return endedRecord(record, { status: 'failed', fill: null, error: 'MARKET_CLOSED', terminalAtMs: nowMs });
-      }
-      this.book.ledger.fillInTxn(rfqRef(record.requestId), candidate.fillWagerMicros, nowMs);
-      void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, record.requestId), fillRecord);
-      for (const leg of record.legs) {
-        void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${record.requestId}`, true);
-      }
-      return completed;
-    });
+    const written = await this.persistTerminal(rfq, () =>
+      this.writes.fillInTxn(completed, fillRecord, candidate.fillWagerMicros, () => this.areLegsOpen(rfq, nowMs)),
+    );
     if (written === null) return;
     rfq.record = written.record;
     if (written.record.status !== 'completed') return this.retire(rfq, written.persistUs, 'expired');
@@ -533,34 +444,10 @@ export class RfqShard {
     this.retire(rfq, written.persistUs, status === 'cancelled' ? 'cancelled' : 'expired');
   }
 
-  /**
-   * Commits the RFQ's end, after the create's write if that was still held (the same group commit). `end`
-   * runs inside the transaction: it moves the money and returns the terminal record to store (a fill can
-   * still become a failure there: commitFill). Resolves with that record and the commit's duration in µs
-   * (a stage latency the main thread reports), or null when the create was refused in that commit: then the
-   * RFQ never existed, and persistNew tells its caller and its makers.
-   */
-  private async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord): Promise<{ record: RfqRecord; persistUs: number } | null> {
-    const { requestId } = rfq.record;
-    // The end is decided, so the actor forgets the RFQ now rather than after the commit. Nothing can change it
-    // any more: in this phase its quotes get RFQ_CLOSED, and it is not cancellable. A status read meanwhile is
-    // served from LMDB; while its create is held, nobody but its makers knows the id. Forgetting it after the
-    // await instead kept every such RFQ's objects alive through young-generation collections on this thread
-    // until a full one (docs/performance.md, "Allocation shapes").
-    this.active.delete(requestId);
-    rfq.commitHeldCreate?.();
-    const startNs = process.hrtime.bigint();
-    const record = await this.store.transact(() => {
-      const stored = this.store.db<RfqRecord>('rfqs').get(requestId);
-      if (stored === undefined) return null;
-      assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
-      const ended = end();
-      assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
-      void this.store.db<RfqRecord>('rfqs').put(requestId, ended);
-      void this.store.db<true>('rfqActive').remove(requestId);
-      return ended;
-    });
-    return record === null ? null : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
+  /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and commits it. */
+  private persistTerminal(rfq: ActiveRfq, end: () => RfqRecord): Promise<{ record: RfqRecord; persistUs: number } | null> {
+    this.active.delete(rfq.record.requestId);
+    return this.writes.persistTerminal(rfq, end);
   }
 
   /**
@@ -593,11 +480,4 @@ export class RfqShard {
       throw err; // a bug: crash the worker (the main thread fails its calls and restarts nothing silently)
     }
   }
-}
-
-/** Pure. How many of `makerId`'s quotes on `rfq` still stand (a maker that quoted before: rare, so a scan). */
-function standingQuotesOf(rfq: ActiveRfq, makerId: string): number {
-  let count = 0;
-  for (const quote of rfq.quotes.values()) if (quote.makerId === makerId) count++;
-  return count;
 }

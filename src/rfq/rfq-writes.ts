@@ -1,0 +1,131 @@
+// Inside an RFQ shard. The durable writes of the shard's RFQs, apart from the decisions: the create's write and
+// how it may be held to share its RFQ's terminal commit, the terminal write, and the recovery at start.
+// Everything here runs in the shard's group commit (store/group-commit.ts) and moves money only through the
+// shard's own Ledger.
+import assert from 'node:assert/strict';
+import type { TimerClock } from '../clock.js';
+import type { BalanceOwner, Ledger } from '../ledger/ledger.js';
+import { marketKey } from '../markets/markets.js';
+import type { Store } from '../store/db.js';
+import type { ActiveRfq } from './active-rfq.js';
+import { fillKey, type FillRecord } from './fills.js';
+import type { CreateRfq } from './messages.js';
+import { endedRecord, isTerminal, rfqRef, type RfqKeyRecord, type RfqRecord } from './records.js';
+
+export class RfqWrites {
+  constructor(
+    private readonly store: Store,
+    private readonly ledger: Ledger,
+    private readonly clock: TimerClock,
+  ) {}
+
+  /**
+   * At start, before the shard takes any message: every RFQ of this shard's users that was active when the
+   * process stopped ends failed SERVICE_RESTARTED and its reservation is released (contract section 6,
+   * crash), in one transaction. A fill that was made durable is terminal already and is left alone. Every shard reads the
+   * (few) active markers and ends those of its own users: shard counts may differ between starts.
+   */
+  async failInterrupted(owner: BalanceOwner): Promise<number> {
+    const rfqs = this.store.db<RfqRecord>('rfqs');
+    const active = this.store.db<true>('rfqActive');
+    return this.store.transact(() => {
+      let failed = 0;
+      for (const requestId of active.getKeys()) {
+        const record = rfqs.get(requestId);
+        if (record !== undefined && !owner.owns(record.userId)) continue;
+        void active.remove(requestId);
+        if (record === undefined || isTerminal(record.status)) continue;
+        const nowMs = this.clock.nowMs();
+        this.ledger.releaseInTxn(rfqRef(requestId), nowMs);
+        void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
+        failed++;
+      }
+      return failed;
+    });
+  }
+
+  /**
+   * Makes the create durable; resolves with the commit's duration in µs. When the taker's answer waits for
+   * the terminal result (wait_ms), nobody can learn of the RFQ's id before it ends, so the create's write is
+   * held for up to `holdMs` and committed in the same group commit as the terminal write: one fsync per RFQ
+   * instead of two when the makers answer within the hold (the group runs the create first, so a refused
+   * create makes the terminal write a no-op: persistTerminal). Past `holdMs` it commits alone, so every
+   * answer the taker gets, even a `pending` one at the end of its wait, follows a durable create.
+   */
+  commitCreate(rfq: ActiveRfq, holdMs: number, write: () => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const commit = () => {
+        rfq.commitHeldCreate = null;
+        if (holdTimer !== undefined) this.clock.clearTimer(holdTimer);
+        const startNs = process.hrtime.bigint();
+        this.store.transact(write).then(() => resolve(Number(process.hrtime.bigint() - startNs) / 1000), reject);
+      };
+      const holdTimer = holdMs > 0 ? this.clock.setTimer(commit, holdMs) : undefined;
+      if (holdTimer === undefined) commit();
+      else rfq.commitHeldCreate = commit;
+    });
+  }
+
+  /**
+   * Commits the RFQ's end, after the create's write if that was still held (the same group commit). `end`
+   * runs inside the transaction: it moves the money and returns the terminal record to store (a fill can
+   * still become a failure there: commitFill). Resolves with that record and the commit's duration in µs
+   * (a stage latency the main thread reports), or null when the create was refused in that commit: then the
+   * RFQ never existed, and persistNew tells its caller and its makers.
+   *
+   * The actor has forgotten the RFQ already (RfqShard.persistTerminal): its end is decided and nothing can
+   * change it any more (its quotes get RFQ_CLOSED, it is not cancellable; a status read is served from LMDB;
+   * while its create is held, nobody but its makers knows the id). Forgetting it after the await instead kept
+   * every such RFQ's objects alive through young-generation collections on the shard's thread until a full
+   * one (docs/performance.md, "Allocation shapes").
+   */
+  async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord): Promise<{ record: RfqRecord; persistUs: number } | null> {
+    const { requestId } = rfq.record;
+    rfq.commitHeldCreate?.();
+    const startNs = process.hrtime.bigint();
+    const record = await this.store.transact(() => {
+      const stored = this.store.db<RfqRecord>('rfqs').get(requestId);
+      if (stored === undefined) return null;
+      assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
+      const ended = end();
+      assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
+      void this.store.db<RfqRecord>('rfqs').put(requestId, ended);
+      void this.store.db<true>('rfqActive').remove(requestId);
+      return ended;
+    });
+    return record === null ? null : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
+  }
+
+  /**
+   * The create: the wager's hold, the record and the replay key. `isStillActive` false means its terminal
+   * write follows in this same commit (persistTerminal queued it when it set the phase): it was never active
+   * on disk, so no marker for recovery (one page fewer).
+   */
+  createInTxn(command: CreateRfq, created: RfqRecord, isStillActive: boolean): void {
+    const { requestId } = created;
+    this.ledger.reserveInTxn(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
+    void this.store.db<RfqRecord>('rfqs').put(requestId, created);
+    void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
+    if (isStillActive) void this.store.db<true>('rfqActive').put(requestId, true);
+  }
+
+  /**
+   * A fill's money and records; returns the record to store: `completed`, or `failed MARKET_CLOSED` when a
+   * leg no longer takes bets. Decided here, inside the fill's transaction, where LMDB's one writer orders it
+   * against a market's resolution: a leg market that resolved or stopped taking bets since selection (during
+   * a last look, say) is not filled. Else a maker could confirm a bet whose result is known, and the fill
+   * would miss the settlement that ran when the market resolved (it reads the positions once, then).
+   */
+  fillInTxn(completed: RfqRecord, fill: FillRecord, filledWagerMicros: bigint, areLegsOpen: () => boolean): RfqRecord {
+    const { requestId, terminalAtMs } = completed;
+    assert.ok(terminalAtMs !== null);
+    if (!areLegsOpen()) {
+      this.ledger.releaseInTxn(rfqRef(requestId), terminalAtMs);
+      return endedRecord(completed, { status: 'failed', fill: null, error: 'MARKET_CLOSED', terminalAtMs });
+    }
+    this.ledger.fillInTxn(rfqRef(requestId), filledWagerMicros, terminalAtMs);
+    void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, requestId), fill);
+    for (const leg of completed.legs) void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${requestId}`, true);
+    return completed;
+  }
+}
