@@ -32,10 +32,11 @@ import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
 import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
 
 /**
- * Entries per settlement transaction. Settling one entry costs ~8-10 µs of main-thread time (its ledger
+ * Entries per settlement batch. Settling one entry cost ~8-10 µs when the main thread wrote it (its ledger
  * movement with the journal entry, the entry rewritten; measured, docs/contests.md), so a batch of 256 holds
- * the thread and LMDB's writer lock ~2-3 ms (p99 under 7 ms): inside the RFQ p99 budget of 10 ms
- * (docs/performance.md), while 1,000,000 entries still settle in ~3,900 commits (~21 s).
+ * a thread and LMDB's writer lock ~2-3 ms: inside the RFQ p99 budget of 10 ms (docs/performance.md). The
+ * money and the entries are now written by the users' shards (one transaction per shard per batch, in the
+ * shard's group commit alongside its RFQs), and this thread writes only the progress record.
  */
 export const SETTLE_BATCH_ENTRIES = 256;
 /**
