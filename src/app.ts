@@ -94,7 +94,10 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   );
   const rateLimiter = new RateLimiter(config.rateLimit);
   let closing: Promise<void> | null = null;
-  const app = createHttpApp({ routes, tokens: services.sessions, rateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null });
+  const authRateLimiter = new RateLimiter(config.authRateLimit);
+  const app = createHttpApp({
+    routes, tokens: services.sessions, rateLimiter, authRateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null,
+  });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
 

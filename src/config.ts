@@ -63,6 +63,11 @@ export const EnvSchema = Type.Object({
   // Per caller (user or maker session, or IP when unauthenticated); 0 turns rate limiting off.
   PARLAYD_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
   PARLAYD_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4_000 }),
+  // The auth routes (/v1/auth/*) per IP (an IPv6 caller per /64), on top of the general limit: they need no
+  // token, and each login costs a signature recovery and a durable write (used nonce, session, first-time
+  // user). A person logs in a few times a day; 20/s with bursts of 40 leaves room for a NAT of many. 0 = off.
+  PARLAYD_AUTH_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
+  PARLAYD_AUTH_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40 }),
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
@@ -97,6 +102,7 @@ export interface Config {
   maxActiveRfqsPerShard: number;
   verifyMaxQueue: number;
   rateLimit: { perSecond: number; burst: number };
+  authRateLimit: { perSecond: number; burst: number };
 }
 
 const SECRET_VARIABLES: ReadonlySet<string> = new Set(['PARLAYD_ADMIN_TOKEN']);
@@ -166,5 +172,6 @@ function toConfig(v: EnvValues): Config {
     maxActiveRfqsPerShard: v.PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD,
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
     rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
+    authRateLimit: { perSecond: v.PARLAYD_AUTH_RATE_LIMIT_PER_S, burst: v.PARLAYD_AUTH_RATE_LIMIT_BURST },
   };
 }
