@@ -33,7 +33,19 @@ export const EnvSchema = Type.Object({
   // place of the service-wide bound (1024) and lock all makers out; a maker needs a few at once at most
   // (one per connection it is opening), so 16 leaves room for a reconnect burst. Above the service-wide
   // bound it would mean nothing.
-  PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
+  PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: Type.Integer({ minimum: 1, maximum: 65_536, default: 16 }),
+  // Maker sockets awaiting authentication in all (each holds a timer, a challenge and a socket). When it is
+  // full the oldest one still waiting for its auth_response is closed (AUTH_EVICTED) to make room, so idle
+  // sockets from many addresses cannot lock makers out; only if every one is being verified is the upgrade
+  // refused (503).
+  PARLAYD_MM_MAX_PENDING_AUTH: Type.Integer({ minimum: 1, maximum: 65_536, default: 1024 }),
+  // The same per network (IPv4 /24, IPv6 /48, http/caller-network.ts): 16 addresses of one block may not
+  // take more than 4 callers' worth of places. Past it the upgrade gets 429 RATE_LIMITED.
+  PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK: Type.Integer({ minimum: 1, maximum: 65_536, default: 64 }),
+  // Under pressure (more than half of PARLAYD_MM_MAX_PENDING_AUTH in use) a new socket gets this long to
+  // authenticate instead of PARLAYD_MM_AUTH_TIMEOUT_MS: a maker's client signs and answers in milliseconds,
+  // so 2 s costs it nothing, and a flood of idle sockets turns over 5 times faster.
+  PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS: Ms(2_000),
   PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
@@ -87,6 +99,9 @@ export interface Config {
   mmSessionTtlMs: number;
   mmMaxBufferedBytes: number;
   mmMaxPendingAuthPerIp: number;
+  mmMaxPendingAuth: number;
+  mmMaxPendingAuthPerNetwork: number;
+  mmPressureAuthTimeoutMs: number;
   sessionTtlMs: number;
   loginNonceTtlMs: number;
   quoteWindowMs: number;
@@ -154,6 +169,9 @@ function toConfig(v: EnvValues): Config {
     mmSessionTtlMs: v.PARLAYD_MM_SESSION_TTL_MS,
     mmMaxBufferedBytes: v.PARLAYD_MM_MAX_BUFFERED_BYTES,
     mmMaxPendingAuthPerIp: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_IP,
+    mmMaxPendingAuth: v.PARLAYD_MM_MAX_PENDING_AUTH,
+    mmMaxPendingAuthPerNetwork: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK,
+    mmPressureAuthTimeoutMs: v.PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS,
     sessionTtlMs: v.PARLAYD_SESSION_TTL_MS,
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
     quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,

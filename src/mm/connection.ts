@@ -28,6 +28,8 @@ export class Connection {
     readonly remote: string,
     /** What the per-IP limit on sockets waiting for auth counts it under (http/caller-network.ts). */
     readonly remoteNetwork: string,
+    /** What the per-network (IPv4 /24, IPv6 /48) limit counts it under (callerWideNetwork). */
+    readonly remoteWideNetwork: string,
   ) {}
 }
 

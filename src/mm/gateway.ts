@@ -4,8 +4,9 @@
 // hand-off of maker messages to the RFQ engine's dispatcher. This class owns every maker connection and its
 // timers; nothing else touches a maker socket.
 //
-// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all and <= mmMaxPendingAuthPerIp
-// from one remote address, each for at most mmAuthTimeoutMs;
+// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all, <= mmMaxPendingAuthPerIp
+// from one remote address and <= mmMaxPendingAuthPerNetwork from one IPv4 /24 or IPv6 /48, each for at most
+// mmAuthTimeoutMs (mmPressureAuthTimeoutMs when more than half the places are taken);
 // per-connection send buffer <= mmMaxBufferedBytes (then the maker is closed with SLOW_CONSUMER, never
 // buffered further); one timer per pending socket and one per session, one heartbeat interval in all.
 import type { Logger } from 'pino';
@@ -38,7 +39,7 @@ import {
 } from './protocol.js';
 import type { MakerRegistry } from './registry.js';
 import { Connection, type MakerId, type UserData } from './connection.js';
-import { callerNetwork } from '../http/caller-network.js';
+import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
 import { registerGatewayMetrics, type GatewayMetrics } from './metrics.js';
 
 export type { MakerId };
@@ -60,7 +61,16 @@ export interface MakerDispatcher {
 export interface MakerGatewayDeps {
   config: Pick<
     Config,
-    'mmDomainTag' | 'mmAuthTimeoutMs' | 'mmChallengeTtlMs' | 'mmHeartbeatMs' | 'mmSessionTtlMs' | 'mmMaxBufferedBytes' | 'mmMaxPendingAuthPerIp'
+    | 'mmDomainTag'
+    | 'mmAuthTimeoutMs'
+    | 'mmChallengeTtlMs'
+    | 'mmHeartbeatMs'
+    | 'mmSessionTtlMs'
+    | 'mmMaxBufferedBytes'
+    | 'mmMaxPendingAuthPerIp'
+    | 'mmMaxPendingAuth'
+    | 'mmMaxPendingAuthPerNetwork'
+    | 'mmPressureAuthTimeoutMs'
   >;
   clock: Clock;
   log: Logger;
@@ -69,15 +79,17 @@ export interface MakerGatewayDeps {
   verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
   /** Where the maker metrics are registered (the service's prom-client registry). */
   metrics?: Registry;
-  /** Bound on sockets connected but not yet authenticated; more upgrades get 503. Default 1024. */
+  /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
   maxPendingAuth?: number;
 }
 
-const DEFAULT_MAX_PENDING_AUTH = 1024;
 // Upgrade refusals, serialized once: contract errors (section 2) with their codes from errors.ts.
 const OVERLOADED_BODY = JSON.stringify(new ApiError('OVERLOADED', 'too many maker sockets awaiting authentication').toBody());
 const RATE_LIMITED_BODY = JSON.stringify(
   new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this address').toBody(),
+);
+const NETWORK_RATE_LIMITED_BODY = JSON.stringify(
+  new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this network').toBody(),
 );
 // uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
 // the largest message that can be queued after the soft check passed.
@@ -99,6 +111,13 @@ export class MakerGateway {
    * entry exists only while it counts at least one pending socket, so the map holds <= maxPendingAuth keys.
    */
   readonly #pendingByNetwork = new Map<string, number>();
+  /** The same by IPv4 /24 or IPv6 /48 (callerWideNetwork). */
+  readonly #pendingByWideNetwork = new Map<string, number>();
+  /**
+   * Pending sockets, oldest first (a Set keeps insertion order): when every place is taken the oldest one
+   * still awaiting its auth_response is evicted for the newcomer.
+   */
+  readonly #pendingOrder = new Set<Connection>();
   #connSeq = 0;
   #makerSeq = 0;
   #isClosing = false;
@@ -108,7 +127,7 @@ export class MakerGateway {
   constructor(deps: MakerGatewayDeps) {
     assertDomainTag(deps.config.mmDomainTag);
     this.#deps = deps;
-    this.#maxPendingAuth = deps.maxPendingAuth ?? DEFAULT_MAX_PENDING_AUTH;
+    this.#maxPendingAuth = deps.maxPendingAuth ?? deps.config.mmMaxPendingAuth;
     this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
     this.#metrics =
       deps.metrics === undefined
@@ -138,17 +157,30 @@ export class MakerGateway {
       maxBackpressure: this.#softLimitBytes + HARD_BACKPRESSURE_MARGIN_BYTES,
       closeOnBackpressureLimit: 1,
       upgrade: (res, req, context) => {
-        if (this.#isClosing || this.#pendingCount >= this.#maxPendingAuth) return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
+        if (this.#isClosing) return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
         // Only valid inside this handler (uWS): the address is read here and kept on the connection.
         const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
         const remoteNetwork = callerNetwork(remote);
-        // One address (an IPv6 /64) may not hold the service-wide places alone (they would lock every maker out). A limit
-        // per caller is 429 RATE_LIMITED in contract section 2; a place frees when a socket authenticates
-        // or closes, at the latest after mmAuthTimeoutMs, so a retry after 1 s is reasonable.
-        if ((this.#pendingByNetwork.get(remoteNetwork) ?? 0) >= this.#deps.config.mmMaxPendingAuthPerIp) {
+        const remoteWideNetwork = callerWideNetwork(remote);
+        // One address (an IPv6 /64), or one block (an IPv4 /24, an IPv6 /48), may not hold the service-wide
+        // places alone. A limit per caller is 429 RATE_LIMITED in contract section 2; a place frees when a
+        // socket authenticates or closes, at the latest after the auth deadline, so a retry after 1 s is
+        // reasonable. These come before eviction, so a caller over its own limit never evicts anyone.
+        const { mmMaxPendingAuthPerIp, mmMaxPendingAuthPerNetwork } = this.#deps.config;
+        if ((this.#pendingByNetwork.get(remoteNetwork) ?? 0) >= mmMaxPendingAuthPerIp) {
           return refuseUpgrade(res, '429 Too Many Requests', RATE_LIMITED_BODY);
         }
-        const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork) };
+        if ((this.#pendingByWideNetwork.get(remoteWideNetwork) ?? 0) >= mmMaxPendingAuthPerNetwork) {
+          return refuseUpgrade(res, '429 Too Many Requests', NETWORK_RATE_LIMITED_BODY);
+        }
+        // Every place taken: the longest-waiting socket that has not answered its challenge makes room (a
+        // maker answers within milliseconds of its challenge, so the oldest idle socket is the least likely
+        // to be one). Only when every pending socket is being verified is the newcomer refused.
+        if (this.#pendingCount >= this.#maxPendingAuth && !this.#evictOldestPending()) {
+          return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
+        }
+        const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork, remoteWideNetwork) };
+        // uWS opens the socket (#onOpen) inside this call, so the count is right for the next upgrade.
         res.upgrade(userData, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
       },
       open: (ws) => this.#onOpen(ws),
@@ -244,11 +276,17 @@ export class MakerGateway {
     if (this.#isClosing) return this.#close(conn, 'SHUTDOWN');
     conn.isPending = true;
     this.#pendingCount++;
+    this.#pendingOrder.add(conn);
     this.#pendingByNetwork.set(conn.remoteNetwork, (this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0) + 1);
+    this.#pendingByWideNetwork.set(conn.remoteWideNetwork, (this.#pendingByWideNetwork.get(conn.remoteWideNetwork) ?? 0) + 1);
     const { config, clock } = this.#deps;
     conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
-    // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile.
-    conn.authTimer = setTimeout(() => this.#fail(conn, 'AUTH_TIMEOUT'), config.mmAuthTimeoutMs);
+    // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile. Under
+    // pressure (more than half the places taken) a new socket gets less: a maker answers in milliseconds,
+    // and idle sockets then give their places back sooner.
+    const isUnderPressure = this.#pendingCount > this.#maxPendingAuth / 2;
+    const deadlineMs = isUnderPressure ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs) : config.mmAuthTimeoutMs;
+    conn.authTimer = setTimeout(() => this.#fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
     this.#send(conn, challengeMessage(conn.challenge));
   }
 
@@ -363,9 +401,23 @@ export class MakerGateway {
     if (!conn.isPending) return;
     conn.isPending = false;
     this.#pendingCount--;
-    const ofRemote = this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0;
-    if (ofRemote <= 1) this.#pendingByNetwork.delete(conn.remoteNetwork);
-    else this.#pendingByNetwork.set(conn.remoteNetwork, ofRemote - 1);
+    this.#pendingOrder.delete(conn);
+    decrement(this.#pendingByNetwork, conn.remoteNetwork);
+    decrement(this.#pendingByWideNetwork, conn.remoteWideNetwork);
+  }
+
+  /**
+   * Closes the oldest pending socket still awaiting its auth_response (AUTH_EVICTED); false when every
+   * pending socket is being verified. Walks past verifying ones only, at most maxPendingAuth.
+   */
+  #evictOldestPending(): boolean {
+    for (const conn of this.#pendingOrder) {
+      if (conn.phase !== 'awaiting_response') continue;
+      this.#metrics?.authTotal.inc({ result: 'AUTH_EVICTED' });
+      this.#fail(conn, 'AUTH_EVICTED'); // closes at once: #onClose takes it out of the pending set
+      return true;
+    }
+    return false;
   }
 
   // --- heartbeat ---------------------------------------------------------------------------------------
@@ -427,6 +479,13 @@ export class MakerGateway {
     }
     conn.ws.end(code, reason); // runs #onClose synchronously
   }
+}
+
+/** One fewer under `key`; an entry exists only while it counts at least one, so the map stays bounded. */
+function decrement(counts: Map<string, number>, key: string): void {
+  const count = counts.get(key) ?? 0;
+  if (count <= 1) counts.delete(key);
+  else counts.set(key, count - 1);
 }
 
 /** Answers an upgrade with an error instead of a socket; Retry-After 1 s, as both refusals clear quickly. */
