@@ -55,7 +55,9 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const sessions = new Sessions(store, clock, config.adminToken);
   const walletLogin = new WalletLogin(store, clock, config, verifyPool);
   const makers = new MakerRegistry(store, clock);
-  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry });
+  // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
+  const rateLimiter = new RateLimiter(config.rateLimit);
+  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter });
   const markets = new Markets(store, clock, config);
   const services: Services = {
     config,
@@ -92,7 +94,6 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
   );
-  const rateLimiter = new RateLimiter(config.rateLimit);
   let closing: Promise<void> | null = null;
   const authRateLimiter = new RateLimiter(config.authRateLimit);
   const app = createHttpApp({

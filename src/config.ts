@@ -46,6 +46,9 @@ export const EnvSchema = Type.Object({
   // authenticate instead of PARLAYD_MM_AUTH_TIMEOUT_MS: a maker's client signs and answers in milliseconds,
   // so 2 s costs it nothing, and a flood of idle sockets turns over 5 times faster.
   PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS: Ms(2_000),
+  // Refused maker logins and sockets closed before auth are logged as one info line per this interval with
+  // their counts by reason (each one at debug level): anyone can cause them at will.
+  PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS: Ms(10_000),
   PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
@@ -102,6 +105,7 @@ export interface Config {
   mmMaxPendingAuth: number;
   mmMaxPendingAuthPerNetwork: number;
   mmPressureAuthTimeoutMs: number;
+  mmRefusalLogIntervalMs: number;
   sessionTtlMs: number;
   loginNonceTtlMs: number;
   quoteWindowMs: number;
@@ -172,6 +176,7 @@ function toConfig(v: EnvValues): Config {
     mmMaxPendingAuth: v.PARLAYD_MM_MAX_PENDING_AUTH,
     mmMaxPendingAuthPerNetwork: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK,
     mmPressureAuthTimeoutMs: v.PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS,
+    mmRefusalLogIntervalMs: v.PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS,
     sessionTtlMs: v.PARLAYD_SESSION_TTL_MS,
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
     quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,

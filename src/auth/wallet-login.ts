@@ -130,7 +130,8 @@ export class WalletLogin {
       await this.consumeNonce(fields.nonce, issued.expiresAtMs);
       throw refusal;
     }
-    const recovered = await this.verifyPool.recoverPersonalSigner(new TextEncoder().encode(message), signature).catch((err: unknown) => {
+    // A login: the pool's bounded login share (verify-pool.ts), so logins cannot starve signed orders.
+    const recovered = await this.verifyPool.recoverPersonalSigner(new TextEncoder().encode(message), signature, 'login').catch((err: unknown) => {
       if (isPoolOverloaded(err)) throw overloaded();
       throw err;
     });

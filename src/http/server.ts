@@ -6,7 +6,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWe
 import type { Logger } from 'pino';
 import { ApiError, isApiError, overloaded, rateLimited } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { RateLimiter } from './rate-limit.js';
+import { anonymousKey, type RateLimiter } from './rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
 import { authorize, type TokenResolver } from './bearer.js';
 import { readBody } from './body.js';
@@ -278,7 +278,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
 function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
-  return `ip:${callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString())}`;
+  return anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
 }
 
 function compileRoute(route: AnyRoute): CompiledRoute {

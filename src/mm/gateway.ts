@@ -40,6 +40,8 @@ import {
 import type { MakerRegistry } from './registry.js';
 import { Connection, type MakerId, type UserData } from './connection.js';
 import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
+import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
+import { LogCounts } from '../log-counts.js';
 import { registerGatewayMetrics, type GatewayMetrics } from './metrics.js';
 
 export type { MakerId };
@@ -71,6 +73,7 @@ export interface MakerGatewayDeps {
     | 'mmMaxPendingAuth'
     | 'mmMaxPendingAuthPerNetwork'
     | 'mmPressureAuthTimeoutMs'
+    | 'mmRefusalLogIntervalMs'
   >;
   clock: Clock;
   log: Logger;
@@ -81,6 +84,11 @@ export interface MakerGatewayDeps {
   metrics?: Registry;
   /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
   maxPendingAuth?: number;
+  /**
+   * The HTTP per-IP token bucket: an upgrade is an anonymous request and spends a token of its network's
+   * bucket, as any HTTP request without a session does (absent: upgrades are not rate limited).
+   */
+  rateLimiter?: Pick<RateLimiter, 'isEnabled' | 'take'>;
 }
 
 // Upgrade refusals, serialized once: contract errors (section 2) with their codes from errors.ts.
@@ -88,6 +96,7 @@ const OVERLOADED_BODY = JSON.stringify(new ApiError('OVERLOADED', 'too many make
 const RATE_LIMITED_BODY = JSON.stringify(
   new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this address').toBody(),
 );
+const UPGRADE_RATE_LIMITED_BODY = JSON.stringify(new ApiError('RATE_LIMITED').toBody());
 const NETWORK_RATE_LIMITED_BODY = JSON.stringify(
   new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this network').toBody(),
 );
@@ -123,12 +132,15 @@ export class MakerGateway {
   #isClosing = false;
   #heartbeatTimer: NodeJS.Timeout | null = null;
   readonly #metrics: GatewayMetrics | null;
+  /** Refused upgrades and sockets closed before auth, logged as counts per interval (log-counts.ts). */
+  readonly #refusals: LogCounts;
 
   constructor(deps: MakerGatewayDeps) {
     assertDomainTag(deps.config.mmDomainTag);
     this.#deps = deps;
     this.#maxPendingAuth = deps.maxPendingAuth ?? deps.config.mmMaxPendingAuth;
     this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
+    this.#refusals = new LogCounts(deps.log, 'maker sockets refused or closed before authentication', deps.config.mmRefusalLogIntervalMs);
     this.#metrics =
       deps.metrics === undefined
         ? null
@@ -157,7 +169,7 @@ export class MakerGateway {
       maxBackpressure: this.#softLimitBytes + HARD_BACKPRESSURE_MARGIN_BYTES,
       closeOnBackpressureLimit: 1,
       upgrade: (res, req, context) => {
-        if (this.#isClosing) return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
+        if (this.#isClosing) return this.#refuseUpgrade(res, 'UPGRADE_CLOSING', '503 Service Unavailable', OVERLOADED_BODY);
         // Only valid inside this handler (uWS): the address is read here and kept on the connection.
         const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
         const remoteNetwork = callerNetwork(remote);
@@ -166,18 +178,25 @@ export class MakerGateway {
         // places alone. A limit per caller is 429 RATE_LIMITED in contract section 2; a place frees when a
         // socket authenticates or closes, at the latest after the auth deadline, so a retry after 1 s is
         // reasonable. These come before eviction, so a caller over its own limit never evicts anyone.
+        // A maker login costs a signature recovery: the upgrade spends a token of the caller's HTTP bucket,
+        // so sockets cannot be opened faster than any other anonymous request may be made.
+        const limiter = this.#deps.rateLimiter;
+        if (limiter?.isEnabled === true) {
+          const retryAfterS = limiter.take(anonymousKey(remoteNetwork), Date.now());
+          if (retryAfterS > 0) return this.#refuseUpgrade(res, 'UPGRADE_RATE_LIMITED', '429 Too Many Requests', UPGRADE_RATE_LIMITED_BODY, retryAfterS);
+        }
         const { mmMaxPendingAuthPerIp, mmMaxPendingAuthPerNetwork } = this.#deps.config;
         if ((this.#pendingByNetwork.get(remoteNetwork) ?? 0) >= mmMaxPendingAuthPerIp) {
-          return refuseUpgrade(res, '429 Too Many Requests', RATE_LIMITED_BODY);
+          return this.#refuseUpgrade(res, 'UPGRADE_PER_IP', '429 Too Many Requests', RATE_LIMITED_BODY);
         }
         if ((this.#pendingByWideNetwork.get(remoteWideNetwork) ?? 0) >= mmMaxPendingAuthPerNetwork) {
-          return refuseUpgrade(res, '429 Too Many Requests', NETWORK_RATE_LIMITED_BODY);
+          return this.#refuseUpgrade(res, 'UPGRADE_PER_NETWORK', '429 Too Many Requests', NETWORK_RATE_LIMITED_BODY);
         }
         // Every place taken: the longest-waiting socket that has not answered its challenge makes room (a
         // maker answers within milliseconds of its challenge, so the oldest idle socket is the least likely
         // to be one). Only when every pending socket is being verified is the newcomer refused.
         if (this.#pendingCount >= this.#maxPendingAuth && !this.#evictOldestPending()) {
-          return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
+          return this.#refuseUpgrade(res, 'UPGRADE_OVERLOADED', '503 Service Unavailable', OVERLOADED_BODY);
         }
         const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork, remoteWideNetwork) };
         // uWS opens the socket (#onOpen) inside this call, so the count is right for the next upgrade.
@@ -262,6 +281,7 @@ export class MakerGateway {
   /** Closes every socket (service shutdown) and refuses new ones. */
   close(): void {
     this.#isClosing = true;
+    this.#refusals.flush();
     if (this.#heartbeatTimer !== null) clearInterval(this.#heartbeatTimer);
     this.#heartbeatTimer = null;
     for (const conn of [...this.#all]) this.#close(conn, 'SHUTDOWN');
@@ -377,7 +397,8 @@ export class MakerGateway {
 
   #rejectAuth(conn: Connection, reason: AuthFailureReason, detail: string): void {
     this.#metrics?.authTotal.inc({ result: reason });
-    this.#deps.log.info({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
+    // Debug only: anyone can cause this at will. The close below counts it for the periodic summary.
+    this.#deps.log.debug({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
     this.#send(conn, { type: 'auth_result', success: false, reason });
     this.#close(conn, reason);
   }
@@ -418,6 +439,11 @@ export class MakerGateway {
       return true;
     }
     return false;
+  }
+
+  #refuseUpgrade(res: HttpResponse, kind: string, statusLine: string, body: string, retryAfterS = 1): void {
+    this.#refusals.count(kind);
+    refuseUpgrade(res, statusLine, body, retryAfterS);
   }
 
   // --- heartbeat ---------------------------------------------------------------------------------------
@@ -474,7 +500,12 @@ export class MakerGateway {
     if (conn.isClosed || conn.ws === null) return;
     const { code, reason } = CLOSE[cause];
     this.#metrics?.closedTotal.inc({ reason });
-    if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED') {
+    if (conn.phase !== 'authenticated' && cause !== 'SHUTDOWN') {
+      // Before auth anyone can cause a close at will (a bad signature, silence, eviction): counted, and
+      // logged as one summary line per interval; each at debug level.
+      this.#refusals.count(reason);
+      this.#deps.log.debug({ connId: conn.connId, address: conn.address, remote: conn.remote, reason }, 'closing maker socket before auth');
+    } else if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED') {
       this.#deps.log.info({ connId: conn.connId, makerId: conn.makerId, address: conn.address, reason }, 'closing maker socket');
     }
     conn.ws.end(code, reason); // runs #onClose synchronously
@@ -488,10 +519,10 @@ function decrement(counts: Map<string, number>, key: string): void {
   else counts.set(key, count - 1);
 }
 
-/** Answers an upgrade with an error instead of a socket; Retry-After 1 s, as both refusals clear quickly. */
-function refuseUpgrade(res: HttpResponse, statusLine: string, body: string): void {
+/** Answers an upgrade with an error instead of a socket; Retry-After 1 s unless given (the refusals clear quickly). */
+function refuseUpgrade(res: HttpResponse, statusLine: string, body: string, retryAfterS = 1): void {
   res.cork(() => {
-    res.writeStatus(statusLine).writeHeader('Retry-After', '1').writeHeader('Content-Type', 'application/json');
+    res.writeStatus(statusLine).writeHeader('Retry-After', String(retryAfterS)).writeHeader('Content-Type', 'application/json');
     res.end(body);
   });
 }

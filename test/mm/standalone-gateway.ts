@@ -88,6 +88,7 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
       mmMaxPendingAuth: 1024,
       mmMaxPendingAuthPerNetwork: 64,
       mmPressureAuthTimeoutMs: 2_000,
+      mmRefusalLogIntervalMs: 10_000,
       ...options.config,
     },
     clock: systemClock,
