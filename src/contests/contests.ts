@@ -94,7 +94,13 @@ export interface ContestsOptions {
 }
 
 export class Contests {
-  private readonly lanes = new SerialQueues(MAX_QUEUED_TASKS_PER_CONTEST);
+  /**
+   * Bumped when any contest task ends (creation, entry, settlement, void: every change of a contest is a
+   * task on its lane), before its caller is answered: a page of the list cached under an older version
+   * may be stale (routes/contests.ts caches serialized pages under it).
+   */
+  #listVersion = 0;
+  private readonly lanes = new SerialQueues(MAX_QUEUED_TASKS_PER_CONTEST, () => this.#listVersion++);
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
   private readonly openByMarket = new Map<number, Set<string>>();
   private readonly marketOf = (marketId: number): Market | undefined => this.markets.get(marketId);
@@ -261,6 +267,11 @@ export class Contests {
       return true;
     }, page.after ?? null);
     return { contests, next };
+  }
+
+  /** Changes whenever a summary in the list may have changed (see #listVersion). */
+  get listVersion(): number {
+    return this.#listVersion;
   }
 
   /** Interface: lineups and outcast only; survivor and streak are CONTEST_NOT_FOUND like an unknown id. */

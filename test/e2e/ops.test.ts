@@ -53,10 +53,16 @@ describe('operations routes', () => {
     assert.deepEqual({ status: res.status, body: res.body }, { status: 200, body: { status: 'ok' } });
   });
 
+  it('GET /metrics is for the admin only: 401 without a bearer, 403 with a user token', async () => {
+    assert.equal((await api.get('/metrics')).status, 401);
+    const user = await loginWallet(server);
+    assert.equal((await client(server.baseUrl, user.token).get('/metrics')).status, 403);
+  });
+
   it('GET /metrics is Prometheus text with the HTTP latency histogram by route', async () => {
     await api.get('/healthz');
     await api.get('/v1/no-such-route');
-    const res = await api.get('/metrics');
+    const res = await client(server.baseUrl, server.adminToken).get('/metrics');
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     const text = res.body as string;

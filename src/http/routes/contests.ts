@@ -18,6 +18,7 @@ import {
 } from '../../schemas/contests.js';
 import { StrictObject, Uuid } from '../../schemas/common.js';
 import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/contests.js';
+import { PageCache } from '../page-cache.js';
 import { decodeCursor, encodeCursor, isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
 
 /** A page of the admin entries view; pages go in entry key order (user_id, then entry_index). */
@@ -34,6 +35,8 @@ const isEntryKeyOfContest = (contestId: string) => (values: readonly unknown[]):
 
 export function contestRoutes(s: Services) {
   const contests = s.contests;
+  /** Serialized list pages, valid while contests.listVersion stays (http/page-cache.ts). */
+  const listPages = new PageCache();
   return [
     defineRoute({
       method: 'GET', path: '/v1/contests', tag: 'contests', auth: 'none',
@@ -42,10 +45,18 @@ export function contestRoutes(s: Services) {
       handler: ({ query }) => {
         const filter = { status: query.status || undefined, category: query.category || undefined };
         const scope = { route: 'contests', filter: [filter.status ?? null, filter.category ?? null] };
+        // The cursor is checked on every request (a refused one is never cached); the key is the whole query.
         const after = decodeCursor(scope, query.cursor, isListPosition);
-        const page = contests.list(filter, { limit: query.limit, after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! } });
-        const nextCursor = page.next === null ? null : encodeCursor(scope, [page.next.createdAtMs, page.next.seq]);
-        return json(200, { contests: page.contests, next_cursor: nextCursor });
+        const version = contests.listVersion;
+        const key = JSON.stringify([filter.status ?? null, filter.category ?? null, query.limit ?? null, query.cursor ?? null]);
+        let body = listPages.get(version, key);
+        if (body === null) {
+          const page = contests.list(filter, { limit: query.limit, after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! } });
+          const nextCursor = page.next === null ? null : encodeCursor(scope, [page.next.createdAtMs, page.next.seq]);
+          body = JSON.stringify({ contests: page.contests, next_cursor: nextCursor });
+          listPages.set(version, key, body);
+        }
+        return { status: 200, body, contentType: 'application/json' };
       },
     }),
     defineRoute({
