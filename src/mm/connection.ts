@@ -15,7 +15,6 @@ export class Connection {
   isClosed = false;
   /** Over the send-buffer limit: nothing more is sent; the close (SLOW_CONSUMER) is queued. */
   isSlow = false;
-  isPending = false;
   /** Single use: taken by the first auth_response, good or bad. */
   challenge: Challenge | null = null;
   makerId: MakerId | null = null;

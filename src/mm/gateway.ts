@@ -39,6 +39,7 @@ import {
 } from './protocol.js';
 import type { MakerRegistry } from './registry.js';
 import { Connection, type MakerId, type UserData } from './connection.js';
+import { PendingAuth } from './pending-auth.js';
 import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
 import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
 import { LogCounts } from '../log-counts.js';
@@ -108,25 +109,13 @@ const MAX_FRAMES_PER_CORK = 64;
 
 export class MakerGateway {
   readonly #deps: MakerGatewayDeps;
-  readonly #maxPendingAuth: number;
   readonly #softLimitBytes: number;
   readonly #all = new Set<Connection>();
   readonly #authenticated = new Map<MakerId, Connection>();
   #app: TemplatedApp | null = null;
   #dispatcher: MakerDispatcher | null = null;
-  #pendingCount = 0;
-  /**
-   * Pending sockets by remote address (the TCP peer, as the HTTP rate limiter keys anonymous callers). An
-   * entry exists only while it counts at least one pending socket, so the map holds <= maxPendingAuth keys.
-   */
-  readonly #pendingByNetwork = new Map<string, number>();
-  /** The same by IPv4 /24 or IPv6 /48 (callerWideNetwork). */
-  readonly #pendingByWideNetwork = new Map<string, number>();
-  /**
-   * Pending sockets, oldest first (a Set keeps insertion order): when every place is taken the oldest one
-   * still awaiting its auth_response is evicted for the newcomer.
-   */
-  readonly #pendingOrder = new Set<Connection>();
+  /** Sockets awaiting auth: counts per address and network, and their order (pending-auth.ts). */
+  readonly #pending: PendingAuth;
   #connSeq = 0;
   #makerSeq = 0;
   #isClosing = false;
@@ -138,13 +127,17 @@ export class MakerGateway {
   constructor(deps: MakerGatewayDeps) {
     assertDomainTag(deps.config.mmDomainTag);
     this.#deps = deps;
-    this.#maxPendingAuth = deps.maxPendingAuth ?? deps.config.mmMaxPendingAuth;
+    this.#pending = new PendingAuth({
+      maxPending: deps.maxPendingAuth ?? deps.config.mmMaxPendingAuth,
+      maxPerAddress: deps.config.mmMaxPendingAuthPerIp,
+      maxPerNetwork: deps.config.mmMaxPendingAuthPerNetwork,
+    });
     this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
     this.#refusals = new LogCounts(deps.log, 'maker sockets refused or closed before authentication', deps.config.mmRefusalLogIntervalMs);
     this.#metrics =
       deps.metrics === undefined
         ? null
-        : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#pendingCount });
+        : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#pending.count });
   }
 
   setDispatcher(d: MakerDispatcher): void {
@@ -185,17 +178,13 @@ export class MakerGateway {
           const retryAfterS = limiter.take(anonymousKey(remoteNetwork), Date.now());
           if (retryAfterS > 0) return this.#refuseUpgrade(res, 'UPGRADE_RATE_LIMITED', '429 Too Many Requests', UPGRADE_RATE_LIMITED_BODY, retryAfterS);
         }
-        const { mmMaxPendingAuthPerIp, mmMaxPendingAuthPerNetwork } = this.#deps.config;
-        if ((this.#pendingByNetwork.get(remoteNetwork) ?? 0) >= mmMaxPendingAuthPerIp) {
-          return this.#refuseUpgrade(res, 'UPGRADE_PER_IP', '429 Too Many Requests', RATE_LIMITED_BODY);
-        }
-        if ((this.#pendingByWideNetwork.get(remoteWideNetwork) ?? 0) >= mmMaxPendingAuthPerNetwork) {
-          return this.#refuseUpgrade(res, 'UPGRADE_PER_NETWORK', '429 Too Many Requests', NETWORK_RATE_LIMITED_BODY);
-        }
+        const refusal = this.#pending.refusalFor(remoteNetwork, remoteWideNetwork);
+        if (refusal === 'PER_ADDRESS') return this.#refuseUpgrade(res, 'UPGRADE_PER_IP', '429 Too Many Requests', RATE_LIMITED_BODY);
+        if (refusal === 'PER_NETWORK') return this.#refuseUpgrade(res, 'UPGRADE_PER_NETWORK', '429 Too Many Requests', NETWORK_RATE_LIMITED_BODY);
         // Every place taken: the longest-waiting socket that has not answered its challenge makes room (a
         // maker answers within milliseconds of its challenge, so the oldest idle socket is the least likely
         // to be one). Only when every pending socket is being verified is the newcomer refused.
-        if (this.#pendingCount >= this.#maxPendingAuth && !this.#evictOldestPending()) {
+        if (this.#pending.isFull && !this.#evictOldestIdle()) {
           return this.#refuseUpgrade(res, 'UPGRADE_OVERLOADED', '503 Service Unavailable', OVERLOADED_BODY);
         }
         const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork, remoteWideNetwork) };
@@ -257,7 +246,7 @@ export class MakerGateway {
 
   /** Sockets connected and not yet authenticated. */
   get pendingCount(): number {
-    return this.#pendingCount;
+    return this.#pending.count;
   }
 
   /** Authenticated connections of one maker address. */
@@ -294,18 +283,16 @@ export class MakerGateway {
     conn.ws = ws;
     this.#all.add(conn);
     if (this.#isClosing) return this.#close(conn, 'SHUTDOWN');
-    conn.isPending = true;
-    this.#pendingCount++;
-    this.#pendingOrder.add(conn);
-    this.#pendingByNetwork.set(conn.remoteNetwork, (this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0) + 1);
-    this.#pendingByWideNetwork.set(conn.remoteWideNetwork, (this.#pendingByWideNetwork.get(conn.remoteWideNetwork) ?? 0) + 1);
+    // The upgrade made room (uWS opens the socket inside res.upgrade); checked again so that the bound holds
+    // even if an open ever came apart from its upgrade.
+    if (this.#pending.isFull && !this.#evictOldestIdle()) return this.#fail(conn, 'OVERLOADED');
+    this.#pending.add(conn);
     const { config, clock } = this.#deps;
     conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
     // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile. Under
-    // pressure (more than half the places taken) a new socket gets less: a maker answers in milliseconds,
-    // and idle sockets then give their places back sooner.
-    const isUnderPressure = this.#pendingCount > this.#maxPendingAuth / 2;
-    const deadlineMs = isUnderPressure ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs) : config.mmAuthTimeoutMs;
+    // pressure (more than half the places taken, this socket included) a new socket gets less: a maker
+    // answers in milliseconds, and idle sockets then give their places back sooner.
+    const deadlineMs = this.#pending.isUnderPressure ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs) : config.mmAuthTimeoutMs;
     conn.authTimer = setTimeout(() => this.#fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
     this.#send(conn, challengeMessage(conn.challenge));
   }
@@ -419,26 +406,16 @@ export class MakerGateway {
   #leavePending(conn: Connection): void {
     if (conn.authTimer !== null) clearTimeout(conn.authTimer);
     conn.authTimer = null;
-    if (!conn.isPending) return;
-    conn.isPending = false;
-    this.#pendingCount--;
-    this.#pendingOrder.delete(conn);
-    decrement(this.#pendingByNetwork, conn.remoteNetwork);
-    decrement(this.#pendingByWideNetwork, conn.remoteWideNetwork);
+    this.#pending.remove(conn);
   }
 
-  /**
-   * Closes the oldest pending socket still awaiting its auth_response (AUTH_EVICTED); false when every
-   * pending socket is being verified. Walks past verifying ones only, at most maxPendingAuth.
-   */
-  #evictOldestPending(): boolean {
-    for (const conn of this.#pendingOrder) {
-      if (conn.phase !== 'awaiting_response') continue;
-      this.#metrics?.authTotal.inc({ result: 'AUTH_EVICTED' });
-      this.#fail(conn, 'AUTH_EVICTED'); // closes at once: #onClose takes it out of the pending set
-      return true;
-    }
-    return false;
+  /** Closes the oldest pending socket still awaiting its auth_response (AUTH_EVICTED); false when none is. */
+  #evictOldestIdle(): boolean {
+    const conn = this.#pending.oldestIdle();
+    if (conn === null) return false;
+    this.#metrics?.authTotal.inc({ result: 'AUTH_EVICTED' });
+    this.#fail(conn, 'AUTH_EVICTED'); // closes at once: #onClose takes it out of the pending set
+    return true;
   }
 
   #refuseUpgrade(res: HttpResponse, kind: string, statusLine: string, body: string, retryAfterS = 1): void {
@@ -510,13 +487,6 @@ export class MakerGateway {
     }
     conn.ws.end(code, reason); // runs #onClose synchronously
   }
-}
-
-/** One fewer under `key`; an entry exists only while it counts at least one, so the map stays bounded. */
-function decrement(counts: Map<string, number>, key: string): void {
-  const count = counts.get(key) ?? 0;
-  if (count <= 1) counts.delete(key);
-  else counts.set(key, count - 1);
 }
 
 /** Answers an upgrade with an error instead of a socket; Retry-After 1 s unless given (the refusals clear quickly). */
