@@ -120,14 +120,15 @@ export class WalletLogin {
     const issued = readNonce(this.#nonceKey, fields.nonce, address);
     const signature = LOGIN_SIGNATURE_RE.test(signatureText) ? parseSignatureHex(signatureText) : null;
     if (signature === null) {
-      if (issued !== null) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
+      if (issued !== null && !this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
       throw new ApiError('INVALID_SIGNATURE', 'signature is not 0x + 130 hex digits (65 bytes)');
     }
     // A read, not yet the consumption: see above.
     if (issued === null || this.nonces.get(fields.nonce) !== undefined) throw unauthenticated('unknown or already used nonce');
     const refusal = this.refuseFields(fields, issued);
     if (refusal !== null) {
-      await this.consumeNonce(fields.nonce, issued.expiresAtMs);
+      // An expired nonce needs no record to be refused: every later login naming it fails the same check.
+      if (!this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
       throw refusal;
     }
     // A login: the pool's bounded login share (verify-pool.ts), so logins cannot starve signed orders.
@@ -142,10 +143,14 @@ export class WalletLogin {
     return recovered.address;
   }
 
+  private hasExpired(nonce: IssuedNonce): boolean {
+    return nonce.expiresAtMs <= this.clock.nowMs();
+  }
+
   /** The 401 for the first of nonce expiry, domain, URI, chain, address and message expiry that fails; else null. */
   private refuseFields(fields: SiweFields, nonce: IssuedNonce): ApiError | null {
     const nowMs = this.clock.nowMs();
-    if (nonce.expiresAtMs <= nowMs) return unauthenticated('login nonce expired');
+    if (this.hasExpired(nonce)) return unauthenticated('login nonce expired');
     if (fields.domain !== this.config.siwe.domain) return unauthenticated('message domain is not this service');
     if (fields.uri !== this.config.siwe.uri) return unauthenticated('message URI is not this service');
     if (fields.chainId !== this.config.siwe.chainId) return unauthenticated('message chain id is not this service');
@@ -158,11 +163,11 @@ export class WalletLogin {
 
   /**
    * Records the nonce as used, in the transaction that checks it was not: of two racing logins only one
-   * spends it (true); the other finds it used (false). An expired nonce needs no record (every login naming
-   * it is refused as expired). 503 OVERLOADED, nothing recorded, when the bound of used nonces is held.
+   * spends it (true); the other finds it used (false). Recorded even when it has just expired: two logins
+   * that both passed the expiry check a moment before must still not both win (the sweep deletes the
+   * record at its next pass). 503 OVERLOADED, nothing recorded, when the bound of used nonces is held.
    */
   private async consumeNonce(nonce: string, expiresAtMs: number): Promise<boolean> {
-    if (expiresAtMs <= this.clock.nowMs()) return true;
     const outcome = await this.store.transact(() => {
       if (this.nonces.get(nonce) !== undefined) return 'used';
       if (this.#usedCount >= this.maxUsedNonces) return 'full';

@@ -93,6 +93,23 @@ describe('in process on a real store', () => {
     assert.equal(await login.verify(fresh.message, await wallet.signMessage(fresh.message)), wallet.address.toLowerCase());
   });
 
+  it('two logins with one message that pass the checks just before the nonce expires: only the first wins', async () => {
+    const clock = testClock();
+    const login = new WalletLogin(store, clock, SIWE, pool);
+    login.stopSweeping();
+    const wallet = Wallet.createRandom();
+    const { message } = login.challenge(wallet.address);
+    const signature = await wallet.signMessage(message);
+    clock.advance(SIWE.loginNonceTtlMs - 1);
+    // Both pass every check now and wait for their recoveries; the nonce expires meanwhile.
+    const attempts = [login.verify(message, signature), login.verify(message, signature)];
+    clock.advance(2);
+    const outcomes = await Promise.allSettled(attempts);
+    assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']);
+    const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    assert.equal((refused.reason as { message: string }).message, 'unknown or already used nonce');
+  });
+
   it("revoking a maker reads its own sessions' index entries, never the whole sessions table", async () => {
     const sessions = new Sessions(store, testClock(), 'anonymous-state-test-admin-token');
     sessions.stopSweeping();
