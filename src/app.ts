@@ -32,11 +32,14 @@ import { mmRoutes } from './http/routes/mm.js';
 import { MakerRegistry } from './mm/registry.js';
 import { MakerGateway } from './mm/gateway.js';
 import { MAKER_WS_PATH } from './mm/protocol.js';
+import { listenForMetrics } from './ops/metrics-listener.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
 export interface RunningService {
   port: number;
+  /** Port of the token-free /metrics listener (PARLAYD_METRICS_PORT), or null. */
+  metricsPort: number | null;
   /** The signature-recovery backend the verify threads loaded: the native addon, or noble when it did not load. */
   recoverBackend: 'native' | 'noble';
   services: Services;
@@ -110,6 +113,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     });
   });
   const port = uWS.us_socket_local_port(listenSocket);
+  const metricsListener = config.metricsPort === null ? null : await listenForMetrics(metrics.registry, config.host, config.metricsPort);
 
   // Contests: finish those whose markets all became final while the process was down, and settlements a
   // crash cut short. Started only once the start can no longer fail (nothing could stop a settlement left
@@ -128,11 +132,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
 
   return {
     port,
+    metricsPort: metricsListener?.port ?? null,
     recoverBackend,
     services,
     close: () =>
       (closing ??= (async () => {
         uWS.us_listen_socket_close(listenSocket);
+        metricsListener?.close();
         makerGateway.close();
         // Their timers would otherwise start a batch on a closing store.
         sessions.stopSweeping();

@@ -15,6 +15,9 @@ const defaultThreads = Math.max(1, availableParallelism() - 1);
 export const EnvSchema = Type.Object({
   PARLAYD_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   PARLAYD_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  // A listener of its own for GET /metrics, without a token (0 = any free port, printed at start); unset:
+  // none, and /metrics is served on the main port behind the admin token only.
+  PARLAYD_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   PARLAYD_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PARLAYD_SHARDS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
@@ -89,6 +92,8 @@ export type EnvValues = Static<typeof EnvSchema>;
 export interface Config {
   port: number;
   host: string;
+  /** Port of the token-free /metrics listener; null for none. */
+  metricsPort: number | null;
   dataDir: string;
   adminToken: string;
   /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
@@ -161,6 +166,7 @@ function toConfig(v: EnvValues): Config {
   return {
     port: v.PARLAYD_PORT,
     host: v.PARLAYD_HOST,
+    metricsPort: v.PARLAYD_METRICS_PORT ?? null,
     dataDir: v.PARLAYD_DATA_DIR,
     adminToken,
     isAdminTokenGenerated: v.PARLAYD_ADMIN_TOKEN === undefined,
