@@ -36,11 +36,14 @@ import { MAKER_WS_PATH } from './mm/protocol.js';
 import { buildDueIndexIfMissing } from './markets/due-index.js';
 import { createOracle } from './oracle/oracle.js';
 import { oracleRoutes } from './http/routes/oracle.js';
+import { listenForMetrics } from './ops/metrics-listener.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
 export interface RunningService {
   port: number;
+  /** Port of the token-free /metrics listener (PARLAYD_METRICS_PORT), or null. */
+  metricsPort: number | null;
   /** The signature-recovery backend the verify threads loaded: the native addon, or noble when it did not load. */
   recoverBackend: 'native' | 'noble';
   services: Services;
@@ -60,7 +63,9 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const sessions = new Sessions(store, clock, config.adminToken);
   const walletLogin = new WalletLogin(store, clock, config, verifyPool);
   const makers = new MakerRegistry(store, clock);
-  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry });
+  // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
+  const rateLimiter = new RateLimiter(config.rateLimit);
+  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter });
   const markets = new Markets(store, clock, config);
   // The shards own every balance, so they start before anything that moves money; each runs its recovery
   // first (startRfqEngine waits for it before any route can take traffic).
@@ -110,9 +115,11 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...mmRoutes(services, SERVICE_VERSION),
     ...oracleRoutes(services),
   );
-  const rateLimiter = new RateLimiter(config.rateLimit);
   let closing: Promise<void> | null = null;
-  const app = createHttpApp({ routes, tokens: services.sessions, rateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null });
+  const authRateLimiter = new RateLimiter(config.authRateLimit);
+  const app = createHttpApp({
+    routes, tokens: services.sessions, rateLimiter, authRateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null,
+  });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
 
@@ -124,6 +131,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     });
   });
   const port = uWS.us_socket_local_port(listenSocket);
+  const metricsListener = config.metricsPort === null ? null : await listenForMetrics(metrics.registry, config.host, config.metricsPort);
 
   // Contests: finish those whose markets all became final while the process was down, and settlements a
   // crash cut short. Started only once the start can no longer fail (nothing could stop a settlement left
@@ -145,11 +153,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
 
   return {
     port,
+    metricsPort: metricsListener?.port ?? null,
     recoverBackend,
     services,
     close: () =>
       (closing ??= (async () => {
         uWS.us_listen_socket_close(listenSocket);
+        metricsListener?.close();
         makerGateway.close();
         // Their timers would otherwise start a batch on a closing store.
         sessions.stopSweeping();

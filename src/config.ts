@@ -16,6 +16,9 @@ const defaultThreads = Math.max(1, availableParallelism() - 1);
 export const EnvSchema = Type.Object({
   PARLAYD_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   PARLAYD_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  // A listener of its own for GET /metrics, without a token (0 = any free port, printed at start); unset:
+  // none, and /metrics is served on the main port behind the admin token only.
+  PARLAYD_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   PARLAYD_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PARLAYD_SHARDS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
@@ -34,7 +37,22 @@ export const EnvSchema = Type.Object({
   // place of the service-wide bound (1024) and lock all makers out; a maker needs a few at once at most
   // (one per connection it is opening), so 16 leaves room for a reconnect burst. Above the service-wide
   // bound it would mean nothing.
-  PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
+  PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: Type.Integer({ minimum: 1, maximum: 65_536, default: 16 }),
+  // Maker sockets awaiting authentication in all (each holds a timer, a challenge and a socket). When it is
+  // full the oldest one still waiting for its auth_response is closed (AUTH_EVICTED) to make room, so idle
+  // sockets from many addresses cannot lock makers out; only if every one is being verified is the upgrade
+  // refused (503).
+  PARLAYD_MM_MAX_PENDING_AUTH: Type.Integer({ minimum: 1, maximum: 65_536, default: 1024 }),
+  // The same per network (IPv4 /24, IPv6 /48, http/caller-network.ts): 16 addresses of one block may not
+  // take more than 4 callers' worth of places. Past it the upgrade gets 429 RATE_LIMITED.
+  PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK: Type.Integer({ minimum: 1, maximum: 65_536, default: 64 }),
+  // Under pressure (more than half of PARLAYD_MM_MAX_PENDING_AUTH in use) a new socket gets this long to
+  // authenticate instead of PARLAYD_MM_AUTH_TIMEOUT_MS: a maker's client signs and answers in milliseconds,
+  // so 2 s costs it nothing, and a flood of idle sockets turns over 5 times faster.
+  PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS: Ms(2_000),
+  // Refused maker logins and sockets closed before auth are logged as one info line per this interval with
+  // their counts by reason (each one at debug level): anyone can cause them at will.
+  PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS: Ms(10_000),
   PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
@@ -76,12 +94,19 @@ export const EnvSchema = Type.Object({
   PARLAYD_ORACLE_ADDRESSES: Type.Optional(Type.String({ minLength: 1, maxLength: 64 * 43 })),
   PARLAYD_ORACLE_MAX_STALENESS_MS: Ms(60_000, 0),
   PARLAYD_RESOLUTION_GRACE_MS: Ms(86_400_000, 0),
+  // The auth routes (/v1/auth/*) per IP (an IPv6 caller per /64), on top of the general limit: they need no
+  // token, and each login costs a signature recovery and a durable write (used nonce, session, first-time
+  // user). A person logs in a few times a day; 20/s with bursts of 40 leaves room for a NAT of many. 0 = off.
+  PARLAYD_AUTH_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
+  PARLAYD_AUTH_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40 }),
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
 export interface Config {
   port: number;
   host: string;
+  /** Port of the token-free /metrics listener; null for none. */
+  metricsPort: number | null;
   dataDir: string;
   adminToken: string;
   /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
@@ -95,6 +120,10 @@ export interface Config {
   mmSessionTtlMs: number;
   mmMaxBufferedBytes: number;
   mmMaxPendingAuthPerIp: number;
+  mmMaxPendingAuth: number;
+  mmMaxPendingAuthPerNetwork: number;
+  mmPressureAuthTimeoutMs: number;
+  mmRefusalLogIntervalMs: number;
   sessionTtlMs: number;
   loginNonceTtlMs: number;
   quoteWindowMs: number;
@@ -115,6 +144,7 @@ export interface Config {
   oracleAddresses: string[];
   oracleMaxStalenessMs: number;
   resolutionGraceMs: number;
+  authRateLimit: { perSecond: number; burst: number };
 }
 
 const SECRET_VARIABLES: ReadonlySet<string> = new Set(['PARLAYD_ADMIN_TOKEN']);
@@ -155,6 +185,7 @@ function toConfig(v: EnvValues): Config {
   return {
     port: v.PARLAYD_PORT,
     host: v.PARLAYD_HOST,
+    metricsPort: v.PARLAYD_METRICS_PORT ?? null,
     dataDir: v.PARLAYD_DATA_DIR,
     adminToken,
     isAdminTokenGenerated: v.PARLAYD_ADMIN_TOKEN === undefined,
@@ -167,6 +198,10 @@ function toConfig(v: EnvValues): Config {
     mmSessionTtlMs: v.PARLAYD_MM_SESSION_TTL_MS,
     mmMaxBufferedBytes: v.PARLAYD_MM_MAX_BUFFERED_BYTES,
     mmMaxPendingAuthPerIp: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_IP,
+    mmMaxPendingAuth: v.PARLAYD_MM_MAX_PENDING_AUTH,
+    mmMaxPendingAuthPerNetwork: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK,
+    mmPressureAuthTimeoutMs: v.PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS,
+    mmRefusalLogIntervalMs: v.PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS,
     sessionTtlMs: v.PARLAYD_SESSION_TTL_MS,
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
     quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,
@@ -194,6 +229,7 @@ function toConfig(v: EnvValues): Config {
     oracleAddresses,
     oracleMaxStalenessMs: v.PARLAYD_ORACLE_MAX_STALENESS_MS,
     resolutionGraceMs: v.PARLAYD_RESOLUTION_GRACE_MS,
+    authRateLimit: { perSecond: v.PARLAYD_AUTH_RATE_LIMIT_PER_S, burst: v.PARLAYD_AUTH_RATE_LIMIT_BURST },
   };
 }
 

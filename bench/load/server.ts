@@ -30,6 +30,7 @@ export const BENCH_ENV: Readonly<Record<string, string>> = {
   // The generator plays thousands of callers from a few sessions: per-caller limits would measure the
   // limiter (docs/architecture.md says the load generator turns it off).
   PARLAYD_RATE_LIMIT_PER_S: '0',
+  PARLAYD_AUTH_RATE_LIMIT_PER_S: '0',
   // Likewise every maker of the farm connects from 127.0.0.1: the per-address bound on sockets awaiting
   // authentication (16 by default) would refuse the fan-out and handshake scenarios' connection bursts.
   PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: '1024',

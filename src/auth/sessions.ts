@@ -7,6 +7,9 @@
 // is the only writer of the sessions database, so it can keep the two in step: a revocation drops the
 // entry before and again after its write commits (a read in between may have cached the old record).
 //
+// A maker's sessions are also indexed by its address (`makerSessions`, written in the session's transaction),
+// so removing a maker revokes its sessions without reading every session of every user.
+//
 // Expired records are deleted by an expiry sweep (expiry-sweep.ts, also used for login nonces by
 // wallet-login.ts): nothing else would ever remove a session that was not logged out, nor a login nonce that
 // was never used, and the challenge route that writes nonces needs no auth.
@@ -50,6 +53,8 @@ export class Sessions implements TokenResolver {
   readonly #tokenOfKey = new Map<string, string>();
 
   readonly #sweep: ExpirySweep;
+  /** Of the maker index: its entries expire with their sessions. */
+  readonly #indexSweep: ExpirySweep;
 
   /** Starts the expiry sweep of the sessions database (first batch at once, then periodically). */
   constructor(
@@ -63,6 +68,9 @@ export class Sessions implements TokenResolver {
     // resolve never caches an expired one, and the sweep removes only expired ones.
     this.#sweep = new ExpirySweep(store, 'sessions', clock, (keys) => keys.forEach((key) => this.#forgetKey(key)), sweepOptions);
     this.#sweep.start();
+    indexMakerSessionsOnce(store);
+    this.#indexSweep = new ExpirySweep(store, 'makerSessions', clock, () => {}, sweepOptions);
+    this.#indexSweep.start();
   }
 
   /** One bounded batch of the expiry sweep, now (the timer runs them on its own; tests call this). */
@@ -73,10 +81,15 @@ export class Sessions implements TokenResolver {
   /** Stops the periodic sweep; call before closing the store. */
   stopSweeping(): void {
     this.#sweep.stop();
+    this.#indexSweep.stop();
   }
 
   private get sessions() {
     return this.store.db<SessionRecord>('sessions');
+  }
+
+  private get makerSessions() {
+    return this.store.db<MakerSessionIndexRecord>('makerSessions');
   }
 
   /** Durable before it resolves: the caller hands the token to a client right after. */
@@ -94,13 +107,14 @@ export class Sessions implements TokenResolver {
     this.#forgetKey(sessionKey);
   }
 
-  /** Revokes every maker session of an address (maker removed from the registry). */
+  /** Revokes every maker session of an address (maker removed from the registry): a range of the index, no scan. */
   async revokeMaker(address: string): Promise<void> {
     const isRevoked = (live: LiveSession) => live.principal.kind === 'maker' && live.principal.address === address;
     this.#forget(isRevoked);
     await this.store.transact(() => {
-      for (const { key, value } of this.sessions.getRange()) {
-        if (value.kind === 'maker' && value.address === address) void this.sessions.remove(key);
+      for (const { key } of this.makerSessions.getRange(makerIndexRange(address))) {
+        void this.sessions.remove(key.slice(address.length + 1));
+        void this.makerSessions.remove(key);
       }
     });
     this.#forget(isRevoked);
@@ -151,7 +165,44 @@ export class Sessions implements TokenResolver {
     const expiresAtMs = createdAtMs + ttlMs;
     // The sweep asserts the same on every record it reads.
     assert.ok(Number.isSafeInteger(expiresAtMs), 'a session expiry is an integer of ms');
-    await this.sessions.put(sessionKey, make(createdAtMs, expiresAtMs));
+    const record = make(createdAtMs, expiresAtMs);
+    if (record.kind === 'user') {
+      await this.sessions.put(sessionKey, record);
+    } else {
+      await this.store.transact(() => {
+        void this.sessions.put(sessionKey, record);
+        void this.makerSessions.put(makerIndexKey(record.address, sessionKey), { expiresAtMs });
+      });
+    }
     return { token, sessionKey, expiresAtMs };
   }
+}
+
+/** An entry of the maker session index; it expires with its session (the sweep deletes both). */
+interface MakerSessionIndexRecord {
+  expiresAtMs: number;
+}
+
+const makerIndexKey = (address: string, sessionKey: string) => `${address}:${sessionKey}`;
+/** Every index key of one address (lowercase hex and ':' sort below '~'). */
+const makerIndexRange = (address: string) => ({ start: `${address}:`, end: `${address}:~` });
+
+const MAKER_INDEX_MARK = 'migration:maker-session-index:v1';
+
+/**
+ * Data directories from before the index hold maker sessions it does not know: one scan indexes them, once
+ * (a mark in `meta`), synchronously at start, before any request. Without it a maker removed in the first
+ * hour after the upgrade would keep its older sessions.
+ */
+function indexMakerSessionsOnce(store: Store): void {
+  const meta = store.db<boolean>('meta');
+  if (meta.get(MAKER_INDEX_MARK) === true) return;
+  const sessions = store.db<SessionRecord>('sessions');
+  const index = store.db<MakerSessionIndexRecord>('makerSessions');
+  store.root.transactionSync(() => {
+    for (const { key, value } of sessions.getRange()) {
+      if (value.kind === 'maker') void index.put(makerIndexKey(value.address, key), { expiresAtMs: value.expiresAtMs });
+    }
+    void meta.put(MAKER_INDEX_MARK, true);
+  });
 }

@@ -3,22 +3,35 @@
 // that checks domain, chain, nonce, expiry and signer. A nonce is consumed by its first use, good or bad
 // (a malformed signature included), so a captured message cannot be tried twice. A login the verify pool
 // cannot take is no use: 503 OVERLOADED spends nothing (contract section 2, "nothing was accepted"), so the
-// same signed message can be sent again. Expired nonces are deleted by an expiry sweep (sessions.ts).
-import { randomBytes } from 'node:crypto';
+// same signed message can be sent again.
+//
+// Challenges are stateless (login-nonce.ts: the nonce is a MAC over address and expiry), so the anonymous
+// challenge route writes nothing. What is written is the record of a *used* nonce, from its first use until
+// its expiry (then the expiry sweep deletes it): at most MAX_USED_LOGIN_NONCES at once; past that a login is
+// refused 503 OVERLOADED, spending nothing, rather than grow the store.
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ApiError, overloaded } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { parseAddress, toChecksumAddress } from '../crypto/address.js';
 import { parseSignatureHex } from '../crypto/signature.js';
+import { loadOrCreateNonceKey, makeNonce, readNonce, type IssuedNonce } from './login-nonce.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
 import { buildSiweMessage, parseSiweMessage, type SiweFields } from './siwe.js';
 
-interface LoginNonceRecord {
-  address: string;
+/** A used nonce, kept until it would have expired anyway (then no login can name it: it is refused as expired). */
+interface UsedNonceRecord {
   expiresAtMs: number;
 }
+
+/**
+ * Used login nonces kept at once (one LMDB record each, ~120 bytes: ~12 MB at the bound). Each lives one
+ * nonce lifetime (5 min by default), so the bound is ~333 login attempts a second sustained, service-wide:
+ * far above the auth routes' per-IP limit (config PARLAYD_AUTH_RATE_LIMIT_PER_S, 20/s). Past it a login is
+ * 503 OVERLOADED with nothing spent.
+ */
+export const MAX_USED_LOGIN_NONCES = 100_000;
 
 export interface WalletChallenge {
   message: string;
@@ -34,6 +47,9 @@ const LOGIN_SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/;
 
 export class WalletLogin {
   readonly #sweep: ExpirySweep;
+  readonly #nonceKey: Buffer;
+  /** Records in `loginNonces` (used nonces, and at the first start after the upgrade, issued ones of old). */
+  #usedCount: number;
 
   /** Starts the expiry sweep of the login nonces (first batch at once, then periodically). */
   constructor(
@@ -42,9 +58,12 @@ export class WalletLogin {
     private readonly config: Pick<Config, 'siwe' | 'loginNonceTtlMs'>,
     private readonly verifyPool: VerifyPool,
     sweepOptions: ExpirySweepOptions = {},
+    /** MAX_USED_LOGIN_NONCES unless given (tests fill a small bound). */
+    private readonly maxUsedNonces = MAX_USED_LOGIN_NONCES,
   ) {
-    // Nothing to forget after a batch: nonces are never cached in memory.
-    this.#sweep = new ExpirySweep(store, 'loginNonces', clock, () => {}, sweepOptions);
+    this.#nonceKey = loadOrCreateNonceKey(store);
+    this.#usedCount = this.nonces.getCount();
+    this.#sweep = new ExpirySweep(store, 'loginNonces', clock, (keys) => (this.#usedCount -= keys.length), sweepOptions);
     this.#sweep.start();
   }
 
@@ -59,15 +78,16 @@ export class WalletLogin {
   }
 
   private get nonces() {
-    return this.store.db<LoginNonceRecord>('loginNonces');
+    return this.store.db<UsedNonceRecord>('loginNonces');
   }
 
-  async challenge(addressInput: string): Promise<WalletChallenge> {
+  /** No write: the nonce proves itself at login (login-nonce.ts). */
+  challenge(addressInput: string): WalletChallenge {
     const address = parseAddress(addressInput);
     if (address === null) throw invalidAddress();
-    const nonce = randomBytes(16).toString('hex');
     const nowMs = this.clock.nowMs();
     const expiresAtMs = nowMs + this.config.loginNonceTtlMs;
+    const nonce = makeNonce(this.#nonceKey, address, expiresAtMs);
     const message = buildSiweMessage({
       domain: this.config.siwe.domain,
       address: toChecksumAddress(address),
@@ -79,7 +99,6 @@ export class WalletLogin {
       issuedAt: new Date(nowMs).toISOString(),
       expirationTime: new Date(expiresAtMs).toISOString(),
     });
-    await this.nonces.put(nonce, { address, expiresAtMs });
     return { message, nonce, expiresAtMs };
   }
 
@@ -97,51 +116,67 @@ export class WalletLogin {
         { path: '/message', message: 'not a Sign-In with Ethereum message as this service issues them' },
       ]);
     }
+    const address = parseAddress(fields.address);
+    const issued = readNonce(this.#nonceKey, fields.nonce, address);
     const signature = LOGIN_SIGNATURE_RE.test(signatureText) ? parseSignatureHex(signatureText) : null;
     if (signature === null) {
-      await this.consumeNonce(fields.nonce);
+      if (issued !== null && !this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
       throw new ApiError('INVALID_SIGNATURE', 'signature is not 0x + 130 hex digits (65 bytes)');
     }
-    // A read, not yet the consumption: see above. The record never changes, only whether it exists.
-    const record = this.nonces.get(fields.nonce);
-    if (record === undefined) throw unauthenticated('unknown or already used nonce');
-    const refusal = this.refuseFields(fields, record);
+    // A read, not yet the consumption: see above.
+    if (issued === null || this.nonces.get(fields.nonce) !== undefined) throw unauthenticated('unknown or already used nonce');
+    const refusal = this.refuseFields(fields, issued);
     if (refusal !== null) {
-      await this.consumeNonce(fields.nonce);
+      // An expired nonce needs no record to be refused: every later login naming it fails the same check.
+      if (!this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
       throw refusal;
     }
-    const recovered = await this.verifyPool.recoverPersonalSigner(new TextEncoder().encode(message), signature).catch((err: unknown) => {
+    // A login: the pool's bounded login share (verify-pool.ts), so logins cannot starve signed orders.
+    const recovered = await this.verifyPool.recoverPersonalSigner(new TextEncoder().encode(message), signature, 'login').catch((err: unknown) => {
       if (isPoolOverloaded(err)) throw overloaded();
       throw err;
     });
     // Another attempt with this nonce may have spent it while this one was recovered: the first use wins.
-    if ((await this.consumeNonce(fields.nonce)) === undefined) throw unauthenticated('unknown or already used nonce');
+    if (!(await this.consumeNonce(fields.nonce, issued.expiresAtMs))) throw unauthenticated('unknown or already used nonce');
     if (!recovered.ok) throw new ApiError('INVALID_SIGNATURE');
-    if (recovered.address !== record.address) throw unauthenticated('signature is not from the message address');
-    return record.address;
+    if (recovered.address !== address) throw unauthenticated('signature is not from the message address');
+    return recovered.address;
+  }
+
+  private hasExpired(nonce: IssuedNonce): boolean {
+    return nonce.expiresAtMs <= this.clock.nowMs();
   }
 
   /** The 401 for the first of nonce expiry, domain, URI, chain, address and message expiry that fails; else null. */
-  private refuseFields(fields: SiweFields, record: LoginNonceRecord): ApiError | null {
+  private refuseFields(fields: SiweFields, nonce: IssuedNonce): ApiError | null {
     const nowMs = this.clock.nowMs();
-    if (record.expiresAtMs <= nowMs) return unauthenticated('login nonce expired');
+    if (this.hasExpired(nonce)) return unauthenticated('login nonce expired');
     if (fields.domain !== this.config.siwe.domain) return unauthenticated('message domain is not this service');
     if (fields.uri !== this.config.siwe.uri) return unauthenticated('message URI is not this service');
     if (fields.chainId !== this.config.siwe.chainId) return unauthenticated('message chain id is not this service');
-    if (parseAddress(fields.address) !== record.address) return unauthenticated('message address is not the challenged address');
+    if (!nonce.isForAddress) return unauthenticated('message address is not the challenged address');
     const expiresAtMs = fields.expirationTime === undefined ? NaN : Date.parse(fields.expirationTime);
     if (!(expiresAtMs > nowMs)) return unauthenticated('message expired');
     if (!(Date.parse(fields.issuedAt) <= nowMs + ISSUED_AT_SKEW_MS)) return unauthenticated('message issued in the future');
     return null;
   }
 
-  /** Removes the nonce in the same transaction that reads it: of two racing logins only one sees it. */
-  private consumeNonce(nonce: string): Promise<LoginNonceRecord | undefined> {
-    return this.store.transact(() => {
-      const record = this.nonces.get(nonce);
-      if (record !== undefined) void this.nonces.remove(nonce);
-      return record;
+  /**
+   * Records the nonce as used, in the transaction that checks it was not: of two racing logins only one
+   * spends it (true); the other finds it used (false). Recorded even when it has just expired: two logins
+   * that both passed the expiry check a moment before must still not both win (the sweep deletes the
+   * record at its next pass). 503 OVERLOADED, nothing recorded, when the bound of used nonces is held.
+   */
+  private async consumeNonce(nonce: string, expiresAtMs: number): Promise<boolean> {
+    const outcome = await this.store.transact(() => {
+      if (this.nonces.get(nonce) !== undefined) return 'used';
+      if (this.#usedCount >= this.maxUsedNonces) return 'full';
+      void this.nonces.put(nonce, { expiresAtMs });
+      this.#usedCount++;
+      return 'spent';
     });
+    if (outcome === 'full') throw overloaded();
+    return outcome === 'spent';
   }
 }
 

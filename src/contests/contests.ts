@@ -25,12 +25,12 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
-import { ApiError, validationError } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import {
-  ContestListQuery,
+  CONTEST_LIST_PAGE,
   type ContestDetail,
   type ContestEntryRequest,
   type ContestEntryResponse,
@@ -40,7 +40,7 @@ import {
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import { decodeImage, defaultImage, type ServedImage } from './images.js';
-import { ContestListIndex } from './list-index.js';
+import { ContestListIndex, type ListEntry, type ListPosition } from './list-index.js';
 import {
   contestEntriesAfter,
   contestOfEntryKey,
@@ -58,9 +58,19 @@ import { callerEntryView, callerView, detailView, entryOutcomes, summaryView } f
 
 /** Tasks waiting on one contest's lane before new ones are refused with 503 OVERLOADED. */
 export const MAX_QUEUED_TASKS_PER_CONTEST = 4096;
-const DEFAULT_LIST_LIMIT = 100;
-/** The route's bound on `limit` (ContestListQuery), which list() asserts: a list reads at most this many records. */
-const MAX_LIST_LIMIT = ContestListQuery.properties.limit.maximum!;
+/** The route's bounds on `limit` (schemas/contests.ts), which list() asserts: a page reads at most this many records. */
+const MAX_LIST_LIMIT = CONTEST_LIST_PAGE.maxLimit;
+const DEFAULT_LIST_LIMIT = CONTEST_LIST_PAGE.defaultLimit;
+
+export interface ListFilter {
+  status?: ContestRecord['status'] | undefined;
+  category?: ContestRecord['category'] | undefined;
+}
+export interface ContestPage {
+  contests: ContestSummary[];
+  /** Where the next page starts (the last contest of this one), or null on the last page. */
+  next: ListPosition | null;
+}
 
 export interface EntryAccepted {
   /** 201 for a new entry, 200 for a survivor/streak continuation (contract section 8). */
@@ -71,28 +81,15 @@ export interface EntryAccepted {
 export type AdminEntry = ReturnType<typeof callerEntryView> & { user_id: string };
 export interface AdminEntriesPage {
   entries: AdminEntry[];
-  next_cursor: string | null;
+  /** The key of the page's last entry when another entry follows it (the next page starts after it), else null. */
+  nextKey: string | null;
 }
 
 /** Entries in one page of GET /v1/admin/contests/{id}/entries (the route's `limit` maximum and default). */
 export const MAX_ADMIN_ENTRIES_PAGE = 1000;
 
-/** An admin entries cursor: the last entry key of a page, base64url (opaque to callers). */
-const encodeEntryCursor = (key: string) => Buffer.from(key, 'utf8').toString('base64url');
-
-/**
- * The entry key a cursor encodes. VALIDATION_FAILED at /cursor unless it is the canonical base64url of an
- * entry key (entryKey in records.ts) of this contest.
- */
-function decodeEntryCursor(contestId: string, cursor: string): string {
-  const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  const contestOfKey = contestOfEntryKey(key);
-  if (encodeEntryCursor(key) !== cursor || contestOfKey === null) {
-    throw validationError([{ path: '/cursor', message: 'cursor is not a next_cursor of this route' }]);
-  }
-  if (contestOfKey !== contestId) throw validationError([{ path: '/cursor', message: 'cursor belongs to another contest' }]);
-  return key;
-}
+/** Whether `key` is an entry key (records.ts entryKey) of `contestId`: the shape of an admin entries cursor. */
+export const isEntryKeyOf = (contestId: string, key: string) => contestOfEntryKey(key) === contestId;
 
 export interface ContestsOptions {
   /** Entries per settlement transaction (settlement.ts, SETTLE_BATCH_ENTRIES by default) and a progress hook. */
@@ -100,7 +97,13 @@ export interface ContestsOptions {
 }
 
 export class Contests {
-  private readonly lanes = new SerialQueues(MAX_QUEUED_TASKS_PER_CONTEST);
+  /**
+   * Bumped when any contest task ends (creation, entry, settlement, void: every change of a contest is a
+   * task on its lane), before its caller is answered: a page of the list cached under an older version
+   * may be stale (routes/contests.ts caches serialized pages under it).
+   */
+  #listVersion = 0;
+  private readonly lanes = new SerialQueues(MAX_QUEUED_TASKS_PER_CONTEST, () => this.#listVersion++);
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
   private readonly openByMarket = new Map<number, Set<string>>();
   private readonly marketOf = (marketId: number): Market | undefined => this.markets.get(marketId);
@@ -195,45 +198,61 @@ export class Contests {
 
   /**
    * One page of a contest's entries of any game_type, with their owners (an operator's view), in key order
-   * (user id, then entry_index): at most `limit` entries strictly after the cursor's key, so a page costs
-   * limit + 2 reads however many entries the contest holds (up to entry_cap = 1,000,000). `next_cursor`
-   * (the last key returned, base64url) is null when no entry follows the page.
-   * CONTEST_NOT_FOUND for an unknown id; VALIDATION_FAILED (/cursor) for a cursor not made for this contest.
+   * (user id, then entry_index): at most `limit` entries strictly after `afterKey` (the previous page's
+   * nextKey; null: from the first), so a page costs limit + 2 reads however many entries the contest holds
+   * (up to entry_cap = 1,000,000). `afterKey` is a thunk, called once the contest is found: an unknown
+   * contest is CONTEST_NOT_FOUND whatever cursor came with it (the route decodes the cursor in it).
    */
-  adminEntries(contestId: string, page: { limit: number; cursor?: string | undefined }): AdminEntriesPage {
+  adminEntries(contestId: string, page: { limit: number; afterKey: () => string | null }): AdminEntriesPage {
     assert.ok(Number.isInteger(page.limit) && page.limit >= 1 && page.limit <= MAX_ADMIN_ENTRIES_PAGE, `admin entries limit ${page.limit}`);
     if (this.contests.get(contestId) === undefined) throw new ApiError('CONTEST_NOT_FOUND');
-    const afterKey = page.cursor === undefined ? null : decodeEntryCursor(contestId, page.cursor);
+    const afterKey = page.afterKey();
+    assert.ok(afterKey === null || isEntryKeyOf(contestId, afterKey), `admin entries of ${contestId} after ${afterKey}`);
     const entries: AdminEntry[] = [];
     let lastKey: string | null = null;
     // One entry past the page says whether another follows.
     for (const { key, value } of contestEntriesAfter(this.entries, contestId, afterKey, page.limit + 1)) {
-      if (entries.length === page.limit) return { entries, next_cursor: encodeEntryCursor(lastKey!) };
+      if (entries.length === page.limit) return { entries, nextKey: lastKey };
       entries.push({ user_id: value.userId, ...callerEntryView(value, this.marketOf) });
       lastKey = key;
     }
-    return { entries, next_cursor: null };
+    return { entries, nextKey: null };
   }
 
   // ---- reads ----
 
   /**
-   * Newest first (createdAtMs, then seq, descending); an absent (undefined) status or category filters
-   * nothing. Filters on the in-memory index and reads only the records it returns, so a list costs at most
-   * `limit` (≤ 1000) record reads, plus one per contest settling at that moment, whatever the number of
-   * contests, and a walk of the index up to the last one returned (~2 ns an entry; the whole index, ~20 µs
-   * at 10,000 contests, when fewer than `limit` match). Summaries come from the records, so entries_filled
-   * and total_pot_micros are as last committed. Measured: 0.012 ms at limit 10 over 20,000 contests, where
-   * reading every record took 39 ms (docs/contests.md "The list").
+   * One page of the list, newest first (createdAtMs, then seq, descending), strictly after `after` (the last
+   * contest of the previous page; null: from the newest); an absent (undefined) status or category filters
+   * nothing. `next` is the position of the page's last contest when another contest that the index says
+   * matches follows it, else null. Filters on the in-memory index and reads only the records it returns, so
+   * a page costs at most `limit` (≤ 100) record reads, plus one per contest settling at that moment,
+   * whatever the number of contests, and a walk of the index from the cursor's place (a binary search) up
+   * to the first contest past the page (~2 ns an entry; the whole index, ~20 µs at 10,000 contests, when
+   * fewer than `limit` match). Summaries come from the records, so entries_filled and total_pot_micros are
+   * as last committed. Measured: 0.012 ms at limit 10 over 20,000 contests, where reading every record
+   * took 39 ms (docs/contests.md "The list").
+   *
+   * Walking every page while contests are created repeats nothing and skips nothing that existed when the
+   * walk began: positions are unique and fixed at creation, and a new contest sorts before the cursor (it
+   * is newer), except after a clock step back, when it may land in a later page: it is then listed once.
    */
-  list(filter: { status?: ContestRecord['status'] | undefined; category?: ContestRecord['category'] | undefined; limit?: number | undefined }): ContestSummary[] {
-    const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
+  list(filter: ListFilter, page: { limit?: number | undefined; after?: ListPosition | null | undefined } = {}): ContestPage {
+    const limit = page.limit ?? DEFAULT_LIST_LIMIT;
     assert.ok(Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT, `list limit ${limit}`);
-    const summaries: ContestSummary[] = [];
+    const contests: ContestSummary[] = [];
+    let last: ListEntry | null = null;
+    let next: ListPosition | null = null;
     this.listIndex.walkNewestFirst((entry) => {
       if (filter.category !== undefined && entry.category !== filter.category) return true;
       const isSettling = entry.pendingStatus !== null;
       if (filter.status !== undefined && !isSettling && entry.status !== filter.status) return true;
+      if (contests.length === limit) {
+        // The index says another contest matches (a settling one only may not, by its record: then the
+        // next page is empty, which a client following next_cursor handles like any last page).
+        next = { createdAtMs: last!.createdAtMs, seq: last!.seq };
+        return false;
+      }
       const contest = this.contests.get(entry.contestId);
       assert.ok(contest !== undefined, `listed contest ${entry.contestId} has no record`);
       assert.equal(contest.category, entry.category, `contest ${entry.contestId}: category differs from the list index`);
@@ -246,10 +265,16 @@ export class Contests {
         // A status change that did not go through settle() (the only writer of a status) would show here.
         assert.equal(contest.status, entry.status, `contest ${entry.contestId}: the list index missed a status change`);
       }
-      summaries.push(summaryView(contest));
-      return summaries.length < limit;
-    });
-    return summaries;
+      contests.push(summaryView(contest));
+      last = entry;
+      return true;
+    }, page.after ?? null);
+    return { contests, next };
+  }
+
+  /** Changes whenever a summary in the list may have changed (see #listVersion). */
+  get listVersion(): number {
+    return this.#listVersion;
   }
 
   /** Interface: lineups and outcast only; survivor and streak are CONTEST_NOT_FOUND like an unknown id. */

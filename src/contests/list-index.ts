@@ -30,8 +30,14 @@ export interface ListEntry {
   pendingStatus: ContestStatus | null;
 }
 
+/** A place in the list's order: a page's cursor holds the last entry's. */
+export interface ListPosition {
+  readonly createdAtMs: number;
+  readonly seq: number;
+}
+
 /** Ascending (oldest first): the list's "newest first" (createdAtMs, then seq, descending) read backwards. */
-const olderFirst = (a: ListEntry, b: ListEntry) => a.createdAtMs - b.createdAtMs || a.seq - b.seq;
+const olderFirst = (a: ListPosition, b: ListPosition) => a.createdAtMs - b.createdAtMs || a.seq - b.seq;
 
 export class ContestListIndex {
   /**
@@ -61,10 +67,26 @@ export class ContestListIndex {
   /**
    * Visits the entries newest first, the order of the list (contract section 8), while `visit` returns true.
    * A callback, not a generator: ~2 ns an entry instead of ~10-30 (measured, node 20), and a list filtered
-   * to few matches walks every entry.
+   * to few matches walks every entry. With `before` (a page's cursor: the last entry of the previous page)
+   * the walk starts at the first entry strictly older than it, found by binary search, so a later page
+   * costs no more than the first. `before` need not be in the index: any (createdAtMs, seq) is a place in
+   * the order, so a cursor stays good whatever was created since it was issued.
    */
-  walkNewestFirst(visit: (entry: ListEntry) => boolean): void {
-    for (let i = this.ordered.length - 1; i >= 0; i--) if (!visit(this.ordered[i]!)) return;
+  walkNewestFirst(visit: (entry: ListEntry) => boolean, before: ListPosition | null = null): void {
+    const start = before === null ? this.ordered.length : this.firstNotOlderThan(before);
+    for (let i = start - 1; i >= 0; i--) if (!visit(this.ordered[i]!)) return;
+  }
+
+  /** Index of the first entry (oldest first) that is not older than `position`; the length when none. */
+  private firstNotOlderThan(position: ListPosition): number {
+    let low = 0;
+    let high = this.ordered.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (olderFirst(this.ordered[mid]!, position) < 0) low = mid + 1;
+      else high = mid;
+    }
+    return low;
   }
 
   /** Call once the creating transaction has committed. */

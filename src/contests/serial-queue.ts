@@ -12,7 +12,14 @@ interface Lane {
 export class SerialQueues {
   private readonly lanes = new Map<string, Lane>();
 
-  constructor(private readonly maxDepthPerLane: number) {}
+  constructor(
+    private readonly maxDepthPerLane: number,
+    /**
+     * Called when any task ends (done or failed), before its caller sees the result: what a task committed
+     * is then visible to whoever was told about it (the contest list's page cache is dropped here).
+     */
+    private readonly onTaskSettled: () => void = () => {},
+  ) {}
 
   /**
    * Runs `task` after every task queued before it on `key`; its result or error is the caller's. Client
@@ -26,7 +33,8 @@ export class SerialQueues {
     lane.depth++;
     const result = lane.tail.then(task);
     const current = lane;
-    // The lane waits for the task however it ends; the caller sees its error, the lane does not.
+    // The lane waits for the task however it ends; the caller sees its error, the lane does not. Registered
+    // before the caller can await `result`, so finish() runs first.
     lane.tail = result.then(
       () => this.finish(key, current),
       () => this.finish(key, current),
@@ -45,6 +53,7 @@ export class SerialQueues {
   }
 
   private finish(key: string, lane: Lane): void {
+    this.onTaskSettled();
     lane.depth--;
     if (lane.depth === 0 && this.lanes.get(key) === lane) this.lanes.delete(key);
   }

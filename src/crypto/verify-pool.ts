@@ -13,10 +13,23 @@ import { Batcher } from '../batcher.js';
 import type { RecoverResult } from './recover.js';
 import type { RecoverItem, VerifyTask, VerifyTaskResult } from './verify-worker.js';
 
+/**
+ * Whose recovery it is. `order`: a signed RFQ order from an authenticated user (the default). `login`: a
+ * wallet or maker login, which anyone may send without a token; it gets a bounded share of the pool and goes
+ * behind the orders of its turn, so a login flood cannot starve signed orders.
+ */
+export type RecoverShare = 'order' | 'login';
+
 interface PendingRecover extends RecoverItem {
+  share: RecoverShare;
   resolve(result: RecoverResult): void;
   reject(error: unknown): void;
 }
+
+// Share of the pool's bound (maxQueue) that login recoveries may hold at once: a quarter, so signed orders
+// always have three quarters of the queue, and a full login share delays an order by at most a quarter of
+// the queue's worth of recoveries (~9 ms at the default 256 per thread, ~140 µs each).
+const LOGIN_SHARE_DIVISOR = 4;
 
 // Default bound on tasks waiting for a worker, per thread. Measured on the 2-vCPU dev VM: ~100 µs per native
 // recovery plus ~40 µs of piscina round trip, so 256 queued tasks per thread are ~36 ms of waiting at most;
@@ -38,6 +51,8 @@ export interface VerifyPoolOptions {
   threads: number;
   /** Bound on accepted calls not yet answered; default 256 per thread. */
   maxQueue?: number;
+  /** Bound on accepted login calls not yet answered; default a quarter of maxQueue (at least 1). */
+  maxLoginInFlight?: number;
 }
 
 /**
@@ -45,10 +60,16 @@ export interface VerifyPoolOptions {
  * answer 503 OVERLOADED with Retry-After, so a client retries (later, or on another instance).
  */
 export class VerifyPoolOverloadedError extends Error {
-  readonly reason: 'QUEUE_FULL' | 'CLOSED';
+  readonly reason: 'QUEUE_FULL' | 'LOGIN_SHARE_FULL' | 'CLOSED';
 
-  constructor(reason: 'QUEUE_FULL' | 'CLOSED') {
-    super(reason === 'QUEUE_FULL' ? 'verify pool queue is full' : 'verify pool is closed');
+  constructor(reason: 'QUEUE_FULL' | 'LOGIN_SHARE_FULL' | 'CLOSED') {
+    super(
+      reason === 'QUEUE_FULL'
+        ? 'verify pool queue is full'
+        : reason === 'LOGIN_SHARE_FULL'
+          ? "the verify pool's share for logins is full"
+          : 'verify pool is closed',
+    );
     this.name = 'VerifyPoolOverloadedError';
     this.reason = reason;
   }
@@ -67,6 +88,9 @@ export class VerifyPool {
   #closing: Promise<void> | null = null;
   readonly #threads: number;
   readonly #maxInFlight: number;
+  /** Login calls accepted and not yet settled (a part of #inFlight), bounded by #maxLoginInFlight. */
+  #loginInFlight = 0;
+  readonly #maxLoginInFlight: number;
   readonly #pending = new Batcher<PendingRecover>((pending) => this.#flush(pending), 'turn');
   // Exponential average of the fraction of threads busy, as of #busyAtMs; updated when #inFlight changes.
   #busyAverage = 0;
@@ -79,6 +103,8 @@ export class VerifyPool {
     const maxQueue = opts.maxQueue ?? opts.threads * DEFAULT_MAX_QUEUE_PER_THREAD;
     assert.ok(Number.isSafeInteger(maxQueue) && maxQueue >= 1, 'maxQueue must be an integer >= 1');
     this.#maxInFlight = maxQueue;
+    this.#maxLoginInFlight = opts.maxLoginInFlight ?? Math.max(1, Math.floor(maxQueue / LOGIN_SHARE_DIVISOR));
+    assert.ok(Number.isSafeInteger(this.#maxLoginInFlight) && this.#maxLoginInFlight >= 1, 'maxLoginInFlight must be an integer >= 1');
     this.#pool = new Piscina<VerifyTask, VerifyTaskResult>({
       filename: new URL('./verify-worker.js', import.meta.url).href,
       // All threads start at once and never idle out: a cold worker on the request path costs tens of ms.
@@ -120,20 +146,36 @@ export class VerifyPool {
     return backend;
   }
 
-  /** Recovers the personal-sign signer of `message` on a worker thread. */
-  recoverPersonalSigner(message: Uint8Array, sig65: Uint8Array): Promise<RecoverResult> {
+  /**
+   * Recovers the personal-sign signer of `message` on a worker thread. A `login` call is refused (503 by its
+   * caller) once the login share is held, whatever room the queue has for orders.
+   */
+  recoverPersonalSigner(message: Uint8Array, sig65: Uint8Array, share: RecoverShare = 'order'): Promise<RecoverResult> {
     assert.ok(message instanceof Uint8Array && sig65 instanceof Uint8Array, 'message and sig65 must be Uint8Array');
     if (this.#closing !== null) return Promise.reject(new VerifyPoolOverloadedError('CLOSED'));
     if (this.#inFlight >= this.#maxInFlight) return Promise.reject(new VerifyPoolOverloadedError('QUEUE_FULL'));
+    if (share === 'login' && this.#loginInFlight >= this.#maxLoginInFlight) {
+      return Promise.reject(new VerifyPoolOverloadedError('LOGIN_SHARE_FULL'));
+    }
     this.#markBusyChange();
     this.#inFlight++;
+    if (share === 'login') this.#loginInFlight++;
     return new Promise<RecoverResult>((resolve, reject) =>
-      this.#pending.add({ message: ownBuffer(message), sig65: ownBuffer(sig65), resolve, reject }),
+      this.#pending.add({ message: ownBuffer(message), sig65: ownBuffer(sig65), share, resolve, reject }),
     );
   }
 
-  /** Sends the turn's calls as one batch per thread, in contiguous slices (order within a slice is kept). */
-  #flush(pending: PendingRecover[]): void {
+  /** Login calls accepted and not yet answered (for tests and metrics). */
+  get loginInFlight(): number {
+    return this.#loginInFlight;
+  }
+
+  /**
+   * Sends the turn's calls as one batch per thread, in contiguous slices (order within a slice is kept),
+   * orders before logins: a turn's logins never hold up its orders.
+   */
+  #flush(turn: PendingRecover[]): void {
+    const pending = turn.some((call) => call.share === 'login') ? [...turn.filter((c) => c.share === 'order'), ...turn.filter((c) => c.share === 'login')] : turn;
     const sliceSize = Math.ceil(pending.length / this.#threads);
     for (let start = 0; start < pending.length; start += sliceSize) {
       const slice = pending.slice(start, start + sliceSize);
@@ -142,14 +184,14 @@ export class VerifyPool {
         (results) => {
           assert.ok(Array.isArray(results) && results.length === slice.length, 'a verify batch answers every item');
           slice.forEach((call, i) => {
-            this.#settleOne();
+            this.#settleOne(call);
             call.resolve(results[i]!);
           });
         },
         (err: unknown) => {
           const error = poolError(err);
           for (const call of slice) {
-            this.#settleOne();
+            this.#settleOne(call);
             call.reject(error);
           }
         },
@@ -183,9 +225,11 @@ export class VerifyPool {
     await this.#pool.close();
   }
 
-  #settleOne(): void {
+  #settleOne(call: PendingRecover): void {
     this.#markBusyChange();
     this.#inFlight--;
+    if (call.share === 'login') this.#loginInFlight--;
+    assert.ok(this.#loginInFlight >= 0, 'verify pool login count went negative');
     assert.ok(this.#inFlight >= 0, 'verify pool in-flight count went negative');
     if (this.#inFlight === 0) this.#onDrained?.();
   }

@@ -6,6 +6,7 @@
 
 const IPV6_GROUPS = 8;
 const NETWORK_GROUPS = 4; // the /64
+const WIDE_NETWORK_GROUPS = 3; // the /48
 
 /**
  * `addressText` as uWebSockets.js gives it (getRemoteAddressAsText: "127.0.0.1", or eight 4-digit hex groups
@@ -19,6 +20,24 @@ export function callerNetwork(addressText: string): string {
   if (groups === null) return addressText;
   if (isIpv4Mapped(groups)) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
   return `${groups.slice(0, NETWORK_GROUPS).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/**
+ * The coarser network a second, wider limit counts a caller under: an IPv4 /24 ("a.b.c.0/24") or an IPv6
+ * /48 ("g1:g2:g3::/48"), the blocks a single operator is typically given (a /48 is the usual IPv6 site
+ * assignment; a /24 the smallest IPv4 block routed on the internet). A per-address limit alone lets a
+ * caller with a block of addresses multiply it; this one bounds the block. Text that is neither address
+ * form is returned unchanged, as by callerNetwork.
+ */
+export function callerWideNetwork(addressText: string): string {
+  if (!addressText.includes(':')) {
+    const m = /^(\d{1,3}\.\d{1,3}\.\d{1,3})\.\d{1,3}$/.exec(addressText);
+    return m === null ? addressText : `${m[1]}.0/24`;
+  }
+  const groups = expandIpv6(addressText);
+  if (groups === null) return addressText;
+  if (isIpv4Mapped(groups)) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.0/24`;
+  return `${groups.slice(0, WIDE_NETWORK_GROUPS).map((g) => g.toString(16)).join(':')}::/48`;
 }
 
 /** The eight 16-bit groups of an IPv6 address in text, or null when it is not one. */

@@ -7,6 +7,9 @@
 // token again, and every bearer it sends meanwhile is refused before it is looked at. Without that a
 // guesser past its limit would still be told a right guess (2xx) from a wrong one (429).
 
+/** The bucket key of an anonymous caller (HTTP without a session, a maker socket's upgrade): its network. */
+export const anonymousKey = (callerNetworkText: string) => `ip:${callerNetworkText}`;
+
 interface Bucket {
   tokens: number;
   updatedAtMs: number;

@@ -6,7 +6,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWe
 import type { Logger } from 'pino';
 import { ApiError, isApiError, overloaded, rateLimited } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { RateLimiter } from './rate-limit.js';
+import { anonymousKey, type RateLimiter } from './rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
 import { authorize, type TokenResolver } from './bearer.js';
 import { readBody } from './body.js';
@@ -31,12 +31,19 @@ interface CompiledRoute {
   body: Validator | null;
   query: Validator | null;
   params: Validator | null;
+  /** Under /v1/auth/: also charged to the caller IP's auth bucket (HttpDeps.authRateLimiter). */
+  isAuthRoute: boolean;
 }
 
 export interface HttpDeps {
   routes: readonly AnyRoute[];
   tokens: TokenResolver;
   rateLimiter: RateLimiter;
+  /**
+   * The auth routes' own, tighter, per-IP limit (PARLAYD_AUTH_RATE_LIMIT_PER_S), charged on top of
+   * `rateLimiter`: they need no token and each login costs a recovery and durable writes.
+   */
+  authRateLimiter: RateLimiter;
   log: Logger;
   metrics: HttpMetrics;
   /** True once the service has begun to stop (app.ts close): no request starts any more. */
@@ -159,6 +166,10 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     try {
       const auth = authorizeCharged(compiled, authorization, res, nowMs);
       if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse(rateLimitKey(auth, res), nowMs);
+      if (compiled.isAuthRoute && deps.authRateLimiter.isEnabled) {
+        const retryAfterS = deps.authRateLimiter.take(rateLimitKey(null, res), nowMs === 0 ? Date.now() : nowMs);
+        if (retryAfterS > 0) throw rateLimited(retryAfterS);
+      }
       const params = compiled.params?.check(match.params) ?? {};
       const query = compiled.query?.check(parseQuery(rawQuery)) ?? {};
       if (!METHODS_WITH_BODY.has(method)) return run(exchange, compiled, auth, query, params, undefined);
@@ -285,7 +296,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
 function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
-  return `ip:${callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString())}`;
+  return anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
 }
 
 function compileRoute(route: AnyRoute): CompiledRoute {
@@ -295,6 +306,7 @@ function compileRoute(route: AnyRoute): CompiledRoute {
     body: route.body === undefined ? null : compileValidator(route.body, { convertStrings: false }),
     query: route.query === undefined ? null : compileValidator(route.query, { convertStrings: true }),
     params: route.params === undefined ? null : compileValidator(route.params, { convertStrings: true }),
+    isAuthRoute: route.path.startsWith('/v1/auth/'),
   };
 }
 

@@ -20,6 +20,19 @@ import {
 import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 
+/**
+ * Mention market records one page of GET /v1/mention-markets reads at most (a filtered page walks past
+ * records of other statuses). ~1 µs a cached record: about 1 ms of main thread at worst, on a route anyone
+ * may call. It is also the largest `limit` list() accepts (the route allows 100).
+ */
+export const MENTION_SCAN_MAX = 1000;
+
+export interface MentionPage {
+  markets: Market[];
+  /** The id the next page starts after, or null on the last page. */
+  nextId: number | null;
+}
+
 export type ResolutionListener = (market: Market) => void | Promise<void>;
 /** Told of each price window after the transaction creating it committed (the oracle indexes it). */
 export type WindowCreatedListener = (market: Market) => void;
@@ -168,14 +181,44 @@ export class Markets {
     });
   }
 
-  listMentions(status: Market['status'] | undefined): Market[] {
-    const out: Market[] = [];
-    for (const { key } of this.store.db<true>('mentionMarkets').getRange()) {
+  /**
+   * One page of the mention markets, in market id order, strictly after `afterId` (the previous page's
+   * nextId; null: from the first), optionally of one status. Ids are fixed at creation and new ones are
+   * larger, so walking every page while markets are created repeats nothing and skips nothing.
+   *
+   * Cost bound: a page reads at most MENTION_SCAN_MAX records, whatever the number of mention markets (they
+   * are never deleted, and the route needs no token). Unfiltered that is `limit` reads (a key past the page says
+   * another follows). A status filter has no index of its own, so a page walks records until
+   * it has `limit` matches and has seen whether one more follows; when the scan bound comes first the page
+   * is shorter than `limit` (possibly empty) and `nextId` says where the walk goes on: a client follows
+   * next_cursor until null, as always (docs/performance.md "Public lists").
+   */
+  listMentions(status: Market['status'] | undefined, page: { limit: number; afterId: number | null }): MentionPage {
+    assert.ok(Number.isInteger(page.limit) && page.limit >= 1 && page.limit <= MENTION_SCAN_MAX, `mention list limit ${page.limit}`);
+    const markets: Market[] = [];
+    let lastListedId: number | null = null;
+    let lastScannedId: number | null = null;
+    let scanned = 0;
+    const start = page.afterId === null ? undefined : marketKey(page.afterId + 1);
+    for (const { key } of this.store.db<true>('mentionMarkets').getRange(start === undefined ? {} : { start })) {
+      if (scanned === MENTION_SCAN_MAX) {
+        // Out of budget: a full page may have more after it; a short one goes on from the last record read.
+        return { markets, nextId: markets.length === page.limit ? lastListedId : lastScannedId };
+      }
+      // Unfiltered, any key past a full page is a match: no need to read its record.
+      if (status === undefined && markets.length === page.limit) return { markets, nextId: lastListedId };
+      scanned++;
       const stored = this.markets.get(key);
-      const market = stored === undefined ? undefined : withOracleFields(stored);
-      if (market !== undefined && (status === undefined || market.status === status)) out.push(market);
+      assert.ok(stored !== undefined && stored.kind === 'mention', `mention index key ${key} has no mention market`);
+      const market = withOracleFields(stored);
+      lastScannedId = market.market_id;
+      if (status !== undefined && market.status !== status) continue;
+      // A match past a full page: another page follows.
+      if (markets.length === page.limit) return { markets, nextId: lastListedId };
+      markets.push(market);
+      lastListedId = market.market_id;
     }
-    return out;
+    return { markets, nextId: null };
   }
 
   /**

@@ -15,7 +15,6 @@ export class Connection {
   isClosed = false;
   /** Over the send-buffer limit: nothing more is sent; the close (SLOW_CONSUMER) is queued. */
   isSlow = false;
-  isPending = false;
   /** Single use: taken by the first auth_response, good or bad. */
   challenge: Challenge | null = null;
   makerId: MakerId | null = null;
@@ -28,6 +27,8 @@ export class Connection {
     readonly remote: string,
     /** What the per-IP limit on sockets waiting for auth counts it under (http/caller-network.ts). */
     readonly remoteNetwork: string,
+    /** What the per-network (IPv4 /24, IPv6 /48) limit counts it under (callerWideNetwork). */
+    readonly remoteWideNetwork: string,
   ) {}
 }
 

@@ -4,8 +4,9 @@
 // hand-off of maker messages to the RFQ engine's dispatcher. This class owns every maker connection and its
 // timers; nothing else touches a maker socket.
 //
-// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all and <= mmMaxPendingAuthPerIp
-// from one remote address, each for at most mmAuthTimeoutMs;
+// Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all, <= mmMaxPendingAuthPerIp
+// from one remote address and <= mmMaxPendingAuthPerNetwork from one IPv4 /24 or IPv6 /48, each for at most
+// mmAuthTimeoutMs (mmPressureAuthTimeoutMs when more than half the places are taken);
 // per-connection send buffer <= mmMaxBufferedBytes (then the maker is closed with SLOW_CONSUMER, never
 // buffered further); one timer per pending socket and one per session, one heartbeat interval in all.
 import type { Logger } from 'pino';
@@ -38,7 +39,10 @@ import {
 } from './protocol.js';
 import type { MakerRegistry } from './registry.js';
 import { Connection, type MakerId, type UserData } from './connection.js';
-import { callerNetwork } from '../http/caller-network.js';
+import { PendingAuth } from './pending-auth.js';
+import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
+import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
+import { LogCounts } from '../log-counts.js';
 import { registerGatewayMetrics, type GatewayMetrics } from './metrics.js';
 
 export type { MakerId };
@@ -60,7 +64,17 @@ export interface MakerDispatcher {
 export interface MakerGatewayDeps {
   config: Pick<
     Config,
-    'mmDomainTag' | 'mmAuthTimeoutMs' | 'mmChallengeTtlMs' | 'mmHeartbeatMs' | 'mmSessionTtlMs' | 'mmMaxBufferedBytes' | 'mmMaxPendingAuthPerIp'
+    | 'mmDomainTag'
+    | 'mmAuthTimeoutMs'
+    | 'mmChallengeTtlMs'
+    | 'mmHeartbeatMs'
+    | 'mmSessionTtlMs'
+    | 'mmMaxBufferedBytes'
+    | 'mmMaxPendingAuthPerIp'
+    | 'mmMaxPendingAuth'
+    | 'mmMaxPendingAuthPerNetwork'
+    | 'mmPressureAuthTimeoutMs'
+    | 'mmRefusalLogIntervalMs'
   >;
   clock: Clock;
   log: Logger;
@@ -69,15 +83,23 @@ export interface MakerGatewayDeps {
   verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
   /** Where the maker metrics are registered (the service's prom-client registry). */
   metrics?: Registry;
-  /** Bound on sockets connected but not yet authenticated; more upgrades get 503. Default 1024. */
+  /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
   maxPendingAuth?: number;
+  /**
+   * The HTTP per-IP token bucket: an upgrade is an anonymous request and spends a token of its network's
+   * bucket, as any HTTP request without a session does (absent: upgrades are not rate limited).
+   */
+  rateLimiter?: Pick<RateLimiter, 'isEnabled' | 'take'>;
 }
 
-const DEFAULT_MAX_PENDING_AUTH = 1024;
 // Upgrade refusals, serialized once: contract errors (section 2) with their codes from errors.ts.
 const OVERLOADED_BODY = JSON.stringify(new ApiError('OVERLOADED', 'too many maker sockets awaiting authentication').toBody());
 const RATE_LIMITED_BODY = JSON.stringify(
   new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this address').toBody(),
+);
+const UPGRADE_RATE_LIMITED_BODY = JSON.stringify(new ApiError('RATE_LIMITED').toBody());
+const NETWORK_RATE_LIMITED_BODY = JSON.stringify(
+  new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this network').toBody(),
 );
 // uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
 // the largest message that can be queued after the soft check passed.
@@ -87,33 +109,35 @@ const MAX_FRAMES_PER_CORK = 64;
 
 export class MakerGateway {
   readonly #deps: MakerGatewayDeps;
-  readonly #maxPendingAuth: number;
   readonly #softLimitBytes: number;
   readonly #all = new Set<Connection>();
   readonly #authenticated = new Map<MakerId, Connection>();
   #app: TemplatedApp | null = null;
   #dispatcher: MakerDispatcher | null = null;
-  #pendingCount = 0;
-  /**
-   * Pending sockets by remote address (the TCP peer, as the HTTP rate limiter keys anonymous callers). An
-   * entry exists only while it counts at least one pending socket, so the map holds <= maxPendingAuth keys.
-   */
-  readonly #pendingByNetwork = new Map<string, number>();
+  /** Sockets awaiting auth: counts per address and network, and their order (pending-auth.ts). */
+  readonly #pending: PendingAuth;
   #connSeq = 0;
   #makerSeq = 0;
   #isClosing = false;
   #heartbeatTimer: NodeJS.Timeout | null = null;
   readonly #metrics: GatewayMetrics | null;
+  /** Refused upgrades and sockets closed before auth, logged as counts per interval (log-counts.ts). */
+  readonly #refusals: LogCounts;
 
   constructor(deps: MakerGatewayDeps) {
     assertDomainTag(deps.config.mmDomainTag);
     this.#deps = deps;
-    this.#maxPendingAuth = deps.maxPendingAuth ?? DEFAULT_MAX_PENDING_AUTH;
+    this.#pending = new PendingAuth({
+      maxPending: deps.maxPendingAuth ?? deps.config.mmMaxPendingAuth,
+      maxPerAddress: deps.config.mmMaxPendingAuthPerIp,
+      maxPerNetwork: deps.config.mmMaxPendingAuthPerNetwork,
+    });
     this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
+    this.#refusals = new LogCounts(deps.log, 'maker sockets refused or closed before authentication', deps.config.mmRefusalLogIntervalMs);
     this.#metrics =
       deps.metrics === undefined
         ? null
-        : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#pendingCount });
+        : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#pending.count });
   }
 
   setDispatcher(d: MakerDispatcher): void {
@@ -138,17 +162,33 @@ export class MakerGateway {
       maxBackpressure: this.#softLimitBytes + HARD_BACKPRESSURE_MARGIN_BYTES,
       closeOnBackpressureLimit: 1,
       upgrade: (res, req, context) => {
-        if (this.#isClosing || this.#pendingCount >= this.#maxPendingAuth) return refuseUpgrade(res, '503 Service Unavailable', OVERLOADED_BODY);
+        if (this.#isClosing) return this.#refuseUpgrade(res, 'UPGRADE_CLOSING', '503 Service Unavailable', OVERLOADED_BODY);
         // Only valid inside this handler (uWS): the address is read here and kept on the connection.
         const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
         const remoteNetwork = callerNetwork(remote);
-        // One address (an IPv6 /64) may not hold the service-wide places alone (they would lock every maker out). A limit
-        // per caller is 429 RATE_LIMITED in contract section 2; a place frees when a socket authenticates
-        // or closes, at the latest after mmAuthTimeoutMs, so a retry after 1 s is reasonable.
-        if ((this.#pendingByNetwork.get(remoteNetwork) ?? 0) >= this.#deps.config.mmMaxPendingAuthPerIp) {
-          return refuseUpgrade(res, '429 Too Many Requests', RATE_LIMITED_BODY);
+        const remoteWideNetwork = callerWideNetwork(remote);
+        // One address (an IPv6 /64), or one block (an IPv4 /24, an IPv6 /48), may not hold the service-wide
+        // places alone. A limit per caller is 429 RATE_LIMITED in contract section 2; a place frees when a
+        // socket authenticates or closes, at the latest after the auth deadline, so a retry after 1 s is
+        // reasonable. These come before eviction, so a caller over its own limit never evicts anyone.
+        // A maker login costs a signature recovery: the upgrade spends a token of the caller's HTTP bucket,
+        // so sockets cannot be opened faster than any other anonymous request may be made.
+        const limiter = this.#deps.rateLimiter;
+        if (limiter?.isEnabled === true) {
+          const retryAfterS = limiter.take(anonymousKey(remoteNetwork), Date.now());
+          if (retryAfterS > 0) return this.#refuseUpgrade(res, 'UPGRADE_RATE_LIMITED', '429 Too Many Requests', UPGRADE_RATE_LIMITED_BODY, retryAfterS);
         }
-        const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork) };
+        const refusal = this.#pending.refusalFor(remoteNetwork, remoteWideNetwork);
+        if (refusal === 'PER_ADDRESS') return this.#refuseUpgrade(res, 'UPGRADE_PER_IP', '429 Too Many Requests', RATE_LIMITED_BODY);
+        if (refusal === 'PER_NETWORK') return this.#refuseUpgrade(res, 'UPGRADE_PER_NETWORK', '429 Too Many Requests', NETWORK_RATE_LIMITED_BODY);
+        // Every place taken: the longest-waiting socket that has not answered its challenge makes room (a
+        // maker answers within milliseconds of its challenge, so the oldest idle socket is the least likely
+        // to be one). Only when every pending socket is being verified is the newcomer refused.
+        if (this.#pending.isFull && !this.#evictOldestIdle()) {
+          return this.#refuseUpgrade(res, 'UPGRADE_OVERLOADED', '503 Service Unavailable', OVERLOADED_BODY);
+        }
+        const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork, remoteWideNetwork) };
+        // uWS opens the socket (#onOpen) inside this call, so the count is right for the next upgrade.
         res.upgrade(userData, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
       },
       open: (ws) => this.#onOpen(ws),
@@ -206,7 +246,7 @@ export class MakerGateway {
 
   /** Sockets connected and not yet authenticated. */
   get pendingCount(): number {
-    return this.#pendingCount;
+    return this.#pending.count;
   }
 
   /** Authenticated connections of one maker address. */
@@ -230,6 +270,7 @@ export class MakerGateway {
   /** Closes every socket (service shutdown) and refuses new ones. */
   close(): void {
     this.#isClosing = true;
+    this.#refusals.flush();
     if (this.#heartbeatTimer !== null) clearInterval(this.#heartbeatTimer);
     this.#heartbeatTimer = null;
     for (const conn of [...this.#all]) this.#close(conn, 'SHUTDOWN');
@@ -242,13 +283,17 @@ export class MakerGateway {
     conn.ws = ws;
     this.#all.add(conn);
     if (this.#isClosing) return this.#close(conn, 'SHUTDOWN');
-    conn.isPending = true;
-    this.#pendingCount++;
-    this.#pendingByNetwork.set(conn.remoteNetwork, (this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0) + 1);
+    // The upgrade made room (uWS opens the socket inside res.upgrade); checked again so that the bound holds
+    // even if an open ever came apart from its upgrade.
+    if (this.#pending.isFull && !this.#evictOldestIdle()) return this.#fail(conn, 'OVERLOADED');
+    this.#pending.add(conn);
     const { config, clock } = this.#deps;
     conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
-    // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile.
-    conn.authTimer = setTimeout(() => this.#fail(conn, 'AUTH_TIMEOUT'), config.mmAuthTimeoutMs);
+    // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile. Under
+    // pressure (more than half the places taken, this socket included) a new socket gets less: a maker
+    // answers in milliseconds, and idle sockets then give their places back sooner.
+    const deadlineMs = this.#pending.isUnderPressure ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs) : config.mmAuthTimeoutMs;
+    conn.authTimer = setTimeout(() => this.#fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
     this.#send(conn, challengeMessage(conn.challenge));
   }
 
@@ -339,7 +384,8 @@ export class MakerGateway {
 
   #rejectAuth(conn: Connection, reason: AuthFailureReason, detail: string): void {
     this.#metrics?.authTotal.inc({ result: reason });
-    this.#deps.log.info({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
+    // Debug only: anyone can cause this at will. The close below counts it for the periodic summary.
+    this.#deps.log.debug({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
     this.#send(conn, { type: 'auth_result', success: false, reason });
     this.#close(conn, reason);
   }
@@ -360,12 +406,21 @@ export class MakerGateway {
   #leavePending(conn: Connection): void {
     if (conn.authTimer !== null) clearTimeout(conn.authTimer);
     conn.authTimer = null;
-    if (!conn.isPending) return;
-    conn.isPending = false;
-    this.#pendingCount--;
-    const ofRemote = this.#pendingByNetwork.get(conn.remoteNetwork) ?? 0;
-    if (ofRemote <= 1) this.#pendingByNetwork.delete(conn.remoteNetwork);
-    else this.#pendingByNetwork.set(conn.remoteNetwork, ofRemote - 1);
+    this.#pending.remove(conn);
+  }
+
+  /** Closes the oldest pending socket still awaiting its auth_response (AUTH_EVICTED); false when none is. */
+  #evictOldestIdle(): boolean {
+    const conn = this.#pending.oldestIdle();
+    if (conn === null) return false;
+    this.#metrics?.authTotal.inc({ result: 'AUTH_EVICTED' });
+    this.#fail(conn, 'AUTH_EVICTED'); // closes at once: #onClose takes it out of the pending set
+    return true;
+  }
+
+  #refuseUpgrade(res: HttpResponse, kind: string, statusLine: string, body: string, retryAfterS = 1): void {
+    this.#refusals.count(kind);
+    refuseUpgrade(res, statusLine, body, retryAfterS);
   }
 
   // --- heartbeat ---------------------------------------------------------------------------------------
@@ -422,17 +477,22 @@ export class MakerGateway {
     if (conn.isClosed || conn.ws === null) return;
     const { code, reason } = CLOSE[cause];
     this.#metrics?.closedTotal.inc({ reason });
-    if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED') {
+    if (conn.phase !== 'authenticated' && cause !== 'SHUTDOWN') {
+      // Before auth anyone can cause a close at will (a bad signature, silence, eviction): counted, and
+      // logged as one summary line per interval; each at debug level.
+      this.#refusals.count(reason);
+      this.#deps.log.debug({ connId: conn.connId, address: conn.address, remote: conn.remote, reason }, 'closing maker socket before auth');
+    } else if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED') {
       this.#deps.log.info({ connId: conn.connId, makerId: conn.makerId, address: conn.address, reason }, 'closing maker socket');
     }
     conn.ws.end(code, reason); // runs #onClose synchronously
   }
 }
 
-/** Answers an upgrade with an error instead of a socket; Retry-After 1 s, as both refusals clear quickly. */
-function refuseUpgrade(res: HttpResponse, statusLine: string, body: string): void {
+/** Answers an upgrade with an error instead of a socket; Retry-After 1 s unless given (the refusals clear quickly). */
+function refuseUpgrade(res: HttpResponse, statusLine: string, body: string, retryAfterS = 1): void {
   res.cork(() => {
-    res.writeStatus(statusLine).writeHeader('Retry-After', '1').writeHeader('Content-Type', 'application/json');
+    res.writeStatus(statusLine).writeHeader('Retry-After', String(retryAfterS)).writeHeader('Content-Type', 'application/json');
     res.end(body);
   });
 }

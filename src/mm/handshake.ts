@@ -69,6 +69,7 @@ export async function verifySigner(
   challenge: Challenge,
   checked: { address: string; signature65: Uint8Array },
 ): Promise<boolean> {
-  const recovered = await pool.recoverPersonalSigner(challenge.message, checked.signature65);
+  // A login: the pool's bounded login share (verify-pool.ts), so maker logins cannot starve signed orders.
+  const recovered = await pool.recoverPersonalSigner(challenge.message, checked.signature65, 'login');
   return recovered.ok && recovered.address === checked.address;
 }

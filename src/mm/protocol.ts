@@ -32,6 +32,7 @@ export const CLOSE = {
   MAKER_REMOVED: { code: 1008, reason: 'MAKER_REMOVED' },
   SLOW_CONSUMER: { code: 1013, reason: 'SLOW_CONSUMER' },
   OVERLOADED: { code: 1013, reason: 'OVERLOADED' },
+  AUTH_EVICTED: { code: 1013, reason: 'AUTH_EVICTED' },
   SHUTDOWN: { code: 1001, reason: 'SHUTDOWN' },
   INTERNAL: { code: 1011, reason: 'INTERNAL' },
 } as const satisfies Record<string, { code: number; reason: string }>;
@@ -54,5 +55,9 @@ export const MAKER_ERRORS = {
   HEARTBEAT_TIMEOUT: { closes: true, message: 'heartbeats were not answered with pong' },
   MAKER_REMOVED: { closes: true, message: 'this maker was removed from the registry' },
   OVERLOADED: { closes: true, message: 'the service is overloaded; reconnect after a short delay' },
+  AUTH_EVICTED: {
+    closes: true,
+    message: 'too many sockets are awaiting authentication: this one, the longest waiting, made room for a new one; reconnect and answer the challenge at once',
+  },
 } as const satisfies Record<string, { closes: boolean; message: string }>;
 export type MakerErrorCode = keyof typeof MAKER_ERRORS;

@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Direction, MarketId, Micros, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
 import { MarketStatus, Outcome } from './markets.js';
+import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
 
 const Ms = SafeInt({ description: 'Unix ms' });
 const Int32 = (minimum: number, maximum: number) => Type.Integer({ minimum, maximum });
@@ -174,11 +175,15 @@ export type ContestDetail = Static<typeof ContestDetail>;
 
 /** Contract section 8 writes the list as `?status=&category=`: an empty value is no filter, as if absent. */
 const NoFilter = Type.Literal('', { description: 'empty: no filter' });
+/**
+ * A page of GET /v1/contests: contract section 13 allows at most 100 a page on a list anyone may call, and
+ * 100 is also the default (a client that never sends `limit` gets as much as any other).
+ */
+export const CONTEST_LIST_PAGE = { maxLimit: 100, defaultLimit: 100 } as const;
 export const ContestListQuery = StrictObject({
   status: Type.Optional(Type.Union([ContestStatus, NoFilter])),
   category: Type.Optional(Type.Union([ContestCategory, NoFilter])),
-  /** Newest first; at most this many (default 100). */
-  limit: Type.Optional(Int32(1, 1000)),
+  ...pageQueryProperties(CONTEST_LIST_PAGE),
 });
 
 export const ContestSummary = Type.Object(
@@ -200,7 +205,7 @@ export const ContestSummary = Type.Object(
   { additionalProperties: false, $id: 'ContestSummary' },
 );
 export type ContestSummary = Static<typeof ContestSummary>;
-export const ContestList = Type.Object({ contests: Type.Array(ContestSummary) });
+export const ContestList = Type.Object({ contests: Type.Array(ContestSummary), ...nextCursorProperty });
 
 // ---- entry ----
 

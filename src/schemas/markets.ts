@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MarketId, Nullable, SafeInt, StrictObject } from './common.js';
+import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
 
 export const MarketStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('RESOLVED'), Type.Literal('VOIDED')]);
 export const Outcome = Type.Union([Type.Literal('YES'), Type.Literal('NO')]);
@@ -47,7 +48,7 @@ export type StoredMarket = Omit<Market, 'resolved_by' | 'start_price_e8' | 'end_
   Partial<Pick<Market, 'resolved_by' | 'start_price_e8' | 'end_price_e8'>>;
 
 export const MarketEnvelope = Type.Object({ market: Market });
-export const MarketList = Type.Object({ markets: Type.Array(Market) });
+export const MarketList = Type.Object({ markets: Type.Array(Market), ...nextCursorProperty });
 
 export const CurrentMarketQuery = StrictObject({
   asset: Type.String({ minLength: 1, maxLength: 16 }),
@@ -58,7 +59,12 @@ export const LookupMarketQuery = StrictObject({
   duration_secs: SafeInt({ minimum: 1 }),
   at_ms: Ms,
 });
-export const MentionMarketsQuery = StrictObject({ status: Type.Optional(MarketStatus) });
+/**
+ * A page of GET /v1/mention-markets, in market id order: contract section 13 allows at most 100 a page on a
+ * list anyone may call, and 100 is the default.
+ */
+export const MENTION_LIST_PAGE = { maxLimit: 100, defaultLimit: 100 } as const;
+export const MentionMarketsQuery = StrictObject({ status: Type.Optional(MarketStatus), ...pageQueryProperties(MENTION_LIST_PAGE) });
 
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 export const CreateMentionMarket = StrictObject({

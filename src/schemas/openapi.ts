@@ -14,6 +14,9 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Json
   for (const route of routes) {
     const operation: Json = { summary: route.summary, tags: [route.tag], operationId: `${route.method.toLowerCase()}${route.path}` };
     if (route.auth !== 'none') operation['security'] = route.auth === 'optional-user' ? [{}, { bearer: [] }] : [{ bearer: [] }];
+    // Which token the route takes (none, user, optional-user, maker, admin): OpenAPI's security says only
+    // "a bearer"; clients and the auth matrix test (test/http/auth-matrix.test.ts) read the kind here.
+    operation['x-auth'] = route.auth;
     const parameters = [...toParameters(route.params, 'path', hoist), ...toParameters(route.query, 'query', hoist)];
     if (parameters.length > 0) operation['parameters'] = parameters;
     if (route.body !== undefined) {

@@ -13,6 +13,7 @@ export const DB_NAMES = [
   'users', // userId -> UserRecord
   'usersByWallet', // wallet -> userId
   'sessions', // sha256(token) hex -> SessionRecord
+  'makerSessions', // `${makerAddress}:${sha256(token) hex}` -> {expiresAtMs}: a maker's sessions without a scan
   'balances', // userId -> BalanceRecord (decimal strings)
   'journal', // `${userId}:${seq}` -> JournalEntry, one per money movement
   'holds', // ledger reference (`rfq:<id>`, `contest:<id>:<user>:<index>`) -> HoldRecord: money reserved or at risk for it
@@ -21,9 +22,9 @@ export const DB_NAMES = [
   'markets', // decimal market id (zero-padded) -> MarketRecord
   'marketWindows', // `${asset}:${durationSecs}:${startMs}` -> marketId
   'mentionMarkets', // market id key -> true, the index behind GET /v1/mention-markets
-  'loginNonces', // SIWE nonce -> LoginNonceRecord
+  'loginNonces', // used SIWE nonce -> {expiresAtMs}, until it expires (auth/wallet-login.ts)
   'makers', // maker address -> MakerRecord
-  'meta', // counters, index versions
+  'meta', // counters, the layout version, index versions, the login nonce key, one-time migration marks
   'rfqs', // request_id -> RfqRecord
   'rfqKeys', // replay key -> RfqKeyRecord {requestId, contentHash}
   'rfqActive', // request_id -> true while the RFQ is not terminal: what a restart must fail and release

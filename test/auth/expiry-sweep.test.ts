@@ -1,6 +1,6 @@
-// The expiry sweep of login nonces and sessions (auth/sessions.ts, ExpirySweep): the challenge route needs no
-// auth and writes a nonce per call, and a session that is never logged out is never revoked, so without the
-// sweep both would pile up for ever. Expired records are deleted at start and then periodically, in bounded
+// The expiry sweep of used login nonces and sessions (auth/sessions.ts, ExpirySweep): a used nonce is kept
+// until its expiry (so it stays single-use), and a session that is never logged out is never revoked, so
+// without the sweep both would pile up for ever. (A challenge writes nothing: auth/login-nonce.ts.) Expired records are deleted at start and then periodically, in bounded
 // batches; live ones, and the sessions cached in memory, are left alone.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -122,20 +122,28 @@ describe('expiry sweep, in process on a real store', () => {
     }
   });
 
-  it('deletes expired login nonces only', async () => {
+  it('a challenge writes nothing; a used nonce is kept until it expires, then swept', async () => {
     const clock = testClock();
     const pool = new VerifyPool({ threads: 1 });
+    const wrongSignature = `0x${'11'.repeat(65)}`;
     try {
       const config = { siwe: { domain: 'localhost', uri: 'http://localhost', chainId: 1 }, loginNonceTtlMs: 300_000 };
       const login = new WalletLogin(store, clock, config, pool);
       login.stopSweeping();
-      const first = await login.challenge(Wallet.createRandom().address);
+      const first = login.challenge(Wallet.createRandom().address);
+      assert.deepEqual(keysOf(store, 'loginNonces'), [], 'a challenge is stateless');
+      await assert.rejects(login.verify(first.message, '0x12'), { code: 'INVALID_SIGNATURE' });
+      assert.deepEqual(keysOf(store, 'loginNonces'), [first.nonce], 'spent by its first use, good or bad');
+      await assert.rejects(login.verify(first.message, wrongSignature), { code: 'UNAUTHENTICATED', message: 'unknown or already used nonce' });
       clock.advance(200_000);
-      const second = await login.challenge(Wallet.createRandom().address);
+      const second = login.challenge(Wallet.createRandom().address);
+      await assert.rejects(login.verify(second.message, '0x12'), { code: 'INVALID_SIGNATURE' });
       clock.advance(150_000); // first expired 50 s ago; second has 150 s left
       assert.deepEqual(await login.sweepExpiredBatch(), { examined: 2, removed: 1, isPassDone: true });
       assert.deepEqual(keysOf(store, 'loginNonces'), [second.nonce]);
-      assert.notEqual(first.nonce, second.nonce);
+      // Swept, yet still refused: an expired nonce is refused as expired (no record needed for that).
+      await assert.rejects(login.verify(first.message, wrongSignature), { code: 'UNAUTHENTICATED', message: 'login nonce expired' });
+      assert.deepEqual(keysOf(store, 'loginNonces'), [second.nonce]);
       clock.advance(200_000);
       assert.deepEqual(await login.sweepExpiredBatch(), { examined: 1, removed: 1, isPassDone: true });
       assert.deepEqual(keysOf(store, 'loginNonces'), []);
@@ -163,13 +171,15 @@ describe('expiry sweep of the real service', () => {
   }
 
   it('a restart deletes the nonces and sessions that expired, and a live session still works', async () => {
-    // Short lives first: a session and an unused nonce that will have expired by the last start.
+    // Short lives first: a session and a used nonce that will have expired by the last start.
     const first = await startServer({ env: { PARLAYD_LOGIN_NONCE_TTL_MS: '1000', PARLAYD_SESSION_TTL_MS: '2500' } });
     servers.push(first);
     const api = client(first.baseUrl);
     const expiring = await loginWallet(first);
     const unused = await api.post('/v1/auth/wallet/challenge', { address: Wallet.createRandom().address });
     assert.equal(unused.status, 200);
+    // Spent by a malformed signature: its record is kept until the nonce expires.
+    assert.equal((await api.post('/v1/auth/wallet', { message: unused.body.message, signature: '0x00' })).status, 400);
     const expiredAtMs = Date.now() + 2_500;
     assert.equal(await first.stop(), 0);
     // They are on disk: the assertions below are not vacuous.
@@ -177,12 +187,13 @@ describe('expiry sweep of the real service', () => {
     assert.ok(written.sessions.includes(hashToken(expiring.token)));
     assert.ok(written.nonces.includes(unused.body.nonce));
 
-    // Long lives next: a session and an unused nonce that are still live at the last start.
+    // Long lives next: a session and a used nonce that are still live at the last start.
     const second = await restartServer(first, { PARLAYD_LOGIN_NONCE_TTL_MS: String(HOUR_MS), PARLAYD_SESSION_TTL_MS: String(HOUR_MS) });
     servers.push(second);
     const live = await loginWallet(second);
     const pending = await client(second.baseUrl).post('/v1/auth/wallet/challenge', { address: Wallet.createRandom().address });
     assert.equal(pending.status, 200);
+    assert.equal((await client(second.baseUrl).post('/v1/auth/wallet', { message: pending.body.message, signature: '0x00' })).status, 400);
     while (Date.now() <= expiredAtMs) await sleep(expiredAtMs - Date.now() + 5);
     assert.equal(await second.stop(), 0);
 
@@ -198,6 +209,9 @@ describe('expiry sweep of the real service', () => {
 
     const left = await recordsOf(third);
     assert.deepEqual(left.sessions, [hashToken(live.token)]);
-    assert.deepEqual(left.nonces, [pending.body.nonce]);
+    // The live nonces: `pending`'s and the one `live` logged in with; the short-lived ones are gone.
+    assert.equal(left.nonces.length, 2);
+    assert.ok(left.nonces.includes(pending.body.nonce));
+    assert.ok(!left.nonces.includes(unused.body.nonce));
   });
 });

@@ -183,22 +183,41 @@ describe('Contests.list in process (real LMDB)', () => {
     assert.deepEqual(newestFirst, [...ids].reverse(), 'created one after another: newest first is the reverse');
 
     const reads = countContestReads(h);
-    const cases: Array<[Parameters<typeof h.contests.list>[0], string[]]> = [
-      [{ limit: 10 }, newestFirst.slice(0, 10)],
-      [{}, newestFirst.slice(0, 100)],
-      [{ status: 'open', limit: 10 }, newestFirst.slice(0, 10)],
-      [{ category: 'sports', limit: 10 }, ids.filter((_, i) => categories[i % 3] === 'sports').reverse().slice(0, 10)],
-      [{ status: 'voided', limit: 10 }, ids.slice(0, 10).reverse()],
-      [{ status: 'voided', category: 'mentions' }, ids.slice(0, 10).filter((_, i) => categories[i % 3] === 'mentions').reverse()],
-      [{ status: 'resolved' }, []],
+    const cases: Array<[Parameters<typeof h.contests.list>[0], number | undefined, string[]]> = [
+      [{}, 10, newestFirst.slice(0, 10)],
+      [{}, undefined, newestFirst.slice(0, 100)],
+      [{ status: 'open' }, 10, newestFirst.slice(0, 10)],
+      [{ category: 'sports' }, 10, ids.filter((_, i) => categories[i % 3] === 'sports').reverse().slice(0, 10)],
+      [{ status: 'voided' }, 10, ids.slice(0, 10).reverse()],
+      [{ status: 'voided', category: 'mentions' }, undefined, ids.slice(0, 10).filter((_, i) => categories[i % 3] === 'mentions').reverse()],
+      [{ status: 'resolved' }, undefined, []],
     ];
-    for (const [filter, expected] of cases) {
+    for (const [filter, limit, expected] of cases) {
       reads.reset();
-      const listed = h.contests.list(filter);
+      const listed = h.contests.list(filter, { limit }).contests;
       assert.deepEqual(listed.map((c) => c.contest_id), expected, JSON.stringify(filter));
       // One read per contest listed, none for those the index filtered out.
       assert.equal(reads.count, expected.length, `${JSON.stringify(filter)} read ${reads.count} contest records for ${expected.length} listed`);
     }
+
+    // Every page after the first, wherever its cursor points, reads only the records it returns too.
+    for (const filter of [{}, { category: 'sports' as const }, { status: 'voided' as const }]) {
+      const walked: string[] = [];
+      let after: ReturnType<typeof h.contests.list>['next'] = null;
+      for (let pages = 0; ; pages++) {
+        assert.ok(pages <= 300, 'next never became null');
+        reads.reset();
+        const page = h.contests.list(filter, { limit: 7, after });
+        assert.equal(reads.count, page.contests.length, `a page of ${page.contests.length} read ${reads.count} records`);
+        walked.push(...page.contests.map((c) => c.contest_id));
+        if (page.next === null) break;
+        after = page.next;
+      }
+      const all = h.contests.list(filter, { limit: 100 });
+      assert.deepEqual(walked.slice(0, 100), all.contests.map((c) => c.contest_id), JSON.stringify(filter));
+      assert.equal(new Set(walked).size, walked.length, 'no contest twice');
+    }
+    assert.equal(h.contests.list({}, { limit: 100, after: { createdAtMs: 0, seq: 0 } }).contests.length, 0, 'nothing is older than the start of time');
   });
 
   it("a settlement's final batch: the list shows the status LMDB holds, also before the settlement's continuation ran, and after it failed", async () => {
@@ -206,9 +225,9 @@ describe('Contests.list in process (real LMDB)', () => {
     let h: ContestsHarness | null = null;
     let isCrashing = false;
     const listNow = () => ({
-      open: h!.contests.list({ status: 'open' }).map((c) => c.contest_id),
-      resolved: h!.contests.list({ status: 'resolved' }).map((c) => c.contest_id),
-      all: h!.contests.list({}).map((c) => `${c.contest_id}:${c.status}`),
+      open: h!.contests.list({ status: 'open' }).contests.map((c) => c.contest_id),
+      resolved: h!.contests.list({ status: 'resolved' }).contests.map((c) => c.contest_id),
+      all: h!.contests.list({}).contests.map((c) => `${c.contest_id}:${c.status}`),
     });
     h = await openContestsHarness({
       settlement: {

@@ -102,7 +102,7 @@ describe('admin routes and auth modes', () => {
     const balance = await client(server.baseUrl, user.token).get('/v1/user/balance');
     assert.deepEqual(balance.body, { available_micros: '0', reserved_micros: '0', at_risk_micros: '0' });
     const mentions = await client(server.baseUrl).get('/v1/mention-markets');
-    assert.deepEqual(mentions.body, { markets: [] });
+    assert.deepEqual(mentions.body, { markets: [], next_cursor: null });
   });
 
   it('an admin route refuses a bad token before it reads the body', async () => {

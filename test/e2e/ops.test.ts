@@ -53,10 +53,34 @@ describe('operations routes', () => {
     assert.deepEqual({ status: res.status, body: res.body }, { status: 200, body: { status: 'ok' } });
   });
 
+  it('GET /metrics is for the admin only: 401 without a bearer, 403 with a user token', async () => {
+    assert.equal((await api.get('/metrics')).status, 401);
+    const user = await loginWallet(server);
+    assert.equal((await client(server.baseUrl, user.token).get('/metrics')).status, 403);
+  });
+
+  it('PARLAYD_METRICS_PORT: /metrics on a listener of its own, without a token; the main port still wants the admin', async () => {
+    const own = await startServer({ env: { PARLAYD_METRICS_PORT: '0' } });
+    try {
+      const listening = await own.waitForLog((l) => l['msg'] === 'listening');
+      const metricsPort = listening['metricsPort'] as number;
+      assert.ok(Number.isInteger(metricsPort) && metricsPort > 0 && metricsPort !== own.port, `metricsPort ${metricsPort}`);
+      const scraped = await request(`http://127.0.0.1:${metricsPort}`, 'GET', '/metrics');
+      assert.equal(scraped.status, 200);
+      assert.match(scraped.body as string, /^# TYPE parlayd_http_request_seconds histogram$/m);
+      const other = await request(`http://127.0.0.1:${metricsPort}`, 'GET', '/v1/contests');
+      assert.deepEqual({ status: other.status, code: other.body.code }, { status: 404, code: 'NOT_FOUND' });
+      assert.equal((await client(own.baseUrl).get('/metrics')).status, 401);
+    } finally {
+      assert.equal(await own.stop(), 0);
+      removeDataDir(own);
+    }
+  });
+
   it('GET /metrics is Prometheus text with the HTTP latency histogram by route', async () => {
     await api.get('/healthz');
     await api.get('/v1/no-such-route');
-    const res = await api.get('/metrics');
+    const res = await client(server.baseUrl, server.adminToken).get('/metrics');
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     const text = res.body as string;

@@ -111,7 +111,7 @@ describe('restart keeps state', () => {
 
   it('mention markets and their resolutions survive, and resolution stays final', async () => {
     const api = client(second.baseUrl);
-    assert.deepEqual((await api.get('/v1/mention-markets')).body, { markets: mentions });
+    assert.deepEqual((await api.get('/v1/mention-markets')).body, { markets: mentions, next_cursor: null });
     const admin = client(second.baseUrl, second.adminToken);
     const same = await admin.post(`/v1/admin/markets/${resolved.market_id}/resolve`, { outcome: 'NO' });
     assert.deepEqual({ status: same.status, body: same.body }, { status: 200, body: resolved });
@@ -161,6 +161,6 @@ describe('crash (kill -9) keeps acknowledged writes', () => {
     }
     const after = await client(server.baseUrl, users[0]!.token).get('/v1/user/preferences');
     assert.equal(after.body.notifications_enabled, false);
-    assert.deepEqual((await client(server.baseUrl).get('/v1/mention-markets')).body, { markets: [market.body] });
+    assert.deepEqual((await client(server.baseUrl).get('/v1/mention-markets')).body, { markets: [market.body], next_cursor: null });
   });
 });

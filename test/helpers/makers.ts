@@ -87,6 +87,8 @@ export interface MakerSocketOptions {
   autoPong?: boolean;
   /** Default timeout of next()/closed waits, ms. */
   timeoutMs?: number;
+  /** The local address to connect from (any of 127/8 on Linux): a test's second or third caller. */
+  localAddress?: string;
 }
 
 /** A raw maker socket: every server message is logged and can be awaited by type. */
@@ -131,7 +133,7 @@ export class MakerSocket {
 
   /** Opens a socket to the maker path; resolves when open. */
   static async open(server: Pick<MakerTarget, 'wsUrl'>, options: MakerSocketOptions = {}): Promise<MakerSocket> {
-    const ws = new WebSocket(server.wsUrl + MAKER_WS_PATH);
+    const ws = new WebSocket(server.wsUrl + MAKER_WS_PATH, options.localAddress === undefined ? {} : { localAddress: options.localAddress });
     const socket = new MakerSocket(ws, options);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());

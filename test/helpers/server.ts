@@ -51,6 +51,8 @@ export function testServiceEnv(dataDir: string): Record<string, string> {
     PARLAYD_SHARDS: '1',
     PARLAYD_VERIFY_THREADS: '1',
     PARLAYD_LOG_LEVEL: 'info',
+    // Tests log in many users from one loopback address; the tests of the auth limit set it themselves.
+    PARLAYD_AUTH_RATE_LIMIT_PER_S: '0',
   };
 }
 

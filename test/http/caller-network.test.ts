@@ -4,7 +4,7 @@
 // 127.0.0.1 on a dual-stack listener, "0000:...:0001" for ::1) and in the compressed form.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { callerNetwork } from '../../src/http/caller-network.js';
+import { callerNetwork, callerWideNetwork } from '../../src/http/caller-network.js';
 
 describe('callerNetwork', () => {
   const cases: Array<[input: string, network: string]> = [
@@ -33,5 +33,27 @@ describe('callerNetwork', () => {
     for (const text of ['', 'unknown', '1:2:3', '1::2::3', '1:2:3:4:5:6:7:8:9', 'g::1', '12345::1', '1:2:3:4:5:6:7::8']) {
       assert.equal(callerNetwork(text), text);
     }
+  });
+});
+
+describe('callerWideNetwork (the per-network limit: IPv4 /24, IPv6 /48)', () => {
+  const cases: Array<[input: string, network: string]> = [
+    ['127.0.0.1', '127.0.0.0/24'],
+    ['127.0.0.254', '127.0.0.0/24'],
+    ['203.0.113.9', '203.0.113.0/24'],
+    ['0000:0000:0000:0000:0000:ffff:7f00:0001', '127.0.0.0/24'],
+    ['::ffff:cb00:7109', '203.0.113.0/24'],
+    ['2001:0db8:85a3:0042:1000:8a2e:0370:7334', '2001:db8:85a3::/48'],
+    ['2001:db8:85a3:ffff::1', '2001:db8:85a3::/48'],
+    ['::1', '0:0:0::/48'],
+  ];
+  for (const [input, network] of cases) {
+    it(`${input} → ${network}`, () => assert.equal(callerWideNetwork(input), network));
+  }
+
+  it('neighbouring blocks are other networks; text that is not an address is its own key', () => {
+    assert.notEqual(callerWideNetwork('203.0.113.9'), callerWideNetwork('203.0.114.9'));
+    assert.notEqual(callerWideNetwork('2001:db8:1::1'), callerWideNetwork('2001:db8:2::1'));
+    for (const text of ['', 'unknown', '1.2.3', '1::2::3']) assert.equal(callerWideNetwork(text), text);
   });
 });

@@ -264,16 +264,19 @@ describe('maker gateway bounds and shutdown', () => {
   });
   after(() => gw.close());
 
-  it('sockets awaiting auth are bounded: past the bound the upgrade is refused with 503; auth frees a place', async () => {
+  it('sockets awaiting auth are bounded: past the bound the oldest idle one is closed AUTH_EVICTED for the newcomer', async () => {
     const maker = await gw.register();
     const first = await MakerSocket.open(gw);
+    await first.next('auth_challenge');
     const second = await MakerSocket.open(gw);
+    await second.next('auth_challenge');
     assert.equal(gw.gateway.pendingCount, 2);
-    await assert.rejects(MakerSocket.open(gw), /HTTP 503/);
-    await first.close();
-    const mm = await connectMaker(gw, maker); // takes the freed place, then leaves the pending set
+    const mm = await connectMaker(gw, maker); // evicts first, then leaves the pending set once authenticated
+    assert.deepEqual(await first.waitClosed(), { code: 1013, reason: 'AUTH_EVICTED' });
+    assert.equal(second.isOpen, true);
     assert.equal(gw.gateway.pendingCount, 1);
     const third = await MakerSocket.open(gw);
+    await third.next('auth_challenge');
     await Promise.all([second.close(), third.close(), mm.close()]);
   });
 

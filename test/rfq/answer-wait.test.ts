@@ -10,7 +10,7 @@ import { connectNewMaker } from '../helpers/makers.js';
 import { autoQuote, fundedTaker, unsignedBody } from '../helpers/rfq.js';
 
 async function unclaimedResults(server: TestServer): Promise<number> {
-  const text = (await client(server.baseUrl).get('/metrics')).body as string;
+  const text = (await client(server.baseUrl, server.adminToken).get('/metrics')).body as string;
   const line = /^parlayd_rfq_unclaimed_results (\d+)$/m.exec(text);
   assert.ok(line !== null, 'the gauge is exported');
   return Number(line[1]);

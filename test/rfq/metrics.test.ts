@@ -8,7 +8,7 @@ import { connectNewMaker } from '../helpers/makers.js';
 import { autoQuote, fundedTaker, unsignedBody } from '../helpers/rfq.js';
 
 async function metricsText(server: TestServer): Promise<string> {
-  return (await client(server.baseUrl).get('/metrics')).body as string;
+  return (await client(server.baseUrl, server.adminToken).get('/metrics')).body as string;
 }
 
 /** The value of one sample line, `name{labels} value`, or of `name value` when `labels` is ''. */

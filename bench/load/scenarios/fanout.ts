@@ -35,9 +35,9 @@ export interface FanoutResult {
   steps: FanoutStep[];
 }
 
-/** The server's own fan-out histogram (sum and count) from GET /metrics. */
-async function serverBroadcastSeconds(baseUrl: string): Promise<{ sum: number; count: number }> {
-  const text = await (await fetch(baseUrl + '/metrics')).text();
+/** The server's own fan-out histogram (sum and count) from GET /metrics (admin bearer). */
+async function serverBroadcastSeconds(server: { baseUrl: string; adminToken: string }): Promise<{ sum: number; count: number }> {
+  const text = await (await fetch(server.baseUrl + '/metrics', { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
   const read = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
   return { sum: read('parlayd_rfq_fanout_seconds_sum'), count: read('parlayd_rfq_fanout_seconds_count') };
 }
@@ -66,7 +66,7 @@ export const fanout: Scenario<FanoutResult> = {
         let missedReceipts = 0;
         // Warm-up: a few RFQs through the same path first.
         const prepared = prepareUnsigned(users, markets, samples + 10, WAIT_MS);
-        const broadcastBefore = await serverBroadcastSeconds(server.baseUrl);
+        const broadcastBefore = await serverBroadcastSeconds(server);
         for (let i = 0; i < prepared.length; i++) {
           const sentMs = nowEpochMs();
           const answer = await postRfq(target.pool, prepared[i]!);
@@ -80,7 +80,7 @@ export const fanout: Scenario<FanoutResult> = {
           lastMaker.recordMs(receipt.lastMs - sentMs);
           firstMaker.recordMs(receipt.firstMs - sentMs);
         }
-        const broadcastAfter = await serverBroadcastSeconds(server.baseUrl);
+        const broadcastAfter = await serverBroadcastSeconds(server);
         const serverBroadcastMs = Math.round(((broadcastAfter.sum - broadcastBefore.sum) / Math.max(1, broadcastAfter.count - broadcastBefore.count)) * 1e6) / 1000;
         await farm.setPolicy('decline', false);
         const load = prepareUnsigned(users, markets, ctx.isQuick ? 10_000 : 60_000, WAIT_MS);

@@ -96,7 +96,7 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
     await step(pool, prepare(ctx.isQuick ? 200 : 1500), 500);
     const steps: LadderStep[] = [];
     const stageSnapshot = new Map<string, number>();
-    if (process.env['BENCH_STAGES'] === '1') await stageMeans(server.baseUrl, stageSnapshot);
+    if (process.env['BENCH_STAGES'] === '1') await stageMeans(server, stageSnapshot);
     for (const ratePerS of rates) {
       const durationMs = stepMs(ctx, 5000);
       const prepared = prepare(Math.round((ratePerS * durationMs) / 1000));
@@ -111,7 +111,7 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
           `p99.9 ${result.latency.p999Ms} max ${result.latency.maxMs} ms, errors ${result.errors}, CPU server ${cpu.serverPercent} % ` +
           `client ${cpu.clientPercent} %${saturated ? ' (saturated)' : ''}`,
       );
-      if (process.env['BENCH_STAGES'] === '1') ctx.log(await stageMeans(server.baseUrl, stageSnapshot));
+      if (process.env['BENCH_STAGES'] === '1') ctx.log(await stageMeans(server, stageSnapshot));
       if (saturated) break;
     }
     const sustainedPerS = Math.max(0, ...steps.filter((s) => !s.isSaturatedStep).map((s) => s.throughputPerS));
@@ -214,8 +214,8 @@ export const signed: Scenario<LadderResult> = {
 };
 
 /** Mean of each server stage histogram since the last call (diagnostics: BENCH_STAGES=1). */
-async function stageMeans(baseUrl: string, last: Map<string, number>): Promise<string> {
-  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+async function stageMeans(server: { baseUrl: string; adminToken: string }, last: Map<string, number>): Promise<string> {
+  const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
   const sums = new Map<string, number>();
   for (const m of text.matchAll(/^(parlayd_[a-z_]+_seconds)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/gm)) {
     const key = `${m[1]}${m[3] ?? ''}|${m[2]}`;

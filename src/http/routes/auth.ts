@@ -24,8 +24,9 @@ export function authRoutes(s: Services) {
       method: 'POST', path: '/v1/auth/wallet/challenge', tag: 'auth', auth: 'none',
       summary: 'Get a Sign-In with Ethereum message and single-use nonce (5 min) for an address',
       body: WalletChallengeRequest, responses: { 200: WalletChallengeResponse },
-      handler: async ({ body }) => {
-        const challenge = await s.walletLogin.challenge(body.address);
+      // Answered synchronously: a challenge writes nothing (auth/login-nonce.ts).
+      handler: ({ body }) => {
+        const challenge = s.walletLogin.challenge(body.address);
         return json(200, { message: challenge.message, nonce: challenge.nonce, expires_at_ms: challenge.expiresAtMs });
       },
     }),

@@ -16,30 +16,48 @@ import {
   ContestListQuery,
   CreateContest,
 } from '../../schemas/contests.js';
-import { Nullable, StrictObject, Uuid } from '../../schemas/common.js';
-import { MAX_ADMIN_ENTRIES_PAGE } from '../../contests/contests.js';
+import { StrictObject, Uuid } from '../../schemas/common.js';
+import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/contests.js';
+import { PageCache } from '../page-cache.js';
+import { decodeCursor, encodeCursor, isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
 
 /** A page of the admin entries view; pages go in entry key order (user_id, then entry_index). */
-const AdminEntriesQuery = StrictObject({
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ADMIN_ENTRIES_PAGE, description: `entries in the page (default ${MAX_ADMIN_ENTRIES_PAGE})` })),
-  cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor of the previous page (opaque); absent: the first page' }),
-  ),
-});
+const AdminEntriesQuery = StrictObject(pageQueryProperties({ maxLimit: MAX_ADMIN_ENTRIES_PAGE, defaultLimit: MAX_ADMIN_ENTRIES_PAGE }));
 const AdminEntries = Type.Object({
   entries: Type.Array(Type.Composite([Type.Object({ user_id: Uuid }), CallerEntry])),
-  next_cursor: Nullable(Type.String({ description: 'cursor of the next page; null on the last page' })),
+  ...nextCursorProperty,
 });
+
+/** Cursor positions (http/paging.ts): the list's (created_at_ms, seq) of its last contest; an entry key. */
+const isListPosition = isSafeIntegers(2);
+const isEntryKeyOfContest = (contestId: string) => (values: readonly unknown[]): values is [string] =>
+  isOneString(values) && isEntryKeyOf(contestId, values[0]);
 
 export function contestRoutes(s: Services) {
   const contests = s.contests;
+  /** Serialized list pages, valid while contests.listVersion stays (http/page-cache.ts). */
+  const listPages = new PageCache();
   return [
     defineRoute({
       method: 'GET', path: '/v1/contests', tag: 'contests', auth: 'none',
       summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
       query: ContestListQuery, responses: { 200: ContestList },
-      handler: ({ query }) =>
-        json(200, { contests: contests.list({ status: query.status || undefined, category: query.category || undefined, limit: query.limit }) }),
+      handler: ({ query }) => {
+        const filter = { status: query.status || undefined, category: query.category || undefined };
+        const scope = { route: 'contests', filter: [filter.status ?? null, filter.category ?? null] };
+        // The cursor is checked on every request (a refused one is never cached); the key is the whole query.
+        const after = decodeCursor(scope, query.cursor, isListPosition);
+        const version = contests.listVersion;
+        const key = JSON.stringify([filter.status ?? null, filter.category ?? null, query.limit ?? null, query.cursor ?? null]);
+        let body = listPages.get(version, key);
+        if (body === null) {
+          const page = contests.list(filter, { limit: query.limit, after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! } });
+          const nextCursor = page.next === null ? null : encodeCursor(scope, [page.next.createdAtMs, page.next.seq]);
+          body = JSON.stringify({ contests: page.contests, next_cursor: nextCursor });
+          listPages.set(version, key, body);
+        }
+        return { status: 200, body, contentType: 'application/json' };
+      },
     }),
     defineRoute({
       method: 'GET', path: '/v1/contests/{id}', tag: 'contests', auth: 'optional-user',
@@ -89,8 +107,14 @@ export function contestRoutes(s: Services) {
       method: 'GET', path: '/v1/admin/contests/{id}/entries', tag: 'admin', auth: 'admin',
       summary: 'A page of the entries of a contest of any game_type, with their user_id, in key order (user_id, then entry_index); follow next_cursor until null',
       params: ContestIdParams, query: AdminEntriesQuery, responses: { 200: AdminEntries },
-      handler: ({ params, query }) =>
-        json(200, contests.adminEntries(params.id, { limit: query.limit ?? MAX_ADMIN_ENTRIES_PAGE, cursor: query.cursor })),
+      handler: ({ params, query }) => {
+        const scope = { route: 'admin-contest-entries', filter: [params.id] };
+        const page = contests.adminEntries(params.id, {
+          limit: query.limit ?? MAX_ADMIN_ENTRIES_PAGE,
+          afterKey: () => decodeCursor(scope, query.cursor, isEntryKeyOfContest(params.id))?.[0] ?? null,
+        });
+        return json(200, { entries: page.entries, next_cursor: page.nextKey === null ? null : encodeCursor(scope, [page.nextKey]) });
+      },
     }),
   ];
 }

@@ -3,8 +3,12 @@ import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
 import { ApiError } from '../../errors.js';
 import {
-  CurrentMarketQuery, LookupMarketQuery, MarketEnvelope, MarketIdParams, MarketList, MentionMarketsQuery,
+  CurrentMarketQuery, LookupMarketQuery, MarketEnvelope, MarketIdParams, MarketList, MENTION_LIST_PAGE, MentionMarketsQuery,
 } from '../../schemas/markets.js';
+import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
+
+/** A mention list cursor holds the last market id of its page. */
+const isMarketIdPosition = isSafeIntegers(1);
 
 export function marketRoutes(s: Services) {
   return [
@@ -33,9 +37,14 @@ export function marketRoutes(s: Services) {
     }),
     defineRoute({
       method: 'GET', path: '/v1/mention-markets', tag: 'markets', auth: 'none',
-      summary: 'Mention markets, optionally filtered by status',
+      summary: 'Mention markets in market id order, optionally filtered by status; follow next_cursor until null',
       query: MentionMarketsQuery, responses: { 200: MarketList },
-      handler: ({ query }) => json(200, { markets: s.markets.listMentions(query.status) }),
+      handler: ({ query }) => {
+        const scope = { route: 'mention-markets', filter: [query.status ?? null] };
+        const after = decodeCursor(scope, query.cursor, isMarketIdPosition);
+        const page = s.markets.listMentions(query.status, { limit: query.limit ?? MENTION_LIST_PAGE.defaultLimit, afterId: after?.[0] ?? null });
+        return json(200, { markets: page.markets, next_cursor: page.nextId === null ? null : encodeCursor(scope, [page.nextId]) });
+      },
     }),
   ];
 }

@@ -13,7 +13,9 @@ export function opsRoutes(s: Services, allRoutes: () => readonly AnyRoute[], ver
       handler: () => json(200, { status: 'ok' }),
     }),
     defineRoute({
-      method: 'GET', path: '/metrics', tag: 'ops', auth: 'none', summary: 'Prometheus metrics',
+      // Behind the admin token (issue 21 item 3): rendering every series costs the main thread in
+      // proportion to the routes, statuses and error codes seen, and it tells a stranger the service's load.
+      method: 'GET', path: '/metrics', tag: 'ops', auth: 'admin', summary: 'Prometheus metrics (admin bearer)',
       responses: { 200: Type.String() }, produces: 'text/plain; version=0.0.4',
       handler: async () => ({ status: 200, body: await s.metrics.registry.metrics(), contentType: s.metrics.registry.contentType }),
     }),

@@ -1,0 +1,91 @@
+// Main thread, owned by the gateway (gateway.ts), which alone calls it. The sockets connected and not yet
+// authenticated: how many in all, per remote address (an IPv6 /64) and per network (an IPv4 /24, an IPv6
+// /48), and in which order they came, so the gateway can refuse a caller over its own share, evict the
+// longest-waiting idle socket when every place is taken, and shorten the auth deadline under pressure
+// (issue 21 item 1). Pure bookkeeping: the gateway decides and closes sockets.
+//
+// Bounds: at most `maxPending` sockets (the gateway never adds one past it); each map holds an entry only
+// while it counts at least one socket, so every structure holds at most `maxPending` entries.
+import assert from 'node:assert/strict';
+import type { Connection } from './connection.js';
+
+export interface PendingAuthLimits {
+  maxPending: number;
+  maxPerAddress: number;
+  maxPerNetwork: number;
+}
+
+/** Why a new socket may not wait for auth, or null when it may (perhaps after an eviction: see isFull). */
+export type PendingRefusal = 'PER_ADDRESS' | 'PER_NETWORK' | null;
+
+export class PendingAuth {
+  #count = 0;
+  readonly #byAddress = new Map<string, number>();
+  readonly #byNetwork = new Map<string, number>();
+  /** Oldest first (a Set keeps insertion order). */
+  readonly #order = new Set<Connection>();
+
+  constructor(private readonly limits: PendingAuthLimits) {
+    for (const [name, value] of Object.entries(limits)) assert.ok(Number.isSafeInteger(value) && value >= 1, `${name} must be an integer >= 1`);
+  }
+
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Every place is taken: a newcomer needs an eviction (oldestIdle) or a refusal. */
+  get isFull(): boolean {
+    return this.#count >= this.limits.maxPending;
+  }
+
+  /**
+   * More than half the places are taken (asked right after adding a socket: counting it), so that socket
+   * gets the short auth deadline. A maker answers its challenge within milliseconds: only idle sockets
+   * feel it.
+   */
+  get isUnderPressure(): boolean {
+    return this.#count > this.limits.maxPending / 2;
+  }
+
+  /** Whether a socket from this address and network is over their shares (checked before any eviction). */
+  refusalFor(remoteAddressKey: string, remoteNetworkKey: string): PendingRefusal {
+    if ((this.#byAddress.get(remoteAddressKey) ?? 0) >= this.limits.maxPerAddress) return 'PER_ADDRESS';
+    if ((this.#byNetwork.get(remoteNetworkKey) ?? 0) >= this.limits.maxPerNetwork) return 'PER_NETWORK';
+    return null;
+  }
+
+  add(conn: Connection): void {
+    assert.ok(!this.#order.has(conn), `connection ${conn.connId} is pending already`);
+    // The gateway makes room first (an eviction) or refuses: past the bound is a bug.
+    assert.ok(this.#count < this.limits.maxPending, 'a pending socket added past the bound');
+    this.#count++;
+    this.#order.add(conn);
+    this.#byAddress.set(conn.remoteNetwork, (this.#byAddress.get(conn.remoteNetwork) ?? 0) + 1);
+    this.#byNetwork.set(conn.remoteWideNetwork, (this.#byNetwork.get(conn.remoteWideNetwork) ?? 0) + 1);
+  }
+
+  /** Idempotent: false when `conn` was not pending. */
+  remove(conn: Connection): boolean {
+    if (!this.#order.delete(conn)) return false;
+    this.#count--;
+    decrement(this.#byAddress, conn.remoteNetwork);
+    decrement(this.#byNetwork, conn.remoteWideNetwork);
+    return true;
+  }
+
+  /**
+   * The longest-waiting socket that has not sent its auth_response (one being verified is about to leave
+   * on its own), or null when every pending socket is being verified. Walks at most `maxPending` entries.
+   */
+  oldestIdle(): Connection | null {
+    for (const conn of this.#order) if (conn.phase === 'awaiting_response') return conn;
+    return null;
+  }
+}
+
+/** One fewer under `key`; an entry exists only while it counts at least one, so the map stays bounded. */
+function decrement(counts: Map<string, number>, key: string): void {
+  const count = counts.get(key) ?? 0;
+  if (count <= 1) counts.delete(key);
+  else counts.set(key, count - 1);
+}
