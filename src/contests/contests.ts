@@ -21,7 +21,7 @@
 // (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
 // returns: contests are never deleted, so reading them all per request grew without bound.
 import assert, { AssertionError } from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
@@ -45,8 +45,11 @@ import {
   contestEntriesAfter,
   contestOfEntryKey,
   entryKey,
+  entryKeyRecordKey,
   entryRef,
+  userEntryKey,
   userEntryRange,
+  type EntryKeyRecord,
   type ContestRecord,
   type EntryRecord,
   type ImageRecord,
@@ -138,6 +141,9 @@ export class Contests {
   }
   private get entries() {
     return this.store.db<EntryRecord>('contestEntries');
+  }
+  private get entryKeys() {
+    return this.store.db<EntryKeyRecord>('entryKeys');
   }
   private get images() {
     return this.store.db<ImageRecord>('contestImages');
@@ -301,10 +307,33 @@ export class Contests {
   /** Contract section 8. Durable (entry, reservation and count together) before it resolves. */
   enter(userId: string, request: ContestEntryRequest): Promise<EntryAccepted> {
     return this.lanes.run(request.contest_id, async () => {
+      const replay = this.replayOf(userId, request);
+      if (replay !== null) return replay;
       const decided = this.decideEntry(userId, request, this.clock.nowMs());
       await decided.write();
       return decided.accepted;
     });
+  }
+
+  /**
+   * Contract section 13: an entry's idempotency key seen before answers that entry again (200), whatever has
+   * happened to the contest since, or 409 IDEMPOTENCY_CONFLICT for other content. Racing retries of one key
+   * on one contest are serialized by its lane; on two contests, the user's shard refuses the second key
+   * record in its transaction (the 'reserve' op's uniqueKeys).
+   */
+  private replayOf(userId: string, request: ContestEntryRequest): EntryAccepted | null {
+    if (request.idempotency_key === undefined) return null;
+    const record = this.entryKeys.get(entryKeyRecordKey(userId, request.idempotency_key));
+    if (record === undefined) return null;
+    if (record.contentHash !== entryContentHash(request)) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    return { status: 200, body: { contest_id: record.contestId, entry_index: record.entryIndex, reserved_micros: record.reservedMicros } };
+  }
+
+  /** The key record an entry made with an idempotency key writes, with its database key; null without one. */
+  private keyRecordOf(userId: string, request: ContestEntryRequest, entryIndex: number, reservedMicros: string) {
+    if (request.idempotency_key === undefined) return null;
+    const record: EntryKeyRecord = { contestId: request.contest_id, entryIndex, contentHash: entryContentHash(request), reservedMicros };
+    return { key: entryKeyRecordKey(userId, request.idempotency_key), record };
   }
 
   /**
@@ -347,9 +376,11 @@ export class Contests {
         status: 201,
         body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: String(contest.betAmountMicros) },
       },
-      // The user's shard decides the stake (INSUFFICIENT_BALANCE) and writes it with the entry and the count.
-      write: () =>
-        this.owners.moveMoney(this.owners.shardOfUser(userId), {
+      // The user's shard decides the stake (INSUFFICIENT_BALANCE) and writes it with the entry, the count,
+      // the entry's place in the user's history and its idempotency key.
+      write: () => {
+        const keyed = this.keyRecordOf(userId, request, entryIndex, String(contest.betAmountMicros));
+        return this.owners.moveMoney(this.owners.shardOfUser(userId), {
           op: 'reserve',
           userId,
           amountMicros: String(contest.betAmountMicros),
@@ -357,9 +388,13 @@ export class Contests {
           writes: [
             { db: 'contestEntries', key, value: entry },
             { db: 'contests', key: contest.contestId, value: updated },
+            { db: 'userEntries', key: userEntryKey(userId, nowMs, contest.contestId, entryIndex), value: true },
+            ...(keyed === null ? [] : [{ db: 'entryKeys' as const, key: keyed.key, value: keyed.record }]),
           ],
+          uniqueKeys: keyed === null ? [] : [{ db: 'entryKeys', key: keyed.key }],
           atMs: nowMs,
-        }),
+        });
+      },
     };
   }
 
@@ -382,10 +417,15 @@ export class Contests {
     const picks = [...entry.picks, ...request.bets.map((b) => ({ marketId: b.market_id, direction: b.direction }))];
     return {
       accepted: { status: 200, body: { contest_id: contest.contestId, entry_index: entryIndex, reserved_micros: '0' } },
-      write: () =>
-        this.store.transact(() => {
+      write: () => {
+        const keyed = this.keyRecordOf(userId, request, entryIndex, '0');
+        return this.store.transact(() => {
+          // Inside the transaction: a new entry's key is written by a shard, and LMDB orders the two.
+          if (keyed !== null && this.entryKeys.get(keyed.key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
           void this.entries.put(key, { ...entry, picks });
-        }),
+          if (keyed !== null) void this.entryKeys.put(keyed.key, keyed.record);
+        });
+      },
     };
   }
 
@@ -593,4 +633,9 @@ export class Contests {
   private unindexContest(contest: ContestRecord): void {
     this.unindex(contest.contestId, contest.markets.map((m) => m.marketId));
   }
+}
+
+/** What an entry's idempotency key stands for: the contest, the entry continued (if any) and the picks. */
+function entryContentHash(request: ContestEntryRequest): string {
+  return hash('sha256', JSON.stringify([request.contest_id, request.entry_index ?? null, request.bets.map((b) => [b.market_id, b.direction])]));
 }

@@ -144,3 +144,18 @@ export const entryRef = (entry: Pick<EntryRecord, 'contestId' | 'userId' | 'entr
   `contest:${entry.contestId}:${entry.userId}:${entry.entryIndex}`;
 
 export const imageUrl = (contestId: string) => `/v1/contests/${contestId}/image`;
+
+/** Time-ordered key of one of a user's entries in any contest (userEntries): newest first is a reverse range. */
+export const userEntryKey = (userId: string, createdAtMs: number, contestId: string, entryIndex: number) =>
+  `${userId}:${String(createdAtMs).padStart(16, '0')}:${contestId}:${String(entryIndex).padStart(INDEX_DIGITS, '0')}`;
+
+/** The entry a contest entry's idempotency key made (contract section 13), and what it was made from. */
+export interface EntryKeyRecord {
+  contestId: string;
+  entryIndex: number;
+  /** sha256 of the request's content (contest, entry_index, bets): the same key with other content is 409. */
+  contentHash: string;
+  reservedMicros: string;
+}
+
+export const entryKeyRecordKey = (userId: string, idempotencyKey: string) => `${userId}:${idempotencyKey}`;

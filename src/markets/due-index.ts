@@ -6,7 +6,7 @@
 // - the auto-void sweep (oracle/auto-void.ts): the markets due more than the grace ago, oldest first;
 // - the oracle's start-up (oracle/resolver.ts): the unresolved price windows, to index them in memory.
 import assert from 'node:assert/strict';
-import { validationError } from '../errors.js';
+import { decodeCursor, encodeCursor } from '../http/paging.js';
 import type { Market, StoredMarket } from '../schemas/markets.js';
 import type { Db, Store } from '../store/db.js';
 
@@ -53,17 +53,18 @@ function endKeyAfter(atMs: number): string {
 }
 
 /** An opaque cursor: the page's last key, base64url. */
+/** The due list's cursors follow the one paging convention (http/paging.ts): the page's last due key. */
+const DUE_CURSOR_SCOPE = { route: 'admin-markets-due', filter: [] } as const;
+const isDuePosition = (values: readonly unknown[]): values is [string] =>
+  values.length === 1 && typeof values[0] === 'string' && DUE_KEY_RE.test(values[0]);
+
 export function encodeDueCursor(key: string): string {
-  return Buffer.from(key, 'utf8').toString('base64url');
+  return encodeCursor(DUE_CURSOR_SCOPE, [key]);
 }
 
 /** The key a cursor encodes; 400 VALIDATION_FAILED at /cursor unless this route could have issued it. */
 export function decodeDueCursor(cursor: string): string {
-  const key = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!DUE_KEY_RE.test(key) || encodeDueCursor(key) !== cursor) {
-    throw validationError([{ path: '/cursor', message: 'cursor is not a next_cursor of this route' }]);
-  }
-  return key;
+  return decodeCursor(DUE_CURSOR_SCOPE, cursor, isDuePosition)![0];
 }
 
 /**

@@ -56,7 +56,7 @@ export interface CreateRfq {
 
 /** A record another owner decided, committed by the shard in the same transaction as the money it goes with. */
 export interface RecordWrite {
-  db: 'contests' | 'contestEntries';
+  db: 'contests' | 'contestEntries' | 'userEntries' | 'entryKeys';
   key: string;
   value: unknown;
 }
@@ -76,8 +76,19 @@ export interface EntrySettlement {
 export type MoneyOp =
   /** Admin funding, idempotent by key: the key's record is written with the credit. */
   | { op: 'credit'; userId: string; wallet: string; amountMicros: string; idempotencyKey: string; atMs: number }
-  /** A contest entry: its stake reserved with the entry's records, or INSUFFICIENT_BALANCE and nothing written. */
-  | { op: 'reserve'; userId: string; amountMicros: string; ref: string; writes: RecordWrite[]; atMs: number }
+  /**
+   * A contest entry: its stake reserved with the entry's records, or INSUFFICIENT_BALANCE and nothing written.
+   * `uniqueKeys`: records that must not exist yet (an idempotency key): if one does, IDEMPOTENCY_CONFLICT.
+   */
+  | {
+      op: 'reserve';
+      userId: string;
+      amountMicros: string;
+      ref: string;
+      writes: RecordWrite[];
+      uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
+      atMs: number;
+    }
   /** A batch of a contest's settlement: each entry paid (or refunded) once, however often this is repeated. */
   | { op: 'settle_entries'; entries: EntrySettlement[]; atMs: number }
   /** Filled positions one of whose markets resolved: each settles when its outcome is decided, once. */

@@ -116,3 +116,7 @@ export function payoutMicros(wagerMicros: bigint, oddsE4: number): bigint {
 
 /** The ledger reference of an RFQ's money: its reservation, then its filled stake (ledger.ts holds). */
 export const rfqRef = (requestId: string) => `rfq:${requestId}`;
+
+/** Time-ordered key of one of a user's RFQs: the user's RFQs newest first are one reverse range (userRfqs). */
+export const userRfqKey = (userId: string, createdAtMs: number, requestId: string) =>
+  `${userId}:${String(createdAtMs).padStart(16, '0')}:${requestId}`;

@@ -10,7 +10,7 @@ import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
 import { fillKey, type FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
-import { endedRecord, isTerminal, rfqRef, type RfqKeyRecord, type RfqRecord } from './records.js';
+import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqKeyRecord, type RfqRecord } from './records.js';
 
 export class RfqWrites {
   constructor(
@@ -97,7 +97,7 @@ export class RfqWrites {
   }
 
   /**
-   * The create: the wager's hold, the record and the replay key. `isStillActive` false means its terminal
+   * The create: the wager's hold, the record, the replay key and its place in the user's history. `isStillActive` false means its terminal
    * write follows in this same commit (persistTerminal queued it when it set the phase): it was never active
    * on disk, so no marker for recovery (one page fewer).
    */
@@ -106,6 +106,7 @@ export class RfqWrites {
     this.ledger.reserveInTxn(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
     void this.store.db<RfqRecord>('rfqs').put(requestId, created);
     void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
+    void this.store.db<true>('userRfqs').put(userRfqKey(command.userId, created.createdAtMs, requestId), true);
     if (isStillActive) void this.store.db<true>('rfqActive').put(requestId, true);
   }
 

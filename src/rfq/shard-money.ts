@@ -84,6 +84,8 @@ export class ShardMoney {
     if (settle === null) throw new ApiError('INSUFFICIENT_BALANCE');
     try {
       await this.store.transact(() => {
+        // Read inside the transaction: the user's records are this shard's to write, so nothing can race it.
+        for (const { db, key } of op.uniqueKeys) if (this.store.db(db).get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
         this.book.ledger.reserveInTxn(op.userId, amountMicros, op.ref, op.atMs);
         this.write(op.writes);
       });

@@ -216,6 +216,8 @@ export const ContestEntryRequest = StrictObject({
   contest_id: Uuid,
   entry_index: Type.Optional(Int32(0, 2_147_483_647)),
   bets: Type.Array(ContestPick, { minItems: 1, maxItems: CONTEST_LIMITS.maxPicks }),
+  /** Contract section 13: the same key and content again answers the same entry (200); other content is 409. */
+  idempotency_key: Type.Optional(Uuid),
 });
 export type ContestEntryRequest = Static<typeof ContestEntryRequest>;
 

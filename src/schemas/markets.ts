@@ -91,12 +91,6 @@ export const MAX_DUE_PAGE = 1000;
 export const DEFAULT_DUE_PAGE = 100;
 export const DueMarketsQuery = StrictObject({
   due: Type.Literal('true', { description: 'only markets whose resolution time has passed and that are unresolved (required)' }),
-  limit: Type.Optional(SafeInt({ minimum: 1, maximum: MAX_DUE_PAGE })),
-  cursor: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor of the previous page (opaque)' }),
-  ),
+  ...pageQueryProperties({ maxLimit: MAX_DUE_PAGE, defaultLimit: DEFAULT_DUE_PAGE }),
 });
-export const DueMarketsPage = Type.Object({
-  markets: Type.Array(Market),
-  next_cursor: Nullable(Type.String({ description: 'cursor of the next page; null on the last page' })),
-});
+export const DueMarketsPage = Type.Object({ markets: Type.Array(Market), ...nextCursorProperty });

@@ -28,10 +28,13 @@ export const DB_NAMES = [
   'rfqs', // request_id -> RfqRecord
   'rfqKeys', // replay key -> RfqKeyRecord {requestId, contentHash}
   'rfqActive', // request_id -> true while the RFQ is not terminal: what a restart must fail and release
+  'userRfqs', // userRfqKey (user, created_at_ms, request_id) -> true: a user's RFQs newest first (GET /v1/user/rfqs)
   'fills', // `${makerAddress}:${request_id}` -> FillRecord
   'openPositions', // `${marketKey}:${request_id}` -> true for each leg of a filled, unsettled RFQ
   'contests', // contest id -> ContestRecord
   'contestEntries', // `${contestId}:${userId}:${entryIndex}` -> EntryRecord
+  'userEntries', // userEntryKey (user, created_at_ms, contest, entry_index) -> true: GET /v1/user/contest_entries
+  'entryKeys', // `${userId}:${idempotency_key}` -> EntryKeyRecord: a contest entry's idempotency key
   'contestImages', // contest id -> { contentType, bytes }
   'marketsDue', // `${dueAtMs, 16 digits}:${marketKey}` -> true for each OPEN market (markets/due-index.ts)
   'oraclePrices', // `${asset}:${tsMs, 16 digits}` -> PriceReportRecord (oracle/prices.ts)

@@ -3,17 +3,23 @@
 // this one in one transaction, and one written by a later version is refused with a message that says so,
 // never read wrongly.
 //
-// Version 2 added the ledger's holds (ledger.ts): money reserved or at risk is held per reference, so that a
-// release or settlement moves exactly what was held. Version 1 kept only per-user totals; its holds are
-// rebuilt from what they were for: active RFQs (reserved wager), unsettled fills (at-risk stake) and
-// unsettled entries of open contests (reserved stake). Each user's rebuilt holds must add up to the user's
-// reserved and at-risk totals, or the start is refused: the data is not what this version understands.
+// Each step brings the layout one version up, all of them in one transaction:
+// - 2 added the ledger's holds (ledger.ts): money reserved or at risk is held per reference, so that a
+//   release or settlement moves exactly what was held. Version 1 kept only per-user totals; its holds are
+//   rebuilt from what they were for: active RFQs (reserved wager), unsettled fills (at-risk stake) and
+//   unsettled entries of open contests (reserved stake). Each user's rebuilt holds must add up to the user's
+//   reserved and at-risk totals, or the start is refused: the data is not what this version understands.
+// - 3 added each user's history indexes (`userRfqs`, `userEntries`: GET /v1/user/rfqs and
+//   /v1/user/contest_entries read only the page they answer); they are built from the records. One pass over
+//   every RFQ and entry, once.
 import type { Logger } from 'pino';
 import { holdsFromRecords } from '../ledger/audit.js';
 import { readBalance, type HoldRecord } from '../ledger/ledger.js';
+import { userEntryKey, type EntryRecord } from '../contests/records.js';
+import { userRfqKey, type RfqRecord } from '../rfq/records.js';
 import type { Store } from './db.js';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 const VERSION_KEY = 'schemaVersion';
 
 export class UnsupportedDataError extends Error {}
@@ -27,13 +33,32 @@ export async function migrateStore(store: Store, log: Logger): Promise<void> {
       `the data directory was written by a newer parlayd (layout ${found}; this one reads up to ${SCHEMA_VERSION}): run that version, or start with another PARLAYD_DATA_DIR`,
     );
   }
-  const isEmpty = store.db('balances').getKeysCount({ limit: 1 }) === 0;
-  const holdCount = await store.transact(() => {
-    const count = isEmpty ? 0 : rebuildHoldsInTxn(store);
+  const isEmpty = store.db('balances').getKeysCount({ limit: 1 }) === 0 && store.db('rfqs').getKeysCount({ limit: 1 }) === 0;
+  const from = found ?? 1;
+  const counts = await store.transact(() => {
+    const done = { holds: 0, historyRows: 0 };
+    if (!isEmpty) {
+      if (from < 2) done.holds = rebuildHoldsInTxn(store);
+      if (from < 3) done.historyRows = buildHistoryIndexesInTxn(store);
+    }
     void meta.put(VERSION_KEY, SCHEMA_VERSION);
-    return count;
+    return done;
   });
-  if (!isEmpty) log.info({ from: found ?? 1, to: SCHEMA_VERSION, holds: holdCount }, 'data directory migrated');
+  if (!isEmpty) log.info({ from, to: SCHEMA_VERSION, ...counts }, 'data directory migrated');
+}
+
+/** Version 3: every RFQ and contest entry in its user's history index. */
+function buildHistoryIndexesInTxn(store: Store): number {
+  let rows = 0;
+  for (const { value: rfq } of store.db<RfqRecord>('rfqs').getRange()) {
+    void store.db<true>('userRfqs').put(userRfqKey(rfq.userId, rfq.createdAtMs, rfq.requestId), true);
+    rows++;
+  }
+  for (const { value: entry } of store.db<EntryRecord>('contestEntries').getRange()) {
+    void store.db<true>('userEntries').put(userEntryKey(entry.userId, entry.createdAtMs, entry.contestId, entry.entryIndex), true);
+    rows++;
+  }
+  return rows;
 }
 
 function rebuildHoldsInTxn(store: Store): number {

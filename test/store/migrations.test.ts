@@ -49,7 +49,7 @@ test('a version-1 data directory is migrated: holds rebuilt, then the restart re
   const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-v1-'));
   const { userId, requestId } = await writeVersion1(dataDir, WAGER);
   const server = await startServer({ dataDir });
-  assert.ok(server.logs.some((l) => l['msg'] === 'data directory migrated' && l['holds'] === 1 && l['from'] === 1));
+  assert.ok(server.logs.some((l) => l['msg'] === 'data directory migrated' && l['holds'] === 1 && l['historyRows'] === 1 && l['from'] === 1));
   assert.ok(server.logs.some((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED'));
   assert.equal(await server.stop(), 0);
 
@@ -61,6 +61,7 @@ test('a version-1 data directory is migrated: holds rebuilt, then the restart re
     assert.deepEqual([balance.availableMicros, balance.reservedMicros], [10_000_000n, 0n]);
     assert.equal(store.db<RfqRecord>('rfqs').get(requestId)?.error, 'SERVICE_RESTARTED');
     assert.deepEqual(auditLedger(store).differences, []);
+    assert.deepEqual([...store.db('userRfqs').getKeys()], [`${userId}:${'1'.padStart(16, '0')}:${requestId}`], 'its history index');
   } finally {
     await store.close();
   }
@@ -84,5 +85,5 @@ test('a data directory written by a newer layout is refused, never read', async 
   const store = openStore(dataDir);
   await store.transact(() => store.db('meta').put('schemaVersion', SCHEMA_VERSION + 1));
   await store.close();
-  await assert.rejects(startServer({ dataDir }), /written by a newer parlayd \(layout 3; this one reads up to 2\)/);
+  await assert.rejects(startServer({ dataDir }), /written by a newer parlayd \(layout 4; this one reads up to 3\)/);
 });

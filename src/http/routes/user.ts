@@ -4,6 +4,16 @@ import type { Services } from '../../services.js';
 import { BalanceResponse } from '../../schemas/users.js';
 import { Preferences, PreferencesPatch } from '../../schemas/preferences.js';
 import { readBalance } from '../../ledger/ledger.js';
+import { userRfqsPage, type UserRfqPosition } from '../../rfq/history.js';
+import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from '../../contests/history.js';
+import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../schemas/history.js';
+import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
+
+const isRfqPosition = (values: readonly unknown[]): values is UserRfqPosition =>
+  values.length === 2 && Number.isSafeInteger(values[0]) && typeof values[1] === 'string';
+const isEntryPosition = (values: readonly unknown[]): values is UserEntryPosition =>
+  values.length === 3 && Number.isSafeInteger(values[0]) && typeof values[1] === 'string' && Number.isSafeInteger(values[2]);
+const isEntryIndexPosition = isSafeIntegers(1);
 
 export function balanceBody(b: { availableMicros: bigint | string; reservedMicros: bigint | string; atRiskMicros: bigint | string }) {
   return {
@@ -20,6 +30,34 @@ export function userRoutes(s: Services) {
       summary: 'Available, reserved and at-risk balance in micros (decimal strings)',
       responses: { 200: BalanceResponse },
       handler: ({ auth }) => json(200, balanceBody(readBalance(s.store, auth.userId))),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/user/rfqs', tag: 'user', auth: 'user',
+      summary: "The caller's RFQs, newest first, optionally of one status (paged: follow next_cursor until null)",
+      query: UserRfqsQuery, responses: { 200: UserRfqList },
+      handler: ({ auth, query }) => {
+        const scope = { route: 'user-rfqs', filter: [query.status ?? null] };
+        const after = decodeCursor(scope, query.cursor, isRfqPosition);
+        const page = userRfqsPage(s.store, auth.userId, { status: query.status, limit: query.limit ?? USER_HISTORY_PAGE.defaultLimit, after });
+        return json(200, { rfqs: page.rfqs, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/user/contest_entries', tag: 'user', auth: 'user',
+      summary: "The caller's contest entries of every game type, newest first, optionally of one contest (paged)",
+      query: UserEntriesQuery, responses: { 200: UserEntryList },
+      handler: ({ auth, query }) => {
+        const limit = query.limit ?? USER_HISTORY_PAGE.defaultLimit;
+        const marketOf = (marketId: number) => s.markets.get(marketId);
+        const scope = { route: 'user-contest-entries', filter: [query.contest_id ?? null] };
+        if (query.contest_id === undefined) {
+          const page = userEntriesPage(s.store, marketOf, auth.userId, { limit, after: decodeCursor(scope, query.cursor, isEntryPosition) });
+          return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+        }
+        const before = decodeCursor(scope, query.cursor, isEntryIndexPosition);
+        const page = userContestEntriesPage(s.store, marketOf, auth.userId, query.contest_id, { limit, beforeIndex: before?.[0] ?? null });
+        return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+      },
     }),
     defineRoute({
       method: 'GET', path: '/v1/user/preferences', tag: 'user', auth: 'user',

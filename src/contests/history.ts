@@ -1,0 +1,74 @@
+// Main thread; reads only. A user's contest entries of every game type, survivor and streak included
+// (GET /v1/user/contest_entries, contract section 13), newest first. Unfiltered, a page walks the `userEntries`
+// index (written by the user's shard with each new entry); for one contest, the contest's own entry keys of
+// the user (`contestEntries`, keyed by contest and user, newest = highest entry_index). Either way a page
+// reads `limit` + 1 rows and their records, never the user's whole history.
+import assert from 'node:assert/strict';
+import type { Store } from '../store/db.js';
+import type { UserEntry } from '../schemas/history.js';
+import { isEliminated } from './rules.js';
+import { entryKey, userEntryKey, userEntryRange, type ContestRecord, type EntryRecord } from './records.js';
+import { callerEntryView, entryOutcomes, type MarketOf } from './views.js';
+
+/** Where an unfiltered page ends: its last entry's (created_at_ms, contest_id, entry_index). */
+export type UserEntryPosition = [createdAtMs: number, contestId: string, entryIndex: number];
+
+export function userEntriesPage(
+  store: Store,
+  marketOf: MarketOf,
+  userId: string,
+  page: { limit: number; after: UserEntryPosition | null },
+): { entries: UserEntry[]; next: UserEntryPosition | null } {
+  const afterKey = page.after === null ? null : userEntryKey(userId, ...page.after);
+  const positions: UserEntryPosition[] = [];
+  for (const key of store.db<true>('userEntries').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true, limit: page.limit + 2 })) {
+    if (key === afterKey) continue;
+    const [createdAtMs, contestId, entryIndex] = key.slice(userId.length + 1).split(':') as [string, string, string];
+    positions.push([Number(createdAtMs), contestId, Number(entryIndex)]);
+  }
+  const shown = positions.slice(0, page.limit);
+  const view = viewer(store, marketOf);
+  return {
+    entries: shown.map(([, contestId, entryIndex]) => view(contestId, userId, entryIndex)),
+    next: positions.length > page.limit ? shown.at(-1)! : null,
+  };
+}
+
+/** One contest's entries of the user, highest entry_index first, strictly below `beforeIndex`. */
+export function userContestEntriesPage(
+  store: Store,
+  marketOf: MarketOf,
+  userId: string,
+  contestId: string,
+  page: { limit: number; beforeIndex: number | null },
+): { entries: UserEntry[]; next: number | null } {
+  const range = userEntryRange(contestId, userId);
+  const start = page.beforeIndex === null ? range.end : entryKey(contestId, userId, page.beforeIndex);
+  const indexes: number[] = [];
+  for (const { key, value } of store.db<EntryRecord>('contestEntries').getRange({ start, end: range.start, reverse: true, limit: page.limit + 2 })) {
+    if (page.beforeIndex !== null && key === start) continue;
+    indexes.push(value.entryIndex);
+  }
+  const shown = indexes.slice(0, page.limit);
+  const view = viewer(store, marketOf);
+  return { entries: shown.map((entryIndex) => view(contestId, userId, entryIndex)), next: indexes.length > page.limit ? shown.at(-1)! : null };
+}
+
+/** Reads an entry and its contest (each contest once per page) and makes its view. */
+function viewer(store: Store, marketOf: MarketOf) {
+  const contests = new Map<string, ContestRecord>();
+  return (contestId: string, userId: string, entryIndex: number): UserEntry => {
+    let contest = contests.get(contestId);
+    if (contest === undefined) {
+      contest = store.db<ContestRecord>('contests').get(contestId);
+      assert.ok(contest !== undefined, `entry of unknown contest ${contestId}`);
+      contests.set(contestId, contest);
+    }
+    const entry = store.db<EntryRecord>('contestEntries').get(entryKey(contestId, userId, entryIndex));
+    assert.ok(entry !== undefined, `history names a missing entry ${contestId}:${entryIndex}`);
+    const isSurvivalGame = contest.gameType === 'survivor' || contest.gameType === 'streak';
+    const state =
+      entry.settlement !== null ? 'settled' : isSurvivalGame && isEliminated(entryOutcomes(entry, marketOf)) ? 'eliminated' : 'open';
+    return { contest_id: contestId, game_type: contest.gameType, state, stake_micros: entry.stakeMicros, ...callerEntryView(entry, marketOf) };
+  };
+}
