@@ -49,30 +49,30 @@ export interface TakerPnl {
 }
 
 /**
- * Pure. Per taker, from one maker's fills: wagered = filled wagers, paid = what settled positions paid the
- * taker, pnl = the maker's result on settled fills (wager kept minus payout paid). Open fills count in
- * fills and wagered but not yet in pnl.
+ * Key of a fill in its maker's by-taker index (`makerTakerFills`): maker, taker, time, request. '|' separates
+ * them because a shielded taker's id holds ':' and neither an address nor an id holds '|'.
  */
-export function aggregateTakerPnl(fills: Iterable<FillRecord>): TakerPnl[] {
-  const byTaker = new Map<string, { fills: number; wagered: bigint; paid: bigint; pnl: bigint }>();
+export const makerTakerFillKey = (makerAddress: string, taker: string, atMs: number, requestId: string) =>
+  `${makerAddress}|${taker}|${String(atMs).padStart(16, '0')}|${requestId}`;
+
+/**
+ * Pure. One taker's row from its fills with one maker (contract section 11, Views): wagered = filled wagers,
+ * paid = what settled positions paid the taker, pnl = the taker's result on settled fills, paid − wagered
+ * (positive when the taker won). Open fills count in fills and wagered but not yet in paid or pnl.
+ */
+export function takerPnlRow(taker: string, fills: Iterable<FillRecord>): TakerPnl {
+  let count = 0;
+  let wagered = 0n;
+  let paid = 0n;
+  let pnl = 0n;
   for (const fill of fills) {
-    const row = byTaker.get(fill.taker) ?? { fills: 0, wagered: 0n, paid: 0n, pnl: 0n };
-    row.fills += 1;
-    row.wagered += BigInt(fill.filledWagerMicros);
+    count += 1;
+    wagered += BigInt(fill.filledWagerMicros);
     if (fill.settledPaidMicros !== null) {
-      const paid = BigInt(fill.settledPaidMicros);
-      row.paid += paid;
-      row.pnl += BigInt(fill.filledWagerMicros) - paid;
+      const settledPaid = BigInt(fill.settledPaidMicros);
+      paid += settledPaid;
+      pnl += settledPaid - BigInt(fill.filledWagerMicros);
     }
-    byTaker.set(fill.taker, row);
   }
-  return [...byTaker.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([taker, r]) => ({
-      taker,
-      fills: r.fills,
-      wagered_micros: r.wagered.toString(),
-      paid_micros: r.paid.toString(),
-      pnl_micros: r.pnl.toString(),
-    }));
+  return { taker, fills: count, wagered_micros: wagered.toString(), paid_micros: paid.toString(), pnl_micros: pnl.toString() };
 }

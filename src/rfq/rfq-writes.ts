@@ -8,7 +8,7 @@ import type { BalanceOwner, Ledger } from '../ledger/ledger.js';
 import { marketKey } from '../markets/markets.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
-import { fillKey, type FillRecord } from './fills.js';
+import { fillKey, makerTakerFillKey, type FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
 import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqKeyRecord, type RfqRecord } from './records.js';
 
@@ -126,6 +126,7 @@ export class RfqWrites {
     }
     this.ledger.fillInTxn(rfqRef(requestId), filledWagerMicros, terminalAtMs);
     void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, requestId), fill);
+    void this.store.db<true>('makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
     for (const leg of completed.legs) void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${requestId}`, true);
     return completed;
   }

@@ -1,4 +1,5 @@
 // RFQ request and result schemas (interface.md: Order, Unsigned RFQ request, RFQ result; contract section 6).
+import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { AddressInput, Direction, MarketId, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
 import { MAX_SIGNATURE_CHARS } from './auth.js';
@@ -62,7 +63,9 @@ export type RfqResult = Static<typeof RfqResult>;
 export const WaitQuery = StrictObject({ wait_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WAIT_MS })) });
 export const RfqIdParams = StrictObject({ id: Uuid });
 
-export const TakerPnlQuery = StrictObject({ since_ms: Type.Optional(SafeInt()) });
+/** A maker's takers a page of GET /v1/mm/taker_pnl lists (taker order). */
+export const TAKER_PNL_PAGE = { maxLimit: 500, defaultLimit: 100 } as const;
+export const TakerPnlQuery = StrictObject({ since_ms: Type.Optional(SafeInt()), ...pageQueryProperties(TAKER_PNL_PAGE) });
 export const TakerPnlResponse = Type.Object({
   takers: Type.Array(
     Type.Object({
@@ -70,7 +73,8 @@ export const TakerPnlResponse = Type.Object({
       fills: Type.Integer({ minimum: 0 }),
       wagered_micros: MicrosString,
       paid_micros: MicrosString,
-      pnl_micros: MicrosString,
+      pnl_micros: Type.String({ pattern: '^-?[0-9]+$', description: "the taker's result on settled fills, paid − wagered (positive when the taker won)" }),
     }),
   ),
+  ...nextCursorProperty,
 });

@@ -30,6 +30,7 @@ export const DB_NAMES = [
   'rfqActive', // request_id -> true while the RFQ is not terminal: what a restart must fail and release
   'userRfqs', // userRfqKey (user, created_at_ms, request_id) -> true: a user's RFQs newest first (GET /v1/user/rfqs)
   'fills', // `${makerAddress}:${request_id}` -> FillRecord
+  'makerTakerFills', // makerTakerFillKey (maker, taker, at_ms, request_id) -> true: GET /v1/mm/taker_pnl by taker
   'openPositions', // `${marketKey}:${request_id}` -> true for each leg of a filled, unsettled RFQ
   'contests', // contest id -> ContestRecord
   'contestEntries', // `${contestId}:${userId}:${entryIndex}` -> EntryRecord

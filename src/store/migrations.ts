@@ -12,14 +12,17 @@
 // - 3 added each user's history indexes (`userRfqs`, `userEntries`: GET /v1/user/rfqs and
 //   /v1/user/contest_entries read only the page they answer); they are built from the records. One pass over
 //   every RFQ and entry, once.
+// - 4 added each maker's fills by taker (`makerTakerFills`: GET /v1/mm/taker_pnl pages by taker), built from
+//   the fills.
 import type { Logger } from 'pino';
 import { holdsFromRecords } from '../ledger/audit.js';
 import { readBalance, type HoldRecord } from '../ledger/ledger.js';
 import { userEntryKey, type EntryRecord } from '../contests/records.js';
 import { userRfqKey, type RfqRecord } from '../rfq/records.js';
+import { makerTakerFillKey, type FillRecord } from '../rfq/fills.js';
 import type { Store } from './db.js';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 const VERSION_KEY = 'schemaVersion';
 
 export class UnsupportedDataError extends Error {}
@@ -40,11 +43,22 @@ export async function migrateStore(store: Store, log: Logger): Promise<void> {
     if (!isEmpty) {
       if (from < 2) done.holds = rebuildHoldsInTxn(store);
       if (from < 3) done.historyRows = buildHistoryIndexesInTxn(store);
+      if (from < 4) done.historyRows += buildTakerIndexInTxn(store);
     }
     void meta.put(VERSION_KEY, SCHEMA_VERSION);
     return done;
   });
   if (!isEmpty) log.info({ from, to: SCHEMA_VERSION, ...counts }, 'data directory migrated');
+}
+
+/** Version 4: every fill in its maker's by-taker index. */
+function buildTakerIndexInTxn(store: Store): number {
+  let rows = 0;
+  for (const { value: fill } of store.db<FillRecord>('fills').getRange()) {
+    void store.db<true>('makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, fill.requestId), true);
+    rows++;
+  }
+  return rows;
 }
 
 /** Version 3: every RFQ and contest entry in its user's history index. */

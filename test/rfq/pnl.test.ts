@@ -53,12 +53,23 @@ test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided 
   assert.equal(rows.length, 2, 'the shielded fill is grouped under an opaque id, not the address');
   const open = rows.find((r) => r.taker === user.address);
   const shielded = rows.find((r) => r.taker !== user.address);
-  assert.deepEqual(open, { taker: user.address, fills: 2, wagered_micros: '8000000', paid_micros: '18000000', pnl_micros: '-10000000' });
+  // The taker's result, paid − wagered (contract section 11): +10 on the win, 0 on the refunded void.
+  assert.deepEqual(open, { taker: user.address, fills: 2, wagered_micros: '8000000', paid_micros: '18000000', pnl_micros: '10000000' });
   assert.match(shielded!.taker, /^anon:[0-9a-f]{24}$/);
-  assert.deepEqual({ ...shielded, taker: 'x' }, { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '4000000' });
+  assert.deepEqual({ ...shielded, taker: 'x' }, { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '-4000000' });
+  assert.equal(pnl.body.next_cursor, null);
+
+  // One taker a page, in taker order; the cursor is bound to its since_ms.
+  const first = await client(server.baseUrl, maker.sessionToken).get('/v1/mm/taker_pnl?limit=1');
+  assert.equal((first.body.takers as unknown[]).length, 1);
+  const second = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?limit=1&cursor=${first.body.next_cursor}`);
+  assert.deepEqual([...(first.body.takers as { taker: string }[]), ...(second.body.takers as { taker: string }[])].map((r) => r.taker), rows.map((r) => r.taker));
+  assert.equal(second.body.next_cursor, null);
+  const otherSince = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=1&cursor=${first.body.next_cursor}`);
+  assert.deepEqual([otherSince.status, otherSince.body.details?.[0]?.path], [400, '/cursor']);
 
   const later = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=${Date.now() + 60_000}`);
-  assert.deepEqual(later.body, { takers: [] });
+  assert.deepEqual(later.body, { takers: [], next_cursor: null });
   const asUser = await client(server.baseUrl, user.token).get('/v1/mm/taker_pnl');
   assert.deepEqual([asUser.status, asUser.body.code], [403, 'FORBIDDEN']);
 });

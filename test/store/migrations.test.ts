@@ -85,5 +85,5 @@ test('a data directory written by a newer layout is refused, never read', async 
   const store = openStore(dataDir);
   await store.transact(() => store.db('meta').put('schemaVersion', SCHEMA_VERSION + 1));
   await store.close();
-  await assert.rejects(startServer({ dataDir }), /written by a newer parlayd \(layout 4; this one reads up to 3\)/);
+  await assert.rejects(startServer({ dataDir }), /written by a newer parlayd \(layout 5; this one reads up to 4\)/);
 });

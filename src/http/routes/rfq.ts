@@ -4,13 +4,15 @@ import { ApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import type { RfqEngine } from '../../rfq/engine.js';
 import type { CreateCommand } from '../../rfq/admission.js';
-import { aggregateTakerPnl, type FillRecord } from '../../rfq/fills.js';
+import { takerPnlPage } from '../../rfq/taker-pnl.js';
+import { decodeCursor, encodeCursor, isOneString } from '../paging.js';
 import { isTerminal } from '../../rfq/records.js';
 import { TerminalResults } from '../../rfq/terminal-results.js';
 import {
   RfqIdParams,
   RfqResult,
   SignedRfqRequest,
+  TAKER_PNL_PAGE,
   TakerPnlQuery,
   TakerPnlResponse,
   UnsignedRfqRequest,
@@ -99,16 +101,14 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
     }),
     defineRoute({
       method: 'GET', path: '/v1/mm/taker_pnl', tag: 'market-makers', auth: 'maker',
-      summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id)",
+      summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id), in taker order, paged",
       query: TakerPnlQuery, responses: { 200: TakerPnlResponse },
       handler: ({ auth, query }) => {
         const sinceMs = query.since_ms ?? 0;
-        const prefix = `${auth.address}:`;
-        const fills: FillRecord[] = [];
-        for (const { value } of s.store.db<FillRecord>('fills').getRange({ start: prefix, end: `${prefix}~` })) {
-          if (value.atMs >= sinceMs) fills.push(value);
-        }
-        return json(200, { takers: aggregateTakerPnl(fills) });
+        const scope = { route: 'mm-taker-pnl', filter: [sinceMs] };
+        const after = decodeCursor(scope, query.cursor, isOneString);
+        const page = takerPnlPage(s.store, auth.address, { sinceMs, limit: query.limit ?? TAKER_PNL_PAGE.defaultLimit, afterTaker: after?.[0] ?? null });
+        return json(200, { takers: page.takers, next_cursor: page.nextTaker === null ? null : encodeCursor(scope, [page.nextTaker]) });
       },
     }),
   ];

@@ -1,0 +1,42 @@
+// Main thread; reads only. GET /v1/mm/taker_pnl, paged (contract sections 7, 11 and 13): a maker's fills
+// grouped by taker, in taker order, `limit` takers a page. It walks the maker's by-taker index
+// (`makerTakerFills`, written by the shard with each fill): one seek per taker to skip from one taker to the
+// next, and for each taker on the page one range read of its fills since `since_ms`. So a page reads its own
+// takers' fills, never the maker's whole history; a taker with no fill since `since_ms` costs one seek and is
+// left out. A page visits at most TAKER_PNL_SCAN_MAX takers: past that it comes back short (possibly empty)
+// with a cursor where the walk goes on, as every bounded list here does.
+import assert from 'node:assert/strict';
+import type { Store } from '../store/db.js';
+import { fillKey, makerTakerFillKey, takerPnlRow, type FillRecord, type TakerPnl } from './fills.js';
+
+export const TAKER_PNL_SCAN_MAX = 1000;
+
+export function takerPnlPage(
+  store: Store,
+  makerAddress: string,
+  page: { sinceMs: number; limit: number; afterTaker: string | null },
+): { takers: TakerPnl[]; nextTaker: string | null } {
+  const index = store.db<true>('makerTakerFills');
+  const fills = store.db<FillRecord>('fills');
+  const takers: TakerPnl[] = [];
+  const end = `${makerAddress}|~`;
+  // '~' sorts after every time digit: the first key at or past `${maker}|${taker}|~` is the next taker's.
+  let from = page.afterTaker === null ? `${makerAddress}|` : `${makerAddress}|${page.afterTaker}|~`;
+  for (let visited = 0; visited < TAKER_PNL_SCAN_MAX; visited++) {
+    let taker: string | null = null;
+    for (const key of index.getKeys({ start: from, end, limit: 1 })) taker = key.slice(makerAddress.length + 1, key.indexOf('|', makerAddress.length + 1));
+    if (taker === null) return { takers, nextTaker: null };
+    if (takers.length === page.limit) return { takers, nextTaker: takers.at(-1)!.taker };
+    from = `${makerAddress}|${taker}|~`;
+    const own: FillRecord[] = [];
+    const since = makerTakerFillKey(makerAddress, taker, page.sinceMs, '');
+    for (const key of index.getKeys({ start: since, end: `${makerAddress}|${taker}|~` })) {
+      const fill = fills.get(fillKey(makerAddress, key.slice(key.lastIndexOf('|') + 1)));
+      assert.ok(fill !== undefined, `by-taker index row ${key} has no fill`);
+      own.push(fill);
+    }
+    if (own.length > 0) takers.push(takerPnlRow(taker, own));
+  }
+  // Out of budget: go on after the last taker visited (listed or not).
+  return { takers, nextTaker: from.slice(makerAddress.length + 1, -2) };
+}
