@@ -240,6 +240,13 @@ export class RfqShard {
       this.toMaker(q.makerId, { type: 'quote_reject', request_id: q.requestId, quote_id: q.quoteId, reason });
     if (rfq === undefined || rfq.phase !== 'quoting') return reject('RFQ_CLOSED');
     if (rfq.audience === null || !rfq.audience.has(q.makerId)) return reject('NOT_IN_AUDIENCE');
+    // Contract section 11: a maker never fills its own wallet's RFQ (its address may have been registered as a
+    // maker after it logged in as a user). It counts as having answered, so the RFQ can still close early.
+    if (q.makerAddress === rfq.record.wallet) {
+      rfq.responded.add(q.makerId);
+      reject('OWN_RFQ');
+      return this.closeIfAllResponded(rfq);
+    }
     const key = quoteKey(q.makerId, q.quoteId);
     if (rfq.quotes.has(key)) return reject('DUPLICATE_QUOTE_ID');
     if (rfq.quoters.has(q.makerId) && standingQuotesOf(rfq, q.makerId) >= MAX_QUOTES_PER_MAKER_PER_RFQ) return reject('QUOTE_LIMIT');

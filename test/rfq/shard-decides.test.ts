@@ -5,10 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer } from '../helpers/server.js';
-import { connectNewMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, balanceOf, fundedTaker, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
+import { Wallet } from 'ethers';
+import { client } from '../helpers/http.js';
+import { connectMaker, connectNewMaker, registerMaker } from '../helpers/makers.js';
+import { assertMoneyInvariant, balanceOf, fundedTaker, openMarket, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
 import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
-import { credit } from '../helpers/users.js';
+import { credit, loginWallet } from '../helpers/users.js';
 
 const WAGER = 2_000_000;
 
@@ -177,6 +179,35 @@ test('wait_ms places are bounded: past PARLAYD_MAX_WAITERS a request that would 
     assert.equal(later.status, 201);
     await api.post(`/v1/rfq/${later.body.request_id}/cancel`);
     await maker.close();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a maker never fills its own wallet: its quote is OWN_RFQ and counts as a decline; a maker address cannot log in as a user', async () => {
+  const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '10000' } });
+  try {
+    const wallet = Wallet.createRandom();
+    const user = await loginWallet(server, wallet);
+    await credit(server, user.address, 10 * WAGER);
+    const market = await openMarket(server);
+    // Registered as a maker after its user logged in: the user session still works, the maker connects.
+    await registerMaker(server, wallet);
+    const self = await connectMaker(server, wallet);
+    const api = client(server.baseUrl, user.token);
+    const answer = api.post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    const rfq = await self.next('rfq');
+    self.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 2, max_wager_micros: String(WAGER) });
+    const reject = await self.next('quote_reject');
+    assert.deepEqual([reject.request_id, reject.reason], [rfq.request_id, 'OWN_RFQ']);
+    // The only maker answered (as a decline): the RFQ closes at once rather than at the 10 s window.
+    const ended = await answer;
+    assert.deepEqual([ended.status, ended.body.status, ended.body.quotes_received], [201, 'timeout', 0]);
+    await assertMoneyInvariant(server, user, BigInt(10 * WAGER));
+    await self.close();
+
+    const again = await loginWallet(server, wallet).then(() => null, (err: Error) => err.message);
+    assert.match(again ?? '', /"code":"FORBIDDEN"/);
   } finally {
     await server.stop();
   }
