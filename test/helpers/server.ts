@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { auditLedger } from '../../src/ledger/audit.js';
+import { openStore } from '../../src/store/db.js';
 import { mainScript } from './paths.js';
 
 export interface TestServer {
@@ -25,7 +27,11 @@ export interface TestServer {
   waitForLog(match: (entry: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** The same for stderr lines (configuration errors, the generated admin token). */
   waitForStderr(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
-  /** SIGTERM and wait for exit. */
+  /**
+   * SIGTERM and wait for exit; then the ledger check on what it left (every balance against its journal and
+   * its holds, every hold against its record: src/ledger/audit.ts), which fails the test on any difference.
+   * So every end-to-end test that stops its server checks the money it moved.
+   */
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit: a crash. */
   kill(): Promise<void>;
@@ -108,7 +114,9 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     stop: async () => {
       started.delete(server);
       if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      await assertLedgerAgrees(dataDir);
+      return code;
     },
     kill: async () => {
       started.delete(server);
@@ -155,4 +163,15 @@ export function restartServer(previous: TestServer, env: Record<string, string> 
 
 export function removeDataDir(server: TestServer): void {
   rmSync(server.dataDir, { recursive: true, force: true });
+}
+
+/** The ledger check on a stopped server's data directory: throws, listing them, on any difference. */
+export async function assertLedgerAgrees(dataDir: string): Promise<void> {
+  const store = openStore(dataDir);
+  try {
+    const { differences } = auditLedger(store);
+    if (differences.length > 0) throw new Error(`the ledger check found ${differences.length} difference(s):\n${differences.slice(0, 20).join('\n')}`);
+  } finally {
+    await store.close();
+  }
 }

@@ -1,13 +1,13 @@
 // A kill -9 while the shards are busy with each kind of message that moves money (issue 16): RFQ creates and
 // fills, admin credits, contest entries, position settlement and contest settlement. After the restart every
 // acknowledged write is there, nothing is paid twice, and the ledger agrees with itself (src/ledger/audit.ts:
-// every balance equals its journal and its holds, and every hold is for a record that holds money). Two
+// every balance equals its journal and its holds, and every hold is for a record that holds money; the test
+// server's stop() runs that check on what the restarted server leaves). Two
 // shards, so a contest's entries and a market's positions belong to both.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { auditLedger } from '../../src/ledger/audit.js';
 import { readHold } from '../../src/ledger/ledger.js';
 import { openStore } from '../../src/store/db.js';
 import { admin, contestConfig, createContest, createMarket, enter, eventually, getDetail, up } from '../helpers/contests.js';
@@ -21,17 +21,6 @@ const WAGER = 1_000_000;
 // The one maker answers every RFQ, which closes it at once: the long window only keeps a slow machine from timing out.
 const ENV = { PARLAYD_SHARDS: '2', PARLAYD_QUOTE_WINDOW_MS: '2000' };
 
-/** Opens the stopped server's LMDB and checks the ledger against itself. */
-async function assertLedgerAgrees(server: TestServer): Promise<void> {
-  const store = openStore(server.dataDir);
-  try {
-    const report = auditLedger(store);
-    assert.deepEqual(report.differences, []);
-    assert.ok(report.users > 0);
-  } finally {
-    await store.close();
-  }
-}
 
 /** Starts every request, kills the server `afterMs` later, and returns the answers that came before it died. */
 async function killDuring(server: TestServer, requests: Array<() => Promise<HttpResult>>, afterMs: number): Promise<HttpResult[]> {
@@ -69,7 +58,6 @@ describe('a kill -9 during each kind of shard message', () => {
     assert.equal(found, acked.length, 'every acknowledged RFQ is found by its owner');
     await maker.close();
     assert.equal(await restarted.stop(), 0);
-    await assertLedgerAgrees(restarted);
   });
 
   it('admin credits: after the restart, replaying every key credits each exactly once', async () => {
@@ -84,7 +72,6 @@ describe('a kill -9 during each kind of shard message', () => {
     for (const k of keys) assert.equal((await post(restarted, k)).status, 200);
     for (const user of people) assert.equal((await balanceOf(restarted, user)).available, BigInt(1 + 10 * WAGER));
     assert.equal(await restarted.stop(), 0);
-    await assertLedgerAgrees(restarted);
   });
 
   it('contest entries: every acknowledged entry counts, each reservation has its entry, and the ledger agrees', async () => {
@@ -101,7 +88,6 @@ describe('a kill -9 during each kind of shard message', () => {
     for (const user of people) reserved += (await balanceOf(restarted, user)).reserved;
     assert.equal(reserved, BigInt(filled * WAGER), 'one stake reserved per entry, none without one');
     assert.equal(await restarted.stop(), 0);
-    await assertLedgerAgrees(restarted);
   });
 
   it('position settlement: the next start settles what the crash cut short, each position once', async () => {
@@ -125,7 +111,6 @@ describe('a kill -9 during each kind of shard message', () => {
     await admin(restarted).post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' });
     for (const taker of takers) assert.deepEqual(await balanceOf(restarted, taker), { available: BigInt(16 * WAGER), reserved: 0n, atRisk: 0n });
     assert.equal(await restarted.stop(), 0);
-    await assertLedgerAgrees(restarted);
     const store = openStore(restarted.dataDir);
     try {
       for (const fill of fills) assert.equal(readHold(store, `rfq:${fill.body.request_id}`), undefined);
@@ -155,6 +140,5 @@ describe('a kill -9 during each kind of shard message', () => {
     // Every entry wins an outcast contest with no prize pool: each gets its stake back.
     for (const user of people) assert.deepEqual(await balanceOf(restarted, user), { available: BigInt(40 * WAGER), reserved: 0n, atRisk: 0n });
     assert.equal(await restarted.stop(), 0);
-    await assertLedgerAgrees(restarted);
   });
 });
