@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { openStore } from '../../src/store/db.js';
+import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
 import { client, type HttpResult } from '../helpers/http.js';
 import { balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
@@ -60,6 +61,8 @@ describe('a full store (issue 21)', () => {
     servers.push(server);
     const people = await Promise.all(Array.from({ length: 4 }, () => fundedUser(server, 10 * CREDIT_MICROS)));
     const market = await openMarket(server);
+    const entryMarket = (await createMarket(server, 'full')).market_id as number;
+    const contest = await createContest(server, contestConfig([entryMarket], { bet_amount_micros: CREDIT_MICROS, entry_cap: 100 }));
     const { acked, refused } = await fillUntilRefused(server, people);
     assert.deepEqual(refused.body, { code: 'OVERLOADED', message: 'service is overloaded, nothing was accepted' });
     assert.ok(Number(refused.headers.get('retry-after')) >= 1, 'a 503 carries Retry-After');
@@ -71,6 +74,11 @@ describe('a full store (issue 21)', () => {
     assert.equal(rfq.body.code, 'OVERLOADED');
     assert.ok(rfq.headers.get('retry-after') !== null);
     assert.deepEqual((await client(server.baseUrl, taker.token).get('/v1/user/rfqs')).body.rfqs, []);
+    // A contest entry too: refused before the shard's book counts its stake, and not counted.
+    const entry = await enter(server, taker, contest.contest_id as string, [up(entryMarket)]);
+    assert.equal(entry.status, 503);
+    assert.equal(entry.body.code, 'OVERLOADED');
+    assert.equal((await getDetail(server, contest.contest_id as string)).body.entries_filled, 0);
     assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
 
     // A replayed credit writes nothing: it still answers 200, and credits once.
