@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
+import { Wallet } from 'ethers';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { openStore } from '../../src/store/db.js';
 import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
@@ -41,6 +42,15 @@ async function fillUntilRefused(server: TestServer, people: TestUser[]): Promise
     if (refused !== undefined) return { acked, refused };
   }
   return assert.fail('the store never refused a credit');
+}
+
+async function assertNoUser(dataDir: string, wallet: string): Promise<void> {
+  const store = openStore(dataDir);
+  try {
+    assert.equal(store.db('usersByWallet').get(wallet.toLowerCase()), undefined, 'a refused credit made no user');
+  } finally {
+    await store.close();
+  }
 }
 
 async function assertLedgerAgrees(dataDir: string): Promise<void> {
@@ -79,6 +89,10 @@ describe('a full store (issue 21)', () => {
     assert.equal(entry.status, 503);
     assert.equal(entry.body.code, 'OVERLOADED');
     assert.equal((await getDetail(server, contest.contest_id as string)).body.entries_filled, 0);
+    // A credit to a wallet never seen is refused before its user is made: no user, no balance appears.
+    const stranger = Wallet.createRandom().address;
+    const strangerCredit = await client(server.baseUrl, server.adminToken).post('/v1/admin/users/credit', { wallet: stranger, amount_micros: CREDIT_MICROS, idempotency_key: randomUUID() });
+    assert.equal(strangerCredit.status, 503);
     assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
 
     // A replayed credit writes nothing: it still answers 200, and credits once.
@@ -92,6 +106,7 @@ describe('a full store (issue 21)', () => {
     assert.equal(server.process.exitCode, null, 'the service is still running');
     assert.equal(await server.stop(), 0);
     await assertLedgerAgrees(server.dataDir);
+    await assertNoUser(server.dataDir, stranger);
 
     // Recovery: the same data with a larger map takes new work again.
     const restarted = await restartServer(server, { PARLAYD_LMDB_MAP_SIZE_MB: '64' });
