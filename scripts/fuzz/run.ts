@@ -141,21 +141,25 @@ const MAKER_SHAPES = (rng: Rng): unknown[] => [
 async function fuzzMaker(target: MakerTarget, rng: Rng, count: number, report: FuzzReport, deadlineMs: number): Promise<void> {
   let maker = await connectNewMaker(target);
   let reopens = 0;
-  let lastFrameBytes = 0;
+  /** The largest frame sent on this socket: the close of an oversized one may arrive after later sends. */
+  let largestFrameBytes = 0;
   for (let i = 0; i < count && Date.now() < deadlineMs; i++) {
     if (maker.ws.readyState !== maker.ws.OPEN) {
       const closed = await maker.closed;
       // 1011 is an internal error: the server failed on what it read. 1006 (no close frame) is how uWS ends a
       // socket whose frame is over MAX_MAKER_FRAME_BYTES (mm/protocol.ts), and only that may cause it.
-      const isOversized = lastFrameBytes > MAX_MAKER_FRAME_BYTES;
-      if (closed.code === 1011 || (closed.code === 1006 && !isOversized)) report.failures.push(`maker socket closed ${closed.code} ${closed.reason}`);
+      const isOversized = largestFrameBytes > MAX_MAKER_FRAME_BYTES;
+      if (closed.code === 1011 || (closed.code === 1006 && !isOversized)) {
+        report.failures.push(`#${i} maker socket closed ${closed.code} ${closed.reason} (largest frame ${largestFrameBytes} bytes)`);
+      }
+      largestFrameBytes = 0;
       if (++reopens > 100) break;
       maker = await connectNewMaker(target);
     }
     const shape = pick(rng, MAKER_SHAPES(rng));
     const value = rng() < 0.2 ? shape : mutate(rng, shape);
     const raw = rng() < 0.9 ? bodyBytes(rng, value) : Buffer.alloc(int(rng, 70_000), int(rng, 256));
-    lastFrameBytes = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength;
+    largestFrameBytes = Math.max(largestFrameBytes, typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength);
     maker.ws.send(raw);
     report.makerMessages++;
     // Lets the server's answers and a close arrive before the next send.
