@@ -52,7 +52,7 @@ export interface RunningService {
 }
 
 export async function createService(config: Config, log: Logger, clock: Clock = systemClock, shardOptions: ShardPoolOptions = {}): Promise<RunningService> {
-  const store = openStore(config.dataDir);
+  const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
   // Before any thread reads a record: a data directory of an earlier version is brought up to this one.
   await migrateStore(store, log);
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });

@@ -20,6 +20,10 @@ export const EnvSchema = Type.Object({
   // none, and /metrics is served on the main port behind the admin token only.
   PARLAYD_METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   PARLAYD_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  // The LMDB map's size, and the room new work may use (store/db.ts assertRoom): past 7/8 of it new RFQs,
+  // credits and entries get 503 OVERLOADED, and the last 1/8 is kept for ending accepted work. lmdb-js grows
+  // the map itself past this size, so it is a limit we keep, not LMDB's. 1 TiB at most: address space.
+  PARLAYD_LMDB_MAP_SIZE_MB: Type.Integer({ minimum: 1, maximum: 1_048_576, default: 8192 }),
   PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PARLAYD_SHARDS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
   PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
@@ -108,6 +112,7 @@ export interface Config {
   /** Port of the token-free /metrics listener; null for none. */
   metricsPort: number | null;
   dataDir: string;
+  lmdbMapSizeMb: number;
   adminToken: string;
   /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
   isAdminTokenGenerated: boolean;
@@ -187,6 +192,7 @@ function toConfig(v: EnvValues): Config {
     host: v.PARLAYD_HOST,
     metricsPort: v.PARLAYD_METRICS_PORT ?? null,
     dataDir: v.PARLAYD_DATA_DIR,
+    lmdbMapSizeMb: v.PARLAYD_LMDB_MAP_SIZE_MB,
     adminToken,
     isAdminTokenGenerated: v.PARLAYD_ADMIN_TOKEN === undefined,
     shards: v.PARLAYD_SHARDS,

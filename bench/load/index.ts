@@ -20,8 +20,9 @@ import { micro } from './scenarios/micro.js';
 import { signed, unsigned } from './scenarios/rfq-ladder.js';
 import { shards } from './scenarios/shards.js';
 import { oracle } from './scenarios/oracle.js';
+import { overload } from './scenarios/overload.js';
 
-const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [ceiling, micro, get, unsigned, signed, fanout, handshakeScenario, shards, memory, oracle];
+const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [ceiling, micro, get, unsigned, signed, fanout, handshakeScenario, shards, memory, oracle, overload];
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({

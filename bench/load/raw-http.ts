@@ -12,6 +12,8 @@ const CONTENT_LENGTH_RE = /\r\ncontent-length:\s*(\d+)/i;
 export interface RawResponse {
   status: number;
   body: Buffer;
+  /** The status line and headers (latin1), for scenarios that check a header (overload: Retry-After). */
+  head: string;
 }
 
 class RawConnection {
@@ -59,7 +61,7 @@ class RawConnection {
     if (!Number.isSafeInteger(length)) return this.#fail(new Error(`response without Content-Length: ${head.slice(0, 200)}`));
     const end = headerEnd + HEADER_END.length + length;
     if (this.#buffer.length < end) return;
-    const response = { status: Number(head.slice(9, 12)), body: this.#buffer.subarray(headerEnd + HEADER_END.length, end) };
+    const response = { status: Number(head.slice(9, 12)), body: this.#buffer.subarray(headerEnd + HEADER_END.length, end), head };
     this.#buffer = this.#buffer.length === end ? Buffer.alloc(0) : this.#buffer.subarray(end);
     const pending = this.#pending;
     this.#pending = null;

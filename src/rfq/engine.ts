@@ -36,6 +36,7 @@ export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 
       lastLookMs: s.config.lastLookMs,
       maxActiveRfqs: s.config.maxActiveRfqsPerShard,
       createCoalesceMs: s.config.createCoalesceMs,
+      mapSizeBytes: s.config.lmdbMapSizeMb * 1024 * 1024,
     },
     makers,
     metrics,

@@ -15,6 +15,8 @@ export interface ShardInit {
   maxActiveRfqs: number;
   /** Longest a create's write is held to share its RFQ's terminal commit (shard.ts commitCreate); 0: never. */
   createCoalesceMs: number;
+  /** PARLAYD_LMDB_MAP_SIZE_MB in bytes (store/db.ts); absent: the default. */
+  mapSizeBytes?: number;
 }
 
 /** A contract error decided without owned state, for the shard to apply after the replay check. */

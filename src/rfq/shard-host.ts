@@ -16,7 +16,7 @@ export class ShardHost {
 
   constructor(init: ShardInit, emitBatch: (batch: ShardToMain[]) => void) {
     // The shard owns its thread: its durable writes are grouped per turn and committed in it (group-commit.ts).
-    const store = openStore(init.dataDir, { isGroupCommit: true });
+    const store = openStore(init.dataDir, { isGroupCommit: true, ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }) });
     const out = new Batcher<ShardToMain>(emitBatch);
     this.#shard = new RfqShard(store, init, (message) => out.add(message));
     this.#statsTimer = setInterval(() => out.add({ kind: 'stats', activeRfqs: this.#shard.activeCount }), STATS_INTERVAL_MS).unref();

@@ -55,6 +55,8 @@ export class ShardMoney {
    */
   private credit(op: Extract<MoneyOp, { op: 'credit' }>): Promise<MoneyResult> {
     const credits = this.store.db<CreditRecord>('credits');
+    // A replay writes nothing, so it answers on a full store too; the transaction reads the key again.
+    if (credits.get(op.idempotencyKey) === undefined) this.store.assertRoom();
     return this.store.transact(() => {
       const previous = credits.get(op.idempotencyKey);
       const isReplay = previous !== undefined;
@@ -80,6 +82,7 @@ export class ShardMoney {
   /** A contest entry's stake: decided now against the book, written with the entry's records. */
   private async reserve(op: Extract<MoneyOp, { op: 'reserve' }>): Promise<MoneyResult> {
     const amountMicros = BigInt(op.amountMicros);
+    this.store.assertRoom(); // before the book counts the debit: a refusal leaves nothing to settle
     const settle = this.book.tryDebit(op.userId, amountMicros);
     if (settle === null) throw new ApiError('INSUFFICIENT_BALANCE');
     try {

@@ -113,6 +113,8 @@ export class RfqShard {
     // key, so a replay after expires_at_ms or after its markets closed is still 200.
     if (command.refusal !== null) throw new ApiError(command.refusal.code, command.refusal.message);
     if (this.active.size >= this.init.maxActiveRfqs) throw new ApiError('OVERLOADED', 'shard is at its active RFQ limit');
+    // After the replay check, so a replay still answers 200 on a full store; before anything is decided.
+    this.store.assertRoom();
     const creation = this.persistNew(command, this.clock.nowMs());
     this.creating.set(command.replayKey, creation);
     try {

@@ -32,6 +32,9 @@ export class Credits {
     if (previous !== undefined && (previous.wallet !== wallet || previous.amountMicros !== amountMicros.toString())) {
       throw new ApiError('IDEMPOTENCY_CONFLICT');
     }
+    // A new credit on a full store is refused before a user is made for its wallet: a refused request
+    // writes nothing (the shard checks again before the money moves; a replay writes nothing, so it passes).
+    if (previous === undefined) this.store.assertRoom();
     const user = await this.users.ensure(wallet);
     const result = await this.owners.moveMoney<Extract<MoneyResult, { op: 'credit' }>>(this.owners.shardOfUser(user.userId), {
       op: 'credit',
