@@ -39,11 +39,11 @@ export async function migrateStore(store: Store, log: Logger): Promise<void> {
   const isEmpty = store.db('balances').getKeysCount({ limit: 1 }) === 0 && store.db('rfqs').getKeysCount({ limit: 1 }) === 0;
   const from = found ?? 1;
   const counts = await store.transact(() => {
-    const done = { holds: 0, historyRows: 0 };
+    const done = { holds: 0, historyRows: 0, takerRows: 0 };
     if (!isEmpty) {
       if (from < 2) done.holds = rebuildHoldsInTxn(store);
       if (from < 3) done.historyRows = buildHistoryIndexesInTxn(store);
-      if (from < 4) done.historyRows += buildTakerIndexInTxn(store);
+      if (from < 4) done.takerRows = buildTakerIndexInTxn(store);
     }
     void meta.put(VERSION_KEY, SCHEMA_VERSION);
     return done;

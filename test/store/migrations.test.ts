@@ -49,7 +49,7 @@ test('a version-1 data directory is migrated: holds rebuilt, then the restart re
   const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-v1-'));
   const { userId, requestId } = await writeVersion1(dataDir, WAGER);
   const server = await startServer({ dataDir });
-  assert.ok(server.logs.some((l) => l['msg'] === 'data directory migrated' && l['holds'] === 1 && l['historyRows'] === 1 && l['from'] === 1));
+  assert.ok(server.logs.some((l) => l['msg'] === 'data directory migrated' && l['holds'] === 1 && l['historyRows'] === 1 && l['takerRows'] === 0 && l['from'] === 1));
   assert.ok(server.logs.some((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED'));
   assert.equal(await server.stop(), 0);
 
