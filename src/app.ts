@@ -1,5 +1,6 @@
 // Main thread. Builds every part of the service from a Config, wires them, and listens. main.ts only adds
 // process concerns (signals, printing); tests and benchmarks use the same createService.
+import { moneyRoutes } from './http/routes/money.js';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
@@ -13,7 +14,9 @@ import { Sessions } from './auth/sessions.js';
 import { WalletLogin } from './auth/wallet-login.js';
 import { JwtLogin } from './auth/jwt-login.js';
 import { Users } from './users/users.js';
-import { Credits } from './users/credits.js';
+import { Credits } from './ledger/credits.js';
+import { Ledger, NO_USERS } from './ledger/ledger.js';
+import { Withdrawals } from './ledger/withdrawals.js';
 import { PreferencesStore } from './preferences/preferences.js';
 import { Markets } from './markets/markets.js';
 import { Contests } from './contests/contests.js';
@@ -78,6 +81,8 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const dueIndexed = await buildDueIndexIfMissing(store);
   if (dueIndexed > 0) log.info({ markets: dueIndexed }, 'due index built for the open markets of an older data directory');
   const oracle = createOracle({ store, markets, verifyPool, clock, log, config });
+  // The main thread's ledger: makers' and the protocol's money, decided inside its transactions (ledger.ts).
+  const ledger = new Ledger(store, NO_USERS);
   const services: Services = {
     config,
     clock,
@@ -88,11 +93,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     walletLogin,
     jwtLogin: new JwtLogin(config.jwt, clock, log),
     users,
-    credits: new Credits(store, clock, users, pool),
+    credits: new Credits(store, clock, users, pool, makers, ledger),
+    withdrawals: new Withdrawals(store, clock, pool, ledger),
+    ledger,
     balanceOwners: pool,
     preferences: new PreferencesStore(store),
     markets,
-    contests: new Contests(store, clock, pool, markets, log),
+    contests: new Contests(store, clock, pool, markets, log, ledger),
     verifyPool,
     makers,
     makerGateway,
@@ -110,6 +117,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...userRoutes(services),
     ...marketRoutes(services),
     ...adminRoutes(services),
+    ...moneyRoutes(services),
     ...contestRoutes(services),
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),

@@ -8,7 +8,9 @@ import type { Sessions } from './auth/sessions.js';
 import type { WalletLogin } from './auth/wallet-login.js';
 import type { JwtLogin } from './auth/jwt-login.js';
 import type { Users } from './users/users.js';
-import type { Credits } from './users/credits.js';
+import type { Credits } from './ledger/credits.js';
+import type { Ledger } from './ledger/ledger.js';
+import type { Withdrawals } from './ledger/withdrawals.js';
 import type { BalanceOwners } from './ledger/owners.js';
 import type { PreferencesStore } from './preferences/preferences.js';
 import type { Markets } from './markets/markets.js';
@@ -30,6 +32,9 @@ export interface Services {
   jwtLogin: JwtLogin;
   users: Users;
   credits: Credits;
+  withdrawals: Withdrawals;
+  /** The main thread's ledger: makers' and the protocol's money (ledger/ledger.ts NO_USERS). */
+  ledger: Ledger;
   /** The owners of every user balance: the RFQ shards, through their pool (ledger/owners.ts). */
   balanceOwners: BalanceOwners;
   preferences: PreferencesStore;

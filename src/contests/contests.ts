@@ -20,6 +20,7 @@
 // The public list (GET /v1/contests) walks an in-memory index of every contest's order and filter keys
 // (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
 // returns: contests are never deleted, so reading them all per request grew without bound.
+import type { Ledger } from '../ledger/ledger.js';
 import assert, { AssertionError } from 'node:assert/strict';
 import { hash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -127,9 +128,11 @@ export class Contests {
     private readonly owners: BalanceOwners,
     private readonly markets: Markets,
     private readonly log: Logger,
+    /** The main thread's ledger: a contest's prize pool is the protocol's money (contract section 11). */
+    private readonly ledger: Ledger,
     options: ContestsOptions = {},
   ) {
-    this.settler = new ContestSettler(store, owners, this.marketOf, () => this.isStopping, options.settlement);
+    this.settler = new ContestSettler(store, owners, ledger, this.marketOf, () => this.isStopping, options.settlement);
     // One read of every record, once per start (~tens of ms after years of contests), instead of per list.
     // lmdb-js's lazy map: one record decoded at a time, never all of them held at once.
     this.listIndex = new ContestListIndex(this.contests.getRange().map(({ value }) => value));
@@ -602,6 +605,10 @@ export class Contests {
       entriesFilled: 0,
       paidMicros: null,
     };
+    // The prize pool leaves the protocol's available for committed in the contest's own transaction.
+    if (!this.ledger.openPool(contestId, BigInt(input.protocol_prize_pool_micros), nowMs)) {
+      throw new ApiError('INSUFFICIENT_BALANCE', 'the protocol account cannot fund this prize pool');
+    }
     void this.contests.put(contestId, contest);
     if (image !== null) void this.images.put(contestId, image);
     return contest;

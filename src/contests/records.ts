@@ -56,7 +56,13 @@ export interface SettlingRecord {
   kind: 'resolve' | 'void';
   /** When the decision was taken: every batch's journal entries and the final resolved_at_ms use it. */
   atMs: number;
-  /** The last entry key settled: every entry with a key ≤ it is settled, no entry after it is. */
+  /**
+   * A resolution runs two sweeps over the entries (contests/settlement.ts): 'collect' moves every stake into
+   * the contest's pot, then 'pay' pays the prizes out of it; a void has only 'pay' (its refunds). Absent on a
+   * record written before the money model: 'pay'.
+   */
+  phase?: 'collect' | 'pay';
+  /** The last entry key done in this phase: every entry with a key ≤ it is, no entry after it is; '' for none yet. */
   lastKey: string;
   settledCount: number;
   /** Sum of the payouts of the entries settled so far (0 for a void: refunds are not payouts). */

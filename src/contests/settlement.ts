@@ -6,14 +6,20 @@
 //
 // 1. Score (resolution only): read the entries page by page, yielding between pages, and keep one score key
 //    per entry (scoring.ts, ScoreTable): one byte per entry instead of every record at once.
-// 2. Settle: a batch of `batchEntries` entries in key order at a time. The entries' money belongs to their
+// 2. Collect (resolution only): every entry's reserved stake joins the contest's pot (the protocol's
+//    committed bucket, held under `contest:<id>:pool`, which the prize pool opened at creation). A sweep of
+//    its own, before any prize is paid, so the pot never pays out what it has not received yet, whichever
+//    shard settles first.
+// 3. Settle: a batch of `batchEntries` entries in key order at a time. The entries' money belongs to their
 //    users' shards (ledger.ts), so each shard gets its users' part of the batch (BalanceOwners.moveMoney
-//    'settle_entries') and moves each entry's money and writes the settled entry in one transaction; then
-//    this thread writes the contest's `settling` progress record (records.ts), or, after the last batch,
-//    the final status. Between batches the event loop turns.
+//    'settle_entries') and pays (or refunds) each entry and writes the settled entry in one transaction;
+//    then this thread writes the contest's `settling` progress record (records.ts), or, after the last batch,
+//    the final status with what the contest did not pay returned to the protocol's available. Between
+//    batches the event loop turns.
 //
-// Why a crash is safe anywhere: each entry's money and its settled record commit together, and an entry's
-// hold (ledger.ts) is the proof that it is not settled yet, so a shard never pays an entry twice. The durable
+// Why a crash is safe anywhere: each entry's money and its settled record commit together; an entry's hold
+// (ledger.ts) is the proof that its stake was not collected (or refunded) yet, and its settled record that
+// it was not paid, so a shard never moves an entry's money twice. The durable
 // progress says "entries up to settling.lastKey settled"; entries after it may be settled too (a crash came
 // between the shards' commits and the progress), and the next start's recover() (contests.ts), continuing
 // from lastKey with the decision recorded in `settling` (kind, atMs), finds them settled exactly as it would
@@ -23,6 +29,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
 import type { Market } from '../schemas/markets.js';
@@ -85,6 +92,8 @@ export class ContestSettler {
   constructor(
     private readonly store: Store,
     private readonly owners: BalanceOwners,
+    /** The main thread's ledger: the contest's pool, closed with the final record. */
+    private readonly ledger: Ledger,
     private readonly marketOf: MarketOf,
     /** True once the service stops: a settlement ends after its current batch, for the next start to continue. */
     private readonly isStopping: () => boolean,
@@ -115,6 +124,9 @@ export class ContestSettler {
     // page or one batch at most, whatever the number of contests and entries.
     this.throwIfStopping(contest);
     const plan = kind === 'void' ? this.voidPlan() : await this.resolvePlan(contest);
+    if (kind === 'resolve' && (contest.settling === undefined || contest.settling.phase === 'collect')) {
+      contest = await this.collectStakes(contest, atMs);
+    }
     for (;;) {
       const after = await this.settleBatch(contest.contestId, plan, atMs);
       await this.afterBatch?.(progressOf(after, kind));
@@ -198,6 +210,38 @@ export class ContestSettler {
     return { lastKey, isEnd: true };
   }
 
+  // ---- the collect sweep ----
+
+  /** Every entry's stake into the pot, batch by batch, with the progress written after each. */
+  private async collectStakes(contest: ContestRecord, atMs: number): Promise<ContestRecord> {
+    const { contestId } = contest;
+    for (;;) {
+      const progress = contest.settling;
+      const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey || null, this.batchEntries + 1)];
+      const batch = rows.slice(0, this.batchEntries);
+      const byShard = new Map<number, string[]>();
+      for (const { value: entry } of batch) {
+        const shard = this.owners.shardOfUser(entry.userId);
+        let refs = byShard.get(shard);
+        if (refs === undefined) byShard.set(shard, (refs = []));
+        refs.push(entryRef(entry));
+      }
+      await Promise.all([...byShard].map(([shard, refs]) => this.owners.moveMoney(shard, { op: 'collect_entries', contestId, refs, atMs })));
+      const isLast = rows.length <= this.batchEntries;
+      const settling: SettlingRecord = isLast
+        ? { kind: 'resolve', atMs, phase: 'pay', lastKey: '', settledCount: 0, paidMicros: 0 }
+        : { kind: 'resolve', atMs, phase: 'collect', lastKey: batch.at(-1)!.key, settledCount: (progress?.settledCount ?? 0) + batch.length, paidMicros: 0 };
+      const next = inProgress(contest, settling);
+      await this.store.transact(() => {
+        void this.contests.put(contestId, next);
+      });
+      contest = next;
+      if (isLast) return contest;
+      this.throwIfStopping(contest);
+      await nextTurn();
+    }
+  }
+
   // ---- one batch ----
 
   /**
@@ -213,7 +257,7 @@ export class ContestSettler {
       assert.equal(progress.atMs, atMs);
     }
     // One row more than the batch tells whether this batch is the last, without an extra empty round.
-    const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey ?? null, this.batchEntries + 1)];
+    const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey || null, this.batchEntries + 1)];
     const batch = rows.slice(0, this.batchEntries);
     let paidMicros = BigInt(progress?.paidMicros ?? 0);
     const byShard = new Map<number, EntryMoney[]>();
@@ -231,20 +275,23 @@ export class ContestSettler {
       if (entries === undefined) byShard.set(shard, (entries = []));
       entries.push({
         ref: entryRef(entry),
+        userId: entry.userId,
         payoutMicros: settled.payoutMicros === null ? null : settled.payoutMicros.toString(),
-        writes: [{ db: 'contestEntries', key, value: { ...entry, settlement: settled.settlement } }],
+        write: { db: 'contestEntries', key, value: { ...entry, settlement: settled.settlement } },
       });
     }
     assert.ok(paidMicros <= BigInt(totalPotMicros(contest)), `contest ${contestId} pays more than its pot`);
-    await Promise.all([...byShard].map(([shard, entries]) => this.owners.moveMoney(shard, { op: 'settle_entries', entries, atMs })));
+    await Promise.all([...byShard].map(([shard, entries]) => this.owners.moveMoney(shard, { op: 'settle_entries', contestId, entries, atMs })));
     const settledCount = (progress?.settledCount ?? 0) + batch.length;
-    const next =
-      rows.length > this.batchEntries
-        ? inProgress(contest, { kind: plan.kind, atMs, lastKey: batch.at(-1)!.key, settledCount, paidMicros: Number(paidMicros) })
-        : finished(contest, plan, atMs, settledCount, paidMicros);
-    // On the contest's lane this is the contest record's only writer: no re-read is needed.
+    const isLast = rows.length <= this.batchEntries;
+    const next = isLast
+      ? finished(contest, plan, atMs, settledCount, paidMicros)
+      : inProgress(contest, { kind: plan.kind, atMs, phase: 'pay', lastKey: batch.at(-1)!.key, settledCount, paidMicros: Number(paidMicros) });
+    // On the contest's lane this is the contest record's only writer: no re-read is needed. The last batch
+    // closes the pool in the same transaction: what the contest did not pay goes back to the protocol.
     await this.store.transact(() => {
       void this.contests.put(contestId, next);
+      if (isLast) this.ledger.closePool(contestId, atMs);
     });
     return next;
   }

@@ -1,127 +1,101 @@
-// Any thread; reads only. Checks the users' money against everything it is derived from, from one read
-// snapshot (LMDB readers never block writers):
-//   - each user's buckets equal what the user's journal adds up to, movement by movement;
-//   - each user's reserved and at-risk totals equal the user's holds (ledger.ts), hold by hold;
-//   - each hold is for something that still holds money: an RFQ that is active (reserved) or filled and
-//     unsettled (at risk), or an unsettled entry of an open contest; and each of those has its hold.
-// What it returns lists every difference; an empty list is a ledger that agrees with itself. Tests run it
-// after crashes (test/rfq/owner-crash.test.ts); contract section 11's admin check will build on it.
+// Any thread; reads only. Everything the tests check after every end-to-end file (test/helpers/server.ts), the
+// chaos rounds and the fuzzer, from one read snapshot (LMDB readers never block writers):
+//   - the ledger check (check.ts): every bucket as the transfers make it, none negative, money conserved;
+//   - every bucket other than `available` equals the sum of its holds, hold by hold;
+//   - each hold is for something that still holds money, with the amount its record says, and each such
+//     thing has its hold: an active RFQ (reserved wager), an unsettled fill (the taker's at-risk stake and
+//     the maker's locked liability), an open contest (its pool; its unsettled entries' stakes until its
+//     settlement begins), a pending withdrawal.
 import type { ContestRecord, EntryRecord } from '../contests/records.js';
 import { contestEntryRange, entryRef } from '../contests/records.js';
 import type { FillRecord } from '../rfq/fills.js';
 import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
 import type { Store } from '../store/db.js';
-import { readBalance, readJournal, type Balance, type HoldRecord, type JournalEntry } from './ledger.js';
+import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type AccountRecord, type HoldRecord } from './accounts.js';
+import { checkLedger } from './check.js';
+import type { WithdrawalRecord } from './withdrawals.js';
 
 export interface AuditReport {
-  users: number;
+  accounts: number;
   holds: number;
   differences: string[];
 }
 
 export function auditLedger(store: Store): AuditReport {
-  const differences: string[] = [];
+  const check = checkLedger(store);
+  const differences = check.differences.map((d) => `${d.account} ${d.bucket}: ${d.actual_micros}, its transfers add up to ${d.expected_micros}`);
+  if (BigInt(check.total_micros) !== BigInt(check.credited_micros) - BigInt(check.withdrawn_micros)) {
+    differences.push(`money is not conserved: ${check.total_micros} held, ${check.credited_micros} credited − ${check.withdrawn_micros} withdrawn`);
+  }
+
   const holds = new Map<string, HoldRecord>();
   for (const { key, value } of store.db<HoldRecord>('holds').getRange()) holds.set(key, value);
-
-  const heldByUser = new Map<string, { reserved: bigint; atRisk: bigint }>();
-  for (const hold of holds.values()) {
-    const total = heldByUser.get(hold.userId) ?? { reserved: 0n, atRisk: 0n };
-    if (hold.bucket === 'reserved') total.reserved += BigInt(hold.amountMicros);
-    else total.atRisk += BigInt(hold.amountMicros);
-    heldByUser.set(hold.userId, total);
-  }
-
-  let users = 0;
-  for (const userId of store.db('balances').getKeys()) {
-    users++;
-    const balance = readBalance(store, userId);
-    const replayed = replayJournal(readJournal(store, userId));
-    for (const bucket of ['availableMicros', 'reservedMicros', 'atRiskMicros', 'creditedMicros', 'pnlMicros'] as const) {
-      if (balance[bucket] !== replayed[bucket]) differences.push(`user ${userId}: ${bucket} is ${balance[bucket]}, its journal adds up to ${replayed[bucket]}`);
+  const held = new Map<string, bigint>();
+  for (const hold of holds.values()) held.set(`${hold.account} ${hold.bucket}`, (held.get(`${hold.account} ${hold.bucket}`) ?? 0n) + BigInt(hold.amountMicros));
+  for (const { key: account, value: record } of store.db<AccountRecord>('accounts').getRange()) {
+    for (const [bucket, amount] of Object.entries(record)) {
+      if (bucket === 'available') continue;
+      const inHolds = held.get(`${account} ${bucket}`) ?? 0n;
+      if (BigInt(amount ?? '0') !== inHolds) differences.push(`${account} ${bucket}: ${amount}, its holds add up to ${inHolds}`);
+      held.delete(`${account} ${bucket}`);
     }
-    const held = heldByUser.get(userId) ?? { reserved: 0n, atRisk: 0n };
-    if (held.reserved !== balance.reservedMicros) differences.push(`user ${userId}: reserved ${balance.reservedMicros}, holds ${held.reserved}`);
-    if (held.atRisk !== balance.atRiskMicros) differences.push(`user ${userId}: at risk ${balance.atRiskMicros}, holds ${held.atRisk}`);
   }
+  for (const [side, amount] of held) if (amount !== 0n) differences.push(`holds of ${side} add up to ${amount}, the account has none`);
 
-  const expected = holdsFromRecords(store);
+  const { expected, amountUnchecked } = holdsFromRecords(store);
   for (const [ref, hold] of holds) {
     const want = expected.get(ref);
     if (want === undefined) differences.push(`hold ${ref} is for nothing that holds money`);
-    else if (want.bucket !== hold.bucket || want.amountMicros !== hold.amountMicros || want.userId !== hold.userId) {
+    else if (want.bucket !== hold.bucket || want.account !== hold.account || (!amountUnchecked.has(ref) && want.amountMicros !== hold.amountMicros)) {
       differences.push(`hold ${ref} is ${JSON.stringify(hold)}, its record says ${JSON.stringify(want)}`);
     }
   }
-  for (const ref of expected.keys()) if (!holds.has(ref)) differences.push(`${ref} holds money but has no hold`);
-  return { users, holds: holds.size, differences };
+  for (const ref of expected.keys()) if (!holds.has(ref) && !amountUnchecked.has(ref)) differences.push(`${ref} holds money but has no hold`);
+  return { accounts: check.accounts, holds: holds.size, differences };
 }
 
-/** Pure. A user's buckets as the journal's movements, oldest first, make them. */
-export function replayJournal(journal: readonly JournalEntry[]): Balance {
-  const b: Balance = { availableMicros: 0n, reservedMicros: 0n, atRiskMicros: 0n, creditedMicros: 0n, pnlMicros: 0n };
-  for (const { kind, amounts } of journal) {
-    const a = (name: string) => BigInt(amounts[name] ?? '0');
-    switch (kind) {
-      case 'credit':
-        b.availableMicros += a('amountMicros');
-        b.creditedMicros += a('amountMicros');
-        break;
-      case 'reserve':
-        b.availableMicros -= a('amountMicros');
-        b.reservedMicros += a('amountMicros');
-        break;
-      case 'release':
-        b.reservedMicros -= a('amountMicros');
-        b.availableMicros += a('amountMicros');
-        break;
-      case 'fill':
-        b.reservedMicros -= a('reservedMicros');
-        b.atRiskMicros += a('filledMicros');
-        b.availableMicros += a('reservedMicros') - a('filledMicros');
-        break;
-      case 'settle_at_risk':
-        b.atRiskMicros -= a('stakeMicros');
-        b.availableMicros += a('payoutMicros');
-        b.pnlMicros += a('payoutMicros') - a('stakeMicros');
-        break;
-      case 'settle_reserved':
-        b.reservedMicros -= a('stakeMicros');
-        b.availableMicros += a('payoutMicros');
-        b.pnlMicros += a('payoutMicros') - a('stakeMicros');
-        break;
-      default: {
-        const unknown: never = kind;
-        throw new Error(`unknown movement ${String(unknown)}`);
-      }
-    }
-  }
-  return b;
-}
-
-/** Every reference that should hold money now, from the records that say so (also how migrations.ts rebuilds them). */
-export function holdsFromRecords(store: Store): Map<string, HoldRecord> {
+/**
+ * Every reference that should hold money now, from the records that say so. A contest being settled is in
+ * between: its pool's amount and its unsettled entries' holds change batch by batch (`amountUnchecked`: the
+ * pool's amount is not checked, and an entry's hold may be there or not).
+ */
+export function holdsFromRecords(store: Store): { expected: Map<string, HoldRecord>; amountUnchecked: Set<string> } {
   const expected = new Map<string, HoldRecord>();
+  const amountUnchecked = new Set<string>();
   const rfqs = store.db<RfqRecord>('rfqs');
   for (const requestId of store.db<true>('rfqActive').getKeys()) {
     const record = rfqs.get(requestId);
     if (record !== undefined && !isTerminal(record.status)) {
-      expected.set(rfqRef(requestId), { userId: record.userId, bucket: 'reserved', amountMicros: record.wagerMicros });
+      expected.set(rfqRef(requestId), { account: userAccount(record.userId), bucket: 'reserved', amountMicros: record.wagerMicros });
     }
   }
   for (const { value: fill } of store.db<FillRecord>('fills').getRange()) {
-    if (fill.settledPaidMicros === null) {
-      expected.set(rfqRef(fill.requestId), { userId: fill.userId, bucket: 'at_risk', amountMicros: fill.filledWagerMicros });
-    }
+    if (fill.settledPaidMicros !== null) continue;
+    const ref = rfqRef(fill.requestId);
+    expected.set(ref, { account: userAccount(fill.userId), bucket: 'at_risk', amountMicros: fill.filledWagerMicros });
+    const liability = BigInt(fill.payoutMicros) - BigInt(fill.filledWagerMicros);
+    if (liability > 0n) expected.set(lockRef(ref), { account: makerAccount(fill.makerAddress), bucket: 'locked', amountMicros: liability.toString() });
   }
   const entries = store.db<EntryRecord>('contestEntries');
   for (const { value: contest } of store.db<ContestRecord>('contests').getRange()) {
     if (contest.status !== 'open') continue;
+    const pool = poolRef(contest.contestId);
+    expected.set(pool, { account: PROTOCOL, bucket: 'committed', amountMicros: String(contest.protocolPrizePoolMicros) });
+    const isSettling = contest.settling !== undefined;
+    if (isSettling) amountUnchecked.add(pool);
     for (const { value: entry } of entries.getRange(contestEntryRange(contest.contestId))) {
-      if (entry.settlement === null) {
-        expected.set(entryRef(entry), { userId: entry.userId, bucket: 'reserved', amountMicros: String(entry.stakeMicros) });
-      }
+      if (entry.settlement !== null) continue;
+      const ref = entryRef(entry);
+      expected.set(ref, { account: userAccount(entry.userId), bucket: 'reserved', amountMicros: String(entry.stakeMicros) });
+      // Collected into the pot already, or not yet: either is right while the contest settles.
+      if (isSettling) amountUnchecked.add(ref);
     }
   }
-  return expected;
+  for (const key of store.db<true>('withdrawalsByStatus').getKeys({ start: 'pending|', end: 'pending|~' })) {
+    const withdrawal = store.db<WithdrawalRecord>('withdrawals').get(key.slice(key.lastIndexOf('|') + 1));
+    if (withdrawal !== undefined) {
+      expected.set(withdrawalRef(withdrawal.withdrawalId), { account: withdrawal.account, bucket: 'pending_withdrawal', amountMicros: withdrawal.amountMicros });
+    }
+  }
+  return { expected, amountUnchecked };
 }

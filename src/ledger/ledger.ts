@@ -1,80 +1,72 @@
-// The only module that changes a user's balance (STYLE: money only moves in ledger/). Writes run inside the
-// caller's LMDB write transaction, on the thread of the balance's one owner: the RFQ shard that the user
-// hashes to (rfq/ids.ts shardOfUser). Every writer is built for one owner and asserts, on every movement,
-// that the user is its own: a movement decided anywhere else is a bug, not a race for LMDB's lock to settle.
-// Reads (`readBalance`) are open to any thread.
+// The only module that moves money (STYLE: money only moves in ledger/). Every movement is a double-entry
+// transfer (accounts.ts) written inside the caller's LMDB write transaction, together with the fact that
+// causes it, so a crash keeps both or neither.
 //
-// Money held for something is a **hold**, a record keyed by its reference (`rfq:<id>`, `contest:<id>:…`):
-// a reservation (`reserved`) or a filled stake (`at_risk`). A release, fill or settlement names the hold's
-// reference and moves exactly what the hold says, so no caller can release more than was reserved, and a
-// hold that is gone (settled already) makes a repeated settlement a no-op.
+// Who may decide a debit of an account's `available` (docs/money.md, "Owners"):
+//   - a user's: only the RFQ shard the user hashes to (rfq/ids.ts shardOfUser), which decides it in memory
+//     first (rfq/shard-book.ts). Every Ledger is built for one owner and asserts it on every such debit.
+//   - a maker's or the protocol's: whoever writes, inside the transaction, against the latest commit: LMDB's
+//     one writer orders every transaction of every thread, so a check made inside one is exact. Those
+//     debits return false, and write nothing, when the account cannot cover them.
+// Money already held (a hold: a reservation, a filled stake, a maker's locked liability, a contest's pool, a
+// pending withdrawal) moves by its reference, exactly the amount the hold says; a hold that is gone was
+// settled already, which makes every settlement idempotent. Credits need no decision.
 //
-// Amounts are BigInt micros in memory and decimal strings on disk. Each movement writes a journal entry in
-// the same transaction. Invariant, asserted before every write and after every read:
-//   available + reserved + at_risk = credited + pnl   and no amount is negative.
+// Amounts are BigInt micros in memory and decimal strings on disk. No bucket is ever negative: a movement that
+// would make one negative is a bug, and throws (the transaction rolls back) rather than carry on.
 import assert from 'node:assert/strict';
 import type { Db, Store } from '../store/db.js';
+import {
+  bucketsOf,
+  journalKey,
+  journalRange,
+  lockRef,
+  makerAccount,
+  poolRef,
+  PROTOCOL,
+  transferId,
+  userAccount,
+  type AccountId,
+  type AccountRecord,
+  type Bucket,
+  type Buckets,
+  type HoldRecord,
+  type JournalRow,
+  type Side,
+  type TransferKind,
+  type TransferRecord,
+} from './accounts.js';
 
-interface BalanceRecord {
-  availableMicros: string;
-  reservedMicros: string;
-  atRiskMicros: string;
-  /** Sum of every admin credit. */
-  creditedMicros: string;
-  /** Sum over settled positions and entries of (payout - stake); negative when the user has lost. */
-  pnlMicros: string;
-  /** Last journal sequence number used for this user. */
-  journalSeq: number;
-}
-
-export interface Balance {
-  availableMicros: bigint;
-  reservedMicros: bigint;
-  atRiskMicros: bigint;
-  creditedMicros: bigint;
-  pnlMicros: bigint;
-}
-
-/** Money held for one reference, until it is released, filled or settled. */
-export interface HoldRecord {
-  userId: string;
-  bucket: 'reserved' | 'at_risk';
-  amountMicros: string;
-}
-
-export type MovementKind = 'credit' | 'reserve' | 'release' | 'fill' | 'settle_at_risk' | 'settle_reserved';
-
-export interface JournalEntry {
-  kind: MovementKind;
-  /** The amounts of the movement, decimal micros. */
-  amounts: Record<string, string>;
-  /** What caused it: `rfq:<id>`, `contest:<id>:<entry>`, `credit:<key>`. */
-  ref: string;
-  atMs: number;
-}
-
-/** Whose balances a Ledger may change: the users one RFQ shard owns. */
+/** Whose `available` a Ledger may debit: the users one RFQ shard owns (none on the main thread). */
 export interface BalanceOwner {
   readonly name: string;
   owns(userId: string): boolean;
 }
 
-const ZERO: Balance = { availableMicros: 0n, reservedMicros: 0n, atRiskMicros: 0n, creditedMicros: 0n, pnlMicros: 0n };
+/** The main thread's ledger: it debits makers and the protocol (checked in the transaction), never a user. */
+export const NO_USERS: BalanceOwner = { name: 'the main thread', owns: () => false };
 
-/** Any thread: the balance as last committed (what this thread's read snapshot holds). */
-export function readBalance(store: Store, userId: string): Balance {
-  const record = store.db<BalanceRecord>('balances').get(userId);
-  if (record === undefined) return { ...ZERO };
-  const balance = fromRecord(record);
-  assertInvariant(userId, balance);
-  return balance;
+export interface UserBalance {
+  availableMicros: bigint;
+  reservedMicros: bigint;
+  atRiskMicros: bigint;
+  pendingWithdrawalMicros: bigint;
 }
 
-/** Any thread: a user's journal, oldest first (for audits and tests). */
-export function readJournal(store: Store, userId: string): JournalEntry[] {
-  const out: JournalEntry[] = [];
-  for (const { value } of store.db<JournalEntry>('journal').getRange({ start: `${userId}:`, end: `${userId}:~` })) out.push(value);
+/** How a filled position ended (contract section 11, Settlement). */
+export type PositionOutcome = 'won' | 'lost' | 'voided';
+
+/** Any thread: an account's buckets as last committed (this thread's read snapshot), zeros included. */
+export function readAccount(store: Store, account: AccountId): Record<Bucket, bigint> {
+  const record = store.db<AccountRecord>('accounts').get(account);
+  const out = {} as Record<Bucket, bigint>;
+  for (const bucket of bucketsOf(account)) out[bucket] = BigInt(record?.[bucket] ?? '0');
   return out;
+}
+
+export function readUserBalance(store: Store, userId: string): UserBalance {
+  const b = readAccount(store, userAccount(userId));
+  return { availableMicros: b.available, reservedMicros: b.reserved, atRiskMicros: b.at_risk, pendingWithdrawalMicros: b.pending_withdrawal };
 }
 
 /** Any thread: the hold of a reference, if money is still held for it. */
@@ -82,170 +74,227 @@ export function readHold(store: Store, ref: string): HoldRecord | undefined {
   return store.db<HoldRecord>('holds').get(ref);
 }
 
+/** Any thread: an account's journal, oldest first (tests and audits; the route pages it: ledger/journal-view.ts). */
+export function readJournal(store: Store, account: AccountId): JournalRow[] {
+  return [...store.db<JournalRow>('accountJournal').getRange(journalRange(account))].map(({ value }) => value);
+}
+
 export class Ledger {
-  private readonly balances: Db<BalanceRecord>;
+  private readonly accounts: Db<AccountRecord>;
+  private readonly transfers: Db<TransferRecord>;
   private readonly holds: Db<HoldRecord>;
-  private readonly journal: Db<JournalEntry>;
+  private readonly journal: Db<JournalRow>;
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly owner: BalanceOwner,
   ) {
-    this.balances = store.db('balances');
+    this.accounts = store.db('accounts');
+    this.transfers = store.db('transfers');
     this.holds = store.db('holds');
-    this.journal = store.db('journal');
+    this.journal = store.db('accountJournal');
   }
 
-  getBalance(userId: string): Balance {
-    return readBalance(this.store, userId);
+  /** What the account has available: inside a transaction, as of the latest commit. */
+  availableOf(account: AccountId): bigint {
+    return BigInt(this.accounts.get(account)?.available ?? '0');
   }
 
-  /** Admin funding. */
-  creditInTxn(userId: string, amountMicros: bigint, ref: string, atMs: number): Balance {
-    assert.ok(amountMicros > 0n, 'credit must be positive');
-    return this.apply(userId, 'credit', { amountMicros }, ref, atMs, (b) => {
-      b.availableMicros += amountMicros;
-      b.creditedMicros += amountMicros;
-    });
+  // ---- funding ----
+
+  credit(account: AccountId, amountMicros: bigint, ref: string, atMs: number): void {
+    this.transfer('credit', ref, 'credit', null, { account, bucket: 'available' }, amountMicros, atMs);
   }
 
-  /**
-   * Holds `amountMicros` of available balance for `ref`. The owner decided beforehand that the balance
-   * covers it (rfq/shard-book.ts), so a shortfall here is a broken invariant and throws an AssertionError.
-   */
-  reserveInTxn(userId: string, amountMicros: bigint, ref: string, atMs: number): void {
-    assert.ok(amountMicros > 0n, 'reservation must be positive');
-    assert.equal(this.holds.get(ref), undefined, `${ref} is held already`);
-    this.apply(userId, 'reserve', { amountMicros }, ref, atMs, (b) => {
-      b.availableMicros -= amountMicros;
-      b.reservedMicros += amountMicros;
-    });
-    void this.holds.put(ref, { userId, bucket: 'reserved', amountMicros: amountMicros.toString() });
+  // ---- a user's RFQs and contest entries ----
+
+  /** Holds `amountMicros` of the user's available for `ref`; the owner decided beforehand that it covers it. */
+  reserve(userId: string, amountMicros: bigint, ref: string, atMs: number): void {
+    const account = userAccount(userId);
+    this.transfer('reserve', ref, 'reserve', { account, bucket: 'available' }, { account, bucket: 'reserved' }, amountMicros, atMs);
+    this.openHold(ref, { account, bucket: 'reserved' }, amountMicros);
   }
 
-  /** Returns a reservation to available; returns what it released, or null when nothing is held for `ref`. */
-  releaseInTxn(ref: string, atMs: number): bigint | null {
+  /** Returns a reservation to available; what it released, or null when nothing is held for `ref`. */
+  release(ref: string, atMs: number): bigint | null {
     const hold = this.takeHold(ref, 'reserved');
     if (hold === null) return null;
-    this.apply(hold.userId, 'release', { amountMicros: hold.amountMicros }, ref, atMs, (b) => {
-      b.reservedMicros -= hold.amountMicros;
-      b.availableMicros += hold.amountMicros;
-    });
+    this.transfer('release', ref, 'release', { account: hold.account, bucket: 'reserved' }, { account: hold.account, bucket: 'available' }, hold.amountMicros, atMs);
     return hold.amountMicros;
   }
 
-  /** A fill: the whole reservation leaves reserved; the filled part goes at risk (held), the rest is available. */
-  fillInTxn(ref: string, filledMicros: bigint, atMs: number): void {
+  /**
+   * A fill (contract section 11, Fills): the filled wager goes at risk and the rest of the reservation back to
+   * available; the liability leaves the maker's available for its locked bucket, held under `<ref>:lock`.
+   * False, and nothing written, when the maker's available does not cover the liability now: other fills
+   * took it since the quote arrived, and the caller goes on to the next quote.
+   */
+  fill(ref: string, filledMicros: bigint, makerAddress: string, liabilityMicros: bigint, atMs: number): boolean {
+    const maker = makerAccount(makerAddress);
+    assert.ok(liabilityMicros >= 0n, 'a liability is never negative');
+    if (this.availableOf(maker) < liabilityMicros) return false;
     const hold = this.takeHold(ref, 'reserved');
     assert.ok(hold !== null, `fill of ${ref}, which holds no reservation`);
-    const reservedMicros = hold.amountMicros;
-    assert.ok(filledMicros > 0n && filledMicros <= reservedMicros, 'fill must be within its reservation');
-    this.apply(hold.userId, 'fill', { reservedMicros, filledMicros }, ref, atMs, (b) => {
-      b.reservedMicros -= reservedMicros;
-      b.atRiskMicros += filledMicros;
-      b.availableMicros += reservedMicros - filledMicros;
-    });
-    void this.holds.put(ref, { userId: hold.userId, bucket: 'at_risk', amountMicros: filledMicros.toString() });
-  }
-
-  /**
-   * Settles a filled position: its stake leaves at-risk and the payout (0 when it lost) becomes available.
-   * False, and nothing moves, when the position was settled already.
-   */
-  settleAtRiskInTxn(ref: string, payoutMicros: bigint, atMs: number): boolean {
-    assert.ok(payoutMicros >= 0n, 'payout is never negative');
-    const hold = this.takeHold(ref, 'at_risk');
-    if (hold === null) return false;
-    const stakeMicros = hold.amountMicros;
-    this.apply(hold.userId, 'settle_at_risk', { stakeMicros, payoutMicros }, ref, atMs, (b) => {
-      b.atRiskMicros -= stakeMicros;
-      b.availableMicros += payoutMicros;
-      b.pnlMicros += payoutMicros - stakeMicros;
-    });
+    assert.ok(filledMicros > 0n && filledMicros <= hold.amountMicros, 'a fill is within its reservation');
+    const { account } = hold;
+    this.transfer('fill', ref, 'fill', { account, bucket: 'reserved' }, { account, bucket: 'at_risk' }, filledMicros, atMs);
+    const restMicros = hold.amountMicros - filledMicros;
+    if (restMicros > 0n) this.transfer('release', ref, 'release', { account, bucket: 'reserved' }, { account, bucket: 'available' }, restMicros, atMs);
+    this.openHold(ref, { account, bucket: 'at_risk' }, filledMicros);
+    if (liabilityMicros > 0n) {
+      this.transfer('lock', ref, 'lock', { account: maker, bucket: 'available' }, { account: maker, bucket: 'locked' }, liabilityMicros, atMs);
+      this.openHold(lockRef(ref), { account: maker, bucket: 'locked' }, liabilityMicros);
+    }
     return true;
   }
 
   /**
-   * Settles a reservation held until resolution (a contest entry): the stake is taken, the payout credited.
-   * False, and nothing moves, when it was settled already.
+   * Settles a filled position, both sides: lost, the stake and the liability go to the maker; won, both to
+   * the taker (payout_micros in all); voided, each side gets its own back. False, and nothing moves, when it
+   * was settled already (its at-risk hold is gone).
    */
-  settleReservedInTxn(ref: string, payoutMicros: bigint, atMs: number): boolean {
-    assert.ok(payoutMicros >= 0n, 'payout is never negative');
-    const hold = this.takeHold(ref, 'reserved');
-    if (hold === null) return false;
-    const stakeMicros = hold.amountMicros;
-    this.apply(hold.userId, 'settle_reserved', { stakeMicros, payoutMicros }, ref, atMs, (b) => {
-      b.reservedMicros -= stakeMicros;
-      b.availableMicros += payoutMicros;
-      b.pnlMicros += payoutMicros - stakeMicros;
-    });
+  settlePosition(ref: string, makerAddress: string, outcome: PositionOutcome, atMs: number): boolean {
+    const stake = this.takeHold(ref, 'at_risk');
+    if (stake === null) return false;
+    const liability = this.takeHold(lockRef(ref), 'locked');
+    const taker: Side = { account: stake.account, bucket: 'available' };
+    const maker: Side = { account: makerAccount(makerAddress), bucket: 'available' };
+    this.transfer('settle_stake', ref, 'settle_stake', { account: stake.account, bucket: 'at_risk' }, outcome === 'lost' ? maker : taker, stake.amountMicros, atMs);
+    if (liability !== null) {
+      assert.equal(liability.account, maker.account, `${ref} locked another maker's collateral`);
+      this.transfer('settle_liability', ref, 'settle_liability', { account: maker.account, bucket: 'locked' }, outcome === 'won' ? taker : maker, liability.amountMicros, atMs);
+    }
     return true;
+  }
+
+  // ---- contests: the protocol's pool ----
+
+  /**
+   * A new contest's prize pool leaves the protocol's available for committed, held under the contest's pool
+   * reference (with 0 too: the stakes are collected into it at settlement). False when the protocol is short.
+   */
+  openPool(contestId: string, amountMicros: bigint, atMs: number): boolean {
+    const ref = poolRef(contestId);
+    if (this.availableOf(PROTOCOL) < amountMicros) return false;
+    if (amountMicros > 0n) this.transfer('pool', ref, 'pool', { account: PROTOCOL, bucket: 'available' }, { account: PROTOCOL, bucket: 'committed' }, amountMicros, atMs);
+    this.openHold(ref, { account: PROTOCOL, bucket: 'committed' }, amountMicros);
+    return true;
+  }
+
+  /** An entry's reserved stake joins its contest's pot. False when it was collected (or refunded) already. */
+  collect(entryRef: string, contestId: string, atMs: number): boolean {
+    const stake = this.takeHold(entryRef, 'reserved');
+    if (stake === null) return false;
+    this.transfer('collect', entryRef, 'collect', { account: stake.account, bucket: 'reserved' }, { account: PROTOCOL, bucket: 'committed' }, stake.amountMicros, atMs);
+    this.adjustHold(poolRef(contestId), stake.amountMicros);
+    return true;
+  }
+
+  /** A winner's prize, out of its contest's pot; written once per entry, with the settled entry. */
+  payPrize(entryRef: string, contestId: string, userId: string, amountMicros: bigint, atMs: number): void {
+    this.adjustHold(poolRef(contestId), -amountMicros);
+    this.transfer('prize', entryRef, 'prize', { account: PROTOCOL, bucket: 'committed' }, { account: userAccount(userId), bucket: 'available' }, amountMicros, atMs);
+  }
+
+  /** What the contest did not pay goes back to the protocol's available; null when it was closed already. */
+  closePool(contestId: string, atMs: number): bigint | null {
+    const ref = poolRef(contestId);
+    const pool = this.takeHold(ref, 'committed');
+    if (pool === null) return null;
+    if (pool.amountMicros > 0n) this.transfer('pool_return', ref, 'pool_return', { account: PROTOCOL, bucket: 'committed' }, { account: PROTOCOL, bucket: 'available' }, pool.amountMicros, atMs);
+    return pool.amountMicros;
+  }
+
+  // ---- withdrawals ----
+
+  /**
+   * available → pending_withdrawal, held under the withdrawal's reference. A user's owner decided it
+   * beforehand; a maker's is checked here: false when its available is short.
+   */
+  withdraw(account: AccountId, amountMicros: bigint, ref: string, atMs: number): boolean {
+    if (!account.startsWith('user:') && this.availableOf(account) < amountMicros) return false;
+    this.transfer('withdraw', ref, 'request', { account, bucket: 'available' }, { account, bucket: 'pending_withdrawal' }, amountMicros, atMs);
+    this.openHold(ref, { account, bucket: 'pending_withdrawal' }, amountMicros);
+    return true;
+  }
+
+  /** The operator's decision: the money left (complete) or comes back (fail). False when decided already. */
+  finishWithdrawal(ref: string, isCompleted: boolean, atMs: number): boolean {
+    const hold = this.takeHold(ref, 'pending_withdrawal');
+    if (hold === null) return false;
+    const from: Side = { account: hold.account, bucket: 'pending_withdrawal' };
+    if (isCompleted) this.transfer('withdraw_complete', ref, 'complete', from, null, hold.amountMicros, atMs);
+    else this.transfer('withdraw_fail', ref, 'fail', from, { account: hold.account, bucket: 'available' }, hold.amountMicros, atMs);
+    return true;
+  }
+
+  /** Migration only (store/migrations.ts): a balance carried over from before this ledger, as from the world. */
+  opening(side: Side, amountMicros: bigint, ref: string, atMs: number): void {
+    this.transfer('opening', ref, `opening:${side.bucket}`, null, side, amountMicros, atMs);
+  }
+
+  // ---- the primitives ----
+
+  /** One double-entry transfer, with both sides' account records and each account's journal row. */
+  private transfer(kind: TransferKind, ref: string, step: string, debit: Side | null, credit: Side | null, amountMicros: bigint, atMs: number): void {
+    assert.ok(amountMicros > 0n, `a transfer moves a positive amount (${kind} of ${ref})`);
+    assert.ok(debit !== null || credit !== null, 'a transfer has at least one side in the ledger');
+    const id = transferId(ref, step);
+    assert.equal(this.transfers.get(id), undefined, `transfer ${id} was written already`);
+    if (debit !== null) this.assertMayDebit(debit);
+    const rows = new Map<AccountId, Array<[Bucket, string]>>();
+    const apply = (side: Side, delta: bigint) => {
+      this.change(side, delta);
+      const deltas = rows.get(side.account) ?? [];
+      deltas.push([side.bucket, delta.toString()]);
+      rows.set(side.account, deltas);
+    };
+    if (debit !== null) apply(debit, -amountMicros);
+    if (credit !== null) apply(credit, amountMicros);
+    void this.transfers.put(id, { id, kind, debit, credit, amountMicros: amountMicros.toString(), ref, atMs });
+    for (const [account, deltas] of rows) void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas });
+  }
+
+  private assertMayDebit({ account, bucket }: Side): void {
+    if (bucket !== 'available' || !account.startsWith('user:')) return;
+    const userId = account.slice('user:'.length);
+    assert.ok(this.owner.owns(userId), `${this.owner.name} may not spend the money of user ${userId}`);
+  }
+
+  private change({ account, bucket }: Side, delta: bigint): void {
+    assert.ok(bucketsOf(account).includes(bucket), `${account} has no ${bucket} bucket`);
+    const record = this.accounts.get(account);
+    const next = BigInt(record?.[bucket] ?? '0') + delta;
+    assert.ok(next >= 0n, `${account} ${bucket} would be negative`);
+    // A fresh object: a record read from LMDB may be shared by lmdb-js's cache.
+    void this.accounts.put(account, { ...record, [bucket]: next.toString() });
+  }
+
+  private openHold(ref: string, side: Side, amountMicros: bigint): void {
+    assert.notEqual(side.bucket, 'available');
+    assert.equal(this.holds.get(ref), undefined, `${ref} is held already`);
+    void this.holds.put(ref, { account: side.account, bucket: side.bucket as HoldRecord['bucket'], amountMicros: amountMicros.toString() });
+  }
+
+  private adjustHold(ref: string, deltaMicros: bigint): void {
+    const hold = this.holds.get(ref);
+    assert.ok(hold !== undefined, `${ref} holds nothing`);
+    const next = BigInt(hold.amountMicros) + deltaMicros;
+    assert.ok(next >= 0n, `${ref} would hold a negative amount`);
+    void this.holds.put(ref, { account: hold.account, bucket: hold.bucket, amountMicros: next.toString() });
   }
 
   /** Removes the hold of `ref` and returns it, or null when there is none; a hold in another bucket is a bug. */
-  private takeHold(ref: string, bucket: HoldRecord['bucket']): { userId: string; amountMicros: bigint } | null {
+  private takeHold(ref: string, bucket: HoldRecord['bucket']): { account: AccountId; amountMicros: bigint } | null {
     const hold = this.holds.get(ref);
     if (hold === undefined) return null;
     assert.equal(hold.bucket, bucket, `${ref} is held ${hold.bucket}, not ${bucket}`);
     void this.holds.remove(ref);
-    return { userId: hold.userId, amountMicros: BigInt(hold.amountMicros) };
-  }
-
-  private apply(
-    userId: string,
-    kind: MovementKind,
-    amounts: Record<string, bigint>,
-    ref: string,
-    atMs: number,
-    change: (b: Balance) => void,
-  ): Balance {
-    assert.ok(this.owner.owns(userId), `${this.owner.name} may not move the money of user ${userId}`);
-    const record = this.balances.get(userId);
-    const balance = record === undefined ? { ...ZERO } : fromRecord(record);
-    change(balance);
-    assertInvariant(userId, balance);
-    const journalSeq = (record?.journalSeq ?? 0) + 1;
-    void this.balances.put(userId, toRecord(balance, journalSeq));
-    const entry: JournalEntry = {
-      kind,
-      amounts: Object.fromEntries(Object.entries(amounts).map(([k, v]) => [k, v.toString()])),
-      ref,
-      atMs,
-    };
-    void this.journal.put(`${userId}:${String(journalSeq).padStart(12, '0')}`, entry);
-    return balance;
+    return { account: hold.account, amountMicros: BigInt(hold.amountMicros) };
   }
 }
 
-function fromRecord(r: BalanceRecord): Balance {
-  return {
-    availableMicros: BigInt(r.availableMicros),
-    reservedMicros: BigInt(r.reservedMicros),
-    atRiskMicros: BigInt(r.atRiskMicros),
-    creditedMicros: BigInt(r.creditedMicros),
-    pnlMicros: BigInt(r.pnlMicros),
-  };
-}
-
-function toRecord(b: Balance, journalSeq: number): BalanceRecord {
-  return {
-    availableMicros: b.availableMicros.toString(),
-    reservedMicros: b.reservedMicros.toString(),
-    atRiskMicros: b.atRiskMicros.toString(),
-    creditedMicros: b.creditedMicros.toString(),
-    pnlMicros: b.pnlMicros.toString(),
-    journalSeq,
-  };
-}
-
-/** A broken invariant is a bug, not bad input: crash rather than carry on with wrong money. */
-function assertInvariant(userId: string, b: Balance): void {
-  assert.ok(b.availableMicros >= 0n, `negative available balance for ${userId}`);
-  assert.ok(b.reservedMicros >= 0n, `negative reserved balance for ${userId}`);
-  assert.ok(b.atRiskMicros >= 0n, `negative at-risk balance for ${userId}`);
-  assert.equal(
-    b.availableMicros + b.reservedMicros + b.atRiskMicros,
-    b.creditedMicros + b.pnlMicros,
-    `balance identity broken for ${userId}`,
-  );
+/** A zero-filled view of buckets (for bodies that list every bucket). */
+export function bucketsToStrings(buckets: Buckets, names: readonly Bucket[]): Record<string, string> {
+  return Object.fromEntries(names.map((name) => [name, (buckets[name] ?? 0n).toString()]));
 }

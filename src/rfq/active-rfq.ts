@@ -20,6 +20,8 @@ export interface ActiveRfq {
   timer: Timer | null;
   candidates: Candidate[];
   lastLook: Candidate | null;
+  /** Candidates passed over because their maker's collateral no longer covered them (the failure reason). */
+  uncoveredCount: number;
   /** Time spent deciding (matching), µs: a stage latency. */
   selectionUs: number;
   /** Commits the create's held write now (persistNew): set while it waits to share the terminal's commit. */

@@ -1,10 +1,13 @@
 // Any thread. A maker's fills, as stored for the maker PnL route (contract section 7) and for settlement.
 import { hash } from 'node:crypto';
+import type { PositionOutcome } from '../ledger/ledger.js';
 import type { RfqLeg } from './records.js';
 
 export interface FillRecord {
   requestId: string;
   makerAddress: string;
+  /** Absent on fills written before the money model (schema version 5). */
+  quoteId?: string;
   /** Taker address, or a per-maker opaque id when the fill was shielded (contract section 7). */
   taker: string;
   userId: string;
@@ -15,13 +18,17 @@ export interface FillRecord {
   atMs: number;
   /** Set when the position settles: what the taker was paid (0 when it lost). */
   settledPaidMicros: string | null;
+  /** Set with settledPaidMicros: how the position ended, and when. */
+  outcome?: PositionOutcome | null;
+  settledAtMs?: number | null;
 }
 
 /** The fill once its position settled. Field by field, as records.ts endedRecord (docs/performance.md). */
-export function settledFill(fill: FillRecord, paidMicros: bigint): FillRecord {
+export function settledFill(fill: FillRecord, paidMicros: bigint, outcome: PositionOutcome, atMs: number): FillRecord {
   return {
     requestId: fill.requestId,
     makerAddress: fill.makerAddress,
+    ...(fill.quoteId === undefined ? {} : { quoteId: fill.quoteId }),
     taker: fill.taker,
     userId: fill.userId,
     legs: fill.legs,
@@ -30,6 +37,8 @@ export function settledFill(fill: FillRecord, paidMicros: bigint): FillRecord {
     oddsE4: fill.oddsE4,
     atMs: fill.atMs,
     settledPaidMicros: paidMicros.toString(),
+    outcome,
+    settledAtMs: atMs,
   };
 }
 

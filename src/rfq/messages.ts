@@ -58,17 +58,21 @@ export interface CreateRfq {
 
 /** A record another owner decided, committed by the shard in the same transaction as the money it goes with. */
 export interface RecordWrite {
-  db: 'contests' | 'contestEntries' | 'userEntries' | 'entryKeys';
+  db: 'contests' | 'contestEntries' | 'userEntries' | 'entryKeys' | 'withdrawals' | 'withdrawalKeys' | 'accountWithdrawals' | 'withdrawalsByStatus';
   key: string;
   value: unknown;
 }
 
-/** One contest entry's money at its contest's settlement: a payout (null: the stake is refunded). */
+/**
+ * One contest entry at its contest's settlement, once its stake was collected into the pot (a resolution)
+ * or not (a void): its prize (0: none), or null to refund the reserved stake.
+ */
 export interface EntrySettlement {
   ref: string;
+  userId: string;
   payoutMicros: string | null;
   /** The entry as settled: written only if this settlement moved its money (not already settled). */
-  writes: RecordWrite[];
+  write: RecordWrite;
 }
 
 /**
@@ -91,14 +95,31 @@ export type MoneyOp =
       uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
       atMs: number;
     }
+  /** A resolving contest's first sweep: each entry's reserved stake joins the pot, once. */
+  | { op: 'collect_entries'; contestId: string; refs: string[]; atMs: number }
   /** A batch of a contest's settlement: each entry paid (or refunded) once, however often this is repeated. */
-  | { op: 'settle_entries'; entries: EntrySettlement[]; atMs: number }
+  | { op: 'settle_entries'; contestId: string; entries: EntrySettlement[]; atMs: number }
+  /**
+   * A user's withdrawal: available → pending_withdrawal with the withdrawal's records, or
+   * INSUFFICIENT_BALANCE and nothing written; `uniqueKeys` as for 'reserve'.
+   */
+  | {
+      op: 'withdraw';
+      userId: string;
+      amountMicros: string;
+      ref: string;
+      writes: RecordWrite[];
+      uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
+      atMs: number;
+    }
   /** Filled positions one of whose markets resolved: each settles when its outcome is decided, once. */
   | { op: 'settle_positions'; requestIds: string[]; atMs: number };
 
 export type MoneyResult =
-  | { op: 'credit'; balance: { availableMicros: string; reservedMicros: string; atRiskMicros: string }; isReplay: boolean }
+  | { op: 'credit'; isReplay: boolean }
   | { op: 'reserve' }
+  | { op: 'withdraw' }
+  | { op: 'collect_entries'; collected: number }
   | { op: 'settle_entries'; settled: number }
   | { op: 'settle_positions'; settled: number };
 

@@ -3,6 +3,7 @@
 // leg decides it lost at once, even with other legs open; otherwise, once every leg is final with at least
 // one voided, the stake is returned (no fair re-pricing without per-leg odds; docs/rfq.md).
 import type { Market } from '../schemas/markets.js';
+import type { PositionOutcome } from '../ledger/ledger.js';
 import type { RfqLeg } from './records.js';
 
 export type LegOutcome = 'won' | 'lost' | 'voided' | 'open';
@@ -14,10 +15,16 @@ export function legOutcome(leg: RfqLeg, market: Market | undefined): LegOutcome 
   return leg.direction === winning ? 'won' : 'lost';
 }
 
-/** What the taker is paid, or null while a leg that could still decide it is open. */
-export function positionPayout(outcomes: readonly LegOutcome[], filledWagerMicros: bigint, payoutMicros: bigint): bigint | null {
-  if (outcomes.includes('lost')) return 0n;
+/** How the position ended, or null while a leg that could still decide it is open. */
+export function positionOutcome(outcomes: readonly LegOutcome[]): PositionOutcome | null {
+  if (outcomes.includes('lost')) return 'lost';
   if (outcomes.includes('open')) return null;
-  if (outcomes.includes('voided')) return filledWagerMicros;
-  return payoutMicros;
+  if (outcomes.includes('voided')) return 'voided';
+  return 'won';
+}
+
+/** What the taker is paid: nothing when it lost, its stake back when voided, payout_micros when it won. */
+export function positionPayout(outcome: PositionOutcome, filledWagerMicros: bigint, payoutMicros: bigint): bigint {
+  if (outcome === 'lost') return 0n;
+  return outcome === 'voided' ? filledWagerMicros : payoutMicros;
 }

@@ -36,7 +36,7 @@ export class RfqWrites {
         void active.remove(requestId);
         if (record === undefined || isTerminal(record.status)) continue;
         const nowMs = this.clock.nowMs();
-        this.ledger.releaseInTxn(rfqRef(requestId), nowMs);
+        this.ledger.release(rfqRef(requestId), nowMs);
         void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
         failed++;
       }
@@ -69,9 +69,10 @@ export class RfqWrites {
   /**
    * Commits the RFQ's end, after the create's write if that was still held (the same group commit). `end`
    * runs inside the transaction: it moves the money and returns the terminal record to store (a fill can
-   * still become a failure there: commitFill). Resolves with that record and the commit's duration in µs
-   * (a stage latency the main thread reports), or null when the create was refused in that commit: then the
-   * RFQ never existed, and persistNew tells its caller and its makers.
+   * still become a failure there: commitFill), or UNCOVERED when the winning maker can no longer cover the
+   * fill: then nothing is written and the caller goes on to the next quote. Resolves with the record and the
+   * commit's duration in µs (a stage latency the main thread reports), UNCOVERED, or null when the create
+   * was refused in that commit: then the RFQ never existed, and persistNew tells its caller and its makers.
    *
    * The actor has forgotten the RFQ already (RfqShard.persistTerminal): its end is decided and nothing can
    * change it any more (its quotes get RFQ_CLOSED, it is not cancellable; a status read is served from LMDB;
@@ -79,7 +80,7 @@ export class RfqWrites {
    * every such RFQ's objects alive through young-generation collections on the shard's thread until a full
    * one (docs/performance.md, "Allocation shapes").
    */
-  async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord): Promise<{ record: RfqRecord; persistUs: number } | null> {
+  async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord | typeof UNCOVERED): Promise<{ record: RfqRecord; persistUs: number } | typeof UNCOVERED | null> {
     const { requestId } = rfq.record;
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
@@ -88,12 +89,13 @@ export class RfqWrites {
       if (stored === undefined) return null;
       assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
       const ended = end();
+      if (ended === UNCOVERED) return UNCOVERED;
       assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
       void this.store.db<RfqRecord>('rfqs').put(requestId, ended);
       void this.store.db<true>('rfqActive').remove(requestId);
       return ended;
     });
-    return record === null ? null : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
+    return record === null || record === UNCOVERED ? record : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
   }
 
   /**
@@ -103,7 +105,7 @@ export class RfqWrites {
    */
   createInTxn(command: CreateRfq, created: RfqRecord, isStillActive: boolean): void {
     const { requestId } = created;
-    this.ledger.reserveInTxn(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
+    this.ledger.reserve(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
     void this.store.db<RfqRecord>('rfqs').put(requestId, created);
     void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
     void this.store.db<true>('userRfqs').put(userRfqKey(command.userId, created.createdAtMs, requestId), true);
@@ -111,23 +113,30 @@ export class RfqWrites {
   }
 
   /**
-   * A fill's money and records; returns the record to store: `completed`, or `failed MARKET_CLOSED` when a
-   * leg no longer takes bets. Decided here, inside the fill's transaction, where LMDB's one writer orders it
-   * against a market's resolution: a leg market that resolved or stopped taking bets since selection (during
-   * a last look, say) is not filled. Else a maker could confirm a bet whose result is known, and the fill
-   * would miss the settlement that ran when the market resolved (it reads the positions once, then).
+   * A fill's money and records; returns the record to store: `completed`; `failed MARKET_CLOSED` when a leg
+   * no longer takes bets; or UNCOVERED, with nothing written, when the maker's available no longer covers the
+   * liability (other fills took it since its quote arrived). Decided here, inside the fill's transaction,
+   * where LMDB's one writer orders it against a market's resolution and every other fill of the maker: a
+   * leg market that resolved or stopped taking bets since selection (during a last look, say) is not
+   * filled, else a maker could confirm a bet whose result is known and the fill would miss the settlement
+   * that ran when the market resolved; and a maker's locked total never exceeds what it had.
    */
-  fillInTxn(completed: RfqRecord, fill: FillRecord, filledWagerMicros: bigint, areLegsOpen: () => boolean): RfqRecord {
+  fillInTxn(completed: RfqRecord, fill: FillRecord, areLegsOpen: () => boolean): RfqRecord | typeof UNCOVERED {
     const { requestId, terminalAtMs } = completed;
     assert.ok(terminalAtMs !== null);
     if (!areLegsOpen()) {
-      this.ledger.releaseInTxn(rfqRef(requestId), terminalAtMs);
+      this.ledger.release(rfqRef(requestId), terminalAtMs);
       return endedRecord(completed, { status: 'failed', fill: null, error: 'MARKET_CLOSED', terminalAtMs });
     }
-    this.ledger.fillInTxn(rfqRef(requestId), filledWagerMicros, terminalAtMs);
+    const filledMicros = BigInt(fill.filledWagerMicros);
+    const liabilityMicros = BigInt(fill.payoutMicros) - filledMicros;
+    if (!this.ledger.fill(rfqRef(requestId), filledMicros, fill.makerAddress, liabilityMicros, terminalAtMs)) return UNCOVERED;
     void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, requestId), fill);
     void this.store.db<true>('makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
     for (const leg of completed.legs) void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${requestId}`, true);
     return completed;
   }
 }
+
+/** A fill that the maker's collateral no longer covers: nothing was written (RfqWrites.fillInTxn). */
+export const UNCOVERED = Symbol('uncovered');

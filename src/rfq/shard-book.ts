@@ -10,7 +10,7 @@
 // state, not a copy of anyone else's: no other thread moves these balances (ledger.ts asserts it).
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
-import { Ledger, type BalanceOwner } from '../ledger/ledger.js';
+import { Ledger, readUserBalance, type BalanceOwner } from '../ledger/ledger.js';
 import { shardOfUser } from './ids.js';
 
 /** The owner of the users hashed to `shard` of `shardCount`. */
@@ -24,7 +24,7 @@ export class ShardBook {
   readonly #pendingDebits = new Map<string, bigint>();
 
   constructor(
-    store: Store,
+    private readonly store: Store,
     readonly owner: BalanceOwner,
   ) {
     this.ledger = new Ledger(store, owner);
@@ -32,7 +32,7 @@ export class ShardBook {
 
   /** What a new debit of the user may spend now: committed available less the debits on their way to disk. */
   spendableMicros(userId: string): bigint {
-    return this.ledger.getBalance(userId).availableMicros - (this.#pendingDebits.get(userId) ?? 0n);
+    return readUserBalance(this.store, userId).availableMicros - (this.#pendingDebits.get(userId) ?? 0n);
   }
 
   /**

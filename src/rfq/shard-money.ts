@@ -3,27 +3,23 @@
 // is decided here, by the balance's owner, and written in one transaction with whatever it goes with (the
 // credit's key, the entry, the settled fill), so a crash leaves all of it or none.
 //
-// Settlements are idempotent through the ledger's holds: a hold that is gone was settled already, and its
-// records were written with it, so a repeated batch (a retried resolve, a restart mid-settlement) moves
-// nothing and writes nothing.
+// Settlements are idempotent: a position's at-risk hold, an entry's reserved hold (collected or refunded) and
+// a settled entry's record each prove that the step was done, and were written with it, so a repeated batch
+// (a retried resolve, a restart mid-settlement) moves nothing and writes nothing.
 import assert from 'node:assert/strict';
 import { ApiError } from '../errors.js';
 import { marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
+import { creditRef, userAccount } from '../ledger/accounts.js';
 import { fillKey, settledFill, type FillRecord } from './fills.js';
 import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite } from './messages.js';
-import { legOutcome, positionPayout } from './positions.js';
+import { legOutcome, positionOutcome, positionPayout } from './positions.js';
 import { rfqRef, type RfqRecord } from './records.js';
 import type { ShardBook } from './shard-book.js';
+import { readHold } from '../ledger/ledger.js';
 
-/** The record of a credit's idempotency key (contract section 4). */
-export interface CreditRecord {
-  wallet: string;
-  amountMicros: string;
-  userId: string;
-  atMs: number;
-}
+import { checkCreditKey, type CreditRecord } from '../ledger/credit-keys.js';
 
 export class ShardMoney {
   constructor(
@@ -36,9 +32,15 @@ export class ShardMoney {
       case 'credit':
         return this.credit(op);
       case 'reserve':
-        return this.reserve(op);
+        return this.debit(op, () => this.book.ledger.reserve(op.userId, BigInt(op.amountMicros), op.ref, op.atMs)).then(() => ({ op: 'reserve' }));
+      case 'withdraw':
+        return this.debit(op, () => this.book.ledger.withdraw(userAccount(op.userId), BigInt(op.amountMicros), op.ref, op.atMs)).then(() => ({
+          op: 'withdraw',
+        }));
+      case 'collect_entries':
+        return this.store.transact(() => ({ op: 'collect_entries', collected: this.collectInTxn(op.contestId, op.refs, op.atMs) }));
       case 'settle_entries':
-        return this.store.transact(() => ({ op: 'settle_entries', settled: this.settleEntriesInTxn(op.entries, op.atMs) }));
+        return this.store.transact(() => ({ op: 'settle_entries', settled: this.settleEntriesInTxn(op.contestId, op.entries, op.atMs) }));
       case 'settle_positions':
         return this.store.transact(() => ({ op: 'settle_positions', settled: this.settlePositionsInTxn(op.requestIds, op.atMs) }));
       default: {
@@ -50,63 +52,62 @@ export class ShardMoney {
 
   /**
    * Same key and content: no second credit (isReplay). Same key, other content: 409. The key's record is
-   * read inside the transaction: on one machine LMDB's writer lock orders two shards crediting one key for
-   * different users (docs/architecture.md says what a shard on another machine would need instead).
+   * read inside the transaction: on one machine LMDB's writer lock orders two writers crediting one key
+   * (docs/architecture.md says what a shard on another machine would need instead).
    */
   private credit(op: Extract<MoneyOp, { op: 'credit' }>): Promise<MoneyResult> {
-    const credits = this.store.db<CreditRecord>('credits');
+    const account = userAccount(op.userId);
+    const record: CreditRecord = { account, wallet: op.wallet, amountMicros: op.amountMicros, atMs: op.atMs };
     // A replay writes nothing, so it answers on a full store too; the transaction reads the key again.
-    if (credits.get(op.idempotencyKey) === undefined) this.store.assertRoom();
+    if (this.store.db('credits').get(op.idempotencyKey) === undefined) this.store.assertRoom();
     return this.store.transact(() => {
-      const previous = credits.get(op.idempotencyKey);
-      const isReplay = previous !== undefined;
-      if (isReplay) {
-        if (previous.wallet !== op.wallet || previous.amountMicros !== op.amountMicros) throw new ApiError('IDEMPOTENCY_CONFLICT');
-      } else {
-        this.book.ledger.creditInTxn(op.userId, BigInt(op.amountMicros), `credit:${op.idempotencyKey}`, op.atMs);
-        void credits.put(op.idempotencyKey, { wallet: op.wallet, amountMicros: op.amountMicros, userId: op.userId, atMs: op.atMs });
-      }
-      const balance = this.book.ledger.getBalance(op.userId);
-      return {
-        op: 'credit',
-        isReplay,
-        balance: {
-          availableMicros: balance.availableMicros.toString(),
-          reservedMicros: balance.reservedMicros.toString(),
-          atRiskMicros: balance.atRiskMicros.toString(),
-        },
-      };
+      const isReplay = checkCreditKey(this.store, op.idempotencyKey, record);
+      if (!isReplay) this.book.ledger.credit(account, BigInt(op.amountMicros), creditRef(op.idempotencyKey), op.atMs);
+      return { op: 'credit', isReplay };
     });
   }
 
-  /** A contest entry's stake: decided now against the book, written with the entry's records. */
-  private async reserve(op: Extract<MoneyOp, { op: 'reserve' }>): Promise<MoneyResult> {
-    const amountMicros = BigInt(op.amountMicros);
+  /** A debit of a user's available (an entry's stake, a withdrawal): decided now against the book, written with its records. */
+  private async debit(op: Extract<MoneyOp, { op: 'reserve' | 'withdraw' }>, move: () => unknown): Promise<void> {
     this.store.assertRoom(); // before the book counts the debit: a refusal leaves nothing to settle
-    const settle = this.book.tryDebit(op.userId, amountMicros);
+    const settle = this.book.tryDebit(op.userId, BigInt(op.amountMicros));
     if (settle === null) throw new ApiError('INSUFFICIENT_BALANCE');
     try {
       await this.store.transact(() => {
         // Read inside the transaction: the user's records are this shard's to write, so nothing can race it.
         for (const { db, key } of op.uniqueKeys) if (this.store.db(db).get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
-        this.book.ledger.reserveInTxn(op.userId, amountMicros, op.ref, op.atMs);
+        move();
         this.write(op.writes);
       });
     } finally {
       settle();
     }
-    return { op: 'reserve' };
   }
 
-  private settleEntriesInTxn(entries: readonly EntrySettlement[], atMs: number): number {
+  private collectInTxn(contestId: string, refs: readonly string[], atMs: number): number {
+    let collected = 0;
+    for (const ref of refs) if (this.book.ledger.collect(ref, contestId, atMs)) collected++;
+    return collected;
+  }
+
+  /**
+   * Each entry once: a refund needs its stake still held (void); a prize needs the entry not yet settled on
+   * disk (its stake was collected by the first sweep: contests/settlement.ts).
+   */
+  private settleEntriesInTxn(contestId: string, entries: readonly EntrySettlement[], atMs: number): number {
     let settled = 0;
     for (const entry of entries) {
-      const isMoved =
-        entry.payoutMicros === null
-          ? this.book.ledger.releaseInTxn(entry.ref, atMs) !== null
-          : this.book.ledger.settleReservedInTxn(entry.ref, BigInt(entry.payoutMicros), atMs);
-      if (!isMoved) continue; // settled by an earlier attempt, together with its records
-      this.write(entry.writes);
+      const stored = this.store.db<{ settlement: unknown }>(entry.write.db).get(entry.write.key);
+      assert.ok(stored !== undefined, `entry ${entry.ref} is not stored`);
+      if (stored.settlement !== null) continue; // settled by an earlier attempt, with its money
+      if (entry.payoutMicros === null) {
+        assert.ok(this.book.ledger.release(entry.ref, atMs) !== null, `refund of ${entry.ref}, which holds nothing`);
+      } else {
+        assert.equal(readHold(this.store, entry.ref), undefined, `prize of ${entry.ref} before its stake was collected`);
+        const payout = BigInt(entry.payoutMicros);
+        if (payout > 0n) this.book.ledger.payPrize(entry.ref, contestId, entry.userId, payout, atMs);
+      }
+      this.write([entry.write]);
       settled++;
     }
     return settled;
@@ -114,7 +115,8 @@ export class ShardMoney {
 
   /**
    * Each position whose outcome is decided (markets read inside this transaction, so a resolution committed
-   * just before is seen) is settled once: the ledger's at-risk hold is its proof of not being settled yet.
+   * just before is seen) is settled once, both sides: the ledger's at-risk hold is its proof of not being
+   * settled yet.
    */
   private settlePositionsInTxn(requestIds: readonly string[], atMs: number): number {
     const rfqs = this.store.db<RfqRecord>('rfqs');
@@ -129,11 +131,12 @@ export class ShardMoney {
       const fill = fills.get(key);
       if (fill === undefined || fill.settledPaidMicros !== null) continue;
       const outcomes = record.legs.map((leg) => legOutcome(leg, markets.get(marketKey(leg.marketId))));
-      const paid = positionPayout(outcomes, BigInt(fill.filledWagerMicros), BigInt(fill.payoutMicros));
-      if (paid === null) continue;
-      const isMoved = this.book.ledger.settleAtRiskInTxn(rfqRef(requestId), paid, atMs);
+      const outcome = positionOutcome(outcomes);
+      if (outcome === null) continue;
+      const paid = positionPayout(outcome, BigInt(fill.filledWagerMicros), BigInt(fill.payoutMicros));
+      const isMoved = this.book.ledger.settlePosition(rfqRef(requestId), fill.makerAddress, outcome, atMs);
       assert.ok(isMoved, `position ${requestId} is unsettled but holds nothing at risk`);
-      void fills.put(key, settledFill(fill, paid));
+      void fills.put(key, settledFill(fill, paid, outcome, atMs));
       for (const leg of record.legs) void positions.remove(`${marketKey(leg.marketId)}:${requestId}`);
       settled++;
     }

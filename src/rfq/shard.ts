@@ -20,7 +20,8 @@ import { decide, type Candidate } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import { opaqueTakerId, type FillRecord } from './fills.js';
 import { MAX_QUOTES_PER_MAKER_PER_RFQ, quoteKey, standingQuotesOf, type ActiveRfq } from './active-rfq.js';
-import { RfqWrites } from './rfq-writes.js';
+import { RfqWrites, UNCOVERED } from './rfq-writes.js';
+import { makerAccount } from '../ledger/accounts.js';
 import { ShardBook, shardOwner } from './shard-book.js';
 import { ShardMoney } from './shard-money.js';
 import {
@@ -173,6 +174,7 @@ export class RfqShard {
       timer: this.clock.setTimer(() => this.close(rfq), times.quoteDeadlineMs - nowMs),
       candidates: [],
       lastLook: null,
+      uncoveredCount: 0,
       selectionUs: 0,
       commitHeldCreate: null,
       isAwaitedByCreate: command.answerWaitMs > 0,
@@ -254,6 +256,14 @@ export class RfqShard {
     if (rfq.quoters.has(q.makerId) && standingQuotesOf(rfq, q.makerId) >= MAX_QUOTES_PER_MAKER_PER_RFQ) return reject('QUOTE_LIMIT');
     const maxWagerMicros = BigInt(q.maxWagerMicros);
     if (maxWagerMicros <= 0n) return reject('MAX_WAGER_NOT_POSITIVE');
+    // Contract section 11: a quote whose liability the maker cannot cover now is refused and not counted (it
+    // answered, though, for the early close). The fill checks again, exactly, inside its transaction.
+    const fillableMicros = maxWagerMicros < rfq.wagerMicros ? maxWagerMicros : rfq.wagerMicros;
+    if (!this.canCover(q.makerAddress, fillableMicros, q.oddsE4)) {
+      rfq.responded.add(q.makerId);
+      reject('INSUFFICIENT_COLLATERAL');
+      return this.closeIfAllResponded(rfq);
+    }
     rfq.quotes.set(key, {
       makerId: q.makerId,
       makerAddress: q.makerAddress,
@@ -349,6 +359,12 @@ export class RfqShard {
     });
   }
 
+  /** The maker's available, as this thread last saw it, covers the liability of a fill of `wagerMicros`. */
+  private canCover(makerAddress: string, wagerMicros: bigint, oddsE4: number): boolean {
+    const available = BigInt(this.store.db<{ available?: string }>('accounts').get(makerAccount(makerAddress))?.available ?? '0');
+    return available >= payoutMicros(wagerMicros, oddsE4) - wagerMicros;
+  }
+
   /**
    * Tries candidates best first: a plain quote fills at once, a last-look quote asks its maker first. Past
    * the order's expiry there is no time left to ask a maker, so last-look quotes are passed over; a plain
@@ -360,13 +376,19 @@ export class RfqShard {
     const nowMs = this.clock.nowMs();
     const isPastExpiry = nowMs >= rfq.record.expiresAtMs;
     for (let candidate = rfq.candidates.shift(); candidate !== undefined; candidate = rfq.candidates.shift()) {
+      // Fills since the quote arrived may have taken the maker's collateral: pass over it (its maker gets `lost`).
+      if (!this.canCover(candidate.quote.makerAddress, candidate.fillWagerMicros, candidate.quote.oddsE4)) {
+        rfq.uncoveredCount++;
+        continue;
+      }
       if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
       if (isPastExpiry) continue;
       // No maker is asked to confirm a bet on a market that has closed meanwhile (commitFill decides anyway).
       if (!this.areLegsOpen(rfq, nowMs)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
       return this.offerLastLook(rfq, candidate, nowMs);
     }
-    this.finish(rfq, 'failed', isPastExpiry ? 'ORDER_EXPIRED' : 'MAKER_REJECTED');
+    // Quotes there were, but no maker could cover them (contract section 11): a want of liquidity.
+    this.finish(rfq, 'failed', isPastExpiry ? 'ORDER_EXPIRED' : rfq.uncoveredCount > 0 ? 'INSUFFICIENT_LIQUIDITY' : 'MAKER_REJECTED');
   }
 
   private offerLastLook(rfq: ActiveRfq, candidate: Candidate, nowMs: number): void {
@@ -409,6 +431,7 @@ export class RfqShard {
     const fillRecord: FillRecord = {
       requestId: record.requestId,
       makerAddress: fill.makerAddress,
+      quoteId: fill.quoteId,
       taker: record.isShielded ? opaqueTakerId(fill.makerAddress, record.userId) : record.wallet,
       userId: record.userId,
       legs: record.legs,
@@ -417,12 +440,18 @@ export class RfqShard {
       oddsE4: fill.oddsE4,
       atMs: nowMs,
       settledPaidMicros: null,
+      outcome: null,
+      settledAtMs: null,
     };
     const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
-    const written = await this.persistTerminal(rfq, () =>
-      this.writes.fillInTxn(completed, fillRecord, candidate.fillWagerMicros, () => this.areLegsOpen(rfq, nowMs)),
-    );
+    const written = await this.persistTerminal(rfq, () => this.writes.fillInTxn(completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)));
     if (written === null) return;
+    if (written === UNCOVERED) {
+      rfq.uncoveredCount++;
+      // Nothing was written: the RFQ is active again and selection goes on to the next quote.
+      this.active.set(record.requestId, rfq);
+      return this.offerNext(rfq);
+    }
     rfq.record = written.record;
     if (written.record.status !== 'completed') return this.retire(rfq, written.persistUs, 'expired');
     for (const makerId of rfq.quoters) {
@@ -444,17 +473,17 @@ export class RfqShard {
     const nowMs = this.clock.nowMs();
     const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
     const written = await this.persistTerminal(rfq, () => {
-      const releasedMicros = this.book.ledger.releaseInTxn(rfqRef(ended.requestId), nowMs);
+      const releasedMicros = this.book.ledger.release(rfqRef(ended.requestId), nowMs);
       assert.equal(releasedMicros, rfq.wagerMicros, `RFQ ${ended.requestId} held another amount than its wager`);
       return ended;
     });
-    if (written === null) return;
+    if (written === null || written === UNCOVERED) return;
     rfq.record = written.record;
     this.retire(rfq, written.persistUs, status === 'cancelled' ? 'cancelled' : 'expired');
   }
 
   /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and commits it. */
-  private persistTerminal(rfq: ActiveRfq, end: () => RfqRecord): Promise<{ record: RfqRecord; persistUs: number } | null> {
+  private persistTerminal(rfq: ActiveRfq, end: () => RfqRecord | typeof UNCOVERED) {
     this.active.delete(rfq.record.requestId);
     return this.writes.persistTerminal(rfq, end);
   }

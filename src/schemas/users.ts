@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Address, AddressInput, MicrosString, SafeInt, StrictObject, Uuid } from './common.js';
 
 export const BalanceResponse = Type.Object(
-  { available_micros: MicrosString, reserved_micros: MicrosString, at_risk_micros: MicrosString },
+  { available_micros: MicrosString, reserved_micros: MicrosString, at_risk_micros: MicrosString, pending_withdrawal_micros: MicrosString },
   { $id: 'Balance' },
 );
 

@@ -15,10 +15,17 @@ export const DB_NAMES = [
   'usersByWallet', // wallet -> userId
   'sessions', // sha256(token) hex -> SessionRecord
   'makerSessions', // `${makerAddress}:${sha256(token) hex}` -> {expiresAtMs}: a maker's sessions without a scan
-  'balances', // userId -> BalanceRecord (decimal strings)
-  'journal', // `${userId}:${seq}` -> JournalEntry, one per money movement
-  'holds', // ledger reference (`rfq:<id>`, `contest:<id>:<user>:<index>`) -> HoldRecord: money reserved or at risk for it
-  'credits', // admin credit idempotency_key -> CreditRecord
+  'balances', // before schema 5: userId -> the old one-sided balance; read only by the migration
+  'journal', // before schema 5: `${userId}:${seq}` -> the old journal entry; read only by the migration
+  'accounts', // account id (`user:<id>`, `maker:<address>`, `protocol`) -> AccountRecord (ledger/accounts.ts)
+  'transfers', // transfer id (`${ref}/${step}`) -> TransferRecord: every movement of money
+  'accountJournal', // journalKey (account, at_ms, transfer id) -> JournalRow: an account's transfers in time order
+  'holds', // ledger reference (`rfq:<id>`, `rfq:<id>:lock`, `contest:<id>:…`, `withdrawal:<id>`) -> HoldRecord
+  'credits', // admin credit idempotency_key -> CreditRecord (ledger/credit-keys.ts)
+  'withdrawals', // withdrawal id -> WithdrawalRecord (ledger/withdrawals.ts, with the three indexes below)
+  'withdrawalKeys',
+  'accountWithdrawals',
+  'withdrawalsByStatus',
   'preferences', // userId -> PreferencesRecord
   'markets', // decimal market id (zero-padded) -> MarketRecord
   'marketWindows', // `${asset}:${durationSecs}:${startMs}` -> marketId

@@ -4,30 +4,36 @@
 // never read wrongly.
 //
 // Each step brings the layout one version up, all of them in one transaction:
-// - 2 added the ledger's holds (ledger.ts): money reserved or at risk is held per reference, so that a
-//   release or settlement moves exactly what was held. Version 1 kept only per-user totals; its holds are
-//   rebuilt from what they were for: active RFQs (reserved wager), unsettled fills (at-risk stake) and
-//   unsettled entries of open contests (reserved stake). Each user's rebuilt holds must add up to the user's
-//   reserved and at-risk totals, or the start is refused: the data is not what this version understands.
-// - 3 added each user's history indexes (`userRfqs`, `userEntries`: GET /v1/user/rfqs and
-//   /v1/user/contest_entries read only the page they answer); they are built from the records. One pass over
-//   every RFQ and entry, once.
-// - 4 added each maker's fills by taker (`makerTakerFills`: GET /v1/mm/taker_pnl pages by taker), built from
-//   the fills.
+// - 3 added each user's history indexes (`userRfqs`, `userEntries`), built from the records.
+// - 4 added each maker's fills by taker (`makerTakerFills`), built from the fills.
+// - 5 is the two-sided money model (ledger/accounts.ts): accounts of users, makers and the protocol whose
+//   buckets only transfers change. The one-sided balances before it cannot say who owes a filled position
+//   or a contest's pool, so money that is held (an open RFQ, an unsettled position or contest entry) is not
+//   carried over: such a directory is refused, with what to do. Every user's available balance is carried
+//   over as an opening transfer from outside (counted in credited_micros by the ledger check), and every
+//   open contest's prize pool likewise into the protocol's committed bucket, so those contests can settle.
+//   Versions 1 and 2 always held money per user in the old form and migrate the same way.
 import type { Logger } from 'pino';
-import { holdsFromRecords } from '../ledger/audit.js';
-import { readBalance, type HoldRecord } from '../ledger/ledger.js';
-import { userEntryKey, type EntryRecord } from '../contests/records.js';
+import { userEntryKey, type ContestRecord, type EntryRecord } from '../contests/records.js';
 import { userRfqKey, type RfqRecord } from '../rfq/records.js';
 import { makerTakerFillKey, type FillRecord } from '../rfq/fills.js';
+import { poolRef, PROTOCOL, userAccount, type HoldRecord } from '../ledger/accounts.js';
+import { Ledger, NO_USERS } from '../ledger/ledger.js';
 import type { Store } from './db.js';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 const VERSION_KEY = 'schemaVersion';
 
 export class UnsupportedDataError extends Error {}
 
-export async function migrateStore(store: Store, log: Logger): Promise<void> {
+/** A user's balance as versions 1-4 kept it. */
+interface OneSidedBalance {
+  availableMicros: string;
+  reservedMicros: string;
+  atRiskMicros: string;
+}
+
+export async function migrateStore(store: Store, log: Logger, nowMs = Date.now()): Promise<void> {
   const meta = store.db<number>('meta');
   const found = meta.get(VERSION_KEY);
   if (found === SCHEMA_VERSION) return;
@@ -39,16 +45,52 @@ export async function migrateStore(store: Store, log: Logger): Promise<void> {
   const isEmpty = store.db('balances').getKeysCount({ limit: 1 }) === 0 && store.db('rfqs').getKeysCount({ limit: 1 }) === 0;
   const from = found ?? 1;
   const counts = await store.transact(() => {
-    const done = { holds: 0, historyRows: 0, takerRows: 0 };
+    const done = { historyRows: 0, takerRows: 0, openingBalances: 0 };
     if (!isEmpty) {
-      if (from < 2) done.holds = rebuildHoldsInTxn(store);
       if (from < 3) done.historyRows = buildHistoryIndexesInTxn(store);
       if (from < 4) done.takerRows = buildTakerIndexInTxn(store);
+      if (from < 5) done.openingBalances = openTwoSidedLedgerInTxn(store, nowMs);
     }
     void meta.put(VERSION_KEY, SCHEMA_VERSION);
     return done;
   });
   if (!isEmpty) log.info({ from, to: SCHEMA_VERSION, ...counts }, 'data directory migrated');
+}
+
+/** Version 5: see the header. Throws UnsupportedDataError (nothing written) when money is held. */
+function openTwoSidedLedgerInTxn(store: Store, nowMs: number): number {
+  const balances = store.db<OneSidedBalance>('balances');
+  for (const { key: userId, value } of balances.getRange()) {
+    if (BigInt(value.reservedMicros) !== 0n || BigInt(value.atRiskMicros) !== 0n) {
+      throw new UnsupportedDataError(
+        `cannot migrate the data directory to the two-sided money model: user ${userId} has money reserved or at risk ` +
+          `(open RFQs, unsettled positions or contest entries). Run the previous parlayd on it until every market of ` +
+          `those positions and contests has resolved and settled, then start this version; or start with another PARLAYD_DATA_DIR`,
+      );
+    }
+  }
+  // The holds of versions 2-4 (none holds money any more: checked above) are of the old form.
+  for (const key of store.db('holds').getKeys()) void store.db('holds').remove(key);
+  const ledger = new Ledger(store, NO_USERS);
+  let opened = 0;
+  for (const { key: userId, value } of balances.getRange()) {
+    const available = BigInt(value.availableMicros);
+    if (available > 0n) {
+      ledger.opening({ account: userAccount(userId), bucket: 'available' }, available, `opening:${userId}`, nowMs);
+      opened++;
+    }
+  }
+  for (const { value: contest } of store.db<ContestRecord>('contests').getRange()) {
+    if (contest.status !== 'open') continue;
+    const pool = BigInt(contest.protocolPrizePoolMicros);
+    if (pool > 0n) ledger.opening({ account: PROTOCOL, bucket: 'committed' }, pool, `opening:${poolRef(contest.contestId)}`, nowMs);
+    void store.db<HoldRecord>('holds').put(poolRef(contest.contestId), { account: PROTOCOL, bucket: 'committed', amountMicros: pool.toString() });
+    opened++;
+  }
+  // The old forms, now carried over: the balances and their journal.
+  for (const key of store.db('balances').getKeys()) void store.db('balances').remove(key);
+  for (const key of store.db('journal').getKeys()) void store.db('journal').remove(key);
+  return opened;
 }
 
 /** Version 4: every fill in its maker's by-taker index. */
@@ -73,26 +115,4 @@ function buildHistoryIndexesInTxn(store: Store): number {
     rows++;
   }
   return rows;
-}
-
-function rebuildHoldsInTxn(store: Store): number {
-  const holds = holdsFromRecords(store);
-  const totals = new Map<string, { reserved: bigint; atRisk: bigint }>();
-  for (const [ref, hold] of holds) {
-    const total = totals.get(hold.userId) ?? { reserved: 0n, atRisk: 0n };
-    if (hold.bucket === 'reserved') total.reserved += BigInt(hold.amountMicros);
-    else total.atRisk += BigInt(hold.amountMicros);
-    totals.set(hold.userId, total);
-    void store.db<HoldRecord>('holds').put(ref, hold);
-  }
-  for (const userId of store.db('balances').getKeys()) {
-    const balance = readBalance(store, userId);
-    const total = totals.get(userId) ?? { reserved: 0n, atRisk: 0n };
-    if (balance.reservedMicros !== total.reserved || balance.atRiskMicros !== total.atRisk) {
-      throw new UnsupportedDataError(
-        `cannot migrate the data directory: user ${userId} has reserved ${balance.reservedMicros} and at risk ${balance.atRiskMicros}, its RFQs and entries account for ${total.reserved} and ${total.atRisk}`,
-      );
-    }
-  }
-  return holds.size;
 }

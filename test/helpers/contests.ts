@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../src/clock.js';
 import { Contests, type ContestsOptions } from '../../src/contests/contests.js';
-import { readBalance, readJournal, type Balance, type JournalEntry } from '../../src/ledger/ledger.js';
+import { Ledger, NO_USERS, readJournal, readUserBalance, type UserBalance } from '../../src/ledger/ledger.js';
+import { PROTOCOL, userAccount, type JournalRow } from '../../src/ledger/accounts.js';
 import type { ShardPool } from '../../src/rfq/shard-pool.js';
 import { createLogger } from '../../src/log.js';
 import { marketKey, Markets } from '../../src/markets/markets.js';
@@ -92,7 +93,16 @@ export function contestConfig(marketIds: readonly number[], overrides: Partial<C
   };
 }
 
-export function postContest(server: TestServer, config: unknown): Promise<HttpResult> {
+/**
+ * Creates a contest through the admin route. Its prize pool comes from the protocol account (contract
+ * section 11), so a valid pool is credited to the protocol first, unless `isFunded` is false.
+ */
+export async function postContest(server: TestServer, config: unknown, isFunded = true): Promise<HttpResult> {
+  const pool = (config as { protocol_prize_pool_micros?: unknown } | null)?.protocol_prize_pool_micros;
+  if (isFunded && Number.isSafeInteger(pool) && (pool as number) > 0) {
+    const funded = await admin(server).post('/v1/admin/protocol/credit', { amount_micros: pool, idempotency_key: `pool:${randomUUID()}` });
+    assert.equal(funded.status, 200, JSON.stringify(funded.body));
+  }
   return admin(server).post('/v1/admin/contests', config);
 }
 
@@ -280,8 +290,10 @@ export interface ContestsHarness {
   store: Store;
   /** The balances' owners: real shard actors on this thread (helpers/shards.ts). */
   shards: ShardPool;
-  balanceOf(userId: string): Balance;
-  journalOf(userId: string): JournalEntry[];
+  balanceOf(userId: string): UserBalance;
+  journalOf(userId: string): JournalRow[];
+  /** Funds the protocol account (prize pools) directly through the main thread's ledger. */
+  fundProtocol(amountMicros: bigint): Promise<void>;
   markets: Markets;
   contests: Contests;
   /** Closes this instance's store (what a crash leaves is what LMDB committed) and opens a new instance. */
@@ -294,7 +306,9 @@ export async function openContestsHarness(options: ContestsOptions = {}, dataDir
   const store = openStore(dataDir);
   const shards = await startInProcessShards(dataDir, () => store.root.resetReadTxn());
   const markets = new Markets(store, systemClock, { priceAssets: [], priceDurationsSecs: [] });
-  const contests = new Contests(store, systemClock, shards, markets, createLogger('silent'), options);
+  const ledger = new Ledger(store, NO_USERS);
+  const contests = new Contests(store, systemClock, shards, markets, createLogger('silent'), ledger, options);
+  let fundings = 0;
   const close = async () => {
     await shards.close();
     await store.close();
@@ -303,8 +317,10 @@ export async function openContestsHarness(options: ContestsOptions = {}, dataDir
     dataDir,
     store,
     shards,
-    balanceOf: (userId) => readBalance(store, userId),
-    journalOf: (userId) => readJournal(store, userId),
+    balanceOf: (userId) => readUserBalance(store, userId),
+    journalOf: (userId) => readJournal(store, userAccount(userId)),
+    fundProtocol: (amountMicros) =>
+      store.transact(() => ledger.credit(PROTOCOL, amountMicros, `credit:harness-${process.pid}-${Date.now()}-${fundings++}`, Date.now())),
     markets,
     contests,
     reopen: async (next = {}) => {

@@ -42,14 +42,27 @@ export function domainTagOf(server: MakerTarget): string {
   return server.env?.['PARLAYD_MM_DOMAIN_TAG'] ?? DEFAULT_DOMAIN_TAG;
 }
 
-/** Registers `wallet` (a fresh random one by default) as a maker through the admin route. */
+/** Collateral a test maker gets unless a test says otherwise: more than any test's fills can lock. */
+export const DEFAULT_MAKER_COLLATERAL_MICROS = 1_000_000_000_000;
+
+/**
+ * Registers `wallet` (a fresh random one by default) as a maker through the admin route, and funds its
+ * collateral (contract section 11: a maker quotes only what it can cover) unless `collateralMicros` is 0.
+ */
 export async function registerMaker(
   server: MakerTarget,
   wallet: HDNodeWallet | Wallet = Wallet.createRandom(),
   name = `maker ${wallet.address.slice(2, 8)}`,
+  collateralMicros = DEFAULT_MAKER_COLLATERAL_MICROS,
 ): Promise<TestMaker> {
-  const result = await client(server.baseUrl, server.adminToken).post('/v1/admin/market-makers', { address: wallet.address, name });
+  const admin = client(server.baseUrl, server.adminToken);
+  const result = await admin.post('/v1/admin/market-makers', { address: wallet.address, name });
   assert.ok(result.status === 201 || result.status === 200, JSON.stringify(result.body));
+  if (collateralMicros > 0) {
+    const credit = { amount_micros: collateralMicros, idempotency_key: `collateral:${wallet.address}:${name}` };
+    const credited = await admin.post(`/v1/admin/market-makers/${wallet.address}/credit`, credit);
+    assert.equal(credited.status, 200, JSON.stringify(credited.body));
+  }
   return { wallet, address: wallet.address.toLowerCase(), checksumAddress: wallet.address, name };
 }
 

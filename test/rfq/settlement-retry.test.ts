@@ -20,7 +20,8 @@ import { pino } from 'pino';
 import { createService } from '../../src/app.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import { readBalance, readJournal } from '../../src/ledger/ledger.js';
+import { readJournal, readUserBalance } from '../../src/ledger/ledger.js';
+import { userAccount } from '../../src/ledger/accounts.js';
 import type { ShardPool } from '../../src/rfq/shard-pool.js';
 import { marketKey, Markets } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
@@ -89,8 +90,8 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
     if (server !== undefined) removeDataDir(server);
   });
 
-  const balanceOfUser = (user: TestUser) => readBalance(store, user.userId);
-  const journalLength = (user: TestUser) => readJournal(store, user.userId).length;
+  const balanceOfUser = (user: TestUser) => readUserBalance(store, user.userId);
+  const journalLength = (user: TestUser) => readJournal(store, userAccount(user.userId)).length;
   const fillOf = (position: FilledPosition) => store.db<FillRecord>('fills').get(fillKey(maker.address, position.requestId));
   const openPositionsOf = (marketId: number) => [
     ...store.db<true>('openPositions').getKeys({ start: `${marketKey(marketId)}:`, end: `${marketKey(marketId)}:~` }),
@@ -129,8 +130,7 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
       availableMicros: FUNDS_MICROS - WAGER_MICROS + PAYOUT_MICROS,
       reservedMicros: 0n,
       atRiskMicros: 0n,
-      creditedMicros: FUNDS_MICROS,
-      pnlMicros: PAYOUT_MICROS - WAGER_MICROS,
+      pendingWithdrawalMicros: 0n,
     };
     assert.deepEqual(balanceOfUser(retried.user), settled);
     assert.equal(runs, 2, 'the retry re-ran the listener');
@@ -172,8 +172,7 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
       availableMicros: FUNDS_MICROS - WAGER_MICROS,
       reservedMicros: 0n,
       atRiskMicros: 0n,
-      creditedMicros: FUNDS_MICROS,
-      pnlMicros: -WAGER_MICROS,
+      pendingWithdrawalMicros: 0n,
     };
     assert.deepEqual(balanceOfUser(beside.user), lost);
     assert.equal(fillOf(beside)?.settledPaidMicros, '0');

@@ -8,6 +8,7 @@ import {
   CreateMentionMarket, DEFAULT_DUE_PAGE, DueMarketsPage, DueMarketsQuery, Market, MarketIdParams, ResolveMarket,
 } from '../../schemas/markets.js';
 import { balanceBody } from './user.js';
+import { readUserBalance } from '../../ledger/ledger.js';
 
 export function adminRoutes(s: Services) {
   return [
@@ -20,12 +21,12 @@ export function adminRoutes(s: Services) {
         if (wallet === null) {
           throw new ApiError('VALIDATION_FAILED', undefined, [{ path: '/wallet', message: 'bad EIP-55 checksum' }]);
         }
-        const { user, balance } = await s.credits.credit(wallet, BigInt(body.amount_micros), body.idempotency_key);
+        const user = await s.credits.creditUser(wallet, BigInt(body.amount_micros), body.idempotency_key);
         return json(200, {
           user_id: user.userId,
           wallet: user.wallet,
           credited_micros: String(body.amount_micros),
-          balance: balanceBody(balance),
+          balance: balanceBody(readUserBalance(s.store, user.userId)),
         });
       },
     }),

@@ -3,7 +3,7 @@ import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
 import { BalanceResponse } from '../../schemas/users.js';
 import { Preferences, PreferencesPatch } from '../../schemas/preferences.js';
-import { readBalance } from '../../ledger/ledger.js';
+import { readUserBalance, type UserBalance } from '../../ledger/ledger.js';
 import { userRfqsPage, type UserRfqPosition } from '../../rfq/history.js';
 import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from '../../contests/history.js';
 import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../schemas/history.js';
@@ -15,11 +15,12 @@ const isEntryPosition = (values: readonly unknown[]): values is UserEntryPositio
   values.length === 3 && Number.isSafeInteger(values[0]) && typeof values[1] === 'string' && Number.isSafeInteger(values[2]);
 const isEntryIndexPosition = isSafeIntegers(1);
 
-export function balanceBody(b: { availableMicros: bigint | string; reservedMicros: bigint | string; atRiskMicros: bigint | string }) {
+export function balanceBody(b: UserBalance) {
   return {
     available_micros: b.availableMicros.toString(),
     reserved_micros: b.reservedMicros.toString(),
     at_risk_micros: b.atRiskMicros.toString(),
+    pending_withdrawal_micros: b.pendingWithdrawalMicros.toString(),
   };
 }
 
@@ -27,9 +28,9 @@ export function userRoutes(s: Services) {
   return [
     defineRoute({
       method: 'GET', path: '/v1/user/balance', tag: 'user', auth: 'user',
-      summary: 'Available, reserved and at-risk balance in micros (decimal strings)',
+      summary: 'Available, reserved, at-risk and pending-withdrawal balance in micros (decimal strings)',
       responses: { 200: BalanceResponse },
-      handler: ({ auth }) => json(200, balanceBody(readBalance(s.store, auth.userId))),
+      handler: ({ auth }) => json(200, balanceBody(readUserBalance(s.store, auth.userId))),
     }),
     defineRoute({
       method: 'GET', path: '/v1/user/rfqs', tag: 'user', auth: 'user',

@@ -1,0 +1,156 @@
+// Main thread. The money routes of contract section 11: makers' and the protocol's balances and credits,
+// withdrawals (the account holder's request and lists, the operator's queue and decision), the ledger check.
+import { defineRoute, json } from '../route.js';
+import type { Services } from '../../services.js';
+import { ApiError } from '../../errors.js';
+import { parseAddress } from '../../crypto/address.js';
+import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../ledger/accounts.js';
+import { checkLedger } from '../../ledger/check.js';
+import { readAccount } from '../../ledger/ledger.js';
+import type { WithdrawalRecord, WithdrawalStatus } from '../../ledger/withdrawals.js';
+import { StrictObject, AddressInput } from '../../schemas/common.js';
+import {
+  AccountCreditRequest, AdminWithdrawalList, AdminWithdrawalsQuery, LedgerCheckResponse, MakerBalance, MakerCreditResponse, ProtocolBalance,
+  ProtocolCreditResponse, Withdrawal, WITHDRAWAL_PAGE, WithdrawalIdParams, WithdrawalList, WithdrawalRequest, WithdrawalsQuery, AdminWithdrawal,
+} from '../../schemas/money.js';
+import { decodeCursor, encodeCursor } from '../paging.js';
+
+const MakerAddressParams = StrictObject({ address: AddressInput });
+const isKeyPosition = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
+
+function addressOrThrow(input: string, path: string): string {
+  const address = parseAddress(input);
+  if (address === null) throw new ApiError('VALIDATION_FAILED', undefined, [{ path, message: 'bad EIP-55 checksum' }]);
+  return address;
+}
+
+function makerBalanceBody(s: Services, address: string) {
+  const b = readAccount(s.store, makerAccount(address));
+  return { available_micros: b.available.toString(), locked_micros: b.locked.toString(), pending_withdrawal_micros: b.pending_withdrawal.toString() };
+}
+
+function protocolBalanceBody(s: Services) {
+  const b = readAccount(s.store, PROTOCOL);
+  return { available_micros: b.available.toString(), committed_micros: b.committed.toString() };
+}
+
+function withdrawalBody(r: WithdrawalRecord) {
+  return {
+    withdrawal_id: r.withdrawalId,
+    status: r.status,
+    amount_micros: r.amountMicros,
+    destination: r.destination,
+    created_at_ms: r.createdAtMs,
+    finished_at_ms: r.finishedAtMs,
+  };
+}
+
+export function moneyRoutes(s: Services) {
+  const request = async (account: AccountId, userId: string | null, body: WithdrawalRequest) => {
+    const destination = addressOrThrow(body.destination, '/destination');
+    const { record, isReplay } = await s.withdrawals.request({
+      account, userId, amountMicros: BigInt(body.amount_micros), destination, idempotencyKey: body.idempotency_key,
+    });
+    return json(isReplay ? 200 : 201, withdrawalBody(record));
+  };
+  const ownList = (account: AccountId, route: string, query: { limit?: number; cursor?: string }) => {
+    const scope = { route, filter: [] };
+    const before = decodeCursor(scope, query.cursor, isKeyPosition);
+    const page = s.withdrawals.pageOfAccount(account, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, before?.[0] ?? null);
+    return json(200, { withdrawals: page.records.map(withdrawalBody), next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+  };
+  return [
+    defineRoute({
+      method: 'POST', path: '/v1/admin/market-makers/{address}/credit', tag: 'admin', auth: 'admin',
+      summary: "Fund a registered maker's collateral; idempotent by idempotency_key",
+      params: MakerAddressParams, body: AccountCreditRequest, responses: { 200: MakerCreditResponse },
+      handler: async ({ params, body }) => {
+        const address = addressOrThrow(params.address, '/address');
+        await s.credits.creditMaker(address, BigInt(body.amount_micros), body.idempotency_key);
+        return json(200, { address, credited_micros: String(body.amount_micros), balance: makerBalanceBody(s, address) });
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/protocol/credit', tag: 'admin', auth: 'admin',
+      summary: "Fund the protocol account (contests' prize pools); idempotent by idempotency_key",
+      body: AccountCreditRequest, responses: { 200: ProtocolCreditResponse },
+      handler: async ({ body }) => {
+        await s.credits.creditProtocol(BigInt(body.amount_micros), body.idempotency_key);
+        return json(200, { credited_micros: String(body.amount_micros), balance: protocolBalanceBody(s) });
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/protocol/balance', tag: 'admin', auth: 'admin',
+      summary: "The protocol account: available, and committed to unsettled contests' pools",
+      responses: { 200: ProtocolBalance },
+      handler: () => json(200, protocolBalanceBody(s)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/mm/balance', tag: 'mm', auth: 'maker',
+      summary: "The maker's collateral: available, locked by open fills, pending withdrawal",
+      responses: { 200: MakerBalance },
+      handler: ({ auth }) => json(200, makerBalanceBody(s, auth.address)),
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/user/withdrawals', tag: 'user', auth: 'user',
+      summary: 'Withdraw from available to an address: pending until the operator completes or fails it; idempotent by key',
+      body: WithdrawalRequest, responses: { 201: Withdrawal, 200: Withdrawal },
+      handler: ({ auth, body }) => request(userAccount(auth.userId), auth.userId, body),
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/mm/withdrawals', tag: 'mm', auth: 'maker',
+      summary: "Withdraw from the maker's available collateral: pending until the operator decides; idempotent by key",
+      body: WithdrawalRequest, responses: { 201: Withdrawal, 200: Withdrawal },
+      handler: ({ auth, body }) => request(makerAccount(auth.address), null, body),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/user/withdrawals', tag: 'user', auth: 'user',
+      summary: "The caller's withdrawals, newest first (paged)",
+      query: WithdrawalsQuery, responses: { 200: WithdrawalList },
+      handler: ({ auth, query }) => ownList(userAccount(auth.userId), 'user-withdrawals', query),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/mm/withdrawals', tag: 'mm', auth: 'maker',
+      summary: "The maker's withdrawals, newest first (paged)",
+      query: WithdrawalsQuery, responses: { 200: WithdrawalList },
+      handler: ({ auth, query }) => ownList(makerAccount(auth.address), 'mm-withdrawals', query),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/withdrawals', tag: 'admin', auth: 'admin',
+      summary: 'Withdrawals of one status (default pending), oldest first (paged)',
+      query: AdminWithdrawalsQuery, responses: { 200: AdminWithdrawalList },
+      handler: ({ query }) => {
+        const status: WithdrawalStatus = query.status ?? 'pending';
+        const scope = { route: 'admin-withdrawals', filter: [status] };
+        const after = decodeCursor(scope, query.cursor, isKeyPosition);
+        const page = s.withdrawals.pageOfStatus(status, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, after?.[0] ?? null);
+        const withdrawals = page.records.map((r) => Object.assign(withdrawalBody(r), { account: r.account }));
+        return json(200, { withdrawals, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/withdrawals/{id}/complete', tag: 'admin', auth: 'admin',
+      summary: 'The money has left the system: final (again: 200 unchanged; after fail: 409 WITHDRAWAL_FINAL)',
+      params: WithdrawalIdParams, responses: { 200: AdminWithdrawal },
+      handler: async ({ params }) => {
+        const r = await s.withdrawals.finish(params.id, true);
+        return json(200, Object.assign(withdrawalBody(r), { account: r.account }));
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/v1/admin/withdrawals/{id}/fail', tag: 'admin', auth: 'admin',
+      summary: 'The money comes back to available: final (again: 200 unchanged; after complete: 409 WITHDRAWAL_FINAL)',
+      params: WithdrawalIdParams, responses: { 200: AdminWithdrawal },
+      handler: async ({ params }) => {
+        const r = await s.withdrawals.finish(params.id, false);
+        return json(200, Object.assign(withdrawalBody(r), { account: r.account }));
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/ledger/check', tag: 'admin', auth: 'admin',
+      summary: 'Every bucket recomputed from the transfers, none negative, and total = credited − withdrawn (one snapshot; writers go on)',
+      responses: { 200: LedgerCheckResponse },
+      handler: () => json(200, checkLedger(s.store)),
+    }),
+  ];
+}

@@ -1,0 +1,96 @@
+// Any thread. The accounts of the ledger, their buckets, and the durable shapes of accounts, transfers, holds
+// and journal rows (contract section 11). Key formats live here and nowhere else.
+//
+// Modelled on TigerBeetle's ledger: every movement is a transfer between two (account, bucket) sides with a
+// unique id; an account's buckets are only ever changed by transfers; money held for something (an RFQ's
+// reservation, a filled stake, a maker's locked liability, a contest's pool, a pending withdrawal) is a hold
+// keyed by its reference, the analogue of a pending transfer, later posted (moved on) or voided (returned).
+// The world outside is not an account: a credit is a transfer from it, a completed withdrawal one to it.
+
+export type Bucket = 'available' | 'reserved' | 'at_risk' | 'pending_withdrawal' | 'locked' | 'committed';
+
+export const USER_BUCKETS = ['available', 'reserved', 'at_risk', 'pending_withdrawal'] as const satisfies readonly Bucket[];
+export const MAKER_BUCKETS = ['available', 'locked', 'pending_withdrawal'] as const satisfies readonly Bucket[];
+export const PROTOCOL_BUCKETS = ['available', 'committed'] as const satisfies readonly Bucket[];
+
+/** `user:<user_id>`, `maker:<address>` or `protocol`. */
+export type AccountId = string;
+export const PROTOCOL: AccountId = 'protocol';
+export const userAccount = (userId: string): AccountId => `user:${userId}`;
+export const makerAccount = (address: string): AccountId => `maker:${address}`;
+
+export function bucketsOf(account: AccountId): readonly Bucket[] {
+  if (account === PROTOCOL) return PROTOCOL_BUCKETS;
+  if (account.startsWith('user:')) return USER_BUCKETS;
+  if (account.startsWith('maker:')) return MAKER_BUCKETS;
+  throw new Error(`not an account: ${account}`);
+}
+
+/** An account's buckets in memory; absent buckets are zero. */
+export type Buckets = Partial<Record<Bucket, bigint>>;
+/** On disk: decimal strings, only the buckets that were ever touched. */
+export type AccountRecord = Partial<Record<Bucket, string>>;
+
+export interface Side {
+  account: AccountId;
+  bucket: Bucket;
+}
+
+export type TransferKind =
+  | 'credit' // world → available
+  | 'reserve' // user available → reserved (an RFQ or a contest entry)
+  | 'release' // reserved → available (an RFQ that ended unfilled, the unfilled rest, a voided entry)
+  | 'fill' // taker reserved → at_risk
+  | 'lock' // maker available → locked (the fill's liability)
+  | 'settle_stake' // taker at_risk → taker or maker available
+  | 'settle_liability' // maker locked → taker or maker available
+  | 'pool' // protocol available → committed (a contest's prize pool)
+  | 'collect' // entry's reserved stake → protocol committed (the contest's pot)
+  | 'prize' // protocol committed → a winner's available
+  | 'pool_return' // protocol committed → protocol available (what a contest did not pay)
+  | 'withdraw' // available → pending_withdrawal
+  | 'withdraw_complete' // pending_withdrawal → world
+  | 'withdraw_fail' // pending_withdrawal → available
+  | 'opening'; // world → a bucket: a balance carried over from a data directory of before this ledger
+
+export interface TransferRecord {
+  id: string;
+  kind: TransferKind;
+  /** null: the world outside (a credit). */
+  debit: Side | null;
+  /** null: the world outside (a completed withdrawal). */
+  credit: Side | null;
+  amountMicros: string;
+  ref: string;
+  atMs: number;
+}
+
+/** Money held for one reference, until it is moved on (posted) or returned (voided). */
+export interface HoldRecord {
+  account: AccountId;
+  bucket: Exclude<Bucket, 'available'>;
+  amountMicros: string;
+}
+
+/** One transfer as one account saw it: what it did to each of the account's buckets. */
+export interface JournalRow {
+  transferId: string;
+  kind: TransferKind;
+  ref: string;
+  atMs: number;
+  deltas: Array<[Bucket, string]>;
+}
+
+/** `transfers` key: the reference and the step, so a step can never be written twice for one reference. */
+export const transferId = (ref: string, step: string) => `${ref}/${step}`;
+
+/** `accountJournal` key: an account's rows in time order ('|' is in no account id nor reference). */
+export const journalKey = (account: AccountId, atMs: number, id: string) => `${account}|${String(atMs).padStart(16, '0')}|${id}`;
+export const journalRange = (account: AccountId) => ({ start: `${account}|`, end: `${account}|~` });
+
+// References (contract section 11).
+export const withdrawalRef = (withdrawalId: string) => `withdrawal:${withdrawalId}`;
+export const creditRef = (idempotencyKey: string) => `credit:${idempotencyKey}`;
+/** The maker's side of a position: its locked liability is held under this reference. */
+export const lockRef = (rfqRef: string) => `${rfqRef}:lock`;
+export const poolRef = (contestId: string) => `contest:${contestId}:pool`;

@@ -1,0 +1,81 @@
+// Any thread; reads only. The ledger check of contract section 11 (GET /v1/admin/ledger/check): every bucket
+// of every account recomputed from the transfers alone and compared with the account records; none may be
+// negative; and money is conserved: the sum of every bucket of every account equals what came in (credits,
+// and balances carried over by a migration) less what went out (completed withdrawals).
+//
+// It runs in one synchronous pass, so it reads one LMDB snapshot (this thread's read transaction is not
+// renewed during a synchronous run), and LMDB readers never block writers: the shards commit on while it runs.
+import { bucketsOf, type AccountId, type AccountRecord, type Bucket, type TransferRecord } from './accounts.js';
+import type { Store } from '../store/db.js';
+
+export interface LedgerDifference {
+  account: AccountId;
+  bucket: Bucket;
+  expected_micros: string;
+  actual_micros: string;
+}
+
+export interface LedgerCheck {
+  ok: boolean;
+  accounts: number;
+  transfers: number;
+  total_micros: string;
+  credited_micros: string;
+  withdrawn_micros: string;
+  differences: LedgerDifference[];
+}
+
+export function checkLedger(store: Store): LedgerCheck {
+  const expected = new Map<AccountId, Map<Bucket, bigint>>();
+  const add = (account: AccountId, bucket: Bucket, delta: bigint) => {
+    let buckets = expected.get(account);
+    if (buckets === undefined) expected.set(account, (buckets = new Map()));
+    buckets.set(bucket, (buckets.get(bucket) ?? 0n) + delta);
+  };
+  let credited = 0n;
+  let withdrawn = 0n;
+  let transfers = 0;
+  for (const { value: t } of store.db<TransferRecord>('transfers').getRange()) {
+    transfers++;
+    const amount = BigInt(t.amountMicros);
+    if (t.debit === null) credited += amount;
+    else add(t.debit.account, t.debit.bucket, -amount);
+    if (t.credit === null) withdrawn += amount;
+    else add(t.credit.account, t.credit.bucket, amount);
+  }
+
+  const differences: LedgerDifference[] = [];
+  const differ = (account: AccountId, bucket: Bucket, want: bigint, have: bigint) =>
+    differences.push({ account, bucket, expected_micros: want.toString(), actual_micros: have.toString() });
+  let total = 0n;
+  let accounts = 0;
+  const seen = new Set<AccountId>();
+  for (const { key: account, value: record } of store.db<AccountRecord>('accounts').getRange()) {
+    accounts++;
+    seen.add(account);
+    const want = expected.get(account);
+    for (const bucket of bucketsOf(account)) {
+      const have = BigInt(record[bucket] ?? '0');
+      const computed = want?.get(bucket) ?? 0n;
+      total += have;
+      // A negative bucket is reported against 0, the least it may hold.
+      if (have !== computed) differ(account, bucket, computed, have);
+      else if (have < 0n) differ(account, bucket, 0n, have);
+    }
+  }
+  // Transfers that name an account with no record: money moved to or from nowhere.
+  for (const [account, buckets] of expected) {
+    if (seen.has(account)) continue;
+    for (const [bucket, computed] of buckets) if (computed !== 0n) differ(account, bucket, computed, 0n);
+  }
+  const isConserved = total === credited - withdrawn;
+  return {
+    ok: differences.length === 0 && isConserved,
+    accounts,
+    transfers,
+    total_micros: total.toString(),
+    credited_micros: credited.toString(),
+    withdrawn_micros: withdrawn.toString(),
+    differences,
+  };
+}

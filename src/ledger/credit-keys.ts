@@ -1,0 +1,35 @@
+// Any thread, inside the crediting transaction. The idempotency keys of admin credits (contract sections 4 and
+// 11): one key space for users, makers and the protocol. A key replayed with the same account and amount is
+// a replay (nothing more is credited); with anything else, 409 IDEMPOTENCY_CONFLICT.
+import { ApiError } from '../errors.js';
+import type { Store } from '../store/db.js';
+import { userAccount, type AccountId } from './accounts.js';
+
+export interface CreditRecord {
+  account: AccountId;
+  /** The wallet named by a user credit (a user is created by its first credit). */
+  wallet?: string;
+  amountMicros: string;
+  atMs: number;
+}
+
+/** Written before the money model (schema version 5): a user credit, by user id. */
+interface LegacyCreditRecord {
+  userId: string;
+  wallet: string;
+  amountMicros: string;
+  atMs: number;
+}
+
+/** True when the key was used for exactly this credit (a replay); records it when new; 409 when used otherwise. */
+export function checkCreditKey(store: Store, idempotencyKey: string, record: CreditRecord): boolean {
+  const credits = store.db<CreditRecord | LegacyCreditRecord>('credits');
+  const previous = credits.get(idempotencyKey);
+  if (previous === undefined) {
+    void credits.put(idempotencyKey, record);
+    return false;
+  }
+  const account = 'account' in previous ? previous.account : userAccount(previous.userId);
+  if (account !== record.account || previous.amountMicros !== record.amountMicros) throw new ApiError('IDEMPOTENCY_CONFLICT');
+  return true;
+}

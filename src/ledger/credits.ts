@@ -1,0 +1,77 @@
+// Main thread. Admin funding with an idempotency key (contract sections 4 and 11), for the three kinds of
+// account. A user's credit is written by the user's shard (its balance's owner: rfq/shard-money.ts), with
+// its key record; the user is created here first if new (users are this thread's), and a crash between the
+// two leaves a user without the credit, which the retry completes. A maker's or the protocol's credit is
+// written here, with its key record, in one transaction.
+import type { Clock } from '../clock.js';
+import { ApiError } from '../errors.js';
+import type { MakerRegistry } from '../mm/registry.js';
+import type { Store } from '../store/db.js';
+import type { UserRecord, Users } from '../users/users.js';
+import { creditRef, makerAccount, PROTOCOL, userAccount, type AccountId } from './accounts.js';
+import { checkCreditKey, type CreditRecord } from './credit-keys.js';
+import type { Ledger } from './ledger.js';
+import type { BalanceOwners } from './owners.js';
+
+export class Credits {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly users: Users,
+    private readonly owners: BalanceOwners,
+    private readonly makers: MakerRegistry,
+    /** The main thread's ledger (NO_USERS): makers and the protocol. */
+    private readonly ledger: Ledger,
+  ) {}
+
+  /** Durable before it resolves. Same key and content: no second credit. Same key, other content: 409. */
+  async creditUser(wallet: string, amountMicros: bigint, idempotencyKey: string): Promise<UserRecord> {
+    // A key already used for another account or amount is refused before a user is made for this wallet. The
+    // shard checks the key again in its transaction: that check decides.
+    const previous = this.previousCredit(idempotencyKey);
+    const existing = this.users.findByWallet(wallet);
+    if (previous !== undefined && (existing === undefined || !this.isSameCredit(previous, userAccount(existing.userId), amountMicros))) {
+      throw new ApiError('IDEMPOTENCY_CONFLICT');
+    }
+    // A new credit on a full store is refused before a user is made for its wallet: a refused request
+    // writes nothing (the shard checks again before the money moves; a replay writes nothing, so it passes).
+    if (previous === undefined) this.store.assertRoom();
+    const user = await this.users.ensure(wallet);
+    await this.owners.moveMoney(this.owners.shardOfUser(user.userId), {
+      op: 'credit',
+      userId: user.userId,
+      wallet,
+      amountMicros: amountMicros.toString(),
+      idempotencyKey,
+      atMs: this.clock.nowMs(),
+    });
+    return user;
+  }
+
+  /** 404 MAKER_NOT_FOUND for an address no admin registered. */
+  creditMaker(address: string, amountMicros: bigint, idempotencyKey: string): Promise<void> {
+    if (!this.makers.has(address)) throw new ApiError('MAKER_NOT_FOUND');
+    return this.creditHere(makerAccount(address), amountMicros, idempotencyKey);
+  }
+
+  creditProtocol(amountMicros: bigint, idempotencyKey: string): Promise<void> {
+    return this.creditHere(PROTOCOL, amountMicros, idempotencyKey);
+  }
+
+  private async creditHere(account: AccountId, amountMicros: bigint, idempotencyKey: string): Promise<void> {
+    if (this.previousCredit(idempotencyKey) === undefined) this.store.assertRoom();
+    const record: CreditRecord = { account, amountMicros: amountMicros.toString(), atMs: this.clock.nowMs() };
+    await this.store.transact(() => {
+      if (!checkCreditKey(this.store, idempotencyKey, record)) this.ledger.credit(account, amountMicros, creditRef(idempotencyKey), record.atMs);
+    });
+  }
+
+  private previousCredit(idempotencyKey: string): CreditRecord | { userId: string; amountMicros: string } | undefined {
+    return this.store.db<CreditRecord | { userId: string; amountMicros: string }>('credits').get(idempotencyKey);
+  }
+
+  private isSameCredit(previous: CreditRecord | { userId: string; amountMicros: string }, account: AccountId, amountMicros: bigint): boolean {
+    const previousAccount = 'account' in previous ? previous.account : userAccount(previous.userId);
+    return previousAccount === account && previous.amountMicros === amountMicros.toString();
+  }
+}

@@ -1,0 +1,160 @@
+// Main thread. Withdrawals (contract section 11): a request moves the amount from the account's available to
+// pending_withdrawal (a hold under `withdrawal:<id>`); the operator then completes it (the money has left the
+// system) or fails it (it comes back to available). Both ends are final.
+//
+// Who decides the request's debit: a user's, its shard (the 'withdraw' money op, with the records below in
+// the same transaction); a maker's, this thread, inside the transaction (ledger.ts). The operator's end moves
+// only the hold, so this thread writes it for every account.
+//
+// The records, one module for all four databases:
+//   withdrawals          id → WithdrawalRecord
+//   withdrawalKeys       `${account}|${idempotency_key}` → id: the request's idempotency key
+//   accountWithdrawals   `${account}|${created_at_ms}|${id}` → true: an account's own, newest first
+//   withdrawalsByStatus  `${status}|${created_at_ms}|${id}` → true: the operator's queue, oldest first
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { ApiError } from '../errors.js';
+import type { RecordWrite } from '../rfq/messages.js';
+import type { Store } from '../store/db.js';
+import { withdrawalRef, type AccountId } from './accounts.js';
+import type { Ledger } from './ledger.js';
+import type { BalanceOwners } from './owners.js';
+
+export type WithdrawalStatus = 'pending' | 'completed' | 'failed';
+
+export interface WithdrawalRecord {
+  withdrawalId: string;
+  account: AccountId;
+  amountMicros: string;
+  destination: string;
+  status: WithdrawalStatus;
+  createdAtMs: number;
+  finishedAtMs: number | null;
+}
+
+interface WithdrawalKeyRecord {
+  withdrawalId: string;
+  amountMicros: string;
+  destination: string;
+}
+
+export interface WithdrawalRequest {
+  account: AccountId;
+  /** For a user's account: its id, whose shard decides. */
+  userId: string | null;
+  amountMicros: bigint;
+  destination: string;
+  idempotencyKey: string;
+}
+
+const pad = (ms: number) => String(ms).padStart(16, '0');
+const keyOf = (account: AccountId, idempotencyKey: string) => `${account}|${idempotencyKey}`;
+const accountKey = (r: WithdrawalRecord) => `${r.account}|${pad(r.createdAtMs)}|${r.withdrawalId}`;
+const statusKey = (status: WithdrawalStatus, r: WithdrawalRecord) => `${status}|${pad(r.createdAtMs)}|${r.withdrawalId}`;
+
+export class Withdrawals {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly owners: BalanceOwners,
+    /** The main thread's ledger (NO_USERS). */
+    private readonly ledger: Ledger,
+  ) {}
+
+  get(withdrawalId: string): WithdrawalRecord | undefined {
+    return this.store.db<WithdrawalRecord>('withdrawals').get(withdrawalId);
+  }
+
+  /** The request; `isReplay` when its key was used for exactly this request (200, nothing moved). */
+  async request(req: WithdrawalRequest): Promise<{ record: WithdrawalRecord; isReplay: boolean }> {
+    const replay = this.findReplay(req);
+    if (replay !== null) return { record: replay, isReplay: true };
+    this.store.assertRoom();
+    const createdAtMs = this.clock.nowMs();
+    const record: WithdrawalRecord = {
+      withdrawalId: `w_${pad(createdAtMs)}${randomBytes(6).toString('hex')}`,
+      account: req.account,
+      amountMicros: req.amountMicros.toString(),
+      destination: req.destination,
+      status: 'pending',
+      createdAtMs,
+      finishedAtMs: null,
+    };
+    const key = keyOf(req.account, req.idempotencyKey);
+    const writes: RecordWrite[] = [
+      { db: 'withdrawals', key: record.withdrawalId, value: record },
+      { db: 'withdrawalKeys', key, value: { withdrawalId: record.withdrawalId, amountMicros: record.amountMicros, destination: record.destination } },
+      { db: 'accountWithdrawals', key: accountKey(record), value: true },
+      { db: 'withdrawalsByStatus', key: statusKey('pending', record), value: true },
+    ];
+    const ref = withdrawalRef(record.withdrawalId);
+    try {
+      if (req.userId !== null) {
+        await this.owners.moveMoney(this.owners.shardOfUser(req.userId), {
+          op: 'withdraw', userId: req.userId, amountMicros: record.amountMicros, ref, writes, uniqueKeys: [{ db: 'withdrawalKeys', key }], atMs: createdAtMs,
+        });
+      } else {
+        await this.store.transact(() => {
+          if (this.store.db('withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+          if (!this.ledger.withdraw(req.account, req.amountMicros, ref, createdAtMs)) throw new ApiError('INSUFFICIENT_BALANCE');
+          for (const w of writes) void this.store.db(w.db).put(w.key, w.value);
+        });
+      }
+    } catch (err) {
+      // Two requests with one key raced: the one that lost answers as a replay if it asked the same.
+      const raced = err instanceof ApiError && err.code === 'IDEMPOTENCY_CONFLICT' ? this.findReplay(req) : null;
+      if (raced !== null) return { record: raced, isReplay: true };
+      throw err;
+    }
+    return { record, isReplay: false };
+  }
+
+  /**
+   * The operator's end. The same end again answers the record unchanged; the other end 409 WITHDRAWAL_FINAL;
+   * an unknown id 404. The status and the money change in one transaction, checked inside it.
+   */
+  finish(withdrawalId: string, isCompleted: boolean): Promise<WithdrawalRecord> {
+    const target: WithdrawalStatus = isCompleted ? 'completed' : 'failed';
+    const atMs = this.clock.nowMs();
+    return this.store.transact(() => {
+      const record = this.get(withdrawalId);
+      if (record === undefined) throw new ApiError('WITHDRAWAL_NOT_FOUND');
+      if (record.status === target) return record;
+      if (record.status !== 'pending') throw new ApiError('WITHDRAWAL_FINAL');
+      const moved = this.ledger.finishWithdrawal(withdrawalRef(withdrawalId), isCompleted, atMs);
+      if (!moved) throw new Error(`withdrawal ${withdrawalId} is pending but holds nothing`);
+      const finished: WithdrawalRecord = { ...record, status: target, finishedAtMs: atMs };
+      void this.store.db('withdrawals').put(withdrawalId, finished);
+      void this.store.db('withdrawalsByStatus').remove(statusKey('pending', record));
+      void this.store.db('withdrawalsByStatus').put(statusKey(target, record), true);
+      return finished;
+    });
+  }
+
+  /** An account's own withdrawals, newest first, after the key `before` (exclusive). */
+  pageOfAccount(account: AccountId, limit: number, before: string | null): { records: WithdrawalRecord[]; next: string | null } {
+    const start = before ?? `${account}|~`;
+    const keys = [...this.store.db<true>('accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 1 })].filter((k) => k !== before);
+    return this.page(keys, limit);
+  }
+
+  /** The operator's queue of one status, oldest first, after the key `after` (exclusive). */
+  pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): { records: WithdrawalRecord[]; next: string | null } {
+    const start = after ?? `${status}|`;
+    const keys = [...this.store.db<true>('withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 1 })].filter((k) => k !== after);
+    return this.page(keys, limit);
+  }
+
+  private page(keys: string[], limit: number): { records: WithdrawalRecord[]; next: string | null } {
+    const pageKeys = keys.slice(0, limit);
+    const records = pageKeys.map((key) => this.get(key.slice(key.lastIndexOf('|') + 1))!);
+    return { records, next: keys.length > limit ? pageKeys.at(-1)! : null };
+  }
+
+  private findReplay(req: WithdrawalRequest): WithdrawalRecord | null {
+    const previous = this.store.db<WithdrawalKeyRecord>('withdrawalKeys').get(keyOf(req.account, req.idempotencyKey));
+    if (previous === undefined) return null;
+    if (previous.amountMicros !== req.amountMicros.toString() || previous.destination !== req.destination) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    return this.get(previous.withdrawalId) ?? null;
+  }
+}
