@@ -266,8 +266,11 @@ export class Ledger {
     const record = this.accounts.get(account);
     const next = BigInt(record?.[bucket] ?? '0') + delta;
     assert.ok(next >= 0n, `${account} ${bucket} would be negative`);
-    // A fresh object: a record read from LMDB may be shared by lmdb-js's cache.
-    void this.accounts.put(account, { ...record, [bucket]: next.toString() });
+    // Every bucket of the kind, in one order: one record shape per kind of account for lmdb-js's shared
+    // structures (store/db.ts), however the buckets were first touched.
+    const written: AccountRecord = {};
+    for (const name of bucketsOf(account)) written[name] = name === bucket ? next.toString() : (record?.[name] ?? '0');
+    void this.accounts.put(account, written);
   }
 
   private openHold(ref: string, side: Side, amountMicros: bigint): void {

@@ -143,15 +143,16 @@ function settledCount(h: ContestsHarness, contestId: string): number {
 }
 
 /**
- * Every entry settled once, as `expected(seq)` says, with one ledger movement of `kind` for its reference
- * and no other settling movement; every user's balance is its credit − its stakes + its payouts, nothing
+ * Every entry settled once, as `expected(seq)` says: a resolution collects its stake into the pot (one
+ * 'collect') and pays its prize when it has one (one 'prize'); a void refunds it (one 'release'); no other
+ * settling movement; every user's balance is its credit − its stakes + its payouts, nothing
  * reserved. Returns the sum paid.
  */
 function assertSettledExactlyOnce(
   h: ContestsHarness,
   contestId: string,
   userIds: readonly string[],
-  kind: 'settle_reserved' | 'release',
+  kind: 'resolve' | 'release',
   expected: (seq: number) => { payout: number; rank: number | null },
 ): number {
   const entries = entriesOf(h, contestId);
@@ -172,8 +173,9 @@ function assertSettledExactlyOnce(
   for (const userId of userIds) {
     const movements = h.journalOf(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
     const mine = entries.filter((e) => e.userId === userId);
-    assert.deepEqual(movements.map((j) => j.kind).sort(), mine.map(() => kind), `movements of ${userId}`);
-    assert.equal(new Set(movements.map((j) => j.ref)).size, mine.length, `one movement per entry of ${userId}`);
+    const want = mine.flatMap((e) => (kind === 'release' ? ['release'] : expected(e.seq).payout > 0 ? ['collect', 'prize'] : ['collect']));
+    assert.deepEqual(movements.map((j) => j.kind).sort(), want.sort(), `movements of ${userId}`);
+    assert.equal(new Set(movements.map((j) => j.ref)).size, mine.length, `movements of every entry of ${userId}`);
     const balance = h.balanceOf(userId);
     assert.equal(balance.reservedMicros, 0n);
     assert.equal(balance.atRiskMicros, 0n);
@@ -197,7 +199,7 @@ describe('resolution in batches', () => {
     await resolveAll(h, markets);
 
     // pot 2_001_000_123 among 500 winners: 4_002_000 each and 123 micros left, to seqs 0, 4, ..., 488.
-    const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(2000, 4_002_000, 123));
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(2000, 4_002_000, 123));
     assert.equal(paid, 2_001_000_123, 'the whole pot is paid');
     const contest = contestOf(h, contestId);
     assert.equal(contest.status, 'resolved');
@@ -216,7 +218,7 @@ describe('resolution in batches', () => {
     const contestId = await seedContestInProcess(h, lineups.config(markets), users, lineups.entryCount, lineups.picksOf(markets));
     await resolveAll(h, markets);
 
-    const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', lineups.expected);
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', lineups.expected);
     assert.equal(paid, lineups.potMicros);
     assert.equal(contestOf(h, contestId).status, 'resolved');
     assert.equal(contestOf(h, contestId).paidMicros, lineups.potMicros);
@@ -284,7 +286,7 @@ describe('a crash between batches', () => {
       assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
 
       // pot 1_001_000_123 among 250 winners: 4_004_000 each and 123 micros left, to seqs 0, 4, ..., 488.
-      const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+      const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(1000, 4_004_000, 123));
       assert.equal(paid, 1_001_000_123);
       const contest = contestOf(h, contestId);
       assert.equal(contest.status, 'resolved');
@@ -331,7 +333,7 @@ describe('a settlement that stops midway in a running process', () => {
     assert.equal(contestOf(h, contestId).settling?.settledCount, 3 * 64);
 
     await h.markets.resolve(markets[2]!, 'YES');
-    const paid = assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(1000, 4_004_000, 123));
     assert.equal(contestOf(h, contestId).status, 'resolved');
     assert.equal(paid, 1_001_000_123);
     // The retry went on from batch 4: 16 batches in all, none repeated.
@@ -390,7 +392,7 @@ describe('a settlement that stops midway in a running process', () => {
 
     h = await reopen(h);
     assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
-    assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(1000, 4_004_000, 123));
+    assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(1000, 4_004_000, 123));
   });
 });
 
@@ -410,7 +412,7 @@ describe('a stop before a settlement starts', () => {
     h = await reopen(h);
     assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
     // 200 entries, 50 winners: pot 201_000_123 → 4_020_002 each, 23 micros left for the first 23.
-    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'settle_reserved', outcast.expected(200, 4_020_002, 23)), 201_000_123);
+    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(200, 4_020_002, 23)), 201_000_123);
   });
 });
 

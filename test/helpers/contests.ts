@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../src/clock.js';
 import { Contests, type ContestsOptions } from '../../src/contests/contests.js';
-import { Ledger, NO_USERS, readJournal, readUserBalance, type UserBalance } from '../../src/ledger/ledger.js';
+import { Ledger, NO_USERS, readAccount, readJournal, readUserBalance, type UserBalance } from '../../src/ledger/ledger.js';
 import { PROTOCOL, userAccount, type JournalRow } from '../../src/ledger/accounts.js';
 import type { ShardPool } from '../../src/rfq/shard-pool.js';
 import { createLogger } from '../../src/log.js';
@@ -24,6 +24,8 @@ import { startInProcessShards } from './shards.js';
 import { fundedUser, type TestUser } from './users.js';
 
 const HOUR_MS = 3_600_000;
+/** What an in-process harness funds the protocol with: more than every prize pool of a test file. */
+const HARNESS_PROTOCOL_FUNDS_MICROS = 1_000_000_000_000_000n;
 
 /** The leading bytes of each accepted image type (enough for magic-byte detection). */
 export const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
@@ -309,6 +311,10 @@ export async function openContestsHarness(options: ContestsOptions = {}, dataDir
   const ledger = new Ledger(store, NO_USERS);
   const contests = new Contests(store, systemClock, shards, markets, createLogger('silent'), ledger, options);
   let fundings = 0;
+  const fundProtocol = (amountMicros: bigint) =>
+    store.transact(() => ledger.credit(PROTOCOL, amountMicros, `credit:harness-${randomUUID()}-${fundings++}`, Date.now()));
+  // Prize pools come from the protocol account (contract section 11): fund it once, beyond any test's pools.
+  if (readAccount(store, PROTOCOL).available === 0n) await fundProtocol(HARNESS_PROTOCOL_FUNDS_MICROS);
   const close = async () => {
     await shards.close();
     await store.close();
@@ -319,8 +325,7 @@ export async function openContestsHarness(options: ContestsOptions = {}, dataDir
     shards,
     balanceOf: (userId) => readUserBalance(store, userId),
     journalOf: (userId) => readJournal(store, userAccount(userId)),
-    fundProtocol: (amountMicros) =>
-      store.transact(() => ledger.credit(PROTOCOL, amountMicros, `credit:harness-${process.pid}-${Date.now()}-${fundings++}`, Date.now())),
+    fundProtocol,
     markets,
     contests,
     reopen: async (next = {}) => {

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { makerAccount } from '../../src/ledger/accounts.js';
+import { Ledger, NO_USERS } from '../../src/ledger/ledger.js';
 import { Markets } from '../../src/markets/markets.js';
 import type { CreateRfq, ShardInit, ShardToMain } from '../../src/rfq/messages.js';
 import { RfqShard } from '../../src/rfq/shard.js';
@@ -34,9 +36,16 @@ interface Harness {
 let dir: string;
 let store: Store;
 
-before(() => {
+/** The makers these tests quote as, each with more collateral than any fill here locks. */
+const makerAddressOf = (makerId: string) => `0x${makerId.padStart(40, '0')}`;
+
+before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'parlayd-shard-'));
   store = openStore(dir, { isGroupCommit: true });
+  const ledger = new Ledger(store, NO_USERS);
+  await store.transact(() => {
+    for (const makerId of ['m1', 'm2', 'm3']) ledger.credit(makerAccount(makerAddressOf(makerId)), 1_000_000_000n, `credit:${makerId}`, START_MS);
+  });
 });
 after(async () => {
   await store.close();
@@ -81,7 +90,7 @@ function announce(h: Harness, makerIds: string[]): { requestId: string; quoteDea
 
 function quote(h: Harness, requestId: string, makerId: string, odds: number, isLastLook = false): void {
   h.shard.handle({
-    kind: 'quote', requestId, makerId, makerAddress: `0x${makerId.padStart(40, '0')}`, quoteId: `q-${makerId}`, oddsE4: odds * 10_000,
+    kind: 'quote', requestId, makerId, makerAddress: makerAddressOf(makerId), quoteId: `q-${makerId}`, oddsE4: odds * 10_000,
     maxWagerMicros: String(WAGER), isLastLook,
   });
 }
