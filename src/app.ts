@@ -1,6 +1,7 @@
 // Main thread. Builds every part of the service from a Config, wires them, and listens. main.ts only adds
 // process concerns (signals, printing); tests and benchmarks use the same createService.
 import { moneyRoutes } from './http/routes/money.js';
+import { viewRoutes } from './http/routes/views.js';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
@@ -118,6 +119,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...marketRoutes(services),
     ...adminRoutes(services),
     ...moneyRoutes(services),
+    ...viewRoutes(services),
     ...contestRoutes(services),
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),

@@ -175,6 +175,8 @@ export class Ledger {
    */
   openPool(contestId: string, amountMicros: bigint, atMs: number): boolean {
     const ref = poolRef(contestId);
+    // A negative pool would move nothing yet open a negative hold: `committed` would differ from its holds.
+    assert.ok(amountMicros >= 0n, `a prize pool is never negative (${ref})`);
     if (this.availableOf(PROTOCOL) < amountMicros) return false;
     if (amountMicros > 0n) this.transfer('pool', ref, 'pool', { account: PROTOCOL, bucket: 'available' }, { account: PROTOCOL, bucket: 'committed' }, amountMicros, atMs);
     this.openHold(ref, { account: PROTOCOL, bucket: 'committed' }, amountMicros);

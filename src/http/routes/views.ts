@@ -1,0 +1,60 @@
+// Main thread. The money views of contract section 11 ("Views"): the caller's positions and journal, and a
+// maker's fills; each paged by the one convention (http/paging.ts). The pages are read by rfq/positions-view.ts,
+// ledger/journal-view.ts and rfq/maker-fills-view.ts.
+import { defineRoute, json } from '../route.js';
+import type { Services } from '../../services.js';
+import { userAccount } from '../../ledger/accounts.js';
+import { accountJournalPage, type JournalCursor } from '../../ledger/journal-view.js';
+import { makerFillsPage } from '../../rfq/maker-fills-view.js';
+import { userPositionsPage, type PositionCursor } from '../../rfq/positions-view.js';
+import { JournalList, JournalQuery, MakerFillList, MakerFillsQuery, PositionList, PositionsQuery, VIEWS_PAGE } from '../../schemas/views.js';
+import { decodeCursor, encodeCursor } from '../paging.js';
+
+const isTimeAndId = (v: readonly unknown[]) => Number.isSafeInteger(v[0]) && (v[0] as number) >= 0 && typeof v[1] === 'string';
+const isPositionCursor = (v: readonly unknown[]): v is PositionCursor => v.length === 2 && isTimeAndId(v);
+const isJournalCursor = (v: readonly unknown[]): v is JournalCursor =>
+  v.length === 3 && isTimeAndId(v) && Number.isSafeInteger(v[2]) && (v[2] as number) >= 0;
+/** A request id (a UUID): the fills merge rebuilds its range starts from it (maker-fills-view.ts). */
+const isRequestIdCursor = (v: readonly unknown[]): v is [string] =>
+  v.length === 1 && typeof v[0] === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v[0]);
+
+export function viewRoutes(s: Services) {
+  const marketOf = (marketId: number) => s.markets.get(marketId);
+  return [
+    defineRoute({
+      method: 'GET', path: '/v1/user/positions', tag: 'user', auth: 'user',
+      summary: "The caller's filled RFQs, newest first, optionally open or settled only, with what each paid (paged)",
+      query: PositionsQuery, responses: { 200: PositionList },
+      handler: ({ auth, query }) => {
+        const scope = { route: 'user-positions', filter: [query.status ?? null] };
+        const after = decodeCursor(scope, query.cursor, isPositionCursor);
+        const page = userPositionsPage(s.store, marketOf, auth.userId, { status: query.status, limit: query.limit ?? VIEWS_PAGE.defaultLimit, after });
+        return json(200, { positions: page.positions, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/user/journal', tag: 'user', auth: 'user',
+      summary: "The caller's money movements, newest first: one entry per transfer and bucket it changed (paged)",
+      query: JournalQuery, responses: { 200: JournalList },
+      handler: ({ auth, query }) => {
+        const scope = { route: 'user-journal', filter: [] };
+        const after = decodeCursor(scope, query.cursor, isJournalCursor);
+        const page = accountJournalPage(s.store, userAccount(auth.userId), { limit: query.limit ?? VIEWS_PAGE.defaultLimit, after });
+        return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/mm/fills', tag: 'mm', auth: 'maker',
+      summary: "The maker's fills, newest first, optionally open or settled only, with the maker's result once settled (paged)",
+      query: MakerFillsQuery, responses: { 200: MakerFillList },
+      handler: ({ auth, query }) => {
+        const scope = { route: 'mm-fills', filter: [query.status ?? null] };
+        const after = decodeCursor(scope, query.cursor, isRequestIdCursor);
+        const page = makerFillsPage(s.store, marketOf, auth.address, {
+          status: query.status, limit: query.limit ?? VIEWS_PAGE.defaultLimit, afterRequestId: after?.[0] ?? null,
+        });
+        return json(200, { fills: page.fills, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,117 @@
+// Main thread; reads only. GET /v1/mm/fills (contract section 11, Views): a maker's fills, newest first.
+//
+// Why a merge: `fills` is keyed `${maker}:${request_id}`, and a request id is the owning shard's byte, then the
+// RFQ's creation time, then random bits (ids.ts newRequestId). So within one shard byte key order is time
+// order, but across shards it is not: one reverse range would list shard 1's fills after all of shard 0's.
+// `makerTakerFills` is in taker order, which is no better. Instead of a new index (a write per fill, and a
+// migration), a page merges the maker's fills per shard byte, each a reverse range, newest first:
+//   - the shard bytes present are found by seeking (one seek per byte, at most 256: ids.ts MAX_SHARDS);
+//   - the merge order is the id without its shard byte (creation time, then the random bits), then the byte,
+//     a total order; the cursor is the last request id scanned, and each range restarts just below it.
+// A page so costs at most 257 seeks and VIEWS_SCAN_MAX fill reads. Ids made before ids carried their time
+// (a data directory of before that change) have random bits there, and come in that (stable) order; the
+// 40-bit time wraps in 2039 (ids.ts), after which the newest come last until the old ones are gone.
+import assert from 'node:assert/strict';
+import type { MarketOf } from '../contests/views.js';
+import type { Store } from '../store/db.js';
+import { VIEWS_SCAN_MAX, type MakerFill, type SettledFilter } from '../schemas/views.js';
+import { fillKey, type FillRecord } from './fills.js';
+import { cachedMarkets, legViews, matchesFilter, settledOutcome } from './positions-view.js';
+import { MAX_SHARDS } from './ids.js';
+
+/** The merge's sort key: newer sorts higher. */
+const orderOf = (requestId: string) => requestId.slice(2) + requestId.slice(0, 2);
+
+export function makerFillsPage(
+  store: Store,
+  marketOf: MarketOf,
+  makerAddress: string,
+  page: { status: SettledFilter | undefined; limit: number; afterRequestId: string | null },
+): { fills: MakerFill[]; next: string | null } {
+  const fillsDb = store.db<FillRecord>('fills');
+  const markets = cachedMarkets(marketOf);
+  const prefix = `${makerAddress}:`;
+  const after = page.afterRequestId === null ? null : orderOf(page.afterRequestId);
+  const heads: Array<{ id: string; order: string; rest: Iterator<string> }> = [];
+  const fills: MakerFill[] = [];
+  try {
+    for (const shardByte of shardBytesOf(store, prefix)) {
+      // Below the cursor in merge order: an id of this byte whose rest is below the cursor's, or equal with a
+      // lower byte. The reverse range starts at the cursor's rest under this byte (inclusive) and skips it if so.
+      const start = after === null ? `${prefix}${shardByte}~` : `${prefix}${shardByte}${after.slice(0, -2)}`;
+      const rest = fillsDb.getKeys({ start, end: `${prefix}${shardByte}`, reverse: true })[Symbol.iterator]();
+      const head = nextBelow(rest, prefix, after);
+      if (head !== null) heads.push({ ...head, rest });
+    }
+    let lastListed: string | null = null;
+    let lastScanned: string | null = null;
+    for (let scanned = 0; heads.length > 0; scanned++) {
+      if (fills.length === page.limit) return { fills, next: lastListed };
+      if (scanned === VIEWS_SCAN_MAX) return { fills, next: lastScanned };
+      let newest = 0;
+      for (let i = 1; i < heads.length; i++) if (heads[i]!.order > heads[newest]!.order) newest = i;
+      const head = heads[newest]!;
+      lastScanned = head.id;
+      const fill = fillsDb.get(fillKey(makerAddress, head.id));
+      assert.ok(fill !== undefined, `fill ${head.id} of ${makerAddress} vanished within one read snapshot`);
+      if (matchesFilter(fill, page.status)) {
+        fills.push(makerFillView(fill, markets));
+        lastListed = head.id;
+      }
+      const next = nextBelow(head.rest, prefix, after);
+      if (next === null) heads.splice(newest, 1);
+      else Object.assign(head, next);
+    }
+    return { fills, next: null };
+  } finally {
+    // Each open range holds an LMDB cursor until it is finished or returned.
+    for (const head of heads) head.rest.return?.();
+  }
+}
+
+/** The range's next id strictly below `after` in merge order, or null when it has none. */
+function nextBelow(rest: Iterator<string>, prefix: string, after: string | null): { id: string; order: string } | null {
+  for (let step = rest.next(); step.done !== true; step = rest.next()) {
+    const id = step.value.slice(prefix.length);
+    const order = orderOf(id);
+    // Only the range's first key can be at or above the cursor (it starts at the cursor's rest).
+    if (after === null || order < after) return { id, order };
+  }
+  return null;
+}
+
+/** The distinct first two characters (the shard byte) of the maker's request ids: one seek each. */
+function shardBytesOf(store: Store, prefix: string): string[] {
+  const bytes: string[] = [];
+  let from = prefix;
+  for (let i = 0; i <= MAX_SHARDS; i++) {
+    let key: string | null = null;
+    for (const k of store.db<FillRecord>('fills').getKeys({ start: from, end: `${prefix}~`, limit: 1 })) key = k;
+    if (key === null) return bytes;
+    const shardByte = key.slice(prefix.length, prefix.length + 2);
+    bytes.push(shardByte);
+    // '~' sorts after every character of an id: the next key at or past it has another shard byte.
+    from = `${prefix}${shardByte}~`;
+  }
+  return assert.fail(`fills of ${prefix} name more than ${MAX_SHARDS} shard bytes`);
+}
+
+function makerFillView(fill: FillRecord, marketOf: MarketOf): MakerFill {
+  const outcome = settledOutcome(fill, marketOf);
+  const filled = BigInt(fill.filledWagerMicros);
+  const liability = BigInt(fill.payoutMicros) - filled;
+  return {
+    request_id: fill.requestId,
+    quote_id: fill.quoteId ?? null,
+    taker: fill.taker,
+    legs: legViews(fill.legs, marketOf),
+    filled_wager_micros: fill.filledWagerMicros,
+    odds: fill.oddsE4 / 10_000,
+    payout_micros: fill.payoutMicros,
+    liability_micros: liability.toString(),
+    status: outcome === null ? 'open' : outcome === 'won' ? 'taker_won' : outcome === 'lost' ? 'taker_lost' : 'voided',
+    // What the maker gained: the filled wager less what the taker was paid.
+    maker_pnl_micros: fill.settledPaidMicros === null ? null : (filled - BigInt(fill.settledPaidMicros)).toString(),
+    settled_at_ms: outcome === null ? null : (fill.settledAtMs ?? null),
+  };
+}
