@@ -112,6 +112,21 @@ function asOperatingError(err: unknown): unknown {
   return isStorageFull(err) ? overloaded(STORAGE_RETRY_AFTER_S) : err;
 }
 
+/**
+ * After a transaction that rolled back (a throw in its function, or a failed commit). A record shape first
+ * written in it was added to the database's in-memory shared structures, but its save rolled back with it:
+ * encoding against that phantom entry, then saving the next new shape, made records undecodable, on disk
+ * (test/store/structures-rollback.test.ts). Dropping the in-memory copy (what lmdb-js does itself before a
+ * clear) makes msgpackr read the saved list again on next use. Rare: every rollback is a refusal or a fault.
+ */
+function forgetUnsavedStructures(dbs: Iterable<Db<unknown>>): void {
+  for (const db of dbs) {
+    const encoder = (db as unknown as { encoder?: { clearSharedData?: () => void; structures?: unknown[] } }).encoder;
+    if (encoder?.clearSharedData !== undefined) encoder.clearSharedData();
+    else if (encoder?.structures !== undefined) encoder.structures = [];
+  }
+}
+
 export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   mkdirSync(dataDir, { recursive: true });
   const mapSizeBytes = options.mapSizeBytes ?? DEFAULT_MAP_SIZE_BYTES;
@@ -142,6 +157,7 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
     db: <V>(name: DbName) => opened.get(name) as Db<V>,
     transact: <T>(fn: () => T): Promise<T> =>
       (group === null ? root.childTransaction(fn) : group.transact(fn)).catch((err: unknown) => {
+        forgetUnsavedStructures(opened.values());
         throw asOperatingError(err);
       }),
     assertRoom: () => {

@@ -163,21 +163,6 @@ function count(o: Op, ending: Ending): void {
   coverage.set(o.kind, row);
 }
 
-/**
- * Closes and opens the run's store again. Why: a record shape first written in a transaction that rolls back
- * stays in msgpackr's in-memory shared structures (store/db.ts sharedStructuresKey) though its save was
- * rolled back; the next new shape then saves a structure list that disagrees with records already written,
- * and they no longer decode ("Unexpected end of MessagePack data"), on disk too. That is a bug of the store,
- * not of the ledger (test/store/structures-rollback.test.ts, a todo until fixed); a store opened afresh loads
- * its structures from disk, so the ledger's properties are tested here apart from it.
- */
-async function reopen(w: World): Promise<void> {
-  await w.store.close();
-  w.store = openStore(w.dir, STORE_OPTIONS);
-  w.owner = new Ledger(w.store, shardOwner(0, SHARDS));
-  w.main = new Ledger(w.store, NO_USERS);
-}
-
 /** Runs one operation in its own transaction and checks what it wrote against what it answered. */
 async function step(w: World, o: Op, index: number): Promise<void> {
   const before = snapshot(w.store);
@@ -192,7 +177,6 @@ async function step(w: World, o: Op, index: number): Promise<void> {
     assert.ok(err instanceof AssertionError, `${label} threw ${String(err)}`);
     assert.equal(snapshot(w.store), before, `${label} failed an assertion but wrote`);
     count(o, 'asserted');
-    await reopen(w);
     return;
   }
   count(o, answer === false || answer === null ? 'refused' : 'moved');
