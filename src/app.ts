@@ -10,6 +10,8 @@ import { openStore } from './store/db.js';
 import { createHttpMetrics } from './ops/metrics.js';
 import { createHttpApp } from './http/server.js';
 import { RateLimiter } from './http/rate-limit.js';
+import { LoadShedder } from './http/load-shedder.js';
+import { Gauge } from 'prom-client';
 import type { AnyRoute } from './http/route.js';
 import { Sessions } from './auth/sessions.js';
 import { WalletLogin } from './auth/wallet-login.js';
@@ -127,8 +129,18 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   );
   let closing: Promise<void> | null = null;
   const authRateLimiter = new RateLimiter(config.authRateLimit);
+  const shedder = new LoadShedder({ maxInFlight: config.maxInFlightCreates, maxDelayMs: config.maxEventLoopDelayMs });
+  shedder.start();
+  new Gauge({
+    name: 'parlayd_http_in_flight_creates',
+    help: 'RFQ creates admitted by the load shedder and not yet answered (bound: PARLAYD_MAX_IN_FLIGHT_CREATES)',
+    registers: [metrics.registry],
+    collect() {
+      this.set(shedder.inFlight);
+    },
+  });
   const app = createHttpApp({
-    routes, tokens: services.sessions, rateLimiter, authRateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null,
+    routes, tokens: services.sessions, rateLimiter, authRateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null, shedder,
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
@@ -169,6 +181,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     close: () =>
       (closing ??= (async () => {
         uWS.us_listen_socket_close(listenSocket);
+        shedder.stop();
         metricsListener?.close();
         makerGateway.close();
         // Their timers would otherwise start a batch on a closing store.

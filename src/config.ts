@@ -88,6 +88,14 @@ export const EnvSchema = Type.Object({
   PARLAYD_VERIFY_MAX_QUEUE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   // Requests held open by wait_ms at once (each a timer and an open socket); past it, 503 before anything starts.
   PARLAYD_MAX_WAITERS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 16_384 }),
+  // Front-door shedding of RFQ creates (http/load-shedder.ts; docs/reliability.md, "Overload"): past either,
+  // a create gets 503 OVERLOADED (Retry-After: 1) before its token, body or signature is looked at.
+  // In flight: creates admitted and not yet answered, wait_ms included. At the 2,000/s target an RFQ whose
+  // makers are slow is held up to its quote window and last look (0.5 s): ~1,000; twice that is the default.
+  PARLAYD_MAX_IN_FLIGHT_CREATES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 2_048 }),
+  // How far behind the main thread may be (ms; 0 = never shed by it). At 2,000/s its turns take ~1 ms and a
+  // young-generation GC a few; 50 ms is well past those, and bounds what a queue on this thread adds to an answer.
+  PARLAYD_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 50 }),
   // Per caller (user or maker session, or IP when unauthenticated); 0 turns rate limiting off.
   PARLAYD_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
   PARLAYD_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4_000 }),
@@ -143,6 +151,8 @@ export interface Config {
   siwe: { domain: string; uri: string; chainId: number };
   maxActiveRfqsPerShard: number;
   maxWaiters: number;
+  maxInFlightCreates: number;
+  maxEventLoopDelayMs: number;
   verifyMaxQueue: number;
   rateLimit: { perSecond: number; burst: number };
   /** Lowercase 0x addresses of the oracle signers; empty = only the admin's unsigned route. */
@@ -230,6 +240,8 @@ function toConfig(v: EnvValues): Config {
     siwe: { domain: v.PARLAYD_SIWE_DOMAIN, uri: v.PARLAYD_SIWE_URI, chainId: v.PARLAYD_SIWE_CHAIN_ID },
     maxActiveRfqsPerShard: v.PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD,
     maxWaiters: v.PARLAYD_MAX_WAITERS,
+    maxInFlightCreates: v.PARLAYD_MAX_IN_FLIGHT_CREATES,
+    maxEventLoopDelayMs: v.PARLAYD_MAX_EVENT_LOOP_DELAY_MS,
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
     rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
     oracleAddresses,

@@ -7,6 +7,8 @@
 import { connect, type Socket } from 'node:net';
 
 const HEADER_END = Buffer.from('\r\n\r\n');
+/** Connections opened at once by RawHttpPool.open. */
+const OPEN_BATCH = 128;
 const CONTENT_LENGTH_RE = /\r\ncontent-length:\s*(\d+)/i;
 
 export interface RawResponse {
@@ -97,8 +99,20 @@ export class RawHttpPool {
 
   static async open(port: number, connections: number): Promise<RawHttpPool> {
     const pool = new RawHttpPool(port, connections);
-    for (let i = 0; i < connections; i++) pool.#release(await pool.#connect());
+    // In rounds of OPEN_BATCH connects at once: thousands one after another (overload) took seconds, and
+    // all at once would overflow the listen backlog (somaxconn).
+    for (let opened = 0; opened < connections; ) {
+      const round = Math.min(OPEN_BATCH, connections - opened);
+      const conns = await Promise.all(Array.from({ length: round }, () => pool.#connect()));
+      for (const conn of conns) pool.#release(conn);
+      opened += round;
+    }
     return pool;
+  }
+
+  /** Requests waiting here for a free connection now: a queue in the client, not in the server. */
+  get queuedCount(): number {
+    return this.#queued.length;
   }
 
   /** Sends on an idle connection, on a new one if a closed one left room, or queues until one is free. */

@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url)); // <repo>/dist/bench/load
 export const repoRoot = resolve(here, '../../..');
-const mainScript = resolve(repoRoot, 'dist/src/main.js');
+// BENCH_SERVER_SCRIPT runs another build's service under this generator (alternated A/B runs of two builds
+// with the same load generator: docs/performance.md).
+const mainScript = resolve(process.env['BENCH_SERVER_SCRIPT'] ?? resolve(repoRoot, 'dist/src/main.js'));
 
 /**
  * The Node flags `npm start` gives the service (package.json), so that what is measured is what ships:

@@ -54,6 +54,11 @@ export interface RouteSpec<A extends AuthMode, B, Q, P> {
   produces?: string;
   /** Body limit of this route when it must exceed the contract's 64 KiB (an admin image upload). */
   maxBodyBytes?: number;
+  /**
+   * The route starts work (an RFQ create): under overload it is refused with 503 OVERLOADED before anything
+   * is done for it (http/load-shedder.ts).
+   */
+  isShedUnderLoad?: boolean;
   handler: (ctx: RequestContext<A, B, Q, P>) => Promise<Reply> | Reply;
 }
 

@@ -18,6 +18,7 @@ import { statusLine } from './status-text.js';
 import { compileValidator, type Validator } from './validate.js';
 import { callerNetwork } from './caller-network.js';
 import { StrictObject } from '../schemas/common.js';
+import type { LoadShedder } from './load-shedder.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -33,6 +34,8 @@ interface CompiledRoute {
   params: Validator | null;
   /** Under /v1/auth/: also charged to the caller IP's auth bucket (HttpDeps.authRateLimiter). */
   isAuthRoute: boolean;
+  /** Asks the load shedder before anything else (RouteSpec.isShedUnderLoad). */
+  isShedUnderLoad: boolean;
 }
 
 export interface HttpDeps {
@@ -48,13 +51,19 @@ export interface HttpDeps {
   metrics: HttpMetrics;
   /** True once the service has begun to stop (app.ts close): no request starts any more. */
   isStopping(): boolean;
+  /** Front-door shedding of the routes that start work (PARLAYD_MAX_IN_FLIGHT_CREATES, ..._EVENT_LOOP_DELAY_MS). */
+  shedder: LoadShedder;
 }
 
 /** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
 class Exchange {
   isAborted = false;
   isAnswered = false;
+  /** The route's handler has been started: it, not an abort, ends the request's hold on the shedder. */
+  isRunning = false;
   #isWatchingAbort = false;
+  /** Gives back the load shedder's place, once; null when the request took none. */
+  #releasePlace: (() => void) | null = null;
   // Made on first use of `signal`: an AbortController costs ~3 µs and only waiting handlers (wait_ms) read
   // it, so most requests never pay for one (measured, docs/performance.md).
   #controller: AbortController | null = null;
@@ -82,7 +91,20 @@ class Exchange {
     this.res.onAborted(() => {
       this.isAborted = true;
       this.#controller?.abort();
+      // Gone while its body was being read: nothing runs for it, so its place is free now. Once its handler
+      // runs, the place is held until the handler ends (send), since the work goes on without the client.
+      if (!this.isRunning) this.releasePlace();
     });
+  }
+
+  holdPlace(release: () => void): void {
+    this.#releasePlace = release;
+  }
+
+  releasePlace(): void {
+    const release = this.#releasePlace;
+    this.#releasePlace = null;
+    release?.();
   }
 }
 
@@ -160,6 +182,16 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       return send(exchange, reply, unmatchedObserver(method, reply.status));
     }
     const compiled = match.route;
+    // Before anything is done for it (no token lookup, no body read, no recovery): a refusal costs a few µs
+    // and leaves nothing behind (contract section 2, OVERLOADED).
+    if (compiled.isShedUnderLoad) {
+      const shedReason = deps.shedder.tryAdmit();
+      if (shedReason !== null) {
+        deps.metrics.shedTotal.inc({ reason: shedReason });
+        return send(exchange, errorReply(overloaded()), compiled);
+      }
+      exchange.holdPlace(deps.shedder.release);
+    }
     const rawQuery = req.getQuery() ?? '';
     const authorization = req.getHeader('authorization');
     const nowMs = deps.rateLimiter.isEnabled ? Date.now() : 0;
@@ -180,7 +212,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       const contentType = req.getHeader('content-type');
       exchange.watchAbort();
       readBody(res, maxBodyBytes, (outcome) => {
-        if (exchange.isAborted) return;
+        if (exchange.isAborted) return exchange.releasePlace();
         if (outcome.kind === 'too-large') return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), compiled, true);
         try {
           // The body may have trickled in for seconds, and the token may have been revoked (logout, maker
@@ -245,6 +277,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    */
   function run(exchange: Exchange, compiled: CompiledRoute, auth: Principal | null, query: unknown, params: unknown, body: unknown): void {
     const ctx = new HandlerContext(exchange, deps.log, auth, body, query, params);
+    exchange.isRunning = true;
     let outcome: Reply | Promise<Reply>;
     try {
       outcome = compiled.route.handler(ctx as never);
@@ -260,6 +293,8 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   }
 
   function send(exchange: Exchange, reply: Reply, observe: CompiledRoute | Observer, closeConnection = false): void {
+    // The request's work is over whether or not its client is still there to hear the answer.
+    exchange.releasePlace();
     if (exchange.isAborted || exchange.isAnswered) return;
     exchange.isAnswered = true;
     const isJson = reply.contentType === undefined;
@@ -307,6 +342,7 @@ function compileRoute(route: AnyRoute): CompiledRoute {
     query: route.query === undefined ? null : compileValidator(route.query, { convertStrings: true }),
     params: route.params === undefined ? null : compileValidator(route.params, { convertStrings: true }),
     isAuthRoute: route.path.startsWith('/v1/auth/'),
+    isShedUnderLoad: route.isShedUnderLoad === true,
   };
 }
 

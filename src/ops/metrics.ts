@@ -7,6 +7,8 @@ export interface HttpMetrics {
   registry: Registry;
   requestSeconds: FastHistogram<'route' | 'method' | 'status'>;
   errorsTotal: Counter<'code'>;
+  /** Requests refused at the front door (http/load-shedder.ts), by reason. */
+  shedTotal: Counter<'reason'>;
 }
 
 /** Latency buckets from 50 µs to 10 s: the interesting range of a fast service spans five decades. */
@@ -30,6 +32,12 @@ export function createHttpMetrics(): HttpMetrics {
       name: 'parlayd_http_errors_total',
       help: 'HTTP error responses by contract error code',
       labelNames: ['code'],
+      registers: [registry],
+    }),
+    shedTotal: new Counter({
+      name: 'parlayd_http_shed_total',
+      help: 'Requests refused 503 OVERLOADED before any work, by reason (in_flight, event_loop_delay)',
+      labelNames: ['reason'],
       registers: [registry],
     }),
   };

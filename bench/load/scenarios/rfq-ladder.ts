@@ -214,7 +214,7 @@ export const signed: Scenario<LadderResult> = {
 };
 
 /** Mean of each server stage histogram since the last call (diagnostics: BENCH_STAGES=1). */
-async function stageMeans(server: { baseUrl: string; adminToken: string }, last: Map<string, number>): Promise<string> {
+export async function stageMeans(server: { baseUrl: string; adminToken: string }, last: Map<string, number>): Promise<string> {
   const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
   const sums = new Map<string, number>();
   for (const m of text.matchAll(/^(parlayd_[a-z_]+_seconds)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/gm)) {

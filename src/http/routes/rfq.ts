@@ -59,7 +59,7 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
     defineRoute({
       method: 'POST', path: '/v1/rfq', tag: 'rfq', auth: 'user',
       summary: 'Create an RFQ from a signed order (201), or replay one (200, same request_id)',
-      body: SignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult },
+      body: SignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult }, isShedUnderLoad: true,
       handler: async (ctx) => {
         const startNs = process.hrtime.bigint();
         return submit(await admission.signed(ctx.auth, ctx.body.order), startNs, ctx.query.wait_ms ?? 0, ctx);
@@ -68,7 +68,7 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
     defineRoute({
       method: 'POST', path: '/v1/rfq/unsigned', tag: 'rfq', auth: 'user',
       summary: 'Create an RFQ for the session user without a signature (201), or replay one (200)',
-      body: UnsignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult },
+      body: UnsignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult }, isShedUnderLoad: true,
       handler: (ctx) => {
         const startNs = process.hrtime.bigint();
         return submit(admission.unsigned(ctx.auth, ctx.body), startNs, ctx.query.wait_ms ?? 0, ctx);

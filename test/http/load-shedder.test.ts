@@ -1,0 +1,65 @@
+// The load shedder's two gates (src/http/load-shedder.ts) on this thread's real event loop: the in-flight
+// bound, and the delay probe seeing a turn that blocks the thread (docs/reliability.md, "Overload").
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LoadShedder, PROBE_INTERVAL_MS } from '../../src/http/load-shedder.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function blockThread(ms: number): void {
+  const untilMs = performance.now() + ms;
+  while (performance.now() < untilMs) {
+    // a turn that does not yield, as a burst of requests read at once does
+  }
+}
+
+test('past maxInFlight a request is refused in_flight until a place is released', () => {
+  const shedder = new LoadShedder({ maxInFlight: 2, maxDelayMs: 0 });
+  assert.equal(shedder.tryAdmit(), null);
+  assert.equal(shedder.tryAdmit(), null);
+  assert.equal(shedder.tryAdmit(), 'in_flight');
+  assert.equal(shedder.inFlight, 2);
+  shedder.release();
+  assert.equal(shedder.tryAdmit(), null);
+  shedder.release();
+  shedder.release();
+  assert.equal(shedder.inFlight, 0);
+  assert.throws(() => shedder.release(), /released more places than it gave/);
+});
+
+test('a thread blocked past maxDelayMs refuses event_loop_delay within the same turn, and admits again once it catches up', async () => {
+  const shedder = new LoadShedder({ maxInFlight: 100, maxDelayMs: 30 });
+  shedder.start();
+  try {
+    await sleep(3 * PROBE_INTERVAL_MS);
+    assert.equal(shedder.tryAdmit(), null);
+    shedder.release();
+    blockThread(120);
+    // The probe has not run during the block: it is overdue now, and that is seen without waiting for it.
+    assert.ok(shedder.delayMs(performance.now()) >= 90, `delay ${shedder.delayMs(performance.now())} ms`);
+    assert.equal(shedder.tryAdmit(), 'event_loop_delay');
+    // Once the probe has run on time again, requests are admitted (polled: a busy test machine may delay it).
+    const deadlineMs = performance.now() + 2000;
+    let reason = shedder.tryAdmit();
+    while (reason !== null && performance.now() < deadlineMs) {
+      await sleep(PROBE_INTERVAL_MS);
+      reason = shedder.tryAdmit();
+    }
+    assert.equal(reason, null);
+    shedder.release();
+  } finally {
+    shedder.stop();
+  }
+});
+
+test('with maxDelayMs 0 a blocked thread sheds nothing', () => {
+  const shedder = new LoadShedder({ maxInFlight: 100, maxDelayMs: 0 });
+  shedder.start();
+  try {
+    blockThread(60);
+    assert.equal(shedder.tryAdmit(), null);
+    shedder.release();
+  } finally {
+    shedder.stop();
+  }
+});
