@@ -168,6 +168,13 @@
     showLogin('');
   });
 
+  // `npm run demo` prints /dashboard#token=…: a fragment never leaves the browser. It moves to this tab's
+  // sessionStorage and out of the address bar and history at once.
+  const fragment = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fragment !== null && fragment !== '') {
+    sessionStorage.setItem(TOKEN_KEY, fragment);
+    history.replaceState(null, '', location.pathname);
+  }
   const saved = sessionStorage.getItem(TOKEN_KEY);
   if (saved !== null) connect(saved);
   else showLogin('');
