@@ -72,12 +72,22 @@ describe('dashboard page in headless chromium', { skip: skipWithoutChromium }, (
     await page.close();
   });
 
+  it("takes the token from the URL's fragment (npm run demo prints one) and removes it from the address", async () => {
+    const page = await chromium.context.newPage();
+    await page.goto(`${server.baseUrl}/dashboard#token=${server.adminToken}`);
+    await page.locator('#board').waitFor({ state: 'visible' });
+    assert.equal(page.url(), `${server.baseUrl}/dashboard`);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('parlayd.adminToken')), server.adminToken);
+    await page.close();
+  });
+
   it('with the admin token: live figures change while RFQs flow, and the charts draw', async () => {
     const page = await chromium.context.newPage();
     await page.goto(`${server.baseUrl}/dashboard`);
     await page.fill('#token', server.adminToken);
     await page.click('#login button[type=submit]');
     await page.locator('#board').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#login').isHidden(), true, 'the token form stays on screen');
     // The token: in this tab's sessionStorage only, and in no URL the page used.
     assert.deepEqual(await page.evaluate(() => [sessionStorage.getItem('parlayd.adminToken'), localStorage.length, document.cookie]), [server.adminToken, 0, '']);
     assert.ok(!page.url().includes(server.adminToken));
