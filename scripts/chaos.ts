@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { auditLedger } from '../src/ledger/audit.js';
 import { openStore } from '../src/store/db.js';
+import { Progress } from './progress.js';
 import { admin, contestConfig, createContest, createMarket, enter, getDetail, up } from '../test/helpers/contests.js';
 import { client, type HttpResult } from '../test/helpers/http.js';
 import { connectMaker, registerMaker, type TestMaker } from '../test/helpers/makers.js';
@@ -171,7 +172,13 @@ async function main(): Promise<void> {
   if (!Number.isSafeInteger(rounds) || rounds < 1 || rounds > 100 || !Number.isSafeInteger(seed)) {
     throw new Error('usage: npm run chaos -- --rounds <1..100> [--seed <integer>]');
   }
-  const report = await runChaos(rounds, seed, (line) => console.log(line));
+  const progress = new Progress('chaos', rounds);
+  progress.update(0, 'starting');
+  const report = await runChaos(rounds, seed, (line) => {
+    progress.print(line);
+    progress.step();
+  });
+  progress.end();
   console.log(JSON.stringify({ seed, ...report }));
 }
 

@@ -13,6 +13,7 @@ import { client } from '../test/helpers/http.js';
 import { startServer, type TestServer } from '../test/helpers/server.js';
 import { fundedUser, type TestUser } from '../test/helpers/users.js';
 import { runFuzz, type FuzzReport } from './fuzz/run.js';
+import { Progress } from './progress.js';
 
 const FUNDS_MICROS = 50_000_000;
 
@@ -21,13 +22,13 @@ async function balances(server: TestServer, users: TestUser[]): Promise<string[]
 }
 
 /** One whole run; the report's failures list every break found (empty: passed). */
-export async function fuzzService(seed: number, count: number, maxMs = 120_000): Promise<FuzzReport> {
+export async function fuzzService(seed: number, count: number, maxMs = 120_000, onProgress?: (report: Readonly<FuzzReport>) => void): Promise<FuzzReport> {
   // No rate limit: the fuzzer is one caller on one address, and a 429 answer would hide the route's own.
   const server = await startServer({ env: { PARLAYD_RATE_LIMIT_PER_S: '0' } });
   try {
     const users = await Promise.all(Array.from({ length: 3 }, () => fundedUser(server, FUNDS_MICROS)));
     const before = await balances(server, users);
-    const report = await runFuzz(server, { seed, count, userToken: users[0]!.token, maxMs });
+    const report = await runFuzz(server, { seed, count, userToken: users[0]!.token, maxMs, ...(onProgress === undefined ? {} : { onProgress }) });
     const health = await client(server.baseUrl).get('/healthz');
     if (health.status !== 200) report.failures.push(`/healthz answered ${health.status}`);
     const after = await balances(server, users);
@@ -55,7 +56,13 @@ async function main(): Promise<void> {
     throw new Error('usage: npm run fuzz -- --seed <integer> --count <1..1000000>');
   }
   // Bounded in time as well as count: about 2 ms a request on a quiet machine, ten times that at most.
-  const report = await fuzzService(seed, count, Math.max(60_000, count * 20));
+  // count requests, then count/5 maker messages (scripts/fuzz/run.ts).
+  const progress = new Progress('fuzz', count + Math.ceil(count / 5));
+  progress.update(0, 'starting the service');
+  const report = await fuzzService(seed, count, Math.max(60_000, count * 20), (r) =>
+    progress.update(r.requests + r.makerMessages, r.makerMessages === 0 ? 'HTTP requests' : 'maker messages'),
+  );
+  progress.end();
   console.log(JSON.stringify({ seed, count, requests: report.requests, makerMessages: report.makerMessages, byStatus: report.byStatus }));
   for (const failure of report.failures.slice(0, 50)) console.log(`FAIL ${failure}`);
   console.log(report.failures.length === 0 ? `fuzz passed (seed ${seed})` : `fuzz found ${report.failures.length} failures (seed ${seed})`);

@@ -43,6 +43,7 @@ import { buildDueIndexIfMissing } from './markets/due-index.js';
 import { createOracle } from './oracle/oracle.js';
 import { oracleRoutes } from './http/routes/oracle.js';
 import { listenForMetrics } from './ops/metrics-listener.js';
+import { createDashboard, DASHBOARD_WS_PATH } from './dashboard/dashboard.js';
 
 export const SERVICE_VERSION = '0.1.0';
 
@@ -113,6 +114,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const rfqEngine = await startRfqEngine(services, makerGateway, pool, rfqMetrics);
   makerGateway.setDispatcher(rfqEngine.dispatcher);
 
+  const dashboard = createDashboard(services, rateLimiter);
   const routes: AnyRoute[] = [];
   routes.push(
     ...opsRoutes(services, () => routes, SERVICE_VERSION),
@@ -126,6 +128,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
     ...oracleRoutes(services),
+    ...dashboard.routes,
   );
   let closing: Promise<void> | null = null;
   const authRateLimiter = new RateLimiter(config.authRateLimit);
@@ -144,6 +147,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));
+  app.ws(DASHBOARD_WS_PATH, dashboard.feed.behavior());
 
   const recoverBackend = await verifyThreadsLoaded;
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
@@ -184,6 +188,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         shedder.stop();
         metricsListener?.close();
         makerGateway.close();
+        dashboard.feed.close();
         // Their timers would otherwise start a batch on a closing store.
         sessions.stopSweeping();
         walletLogin.stopSweeping();

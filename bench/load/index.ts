@@ -21,6 +21,7 @@ import { signed, unsigned } from './scenarios/rfq-ladder.js';
 import { shards } from './scenarios/shards.js';
 import { oracle } from './scenarios/oracle.js';
 import { overload } from './scenarios/overload.js';
+import { Progress } from '../../scripts/progress.js';
 
 const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [ceiling, micro, get, unsigned, signed, fanout, handshakeScenario, shards, memory, oracle, overload];
 
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
   const selected = positionals.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => positionals.includes(s.name));
 
   const startedMs = performance.now();
+  // Scenarios done of those selected, on a terminal only (scripts/progress.ts); log lines print above it.
+  const progress = new Progress('bench:load', selected.length);
   const meta: RunMeta = { runId: new Date().toISOString().replace(/[:.]/g, '-'), isQuick: values.quick, machine: machineInfo() };
   const ctx: RunContext = {
     isQuick: values.quick,
@@ -54,16 +57,18 @@ async function main(): Promise<void> {
       ...(process.env['BENCH_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? npmStartNodeFlags()),
     ],
     results: new Map(),
-    log: (message) => console.log(`[${((performance.now() - startedMs) / 1000).toFixed(1).padStart(6)} s] ${message}`),
+    log: (message) => progress.print(`[${((performance.now() - startedMs) / 1000).toFixed(1).padStart(6)} s] ${message}`),
   };
   ctx.log(`run ${meta.runId}: ${meta.machine.cores} cores, ${meta.machine.cpuModel}, node ${meta.machine.node}${values.quick ? ' (quick)' : ''}`);
-  for (const scenario of selected) {
+  for (const [done, scenario] of selected.entries()) {
+    progress.update(done, scenario.name);
     ctx.log(`--- ${scenario.name}: ${scenario.describe}`);
     const result = await scenario.run(ctx);
     ctx.results.set(scenario.name, result);
     // bench:micro writes micro.json itself (same envelope, this run's id).
     if (scenario.name !== 'micro') writeScenario(meta, scenario.name, result);
   }
+  progress.end();
 
   // Scenarios not run now keep their last file; the summary says which run each came from.
   const results: Record<string, unknown> = {};

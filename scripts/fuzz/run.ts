@@ -16,6 +16,8 @@ export interface FuzzOptions {
   userToken: string;
   /** Stops early past this (a bound, not a target). */
   maxMs: number;
+  /** Called after each request and maker message with how many of each were sent (the CLI's progress line). */
+  onProgress?: (report: Readonly<FuzzReport>) => void;
 }
 
 export interface FuzzReport {
@@ -122,6 +124,7 @@ async function fuzzHttp(baseUrl: string, rng: Rng, options: FuzzOptions, report:
     }
     const text = await response.text();
     report.requests++;
+    options.onProgress?.(report);
     report.byStatus[response.status] = (report.byStatus[response.status] ?? 0) + 1;
     const broken = checkAnswer(response.status, response.headers, text, request.method);
     if (broken !== null) report.failures.push(`#${i} ${request.method} ${request.path}: ${broken}`);
@@ -138,7 +141,7 @@ const MAKER_SHAPES = (rng: Rng): unknown[] => [
 ];
 
 /** Random messages on a logged-in maker socket; a closed socket is reopened, a bounded number of times. */
-async function fuzzMaker(target: MakerTarget, rng: Rng, count: number, report: FuzzReport, deadlineMs: number): Promise<void> {
+async function fuzzMaker(target: MakerTarget, rng: Rng, count: number, report: FuzzReport, deadlineMs: number, onProgress?: (report: Readonly<FuzzReport>) => void): Promise<void> {
   let maker = await connectNewMaker(target);
   let reopens = 0;
   /** The largest frame sent on this socket: the close of an oversized one may arrive after later sends. */
@@ -162,6 +165,7 @@ async function fuzzMaker(target: MakerTarget, rng: Rng, count: number, report: F
     largestFrameBytes = Math.max(largestFrameBytes, typeof raw === 'string' ? Buffer.byteLength(raw) : raw.byteLength);
     maker.ws.send(raw);
     report.makerMessages++;
+    onProgress?.(report);
     // Lets the server's answers and a close arrive before the next send.
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
@@ -173,6 +177,6 @@ export async function runFuzz(target: MakerTarget, options: FuzzOptions): Promis
   const report: FuzzReport = { requests: 0, makerMessages: 0, byStatus: {}, failures: [] };
   const deadlineMs = Date.now() + options.maxMs;
   await fuzzHttp(target.baseUrl, rng, options, report, deadlineMs);
-  await fuzzMaker(target, rng, Math.ceil(options.count / 5), report, deadlineMs);
+  await fuzzMaker(target, rng, Math.ceil(options.count / 5), report, deadlineMs, options.onProgress);
   return report;
 }

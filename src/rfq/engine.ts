@@ -23,6 +23,7 @@ export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,
     outstandingCalls: () => pool?.outstandingCalls ?? 0,
+    outstandingCallsByShard: () => pool?.outstandingCallsByShard() ?? [],
     unclaimedResults: () => pool?.unclaimedResults ?? 0,
     waiters: () => pool?.waiterCount ?? 0,
     verifyUtilization: () => s.verifyPool.utilization,
@@ -62,6 +63,6 @@ export async function startRfqEngine(s: Services, makers: MakerFanout, pool: Sha
     verifyPool: s.verifyPool,
     metrics,
   });
-  const dispatcher = new RfqMakerDispatcher(pool, makers);
+  const dispatcher = new RfqMakerDispatcher(pool, makers, metrics);
   return { pool, admission, dispatcher, settlement, metrics, close: () => pool.close() };
 }

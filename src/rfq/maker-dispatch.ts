@@ -3,15 +3,19 @@
 import type { MakerDispatcher } from '../mm/gateway.js';
 import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
 import { oddsToE4 } from './codec.js';
+import type { RfqMetrics } from './metrics.js';
 import type { ShardPool, MakerFanout } from './shard-pool.js';
 
 export class RfqMakerDispatcher implements MakerDispatcher {
   constructor(
     private readonly pool: ShardPool,
     private readonly makers: MakerFanout,
+    private readonly metrics: RfqMetrics,
   ) {}
 
   onQuote(makerId: string, address: string, msg: QuoteMessage): void {
+    // Every quote the maker sent, refused ones included: its quote rate as the maker sees it.
+    this.metrics.makerQuotesTotal.inc({ maker: address });
     const oddsE4 = oddsToE4(msg.odds);
     const reject = (reason: string) =>
       this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
@@ -38,7 +42,8 @@ export class RfqMakerDispatcher implements MakerDispatcher {
     this.pool.toShard(msg.request_id, { kind: 'quote_cancel', requestId: msg.request_id, makerId, quoteId: msg.quote_id });
   }
 
-  onLastLookResponse(makerId: string, _address: string, msg: LastLookResponseMessage): void {
+  onLastLookResponse(makerId: string, address: string, msg: LastLookResponseMessage): void {
+    this.metrics.makerLastLookTotal.inc({ maker: address, answer: msg.accept ? 'accepted' : 'rejected' });
     this.pool.toShard(msg.request_id, {
       kind: 'last_look_response',
       requestId: msg.request_id,

@@ -178,5 +178,14 @@ export type ShardToMain =
    * The RFQ reached a terminal state, durably: wake the HTTP waiters. `isAwaitedByCreate`: its create asked to
    * wait for it (answerWaitMs > 0), so a waiter registers even when this arrives first (shard-pool.ts).
    */
-  | { kind: 'terminal'; result: RfqResult; isAwaitedByCreate: boolean; selectionUs: number; persistUs: number; createdAtMs: number }
+  | {
+      kind: 'terminal';
+      result: RfqResult;
+      isAwaitedByCreate: boolean;
+      selectionUs: number;
+      persistUs: number;
+      createdAtMs: number;
+      /** The maker whose quote filled it (its address), or null: per-maker fills in /metrics (issue 23). */
+      filledBy: string | null;
+    }
   | { kind: 'stats'; activeRfqs: number };

@@ -214,6 +214,11 @@ export class ShardPool {
     return this.shards.reduce((sum, s) => sum + s.calls.size, 0);
   }
 
+  /** outstandingCalls per shard, by shard number. */
+  outstandingCallsByShard(): number[] {
+    return this.shards.map((s) => s.calls.size);
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.shards.map((handle) => handle.transport.stop()));
   }
@@ -328,6 +333,8 @@ export class ShardPool {
         this.metrics.persistSeconds.observe(event.persistUs / 1e6);
         // Wall clock, as created_at is (the announcing thread's Date.now()): whole milliseconds at both ends.
         this.metrics.endToEndSeconds.observe(Math.max(0, Date.now() - event.createdAtMs) / 1000);
+        this.metrics.quotesPerRfq.observe(event.result.quotes_received);
+        if (event.filledBy !== null) this.metrics.makerFillsTotal.inc({ maker: event.filledBy });
         const set = this.waiters.get(event.result.request_id);
         if (set !== undefined) for (const wake of [...set]) wake(event.result);
         // Claimed a promise turn later. Bounded all the same: a claim that never comes must not grow it.

@@ -498,7 +498,8 @@ export class RfqShard {
     }
     const { isAwaitedByCreate, selectionUs } = rfq;
     const { createdAtMs } = rfq.record;
-    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs, createdAtMs });
+    const filledBy = rfq.record.fill?.makerAddress ?? null;
+    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs, createdAtMs, filledBy });
   }
 
   private clearTimer(rfq: ActiveRfq): void {

@@ -23,6 +23,7 @@ export async function startInProcessShards(dataDir: string, refreshReads: () => 
   const metrics = createRfqMetrics(new Registry(), {
     activeRfqs: () => 0,
     outstandingCalls: () => 0,
+    outstandingCallsByShard: () => [],
     unclaimedResults: () => 0,
     waiters: () => 0,
     verifyUtilization: () => 0,

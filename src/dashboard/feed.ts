@@ -1,0 +1,197 @@
+// Main thread. The dashboard's live feed (issue 23): a WebSocket on which the page sends the admin token as
+// its first message (never in the URL, which proxies and access logs keep), then receives the recent frames
+// and one frame a second. Frames are derived from the prom-client registry (sample.ts, frame.ts); the
+// registry is read only while someone watches, once a second whatever the number of viewers.
+import uWS, { type HttpResponse, type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
+import type { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { authorize, type TokenResolver } from '../http/bearer.js';
+import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
+import { callerNetwork } from '../http/caller-network.js';
+import { isApiError, type ErrorCode } from '../errors.js';
+import { deriveFrame, type Frame } from './frame.js';
+import { takeSample, type Sample } from './sample.js';
+
+export const DASHBOARD_WS_PATH = '/v1/admin/dashboard/ws';
+/** Viewers at once: a dashboard is for operators, a handful of tabs; past it an upgrade is 503. */
+export const MAX_DASHBOARD_SOCKETS = 32;
+/** A socket that has not sent its token by then is closed. */
+export const AUTH_DEADLINE_MS = 10_000;
+export const FRAME_INTERVAL_MS = 1_000;
+/** Frames kept for a page that opens: five minutes at one a second (~1 KB each). */
+export const HISTORY_FRAMES = 300;
+/** The only message a page sends is `{"type":"auth","token":...}`; a bearer is at most 512 characters. */
+const MAX_INBOUND_BYTES = 1_024;
+/** A viewer this far behind skips frames (each is whole in itself) instead of growing the buffer. */
+const MAX_BUFFERED_BYTES = 1 << 20;
+
+/** Close codes in the application range (RFC 6455 section 7.4.2), named after the HTTP refusals. */
+export const FEED_CLOSE = { UNAUTHENTICATED: 4401, FORBIDDEN: 4403, RATE_LIMITED: 4429, AUTH_TIMEOUT: 4408, GOING_AWAY: 1001 } as const;
+
+export type FeedMessage =
+  | { type: 'auth_result'; ok: true }
+  | { type: 'auth_result'; ok: false; code: ErrorCode }
+  | { type: 'history'; frames: Frame[] }
+  | { type: 'frame'; frame: Frame };
+
+interface Viewer {
+  isAuthenticated: boolean;
+  isOpen: boolean;
+  rateLimitKey: string;
+  deadline: NodeJS.Timeout | null;
+}
+
+export interface DashboardFeedDeps {
+  registry: Registry;
+  tokens: TokenResolver;
+  rateLimiter: RateLimiter;
+  log: Logger;
+}
+
+export class DashboardFeed {
+  readonly #deps: DashboardFeedDeps;
+  readonly #sockets = new Set<WebSocket<Viewer>>();
+  readonly #history: Frame[] = [];
+  #previous: Sample | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #isSampling = false;
+  #isClosing = false;
+
+  constructor(deps: DashboardFeedDeps) {
+    this.#deps = deps;
+  }
+
+  /** The socket behavior for `app.ws(DASHBOARD_WS_PATH, feed.behavior())`. */
+  behavior(): WebSocketBehavior<Viewer> {
+    return {
+      maxPayloadLength: MAX_INBOUND_BYTES,
+      idleTimeout: 60,
+      compression: uWS.DISABLED,
+      upgrade: (res, req, context) => {
+        const key = anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
+        if (this.#isClosing || this.#sockets.size >= MAX_DASHBOARD_SOCKETS) return refuse(res, '503 Service Unavailable');
+        // An upgrade is an anonymous request: it spends a token of its network's bucket, as any other does.
+        if (this.#deps.rateLimiter.take(key, Date.now()) > 0) return refuse(res, '429 Too Many Requests');
+        const viewer: Viewer = { isAuthenticated: false, isOpen: true, rateLimitKey: key, deadline: null };
+        res.upgrade(viewer, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+      },
+      open: (ws) => {
+        this.#sockets.add(ws);
+        const viewer = ws.getUserData();
+        viewer.deadline = setTimeout(() => this.#end(ws, FEED_CLOSE.AUTH_TIMEOUT, 'AUTH_TIMEOUT'), AUTH_DEADLINE_MS);
+      },
+      message: (ws, data) => this.#onMessage(ws, Buffer.from(data).toString('utf8')),
+      close: (ws) => {
+        const viewer = ws.getUserData();
+        viewer.isOpen = false;
+        if (viewer.deadline !== null) clearTimeout(viewer.deadline);
+        this.#sockets.delete(ws);
+        if (this.#viewerCount() === 0) this.#stopSampling();
+      },
+    };
+  }
+
+  /** Ends every viewer's socket and the sampling: the service is stopping. */
+  close(): void {
+    this.#isClosing = true;
+    this.#stopSampling();
+    for (const ws of [...this.#sockets]) this.#end(ws, FEED_CLOSE.GOING_AWAY, 'SERVICE_STOPPING');
+  }
+
+  /** The one message a viewer may send. Its token is checked as a bearer of an admin route would be. */
+  #onMessage(ws: WebSocket<Viewer>, text: string): void {
+    const viewer = ws.getUserData();
+    if (viewer.isAuthenticated) return; // nothing else is asked of a page once it watches
+    const token = tokenOf(text);
+    const nowMs = Date.now();
+    const limiter = this.#deps.rateLimiter;
+    // As server.ts authorizeCharged: a locked-out network is told nothing about its guess.
+    if (limiter.isEnabled && limiter.hasLockouts(nowMs) && limiter.lockoutOf(viewer.rateLimitKey, nowMs) > 0) return this.#refuse(ws, 'RATE_LIMITED');
+    try {
+      authorize('admin', token === null ? '' : `Bearer ${token}`, this.#deps.tokens);
+    } catch (err) {
+      if (!isApiError(err)) throw err;
+      const isLimited = limiter.isEnabled && limiter.takeRefused(viewer.rateLimitKey, nowMs) > 0;
+      return this.#refuse(ws, isLimited ? 'RATE_LIMITED' : err.code === 'FORBIDDEN' ? 'FORBIDDEN' : 'UNAUTHENTICATED');
+    }
+    viewer.isAuthenticated = true;
+    if (viewer.deadline !== null) clearTimeout(viewer.deadline);
+    viewer.deadline = null;
+    send(ws, { type: 'auth_result', ok: true });
+    send(ws, { type: 'history', frames: this.#history });
+    this.#startSampling();
+  }
+
+  #refuse(ws: WebSocket<Viewer>, code: 'UNAUTHENTICATED' | 'FORBIDDEN' | 'RATE_LIMITED'): void {
+    send(ws, { type: 'auth_result', ok: false, code });
+    this.#end(ws, FEED_CLOSE[code], code);
+  }
+
+  #end(ws: WebSocket<Viewer>, code: number, reason: string): void {
+    if (ws.getUserData().isOpen) ws.end(code, reason); // runs close() synchronously
+  }
+
+  #viewerCount(): number {
+    let count = 0;
+    for (const ws of this.#sockets) if (ws.getUserData().isAuthenticated) count++;
+    return count;
+  }
+
+  #startSampling(): void {
+    if (this.#timer !== null || this.#isClosing) return;
+    void this.#tick(); // the first reading at once, so the first frame comes one interval later
+    this.#timer = setInterval(() => void this.#tick(), FRAME_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  #stopSampling(): void {
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    // The next viewer starts from a fresh reading: rates across an unwatched gap would be averages of it.
+    this.#previous = null;
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#isSampling) return; // a slow collect must not pile readings up
+    this.#isSampling = true;
+    try {
+      const sample = await takeSample(this.#deps.registry, Date.now());
+      const previous = this.#previous;
+      if (this.#timer === null) return; // stopped while collecting
+      this.#previous = sample;
+      if (previous === null) return;
+      const frame = deriveFrame(previous, sample);
+      this.#history.push(frame);
+      if (this.#history.length > HISTORY_FRAMES) this.#history.shift();
+      const text = JSON.stringify({ type: 'frame', frame } satisfies FeedMessage);
+      for (const ws of this.#sockets) {
+        if (ws.getUserData().isAuthenticated && ws.getBufferedAmount() < MAX_BUFFERED_BYTES) ws.send(text, false);
+      }
+    } catch (err) {
+      // A collect hook that throws is a bug in its owner; the feed says so once per tick and keeps going.
+      this.#deps.log.error({ err }, 'dashboard sample failed');
+    } finally {
+      this.#isSampling = false;
+    }
+  }
+}
+
+/** The token of `{"type":"auth","token":"..."}`, or null for anything else. */
+function tokenOf(text: string): string | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (typeof value !== 'object' || value === null) return null;
+    const { type, token } = value as Record<string, unknown>;
+    return type === 'auth' && typeof token === 'string' ? token : null;
+  } catch {
+    return null;
+  }
+}
+
+function send(ws: WebSocket<Viewer>, message: FeedMessage): void {
+  ws.send(JSON.stringify(message), false);
+}
+
+function refuse(res: HttpResponse, statusLine: string): void {
+  res.cork(() => res.writeStatus(statusLine).writeHeader('Retry-After', '1').end());
+}

@@ -1,0 +1,79 @@
+// The dashboard's arithmetic (src/dashboard/frame.ts): percentiles from histogram buckets as Prometheus's
+// histogram_quantile computes them, rates from counters, and absent metrics as null.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { deriveFrame, quantileBetween } from '../../src/dashboard/frame.js';
+import type { Sample, SeriesValue } from '../../src/dashboard/sample.js';
+
+const buckets = (counts: Array<[number, number]>) => counts.map(([le, count]) => ({ le, count }));
+
+describe('quantileBetween', () => {
+  const before = buckets([[0.1, 10], [0.25, 10], [0.5, 10], [Infinity, 10]]);
+  const cases: Array<{ name: string; after: Array<[number, number]>; q: number; want: number | null }> = [
+    { name: 'nothing observed in between is null', after: [[0.1, 10], [0.25, 10], [0.5, 10], [Infinity, 10]], q: 0.5, want: null },
+    { name: 'all in one bucket: interpolated inside it', after: [[0.1, 10], [0.25, 20], [0.5, 20], [Infinity, 20]], q: 0.5, want: 0.175 },
+    { name: 'p99 across two buckets', after: [[0.1, 60], [0.25, 110], [0.5, 110], [Infinity, 110]], q: 0.99, want: 0.1 + 0.15 * (99 - 50) / 50 },
+    { name: 'in the +Inf bucket: the highest finite bound', after: [[0.1, 10], [0.25, 10], [0.5, 10], [Infinity, 20]], q: 0.5, want: 0.5 },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const got = quantileBetween(before, buckets(c.after), c.q);
+      if (c.want === null) assert.equal(got, null);
+      else assert.ok(got !== null && Math.abs(got - c.want) < 1e-9, `${got} != ${c.want}`);
+    });
+  }
+});
+
+describe('deriveFrame', () => {
+  const sample = (atMs: number, metrics: Record<string, SeriesValue[]>): Sample => ({ atMs, metrics: new Map(Object.entries(metrics)) });
+  const line = (name: string, value: number, labels: Record<string, string> = {}): SeriesValue => ({ name, labels, value });
+
+  it('rates are counter increases per second; a counter that went down counts from zero', () => {
+    const prev = sample(1_000, {
+      parlayd_rfq_created_total: [line('parlayd_rfq_created_total', 10, { kind: 'unsigned' })],
+      parlayd_rfq_terminal_total: [line('parlayd_rfq_terminal_total', 4, { status: 'completed', error: '' })],
+    });
+    const curr = sample(3_000, {
+      parlayd_rfq_created_total: [line('parlayd_rfq_created_total', 30, { kind: 'unsigned' })],
+      parlayd_rfq_terminal_total: [
+        line('parlayd_rfq_terminal_total', 2, { status: 'completed', error: '' }),
+        line('parlayd_rfq_terminal_total', 6, { status: 'failed', error: 'MAKER_REJECTED' }),
+      ],
+    });
+    const frame = deriveFrame(prev, curr);
+    assert.deepEqual(frame.rfqPerS, { created: 10, completed: 1, failed: 3, timeout: 0, cancelled: 0 });
+    assert.deepEqual(frame.rfqTotals, { created: 30, ended: 8 });
+  });
+
+  it('metrics that are not registered are null, not 0', () => {
+    const frame = deriveFrame(sample(0, {}), sample(1_000, {}));
+    assert.equal(frame.activeRfqs, null);
+    assert.equal(frame.marketsDue, null);
+    assert.deepEqual(frame.latencyMs, { p50: null, p99: null });
+    assert.deepEqual(frame.money, { lockedCollateralMicros: null, openInterestMicros: null, ledgerCheckOk: null, ledgerCheckAtMs: null });
+  });
+
+  it("issue 18's money gauges, when registered, are shown as they are", () => {
+    const frame = deriveFrame(sample(0, {}), sample(1_000, {
+      parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
+      parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 7_000_000)],
+      parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
+      parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 123)],
+    }));
+    assert.deepEqual(frame.money, { lockedCollateralMicros: 5_000_000, openInterestMicros: 7_000_000, ledgerCheckOk: false, ledgerCheckAtMs: 123 });
+  });
+
+  it('makers: quote rate over the interval, hit rate = fills / quotes, last-look answers', () => {
+    const maker = '0x' + 'ab'.repeat(20);
+    const prev = sample(0, { parlayd_mm_quotes_total: [line('parlayd_mm_quotes_total', 10, { maker })] });
+    const curr = sample(2_000, {
+      parlayd_mm_maker_connections: [line('parlayd_mm_maker_connections', 1, { maker, name: 'alpha' })],
+      parlayd_mm_quotes_total: [line('parlayd_mm_quotes_total', 20, { maker })],
+      parlayd_mm_fills_total: [line('parlayd_mm_fills_total', 5, { maker })],
+      parlayd_mm_last_look_total: [line('parlayd_mm_last_look_total', 3, { maker, answer: 'accepted' }), line('parlayd_mm_last_look_total', 2, { maker, answer: 'rejected' })],
+    });
+    assert.deepEqual(deriveFrame(prev, curr).makers, [
+      { maker, name: 'alpha', connections: 1, quotesPerS: 5, quotes: 20, fills: 5, hitRate: 0.25, lastLookAccepted: 3, lastLookRejected: 2 },
+    ]);
+  });
+});

@@ -1,0 +1,78 @@
+// Arrange helpers for the dashboard tests: RFQs that flow through real makers (the `ws` client, signed by
+// ethers) and a funded taker, and a client of the dashboard's live feed.
+import assert from 'node:assert/strict';
+import WebSocket from 'ws';
+import { connectMaker, registerMaker } from './makers.js';
+import { autoQuote, fundedTaker, unsignedBody } from './rfq.js';
+import type { TestServer } from './server.js';
+
+export const FEED_PATH = '/v1/admin/dashboard/ws';
+
+export interface RfqFlow {
+  /** RFQs answered so far (each waited for its terminal result). */
+  readonly done: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Two makers quoting every RFQ (one with a last look it accepts) and a taker sending one RFQ after another
+ * (each waits for its result), until stop().
+ */
+export async function startRfqFlow(server: TestServer): Promise<RfqFlow> {
+  const makers = await Promise.all([registerMaker(server), registerMaker(server)]);
+  const [plain, lastLook] = await Promise.all(makers.map((maker) => connectMaker(server, maker)));
+  const quoting = [autoQuote(plain!, { odds: 1.8 }), autoQuote(lastLook!, { odds: 1.9, isLastLook: true, lastLookAnswer: true })];
+  const { market, api } = await fundedTaker(server, 1_000_000_000);
+  let done = 0;
+  let isStopped = false;
+  const loop = (async () => {
+    while (!isStopped) {
+      const res = await api.post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
+      assert.ok(res.status === 200 || res.status === 201, JSON.stringify(res.body));
+      done++;
+    }
+  })();
+  return {
+    get done() {
+      return done;
+    },
+    stop: async () => {
+      isStopped = true;
+      await loop;
+      for (const q of quoting) q.stop();
+      await Promise.all([plain!.close(), lastLook!.close()]);
+    },
+  };
+}
+
+export interface FeedClient {
+  messages: Array<Record<string, unknown>>;
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves with the first message (seen or to come) that matches. */
+  next(match: (m: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  close(): void;
+}
+
+/** Opens the feed and sends `token` as its first message. */
+export function openFeed(server: TestServer, token: string): Promise<FeedClient> {
+  const ws = new WebSocket(server.wsUrl + FEED_PATH);
+  const messages: Array<Record<string, unknown>> = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  ws.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
+  const next = async (match: (m: Record<string, unknown>) => boolean, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = messages.find(match);
+      if (found !== undefined) return found;
+      assert.ok(Date.now() < deadline, `no matching feed message within ${timeoutMs} ms: ${JSON.stringify(messages).slice(0, 500)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  return new Promise((resolve, reject) => {
+    ws.once('error', reject);
+    ws.once('open', () => {
+      ws.send(JSON.stringify({ type: 'auth', token }));
+      resolve({ messages, closed, next, close: () => ws.close() });
+    });
+  });
+}
