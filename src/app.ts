@@ -31,6 +31,10 @@ import type { ShardPoolOptions } from './rfq/shard-pool.js';
 import { migrateStore } from './store/migrations.js';
 import { mmRoutes } from './http/routes/mm.js';
 import { MakerRegistry } from './mm/registry.js';
+import { MakerDesk } from './mm/desk.js';
+import { QuoteBook } from './mm/quote-book.js';
+import { LiabilitySinceStart, Protection } from './mm/protection.js';
+import { MakerStats } from './mm/stats.js';
 import { MakerGateway } from './mm/gateway.js';
 import { MAKER_WS_PATH } from './mm/protocol.js';
 import { buildDueIndexIfMissing } from './markets/due-index.js';
@@ -65,11 +69,19 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const makers = new MakerRegistry(store, clock);
   // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
   const rateLimiter = new RateLimiter(config.rateLimit);
-  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter });
+  const makerStats = new MakerStats();
+  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter, stats: makerStats });
+  // Issue 22: the desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). The locked
+  // collateral of max_locked_micros comes through LiabilitySinceStart until issue 18's ledger bucket exists:
+  // the seam to rewire is its lockedMicrosOf.
+  const liability = new LiabilitySinceStart();
+  const makerProtection = new Protection(store, liability.lockedMicrosOf);
+  const quoteBook = new QuoteBook();
+  const makerDesk = new MakerDesk({ gateway: makerGateway, book: quoteBook, stats: makerStats, protection: makerProtection, liability, clock, log });
   const markets = new Markets(store, clock, config);
   // The shards own every balance, so they start before anything that moves money; each runs its recovery
   // first (startRfqEngine waits for it before any route can take traffic).
-  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerGateway, {
+  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerDesk, {
     refreshReads: () => store.root.resetReadTxn(),
     maxWaiters: config.maxWaiters,
     ...shardOptions,
@@ -96,12 +108,17 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     verifyPool,
     makers,
     makerGateway,
+    makerDesk,
+    quoteBook,
+    makerProtection,
+    makerStats,
     oracle,
   };
 
   // RFQ engine: recovery runs before any route can take traffic; then makers' messages go to its actors.
-  const rfqEngine = await startRfqEngine(services, makerGateway, pool, rfqMetrics);
-  makerGateway.setDispatcher(rfqEngine.dispatcher);
+  const rfqEngine = await startRfqEngine(services, makerDesk, pool, rfqMetrics);
+  makerDesk.setRfqSide(rfqEngine.dispatcher);
+  makerGateway.setDispatcher(makerDesk);
 
   const routes: AnyRoute[] = [];
   routes.push(
