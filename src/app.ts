@@ -32,6 +32,7 @@ import { migrateStore } from './store/migrations.js';
 import { mmRoutes } from './http/routes/mm.js';
 import { MakerRegistry } from './mm/registry.js';
 import { MakerDesk } from './mm/desk.js';
+import { mmDeskRoutes } from './http/routes/mm-desk.js';
 import { QuoteBook } from './mm/quote-book.js';
 import { LiabilitySinceStart, Protection } from './mm/protection.js';
 import { MakerStats } from './mm/stats.js';
@@ -130,6 +131,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...contestRoutes(services),
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
+    ...mmDeskRoutes(services),
     ...oracleRoutes(services),
   );
   let closing: Promise<void> | null = null;
