@@ -12,6 +12,7 @@ import type {
   ResumedMessage,
 } from '../schemas/mm-stream.js';
 import { MAKER_WS_PATH } from '../mm/protocol.js';
+import { httpBaseOf, makerRequest, type ProtectionLimitsBody, type ProtectionView, type StandingQuote, type StatsView } from './maker-http.js';
 import { makerChallengeBytes, privateKeySigner, type MakerSigner } from './signer.js';
 
 export const DEFAULT_DOMAIN_TAG = 'parlayd:mm:ws-auth:v1:localhost.dev';
@@ -266,6 +267,30 @@ export class MakerClient {
   /** Lifts a tripped protection (answered by protection_reset_ok). */
   resetProtection(): void {
     this.#send({ type: 'protection_reset' });
+  }
+
+  /** GET /v1/mm/quotes: this maker's standing quotes on all its sockets. */
+  async listQuotes(): Promise<StandingQuote[]> {
+    return (await this.#http<{ quotes: StandingQuote[] }>('GET', '/v1/mm/quotes')).quotes;
+  }
+
+  getProtection(): Promise<ProtectionView> {
+    return this.#http('GET', '/v1/mm/protection');
+  }
+
+  /** PUT /v1/mm/protection: all four limits, each null for none. */
+  setProtection(limits: ProtectionLimitsBody): Promise<ProtectionView> {
+    return this.#http('PUT', '/v1/mm/protection', limits);
+  }
+
+  getStats(sinceMs?: number): Promise<StatsView> {
+    return this.#http('GET', sinceMs === undefined ? '/v1/mm/stats' : `/v1/mm/stats?since_ms=${sinceMs}`);
+  }
+
+  #http<T>(method: 'GET' | 'PUT', path: string, body?: unknown): Promise<T> {
+    const session = this.#session;
+    if (session === null) return Promise.reject(new MakerClientError('NOT_CONNECTED', 'no session yet; wait for the authenticated event'));
+    return makerRequest<T>(httpBaseOf(this.#url), session.sessionToken, method, path, body);
   }
 
   // --- socket lifecycle --------------------------------------------------------------------------------

@@ -1,61 +1,17 @@
 // Main thread. The maker's desk over HTTP (issue 22, docs/maker-protocol.md sections 3.6-3.8): its standing
 // quotes, its protection (and the operator's), and its stats. Bearer: the maker session; the operator's
 // protection route takes the admin token.
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
 import { ApiError } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
-import { AddressInput, Nullable, SafeInt, StrictObject, Uuid } from '../../schemas/common.js';
-import { PROTECTION_TRIP_REASONS } from '../../schemas/mm-stream.js';
+import { AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
+import { ProtectionLimitsSchema, ProtectionView, StandingQuote, StatsView } from '../../schemas/mm-desk.js';
 import type { ProtectionLimits } from '../../mm/protection.js';
 
-const MicrosLimit = Nullable(Type.String({ pattern: '^[1-9][0-9]{0,18}$', description: 'positive decimal string of USDC micros; null: no limit' }));
-const ProtectionLimitsSchema = StrictObject(
-  {
-    window_ms: Nullable(SafeInt({ minimum: 1, maximum: 86_400_000, description: 'the counting window; null: since the last reset' })),
-    max_fills: Nullable(SafeInt({ minimum: 1, maximum: 1_000_000, description: 'fills in the window that trip it; null: no limit' })),
-    max_filled_wager_micros: MicrosLimit,
-    max_locked_micros: MicrosLimit,
-  },
-  { $id: 'ProtectionLimits' },
-);
-const ProtectionView = Type.Object(
-  {
-    maker: ProtectionLimitsSchema,
-    admin: ProtectionLimitsSchema,
-    effective: ProtectionLimitsSchema,
-    tripped: Nullable(Type.Union(PROTECTION_TRIP_REASONS.map((r) => Type.Literal(r)), { description: 'the limit that tripped; null: quotes are taken' })),
-  },
-  { $id: 'MakerProtection' },
-);
-const StandingQuote = Type.Object({
-  request_id: Uuid,
-  quote_id: Type.String(),
-  odds: Type.Number(),
-  max_wager_micros: Type.String(),
-  last_look: Type.Boolean(),
-  received_at_ms: SafeInt(),
-});
-const Percentile = Nullable(Type.Number({ description: 'ms; the upper edge of its histogram bin (bins grow by 25 %); null without quotes' }));
-const StatsView = Type.Object(
-  {
-    since_ms: SafeInt({ description: 'the start actually counted from: since_ms, or the oldest retained minute (1 h)' }),
-    rfqs_received: SafeInt(),
-    quotes: SafeInt(),
-    declines: SafeInt(),
-    fills: SafeInt(),
-    hit_rate: Type.Number({ description: 'fills / quotes; 0 without quotes' }),
-    last_look_offered: SafeInt(),
-    last_look_rejected: SafeInt({ description: 'offered last looks that did not fill: rejected, silent, or the socket closed' }),
-    filled_wager_micros: Type.String(),
-    quote_latency_ms: Type.Object({ p50: Percentile, p90: Percentile, p99: Percentile }),
-  },
-  { $id: 'MakerStats' },
-);
-
 export function mmDeskRoutes(s: Services) {
-  const view = (address: string): Static<typeof ProtectionView> => ({
+  const view = (address: string): ProtectionView => ({
     maker: s.makerProtection.limitsOf('maker', address),
     admin: s.makerProtection.limitsOf('admin', address),
     effective: s.makerProtection.effectiveOf(address),
