@@ -18,7 +18,7 @@ import { WalletLogin } from './auth/wallet-login.js';
 import { JwtLogin } from './auth/jwt-login.js';
 import { Users } from './users/users.js';
 import { Credits } from './ledger/credits.js';
-import { Ledger, NO_USERS } from './ledger/ledger.js';
+import { Ledger, NO_USERS, readAccount } from './ledger/ledger.js';
 import { Withdrawals } from './ledger/withdrawals.js';
 import { PreferencesStore } from './preferences/preferences.js';
 import { Markets } from './markets/markets.js';
@@ -37,6 +37,12 @@ import type { ShardPoolOptions } from './rfq/shard-pool.js';
 import { migrateStore } from './store/migrations.js';
 import { mmRoutes } from './http/routes/mm.js';
 import { MakerRegistry } from './mm/registry.js';
+import { MakerDesk } from './mm/desk.js';
+import { mmDeskRoutes } from './http/routes/mm-desk.js';
+import { QuoteBook } from './mm/quote-book.js';
+import { Protection } from './mm/protection.js';
+import { makerAccount } from './ledger/accounts.js';
+import { MakerStats } from './mm/stats.js';
 import { MakerGateway } from './mm/gateway.js';
 import { MAKER_WS_PATH } from './mm/protocol.js';
 import { buildDueIndexIfMissing } from './markets/due-index.js';
@@ -72,11 +78,18 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const makers = new MakerRegistry(store, clock);
   // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
   const rateLimiter = new RateLimiter(config.rateLimit);
-  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter });
+  const makerStats = new MakerStats();
+  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter, stats: makerStats });
+  // Issue 22: the desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). A fill's
+  // result reaches it after the fill committed and this thread's reads were renewed (shard-pool.ts), so the
+  // maker's locked bucket it reads for max_locked_micros includes that fill.
+  const makerProtection = new Protection(store, (address) => readAccount(store, makerAccount(address)).locked);
+  const quoteBook = new QuoteBook();
+  const makerDesk = new MakerDesk({ gateway: makerGateway, book: quoteBook, stats: makerStats, protection: makerProtection, clock, log });
   const markets = new Markets(store, clock, config);
   // The shards own every balance, so they start before anything that moves money; each runs its recovery
   // first (startRfqEngine waits for it before any route can take traffic).
-  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerGateway, {
+  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerDesk, {
     refreshReads: () => store.root.resetReadTxn(),
     maxWaiters: config.maxWaiters,
     ...shardOptions,
@@ -107,12 +120,17 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     verifyPool,
     makers,
     makerGateway,
+    makerDesk,
+    quoteBook,
+    makerProtection,
+    makerStats,
     oracle,
   };
 
   // RFQ engine: recovery runs before any route can take traffic; then makers' messages go to its actors.
-  const rfqEngine = await startRfqEngine(services, makerGateway, pool, rfqMetrics);
-  makerGateway.setDispatcher(rfqEngine.dispatcher);
+  const rfqEngine = await startRfqEngine(services, makerDesk, pool, rfqMetrics);
+  makerDesk.setRfqSide(rfqEngine.dispatcher);
+  makerGateway.setDispatcher(makerDesk);
 
   const dashboard = createDashboard(services, rateLimiter);
   const routes: AnyRoute[] = [];
@@ -127,6 +145,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     ...contestRoutes(services),
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
+    ...mmDeskRoutes(services),
     ...oracleRoutes(services),
     ...dashboard.routes,
   );

@@ -57,6 +57,11 @@ export const EnvSchema = Type.Object({
   // Refused maker logins and sockets closed before auth are logged as one info line per this interval with
   // their counts by reason (each one at debug level): anyone can cause them at will.
   PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS: Ms(10_000),
+  // Issue 22: how long a maker stream's frames are held for a resume, and how many at most per stream. The
+  // count bounds memory (a pointer and two numbers per frame; rfq texts are shared by every ring): at high
+  // RFQ rates it, not the time, bounds what can be replayed.
+  PARLAYD_MM_REPLAY_MS: Ms(30_000),
+  PARLAYD_MM_REPLAY_MAX_MESSAGES: Type.Integer({ minimum: 16, maximum: 1_000_000, default: 4096 }),
   PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
@@ -136,6 +141,8 @@ export interface Config {
   mmMaxPendingAuth: number;
   mmMaxPendingAuthPerNetwork: number;
   mmPressureAuthTimeoutMs: number;
+  mmReplayMs: number;
+  mmReplayMaxMessages: number;
   mmRefusalLogIntervalMs: number;
   sessionTtlMs: number;
   loginNonceTtlMs: number;
@@ -217,6 +224,8 @@ function toConfig(v: EnvValues): Config {
     mmMaxPendingAuth: v.PARLAYD_MM_MAX_PENDING_AUTH,
     mmMaxPendingAuthPerNetwork: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK,
     mmPressureAuthTimeoutMs: v.PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS,
+    mmReplayMs: v.PARLAYD_MM_REPLAY_MS,
+    mmReplayMaxMessages: v.PARLAYD_MM_REPLAY_MAX_MESSAGES,
     mmRefusalLogIntervalMs: v.PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS,
     sessionTtlMs: v.PARLAYD_SESSION_TTL_MS,
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,

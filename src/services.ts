@@ -19,6 +19,10 @@ import type { VerifyPool } from './crypto/verify-pool.js';
 import type { HttpMetrics } from './ops/metrics.js';
 import type { MakerRegistry } from './mm/registry.js';
 import type { MakerGateway } from './mm/gateway.js';
+import type { MakerDesk } from './mm/desk.js';
+import type { QuoteBook } from './mm/quote-book.js';
+import type { Protection } from './mm/protection.js';
+import type { MakerStats } from './mm/stats.js';
 import type { Oracle } from './oracle/oracle.js';
 
 export interface Services {
@@ -46,6 +50,11 @@ export interface Services {
   makers: MakerRegistry;
   /** The maker socket: handshake, heartbeat, fan-out (mm/gateway.ts). */
   makerGateway: MakerGateway;
+  /** The makers' quote books, protection and stats, in front of the RFQ engine (mm/desk.ts, issue 22). */
+  makerDesk: MakerDesk;
+  quoteBook: QuoteBook;
+  makerProtection: Protection;
+  makerStats: MakerStats;
   /** Price reports, window resolution and the auto-void sweep (oracle/oracle.ts; contract section 12). */
   oracle: Oracle;
 }

@@ -39,6 +39,16 @@ export class RateLimiter {
     return this.options.perSecond > 0;
   }
 
+  /**
+   * The RateLimit-* header values of `key`'s bucket at `nowMs` (issue 22), without spending: the bucket size,
+   * whole requests left, and seconds until it is full again. Refills the bucket as take would.
+   */
+  headerValues(key: string, nowMs: number): { limit: number; remaining: number; resetS: number } {
+    const bucket = this.refill(key, nowMs);
+    const resetS = Math.ceil((this.options.burst - bucket.tokens) / this.options.perSecond);
+    return { limit: this.options.burst, remaining: Math.floor(bucket.tokens), resetS };
+  }
+
   /** 0 when the request may go ahead; otherwise the seconds to wait (for Retry-After). */
   take(key: string, nowMs: number): number {
     if (!this.isEnabled) return 0;

@@ -61,6 +61,8 @@ class Exchange {
   isAnswered = false;
   /** The route's handler has been started: it, not an abort, ends the request's hold on the shedder. */
   isRunning = false;
+  /** The rate-limit bucket the request was charged to; null: its IP's (read for the RateLimit-* headers). */
+  rateKey: string | null = null;
   #isWatchingAbort = false;
   /** Gives back the load shedder's place, once; null when the request took none. */
   #releasePlace: (() => void) | null = null;
@@ -197,7 +199,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     const nowMs = deps.rateLimiter.isEnabled ? Date.now() : 0;
     try {
       const auth = authorizeCharged(compiled, authorization, res, nowMs);
-      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse(rateLimitKey(auth, res), nowMs);
+      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse((exchange.rateKey = rateLimitKey(auth, res)), nowMs);
       if (compiled.isAuthRoute && deps.authRateLimiter.isEnabled) {
         const retryAfterS = deps.authRateLimiter.take(rateLimitKey(null, res), nowMs === 0 ? Date.now() : nowMs);
         if (retryAfterS > 0) throw rateLimited(retryAfterS);
@@ -305,6 +307,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
       res.writeHeader('Content-Type', isJson ? 'application/json' : reply.contentType!);
       res.writeHeader('X-Request-Id', exchange.requestId);
+      if (deps.rateLimiter.isEnabled) writeRateLimitHeaders(exchange);
       if (reply.headers !== undefined) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]!);
       res.end(payload, closeConnection);
     };
@@ -313,6 +316,19 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     const observer = 'observers' in observe ? observerOf(observe, reply.status) : observe;
     observer.observe((performance.now() - exchange.startMs) / 1000);
     if (reply.status >= 400) deps.metrics.errorsTotal.inc({ code: (reply.body as { code?: string }).code ?? 'UNKNOWN' });
+  }
+
+  /**
+   * Issue 22: every response says where its caller's bucket stands (draft-ietf-httpapi-ratelimit-headers:
+   * RateLimit-Limit = the bucket size, -Remaining = whole requests left, -Reset = seconds until it is full).
+   * A caller not charged (the admin, an unmatched path) is shown its IP's bucket.
+   */
+  function writeRateLimitHeaders(exchange: Exchange): void {
+    const { res } = exchange;
+    const state = deps.rateLimiter.headerValues(exchange.rateKey ?? rateLimitKey(null, res), Date.now());
+    res.writeHeader('RateLimit-Limit', String(state.limit));
+    res.writeHeader('RateLimit-Remaining', String(state.remaining));
+    res.writeHeader('RateLimit-Reset', String(state.resetS));
   }
 
   function observerOf(compiled: CompiledRoute, status: number): Observer {

@@ -2,6 +2,7 @@
 // socket's user data. Plain data: every decision about it is made in the gateway.
 import type { WebSocket } from 'uWebSockets.js';
 import type { Challenge } from './handshake.js';
+import type { StreamSlot } from './resume.js';
 
 /** One per authenticated connection (a maker address may hold several connections). */
 export type MakerId = string;
@@ -20,6 +21,8 @@ export class Connection {
   makerId: MakerId | null = null;
   address: string | null = null;
   unansweredHeartbeats = 0;
+  /** Set right after the successful auth_result: from then on every message is numbered (resume.ts). */
+  stream: StreamSlot | null = null;
   authTimer: NodeJS.Timeout | null = null;
   sessionTimer: NodeJS.Timeout | null = null;
   constructor(

@@ -26,12 +26,16 @@ import type {
   QuoteMessage,
   ServerToMakerMessage,
 } from '../schemas/mm.js';
+import type { ResumeMessage } from '../schemas/mm-stream.js';
+import { MakerStreams, type StreamSlot } from './resume.js';
+import { ALWAYS_REPLAY, NEVER_REPLAY, bodyOf } from './stream.js';
+import type { MakerStats } from './stats.js';
 import { challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
 import { decodeFrame, validateMakerMessage } from './inbound.js';
 import {
   CLOSE,
   MAKER_ERRORS,
-  MAKERS_TOPIC,
+  MAX_DETACHED_STREAMS,
   MAX_MAKER_FRAME_BYTES,
   MAX_UNANSWERED_HEARTBEATS,
   type CloseCause,
@@ -58,6 +62,14 @@ export interface MakerDispatcher {
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
   onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
   onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
+  /** quote_cancel_all: every standing quote of the maker's address (issue 22). */
+  onQuoteCancelAll(makerId: MakerId, address: string): void;
+  onProtectionReset(makerId: MakerId, address: string): void;
+  /**
+   * A resume replayed these rfqs on `makerId`'s connection: it may now quote them (it joins their audience).
+   * Called before the replayed frames are written, so a quote on them can only come after.
+   */
+  onRfqsReplayed(makerId: MakerId, requestIds: string[]): void;
   onMakerDisconnected(makerId: MakerId, address: string): void;
 }
 
@@ -75,11 +87,13 @@ export interface MakerGatewayDeps {
     | 'mmMaxPendingAuthPerNetwork'
     | 'mmPressureAuthTimeoutMs'
     | 'mmRefusalLogIntervalMs'
+    | 'mmReplayMs'
+    | 'mmReplayMaxMessages'
   >;
   clock: Clock;
   log: Logger;
   registry: Pick<MakerRegistry, 'has'>;
-  sessions: Pick<Sessions, 'issueMaker' | 'revoke'>;
+  sessions: Pick<Sessions, 'issueMaker' | 'revoke' | 'resolve'>;
   verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
   /** Where the maker metrics are registered (the service's prom-client registry). */
   metrics?: Registry;
@@ -90,6 +104,8 @@ export interface MakerGatewayDeps {
    * bucket, as any HTTP request without a session does (absent: upgrades are not rate limited).
    */
   rateLimiter?: Pick<RateLimiter, 'isEnabled' | 'take'>;
+  /** Counts each rfq written to a maker's socket (GET /v1/mm/stats rfqs_received; absent: not counted). */
+  stats?: Pick<MakerStats, 'count'>;
 }
 
 // Upgrade refusals, serialized once: contract errors (section 2) with their codes from errors.ts.
@@ -112,6 +128,8 @@ export class MakerGateway {
   readonly #softLimitBytes: number;
   readonly #all = new Set<Connection>();
   readonly #authenticated = new Map<MakerId, Connection>();
+  /** Every authenticated connection's stream, and those of closed ones still held for a resume (resume.ts). */
+  readonly #streams: MakerStreams;
   #app: TemplatedApp | null = null;
   #dispatcher: MakerDispatcher | null = null;
   /** Sockets awaiting auth: counts per address and network, and their order (pending-auth.ts). */
@@ -133,6 +151,11 @@ export class MakerGateway {
       maxPerNetwork: deps.config.mmMaxPendingAuthPerNetwork,
     });
     this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
+    this.#streams = new MakerStreams({
+      replayMs: deps.config.mmReplayMs,
+      maxMessages: deps.config.mmReplayMaxMessages,
+      maxDetached: MAX_DETACHED_STREAMS,
+    });
     this.#refusals = new LogCounts(deps.log, 'maker sockets refused or closed before authentication', deps.config.mmRefusalLogIntervalMs);
     this.#metrics =
       deps.metrics === undefined
@@ -197,12 +220,24 @@ export class MakerGateway {
     };
   }
 
-  /** Sends one JSON message to every authenticated maker (one uWS publish); returns how many were connected. */
+  /**
+   * Sends one message to every authenticated maker; returns how many it went to. Serialized once; each socket
+   * gets it behind its own seq (a concatenation), so this is a loop of sends, not one uWS publish.
+   */
   broadcast(message: ServerToMakerMessage): number {
-    const count = this.connectedCount;
-    if (count === 0 || this.#app === null) return 0;
-    this.#app.publish(MAKERS_TOPIC, JSON.stringify(message), false);
-    for (const conn of this.#authenticated.values()) this.#closeIfSlow(conn);
+    if (this.#authenticated.size === 0) return 0;
+    const body = bodyOf(JSON.stringify(message));
+    const deadlineMs = replayDeadlineOf(message);
+    const nowMs = this.#deps.clock.nowMs();
+    const stats = message.type === 'rfq' ? this.#deps.stats : undefined;
+    let count = 0;
+    for (const conn of this.#authenticated.values()) {
+      if (conn.isSlow || conn.stream === null) continue;
+      count++;
+      stats?.count(conn.address!, 'rfqsReceived', nowMs);
+      const frame = conn.stream.stream.append(body, nowMs, deadlineMs);
+      if (!this.#closeIfSlow(conn)) conn.ws!.send(frame, false);
+    }
     return count;
   }
 
@@ -218,17 +253,40 @@ export class MakerGateway {
    * the soft limit before the maker is closed as slow: within HARD_BACKPRESSURE_MARGIN_BYTES.
    */
   sendFrames(makerId: MakerId, frames: readonly string[]): boolean {
-    const conn = this.#authenticated.get(makerId);
-    if (conn === undefined) return false;
-    for (let start = 0; start < frames.length; start += MAX_FRAMES_PER_CORK) {
+    // The stream, not the connection: a closed connection's frames are kept for its resume, and a resumed
+    // one's go to the connection that resumed it (resume.ts).
+    const slot = this.#streams.of(makerId);
+    if (slot === undefined) return false;
+    const nowMs = this.#deps.clock.nowMs();
+    const stamped = frames.map((frame) => slot.stream.append(bodyOf(frame), nowMs, ALWAYS_REPLAY));
+    const conn = slot.conn;
+    if (conn === null) return false;
+    for (let start = 0; start < stamped.length; start += MAX_FRAMES_PER_CORK) {
       if (conn.isClosed || conn.ws === null || this.#closeIfSlow(conn)) return false;
       const ws = conn.ws;
-      const end = Math.min(frames.length, start + MAX_FRAMES_PER_CORK);
+      const end = Math.min(stamped.length, start + MAX_FRAMES_PER_CORK);
       ws.cork(() => {
-        for (let i = start; i < end; i++) ws.send(frames[i]!, false);
+        for (let i = start; i < end; i++) ws.send(stamped[i]!, false);
       });
     }
     return !this.#closeIfSlow(conn);
+  }
+
+  /** The connection ids of `address`'s authenticated connections. */
+  makerIdsOf(address: string): MakerId[] {
+    const ids: MakerId[] = [];
+    for (const [makerId, conn] of this.#authenticated) if (conn.address === address) ids.push(makerId);
+    return ids;
+  }
+
+  /** The address behind a connection id, live or held for a resume. */
+  addressOf(makerId: MakerId): string | null {
+    return this.#streams.of(makerId)?.stream.address ?? null;
+  }
+
+  /** Sends to every authenticated connection of `address` (protection_tripped). */
+  sendToAddress(address: string, message: ServerToMakerMessage): void {
+    for (const conn of this.#authenticated.values()) if (conn.address === address) this.#send(conn, message);
   }
 
   /** Authenticated connections, less any being closed as a slow consumer. */
@@ -312,8 +370,9 @@ export class MakerGateway {
       return;
     }
     if (msg.type === 'auth_response') return this.#sendError(conn, 'ALREADY_AUTHENTICATED');
+    if (msg.type === 'resume') return this.#resume(conn, msg);
     const dispatcher = this.#dispatcher;
-    if (dispatcher === null) return this.#sendError(conn, 'NOT_ACCEPTING', idsOf(msg));
+    if (dispatcher === null) return this.#sendError(conn, 'NOT_ACCEPTING', 'request_id' in msg ? idsOf(msg) : {});
     switch (msg.type) {
       case 'quote':
         msg.last_look ??= false;
@@ -324,6 +383,10 @@ export class MakerGateway {
         return dispatcher.onQuoteCancel(makerId, address, msg);
       case 'last_look_response':
         return dispatcher.onLastLookResponse(makerId, address, msg);
+      case 'quote_cancel_all':
+        return dispatcher.onQuoteCancelAll(makerId, address);
+      case 'protection_reset':
+        return dispatcher.onProtectionReset(makerId, address);
       default:
         return assertNever(msg);
     }
@@ -359,21 +422,51 @@ export class MakerGateway {
       if (!conn.isClosed) this.#rejectAuth(conn, 'UNKNOWN_MAKER', 'maker removed during authentication');
       return;
     }
-    this.#authenticate(conn, checked.address, session.token, session.expiresAtMs);
+    this.#authenticate(conn, checked.address, session);
   }
 
-  #authenticate(conn: Connection, address: string, sessionToken: string, expiresAtMs: number): void {
+  #authenticate(conn: Connection, address: string, session: { token: string; sessionKey: string; expiresAtMs: number }): void {
+    const { token: sessionToken, expiresAtMs } = session;
     this.#leavePending(conn);
     const makerId = `mk-${(++this.#makerSeq).toString(36)}`;
     conn.phase = 'authenticated';
     conn.makerId = makerId;
     this.#authenticated.set(makerId, conn);
-    conn.ws!.subscribe(MAKERS_TOPIC);
     const delayMs = Math.max(0, expiresAtMs - this.#deps.clock.nowMs());
     conn.sessionTimer = setTimeout(() => this.#expireSession(conn, expiresAtMs), delayMs);
     this.#metrics?.authTotal.inc({ result: 'success' });
     this.#deps.log.info({ connId: conn.connId, makerId, address, remote: conn.remote }, 'maker authenticated');
     this.#send(conn, { type: 'auth_result', success: true, session_token: sessionToken, expires_at_ms: expiresAtMs });
+    // Every message after auth_result is numbered (issue 22): the stream starts here, at seq 1.
+    conn.stream = this.#streams.open(conn, makerId, session.sessionKey, address);
+  }
+
+  /**
+   * `resume` (docs/maker-protocol.md section 3.5): the named session must be a live one of this connection's
+   * address. A stream still attached to a socket the maker gave up (half-open, not yet noticed here) is
+   * closed first, which withdraws its quotes as any disconnect does, then resumed.
+   */
+  #resume(conn: Connection, msg: ResumeMessage): void {
+    const slot = conn.stream!;
+    const principal = this.#deps.sessions.resolve(msg.session_token);
+    const nowMs = this.#deps.clock.nowMs();
+    let decision;
+    if (principal?.kind !== 'maker' || principal.address !== conn.address) {
+      decision = { ok: false as const, reason: 'UNKNOWN_SESSION' as const, oldestSeq: null };
+    } else {
+      const stale = this.#streams.attachedConnOf(principal.sessionKey);
+      if (stale !== null && stale !== conn) this.#close(stale, 'RESUMED_ELSEWHERE');
+      decision = this.#streams.resume(slot, principal.sessionKey, msg.last_seq, nowMs);
+    }
+    if (!decision.ok) return void this.#send(conn, { type: 'resume_failed', reason: decision.reason, oldest_seq: decision.oldestSeq });
+    const requestIds: string[] = [];
+    for (const body of decision.bodies) {
+      if (body.startsWith(RFQ_BODY_PREFIX)) requestIds.push((JSON.parse('{' + body) as { request_id: string }).request_id);
+    }
+    if (requestIds.length > 0) this.#dispatcher?.onRfqsReplayed(conn.makerId!, requestIds);
+    for (const body of decision.bodies) this.#write(conn, slot.stream.append(body, nowMs, ALWAYS_REPLAY));
+    this.#deps.log.info({ connId: conn.connId, makerId: conn.makerId, replayed: decision.bodies.length }, 'maker stream resumed');
+    this.#send(conn, { type: 'resumed', replayed: decision.bodies.length, next_seq: slot.stream.nextSeq + 1 });
   }
 
   #expireSession(conn: Connection, expiresAtMs: number): void {
@@ -399,6 +492,7 @@ export class MakerGateway {
     const makerId = conn.makerId;
     if (makerId === null) return;
     this.#authenticated.delete(makerId);
+    if (conn.stream !== null) this.#streams.detach(conn.stream, this.#deps.clock.nowMs());
     this.#deps.log.info({ connId: conn.connId, makerId, address: conn.address, code }, 'maker disconnected');
     this.#dispatcher?.onMakerDisconnected(makerId, conn.address!);
   }
@@ -428,6 +522,7 @@ export class MakerGateway {
   /** One interval for all makers: a maker that left MAX_UNANSWERED_HEARTBEATS unanswered is closed. */
   #tickHeartbeat(): void {
     const message = { type: 'heartbeat', ts: this.#deps.clock.nowMs() } as const;
+    this.#streams.sweep(message.ts);
     for (const conn of [...this.#authenticated.values()]) {
       if (conn.unansweredHeartbeats >= MAX_UNANSWERED_HEARTBEATS) {
         this.#fail(conn, 'HEARTBEAT_TIMEOUT');
@@ -443,8 +538,17 @@ export class MakerGateway {
   /** The one place a message is written to a socket. False when the socket is gone or too far behind. */
   #send(conn: Connection, message: ServerToMakerMessage): boolean {
     if (conn.isClosed || conn.ws === null) return false;
+    const serialized = JSON.stringify(message);
+    // After auth_result every message is numbered and held for a resume (stream.ts); before it, none is.
+    const frame = conn.stream === null ? serialized : conn.stream.stream.append(bodyOf(serialized), this.#deps.clock.nowMs(), replayDeadlineOf(message));
+    return this.#write(conn, frame);
+  }
+
+  /** Writes one frame, unless the socket is gone or too far behind. */
+  #write(conn: Connection, frame: string): boolean {
+    if (conn.isClosed || conn.ws === null) return false;
     if (this.#closeIfSlow(conn)) return false;
-    conn.ws.send(JSON.stringify(message), false);
+    conn.ws.send(frame, false);
     return !this.#closeIfSlow(conn);
   }
 
@@ -465,10 +569,9 @@ export class MakerGateway {
   #closeIfSlow(conn: Connection): boolean {
     if (conn.isClosed || conn.isSlow || conn.ws === null) return true;
     if (conn.ws.getBufferedAmount() <= this.#softLimitBytes) return false;
+    // Nothing more is written to it (broadcast and #write skip it), so uWS's hard limit (a close without a
+    // reason) is never reached. What its stream is sent meanwhile is still held for a resume.
     conn.isSlow = true;
-    // Out of the topic at once, so later publishes skip it and uWS's hard limit (a close without a reason)
-    // is never reached.
-    if (conn.phase === 'authenticated') conn.ws.unsubscribe(MAKERS_TOPIC);
     queueMicrotask(() => this.#close(conn, 'SLOW_CONSUMER'));
     return true;
   }
@@ -495,6 +598,29 @@ function refuseUpgrade(res: HttpResponse, statusLine: string, body: string, retr
     res.writeStatus(statusLine).writeHeader('Retry-After', String(retryAfterS)).writeHeader('Content-Type', 'application/json');
     res.end(body);
   });
+}
+
+/** The start of a serialized rfq's body (stream.ts bodyOf): how a replay finds the rfqs among its frames. */
+const RFQ_BODY_PREFIX = '"type":"rfq",';
+
+/**
+ * Whether a resume replays a message (stream.ts): an rfq until its quote deadline, liveness and stream
+ * control never (a stale heartbeat, AUTH_EXPIRED or closing error would mislead the new socket), the rest always.
+ */
+function replayDeadlineOf(message: ServerToMakerMessage): number {
+  switch (message.type) {
+    case 'rfq':
+      return message.quote_deadline_ms;
+    case 'error': // one that closed the old socket (HEARTBEAT_TIMEOUT...) is about that socket, not the stream
+      return (MAKER_ERRORS as Record<string, { closes: boolean } | undefined>)[message.code]?.closes === true ? NEVER_REPLAY : ALWAYS_REPLAY;
+    case 'heartbeat':
+    case 'AUTH_EXPIRED':
+    case 'resumed':
+    case 'resume_failed':
+      return NEVER_REPLAY;
+    default:
+      return ALWAYS_REPLAY;
+  }
 }
 
 function idsOf(msg: { request_id: string; quote_id?: string }): { request_id: string; quote_id?: string } {

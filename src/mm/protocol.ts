@@ -5,8 +5,11 @@
 
 export const MAKER_WS_PATH = '/v1/mm/ws';
 
-/** uWS pub/sub topic every authenticated connection joins; one publish reaches every maker. */
-export const MAKERS_TOPIC = 'makers';
+/**
+ * Streams of closed connections held for a resume at once, service-wide (resume.ts); past it the oldest is
+ * dropped. Each is held PARLAYD_MM_REPLAY_MS at most anyway: this only bounds a reconnect storm.
+ */
+export const MAX_DETACHED_STREAMS = 4096;
 
 /** Largest frame a maker may send (16 KiB); a bigger one closes the socket at once (uWS, code 1006). */
 export const MAX_MAKER_FRAME_BYTES = 16 * 1024;
@@ -30,6 +33,8 @@ export const CLOSE = {
   HEARTBEAT_TIMEOUT: { code: 1008, reason: 'HEARTBEAT_TIMEOUT' },
   AUTH_EXPIRED: { code: 1008, reason: 'AUTH_EXPIRED' },
   MAKER_REMOVED: { code: 1008, reason: 'MAKER_REMOVED' },
+  /** The maker resumed this socket's stream on another socket: it had given this one up (issue 22). */
+  RESUMED_ELSEWHERE: { code: 1008, reason: 'RESUMED_ELSEWHERE' },
   SLOW_CONSUMER: { code: 1013, reason: 'SLOW_CONSUMER' },
   OVERLOADED: { code: 1013, reason: 'OVERLOADED' },
   AUTH_EVICTED: { code: 1013, reason: 'AUTH_EVICTED' },
@@ -50,6 +55,7 @@ export const MAKER_ERRORS = {
   AUTH_IN_PROGRESS: { closes: false, message: 'the auth_response of this connection is being verified' },
   NOT_ACCEPTING: { closes: false, message: 'the service is not accepting quotes yet' },
   LAST_LOOK_NOT_PENDING: { closes: false, message: 'no last look is pending for this quote: it was answered, ran out, or was never offered' },
+  QUOTE_NOT_FOUND: { closes: false, message: 'no standing quote with this id: unknown, already ended, or already selected for a fill' },
   NOT_AUTHENTICATED: { closes: true, message: 'only auth_response is accepted before authentication' },
   AUTH_TIMEOUT: { closes: true, message: 'authentication was not completed in time' },
   HEARTBEAT_TIMEOUT: { closes: true, message: 'heartbeats were not answered with pong' },

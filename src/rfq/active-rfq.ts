@@ -43,3 +43,39 @@ export function standingQuotesOf(rfq: ActiveRfq, makerId: string): number {
   for (const quote of rfq.quotes.values()) if (quote.makerId === makerId) count++;
   return count;
 }
+
+/** A quote the actor withdrew at its maker's request (quote_cancel_all, protection: issue 22). */
+export interface WithdrawnQuote {
+  makerId: string;
+  requestId: string;
+  quoteId: string;
+}
+
+/**
+ * Pure decision, applied in place: withdraws `makerId`'s quote `quoteId` from `rfq` if it still stands; false
+ * when it does not. A quote stands until it is selected: once the RFQ is closing (a fill being written) or the
+ * quote is in last look, the fill is the one to tell, so no quote is both cancelled and filled.
+ */
+export function withdrawQuote(rfq: ActiveRfq, makerId: string, quoteId: string): boolean {
+  if (rfq.phase === 'closing') return false;
+  const key = quoteKey(makerId, quoteId);
+  const offered = rfq.lastLook?.quote;
+  if (offered !== undefined && offered.makerId === makerId && offered.quoteId === quoteId) return false;
+  if (!rfq.quotes.delete(key)) return false;
+  if (rfq.candidates.length > 0) rfq.candidates = rfq.candidates.filter((c) => quoteKey(c.quote.makerId, c.quote.quoteId) !== key);
+  return true;
+}
+
+/** Withdraws every standing quote of `makerIds` on `rfqs` (withdrawQuote's rule); returns what it withdrew. */
+export function withdrawQuotesOf(rfqs: Iterable<ActiveRfq>, makerIds: ReadonlySet<string>): WithdrawnQuote[] {
+  const withdrawn: WithdrawnQuote[] = [];
+  for (const rfq of rfqs) {
+    for (const quote of [...rfq.quotes.values()]) {
+      if (!makerIds.has(quote.makerId)) continue;
+      if (withdrawQuote(rfq, quote.makerId, quote.quoteId)) {
+        withdrawn.push({ makerId: quote.makerId, requestId: rfq.record.requestId, quoteId: quote.quoteId });
+      }
+    }
+  }
+  return withdrawn;
+}

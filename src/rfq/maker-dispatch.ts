@@ -1,19 +1,24 @@
 // Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
 // synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
-import type { MakerDispatcher } from '../mm/gateway.js';
 import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
 import { oddsToE4 } from './codec.js';
 import type { RfqMetrics } from './metrics.js';
+import { MAKER_ERRORS } from '../mm/protocol.js';
 import type { ShardPool, MakerFanout } from './shard-pool.js';
 
-export class RfqMakerDispatcher implements MakerDispatcher {
+/**
+ * The RFQ engine's half of the gateway's MakerDispatcher; mm/desk.ts (the maker's quote book, protection
+ * and stats, issue 22) stands in front of it.
+ */
+export class RfqMakerDispatcher {
   constructor(
     private readonly pool: ShardPool,
     private readonly makers: MakerFanout,
     private readonly metrics: RfqMetrics,
   ) {}
 
-  onQuote(makerId: string, address: string, msg: QuoteMessage): void {
+  /** `receivedAtMs`: when the socket's frame was read (quote_ack received_at_ms). */
+  onQuote(makerId: string, address: string, msg: QuoteMessage, receivedAtMs: number): void {
     // Every quote the maker sent, refused ones included: its quote rate as the maker sees it.
     this.metrics.makerQuotesTotal.inc({ maker: address });
     const oddsE4 = oddsToE4(msg.odds);
@@ -30,6 +35,7 @@ export class RfqMakerDispatcher implements MakerDispatcher {
       oddsE4,
       maxWagerMicros: msg.max_wager_micros,
       isLastLook: msg.last_look === true,
+      receivedAtMs,
     });
     if (!routed) reject('RFQ_CLOSED');
   }
@@ -39,7 +45,12 @@ export class RfqMakerDispatcher implements MakerDispatcher {
   }
 
   onQuoteCancel(makerId: string, _address: string, msg: QuoteCancelMessage): void {
-    this.pool.toShard(msg.request_id, { kind: 'quote_cancel', requestId: msg.request_id, makerId, quoteId: msg.quote_id });
+    const routed = this.pool.toShard(msg.request_id, { kind: 'quote_cancel', requestId: msg.request_id, makerId, quoteId: msg.quote_id });
+    // An id no shard could have minted names no quote: answered here, as the shard answers an unknown one.
+    if (!routed) {
+      const { message } = MAKER_ERRORS.QUOTE_NOT_FOUND;
+      this.makers.send(makerId, { type: 'error', code: 'QUOTE_NOT_FOUND', message, request_id: msg.request_id, quote_id: msg.quote_id });
+    }
   }
 
   onLastLookResponse(makerId: string, address: string, msg: LastLookResponseMessage): void {
@@ -51,6 +62,16 @@ export class RfqMakerDispatcher implements MakerDispatcher {
       quoteId: msg.quote_id,
       isAccepted: msg.accept,
     });
+  }
+
+  /** A resume replayed these rfqs to `makerId`: it joins their audience, so its quotes on them count. */
+  onRfqsReplayed(makerId: string, requestIds: string[]): void {
+    for (const requestId of requestIds) this.pool.toShard(requestId, { kind: 'audience', requestId, makerIds: [makerId] });
+  }
+
+  /** Withdraws every standing quote of these connections, in every shard; resolves with what was withdrawn. */
+  withdrawQuotes(makerIds: string[]) {
+    return this.pool.withdrawQuotes(makerIds);
   }
 
   onMakerDisconnected(makerId: string): void {

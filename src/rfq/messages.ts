@@ -5,6 +5,7 @@ import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';
 import type { RfqLeg } from './records.js';
+import type { WithdrawnQuote } from './active-rfq.js';
 
 export interface ShardInit {
   shard: number;
@@ -142,11 +143,15 @@ export type MainToShard =
       oddsE4: number;
       maxWagerMicros: string;
       isLastLook: boolean;
+      /** When the main thread read the quote from the socket (quote_ack received_at_ms, issue 22). */
+      receivedAtMs: number;
     }
   | { kind: 'decline'; requestId: string; makerId: string }
   | { kind: 'quote_cancel'; requestId: string; makerId: string; quoteId: string }
   | { kind: 'last_look_response'; requestId: string; makerId: string; quoteId: string; isAccepted: boolean }
-  | { kind: 'maker_disconnected'; makerId: string };
+  | { kind: 'maker_disconnected'; makerId: string }
+  /** quote_cancel_all or a tripped protection (issue 22): withdraw every standing quote of these connections. */
+  | { kind: 'withdraw_quotes'; callId: number; makerIds: string[] };
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message?: string };
 
@@ -162,6 +167,7 @@ export type ShardToMain =
   | { kind: 'status'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'money'; callId: number; outcome: CallOutcome<MoneyResult> }
+  | { kind: 'withdrawn'; callId: number; outcome: CallOutcome<WithdrawnQuote[]> }
   /** Recovery at start is done (RFQs active at the last stop failed and released): the shard takes work. */
   | { kind: 'ready'; failedRfqs: number }
   /**

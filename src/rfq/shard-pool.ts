@@ -9,6 +9,7 @@ import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import { Batcher } from '../batcher.js';
 import { setBounded } from '../bounded-map.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
+import type { WithdrawnQuote } from './active-rfq.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, MoneyOp, MoneyResult, ShardInit, ShardToMain } from './messages.js';
 import type { RfqMetrics } from './metrics.js';
 import { workerTransport, type ShardTransport, type ShardTransportFactory } from './shard-transport.js';
@@ -196,6 +197,14 @@ export class ShardPool {
     return true;
   }
 
+  /** Every shard withdraws the standing quotes of these connections (issue 22); resolves with what they withdrew. */
+  async withdrawQuotes(makerIds: string[]): Promise<WithdrawnQuote[]> {
+    const perShard = await Promise.all(
+      this.shards.map((handle) => this.call<WithdrawnQuote[]>(handle.shard, (callId) => ({ kind: 'withdraw_quotes', callId, makerIds }))),
+    );
+    return perShard.flat();
+  }
+
   /** A maker connection closed: every shard withdraws its quotes. */
   makerDisconnected(makerId: string): void {
     for (const handle of this.shards) handle.out.add({ kind: 'maker_disconnected', makerId });
@@ -316,7 +325,8 @@ export class ShardPool {
       case 'created':
       case 'status':
       case 'cancelled':
-      case 'money': {
+      case 'money':
+      case 'withdrawn': {
         const settle = handle.calls.get(event.callId);
         handle.calls.delete(event.callId);
         settle?.(event.outcome);

@@ -19,7 +19,7 @@ import { rfqTimes, toRfqMessage } from './announcement.js';
 import { decide, type Candidate } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import { opaqueTakerId, type FillRecord } from './fills.js';
-import { MAX_QUOTES_PER_MAKER_PER_RFQ, quoteKey, standingQuotesOf, type ActiveRfq } from './active-rfq.js';
+import { MAX_QUOTES_PER_MAKER_PER_RFQ, quoteKey, standingQuotesOf, withdrawQuote, withdrawQuotesOf, type ActiveRfq } from './active-rfq.js';
 import { RfqWrites, UNCOVERED } from './rfq-writes.js';
 import { makerAccount } from '../ledger/accounts.js';
 import { ShardBook, shardOwner } from './shard-book.js';
@@ -93,6 +93,8 @@ export class RfqShard {
         return this.onLastLookResponse(message.requestId, message.makerId, message.quoteId, message.isAccepted);
       case 'maker_disconnected':
         return this.onMakerDisconnected(message.makerId);
+      case 'withdraw_quotes': // issue 22 (maker's quote book): decided by active-rfq.ts withdrawQuotesOf
+        return this.emit({ kind: 'withdrawn', callId: message.callId, outcome: { ok: true, value: withdrawQuotesOf(this.active.values(), new Set(message.makerIds)) } });
       default: {
         const unknown: never = message;
         throw new Error(`unknown shard message ${JSON.stringify(unknown)}`);
@@ -234,7 +236,9 @@ export class RfqShard {
   private onAudience(requestId: string, makerIds: string[]): void {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.phase !== 'quoting') return;
-    rfq.audience = new Set(makerIds);
+    // A later audience adds connections (a maker that resumed its stream got the rfq replayed, issue 22).
+    if (rfq.audience === null) rfq.audience = new Set(makerIds);
+    else for (const makerId of makerIds) rfq.audience.add(makerId);
     this.closeIfAllResponded(rfq);
   }
 
@@ -276,7 +280,7 @@ export class RfqShard {
     rfq.quoters.add(q.makerId);
     rfq.responded.add(q.makerId);
     rfq.record.quotesReceived += 1;
-    this.toMaker(q.makerId, { type: 'quote_ack', request_id: q.requestId, quote_id: q.quoteId });
+    this.toMaker(q.makerId, { type: 'quote_ack', request_id: q.requestId, quote_id: q.quoteId, received_at_ms: q.receivedAtMs });
     this.closeIfAllResponded(rfq);
   }
 
@@ -287,13 +291,14 @@ export class RfqShard {
     this.closeIfAllResponded(rfq);
   }
 
-  /** Honoured until the quote is offered a fill: a quote in last look is the maker's to answer. */
+  /** Honoured until the quote is selected (active-rfq.ts withdrawQuote), and answered either way (issue 22). */
   private onQuoteCancel(requestId: string, makerId: string, quoteId: string): void {
     const rfq = this.active.get(requestId);
-    if (rfq === undefined) return;
-    const key = quoteKey(makerId, quoteId);
-    rfq.quotes.delete(key);
-    rfq.candidates = rfq.candidates.filter((c) => quoteKey(c.quote.makerId, c.quote.quoteId) !== key);
+    if (rfq !== undefined && withdrawQuote(rfq, makerId, quoteId)) {
+      return this.toMaker(makerId, { type: 'quote_cancelled', request_id: requestId, quote_id: quoteId });
+    }
+    const { message } = MAKER_ERRORS.QUOTE_NOT_FOUND;
+    this.toMaker(makerId, { type: 'error', code: 'QUOTE_NOT_FOUND', message, request_id: requestId, quote_id: quoteId });
   }
 
   /** An answer out of turn (late, repeated, never asked for) changes nothing and says so (contract section 7). */

@@ -31,12 +31,13 @@ export const MESSAGE_EXAMPLES: { [K in MakerToServerMessage['type'] | ServerToMa
     { type: 'auth_result', success: true, session_token: 'q7Xc...base64url...', expires_at_ms: 1763803600000 },
     { type: 'auth_result', success: false, reason: 'INVALID_SIGNATURE' },
   ],
-  heartbeat: [{ type: 'heartbeat', ts: 1763800015000 }],
+  heartbeat: [{ type: 'heartbeat', seq: 7, ts: 1763800015000 }],
   pong: [{ type: 'pong', ts: 1763800015000 }],
-  AUTH_EXPIRED: [{ type: 'AUTH_EXPIRED', expired_at_ms: 1763803600000 }],
+  AUTH_EXPIRED: [{ type: 'AUTH_EXPIRED', seq: 240, expired_at_ms: 1763803600000 }],
   rfq: [
     {
       type: 'rfq',
+      seq: 8,
       request_id: UUID_EXAMPLE,
       legs: [{ market_id: 42, direction: 'up' }, { market_id: 43, direction: 'down' }],
       wager_micros: '5000000',
@@ -49,7 +50,7 @@ export const MESSAGE_EXAMPLES: { [K in MakerToServerMessage['type'] | ServerToMa
   quote: [{ type: 'quote', request_id: UUID_EXAMPLE, quote_id: 'q-1', odds: 3.85, max_wager_micros: '100000000', last_look: false }],
   decline: [{ type: 'decline', request_id: UUID_EXAMPLE }],
   quote_cancel: [{ type: 'quote_cancel', request_id: UUID_EXAMPLE, quote_id: 'q-1' }],
-  quote_ack: [{ type: 'quote_ack', request_id: UUID_EXAMPLE, quote_id: 'q-1' }],
+  quote_ack: [{ type: 'quote_ack', seq: 9, request_id: UUID_EXAMPLE, quote_id: 'q-1', received_at_ms: 1763800000112 }],
   quote_reject: [{ type: 'quote_reject', request_id: UUID_EXAMPLE, quote_id: 'q-1', reason: 'RFQ_CLOSED' }],
   last_look: [{ type: 'last_look', request_id: UUID_EXAMPLE, quote_id: 'q-1', fill_wager_micros: '5000000', deadline_ms: 1763800000500 }],
   last_look_response: [{ type: 'last_look_response', request_id: UUID_EXAMPLE, quote_id: 'q-1', accept: true }],
@@ -57,6 +58,18 @@ export const MESSAGE_EXAMPLES: { [K in MakerToServerMessage['type'] | ServerToMa
     { type: 'rfq_result', request_id: UUID_EXAMPLE, outcome: 'won', quote_id: 'q-1', odds: 3.85, filled_wager_micros: '5000000' },
     { type: 'rfq_result', request_id: UUID_EXAMPLE, outcome: 'lost' },
   ],
+  resume: [{ type: 'resume', session_token: 'q7Xc...the previous socket\'s token...', last_seq: 41 }],
+  resumed: [{ type: 'resumed', seq: 6, replayed: 4, next_seq: 7 }],
+  resume_failed: [
+    { type: 'resume_failed', seq: 2, reason: 'SEQ_TOO_OLD', oldest_seq: 120 },
+    { type: 'resume_failed', seq: 2, reason: 'UNKNOWN_SESSION', oldest_seq: null },
+  ],
+  quote_cancel_all: [{ type: 'quote_cancel_all' }],
+  quote_cancelled: [{ type: 'quote_cancelled', seq: 10, request_id: UUID_EXAMPLE, quote_id: 'q-1' }],
+  quotes_cancelled: [{ type: 'quotes_cancelled', seq: 11, count: 3 }],
+  protection_tripped: [{ type: 'protection_tripped', seq: 12, reason: 'MAX_FILLS' }],
+  protection_reset: [{ type: 'protection_reset' }],
+  protection_reset_ok: [{ type: 'protection_reset_ok', seq: 13 }],
   error: [
     {
       type: 'error',
@@ -75,6 +88,10 @@ const REPLIES: Partial<Record<string, string[]>> = {
   auth_response: ['auth_result'],
   heartbeat: ['pong'],
   quote: ['quote_ack', 'quote_reject'],
+  quote_cancel: ['quote_cancelled', 'error'],
+  quote_cancel_all: ['quotes_cancelled'],
+  resume: ['resumed', 'resume_failed'],
+  protection_reset: ['protection_reset_ok'],
   last_look: ['last_look_response'],
 };
 
@@ -126,6 +143,8 @@ export function buildAsyncApi(version: string): Json {
         'timestamp as u64 little-endian; personal-sign them ("\\x19Ethereum Signed Message:\\n75" prefix).',
         'Limits: auth within 10 s of connecting, challenge valid 30 s, heartbeat every 15 s,',
         `${MAX_UNANSWERED_HEARTBEATS} unanswered heartbeats close the socket, session 1 h, frames <= ${MAX_MAKER_FRAME_BYTES} bytes.`,
+        'Every server message after a successful auth_result carries `seq`, gapless from 1 per socket; `resume`',
+        'replays what a lost socket was sent (docs/maker-protocol.md section 3.5).',
         'See docs/maker-protocol.md for the walkthrough and a worked example.',
       ].join(' '),
     },

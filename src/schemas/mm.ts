@@ -8,6 +8,8 @@
 // never breaks a maker that validates what it receives.
 import { Kind, Type, TypeRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { Address, Direction, MarketId, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
+import { PositiveMicrosString, QuoteId, Seq } from './mm-fields.js';
+import { STREAM_MAKER_SCHEMAS, STREAM_SERVER_SCHEMAS } from './mm-stream.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Field types
@@ -15,11 +17,6 @@ import { Address, Direction, MarketId, Nullable, SafeInt, StrictObject, Uuid } f
 /** 32 random bytes as 64 hex chars. Lowercase is what the server sends. */
 const NonceHex = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32 random bytes, 64 lowercase hex chars' });
 
-/** Positive decimal integer string of USDC micros; at most 19 digits, so it always fits a u64. */
-const PositiveMicrosString = Type.String({
-  pattern: '^[1-9][0-9]{0,18}$',
-  description: 'positive decimal integer string of USDC micros',
-});
 
 const MessageText = Type.String({ maxLength: 512, description: 'human-readable detail; never parse it' });
 
@@ -49,8 +46,6 @@ const Odds = Type.Unsafe<number>({
   description: `decimal payout multiplier, > 1 and <= ${ODDS_MAX}, at most 4 decimals (the server uses odds * 10^4 as an integer)`,
 });
 
-/** The maker's own id for a quote; echoed back in quote_ack / quote_reject / last_look / rfq_result. */
-const QuoteId = Type.String({ minLength: 1, maxLength: 64, description: "the maker's own quote id" });
 
 // ---------------------------------------------------------------------------------------------------------
 // Handshake (interface.md "Market-maker WebSocket flow")
@@ -105,7 +100,7 @@ export const AuthResultMessage = Type.Union([AuthResultSuccess, AuthResultFailur
 // Liveness and session
 
 export const HeartbeatMessage = Type.Object(
-  { type: Type.Literal('heartbeat'), ts: SafeInt({ description: 'server time, Unix ms' }) },
+  { type: Type.Literal('heartbeat'), seq: Seq, ts: SafeInt({ description: 'server time, Unix ms' }) },
   { $id: 'heartbeat', description: 'Sent every heartbeat interval (15 s); answer with pong.' },
 );
 
@@ -117,6 +112,7 @@ export const PongMessage = StrictObject(
 export const AuthExpiredMessage = Type.Object(
   {
     type: Type.Literal('AUTH_EXPIRED'),
+    seq: Seq,
     expired_at_ms: SafeInt({ description: 'when the session ended, Unix ms' }),
   },
   { $id: 'AUTH_EXPIRED', description: 'The 1 h session ended; the server closes the socket. Reconnect and authenticate.' },
@@ -131,6 +127,7 @@ const Taker = Type.Object({ address: Address, tier: SafeInt({ description: 'take
 export const RfqMessage = Type.Object(
   {
     type: Type.Literal('rfq'),
+    seq: Seq,
     request_id: Uuid,
     legs: Type.Array(RfqLeg, { minItems: 1, maxItems: 8 }),
     wager_micros: PositiveMicrosString,
@@ -163,17 +160,24 @@ export const DeclineMessage = StrictObject(
 
 export const QuoteCancelMessage = StrictObject(
   { type: Type.Literal('quote_cancel'), request_id: Uuid, quote_id: QuoteId },
-  { $id: 'quote_cancel', description: 'Withdraws a quote that was not yet selected.' },
+  { $id: 'quote_cancel', description: 'Withdraws a quote that was not yet selected. Answered by quote_cancelled or error QUOTE_NOT_FOUND.' },
 );
 
 export const QuoteAckMessage = Type.Object(
-  { type: Type.Literal('quote_ack'), request_id: Uuid, quote_id: QuoteId },
-  { $id: 'quote_ack', description: 'The quote was accepted for selection.' },
+  {
+    type: Type.Literal('quote_ack'),
+    seq: Seq,
+    request_id: Uuid,
+    quote_id: QuoteId,
+    received_at_ms: SafeInt({ description: 'when the service read the quote from the socket, Unix ms' }),
+  },
+  { $id: 'quote_ack', description: 'The quote was accepted for selection; it stands until its rfq_result, a cancel or a disconnect.' },
 );
 
 export const QuoteRejectMessage = Type.Object(
   {
     type: Type.Literal('quote_reject'),
+    seq: Seq,
     request_id: Uuid,
     quote_id: QuoteId,
     reason: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE reason code' }),
@@ -184,6 +188,7 @@ export const QuoteRejectMessage = Type.Object(
 export const LastLookMessage = Type.Object(
   {
     type: Type.Literal('last_look'),
+    seq: Seq,
     request_id: Uuid,
     quote_id: QuoteId,
     fill_wager_micros: PositiveMicrosString,
@@ -201,6 +206,7 @@ export const RFQ_OUTCOMES = ['won', 'lost', 'expired', 'cancelled'] as const;
 export const RfqResultMessage = Type.Object(
   {
     type: Type.Literal('rfq_result'),
+    seq: Seq,
     request_id: Uuid,
     outcome: Type.Union(RFQ_OUTCOMES.map((o) => Type.Literal(o))),
     quote_id: Type.Optional(QuoteId),
@@ -216,6 +222,7 @@ export const RfqResultMessage = Type.Object(
 export const ErrorMessage = Type.Object(
   {
     type: Type.Literal('error'),
+    seq: Seq,
     code: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE error code (docs/maker-protocol.md)' }),
     message: MessageText,
     request_id: Type.Optional(Type.String({ maxLength: 64, description: 'request_id of the offending message, when it had one' })),
@@ -236,6 +243,7 @@ export const MAKER_TO_SERVER_SCHEMAS = [
   DeclineMessage,
   QuoteCancelMessage,
   LastLookResponseMessage,
+  ...STREAM_MAKER_SCHEMAS,
 ] as const;
 
 /** Every message the server sends. */
@@ -250,6 +258,7 @@ export const SERVER_TO_MAKER_SCHEMAS = [
   LastLookMessage,
   RfqResultMessage,
   ErrorMessage,
+  ...STREAM_SERVER_SCHEMAS,
 ] as const;
 
 export const MakerToServerMessage = Type.Union([...MAKER_TO_SERVER_SCHEMAS]);

@@ -14,6 +14,15 @@ export {
   type SocketConstructor,
   type SocketLike,
 } from './maker-client.js';
+export { MakerHttpError, type ProtectionLimitsBody, type ProtectionView, type StandingQuote, type StatsView } from './maker-http.js';
+export type {
+  ProtectionResetOkMessage,
+  ProtectionTrippedMessage,
+  QuoteCancelledMessage,
+  QuotesCancelledMessage,
+  ResumeFailedMessage,
+  ResumedMessage,
+} from '../schemas/mm-stream.js';
 export { privateKeySigner, makerChallengeBytes, type MakerSigner } from './signer.js';
 export { isQuoteOdds, ODDS_MAX } from '../schemas/mm.js';
 export type {

@@ -3,7 +3,16 @@
 // exponential backoff (and jitter) on a drop or AUTH_EXPIRED, and surfaces RFQs as events; the maker answers
 // with quote() / decline() and confirms last looks through a callback.
 import { isQuoteOdds, type AuthChallengeMessage, type AuthExpiredMessage, type AuthFailureReason, type ErrorMessage, type LastLookMessage, type MakerToServerMessage, type QuoteAckMessage, type QuoteRejectMessage, type RfqMessage, type RfqResultMessage, type ServerToMakerMessage } from '../schemas/mm.js';
+import type {
+  ProtectionResetOkMessage,
+  ProtectionTrippedMessage,
+  QuoteCancelledMessage,
+  QuotesCancelledMessage,
+  ResumeFailedMessage,
+  ResumedMessage,
+} from '../schemas/mm-stream.js';
 import { MAKER_WS_PATH } from '../mm/protocol.js';
+import { httpBaseOf, makerRequest, type ProtectionLimitsBody, type ProtectionView, type StandingQuote, type StatsView } from './maker-http.js';
 import { makerChallengeBytes, privateKeySigner, type MakerSigner } from './signer.js';
 
 export const DEFAULT_DOMAIN_TAG = 'parlayd:mm:ws-auth:v1:localhost.dev';
@@ -53,6 +62,8 @@ export interface MakerClientOptions {
    * (default 50 000; the server sends a heartbeat every 15 s).
    */
   serverSilenceMs?: number;
+  /** false: never ask a new socket to replay what the lost one missed (default: resume, section 3.5). */
+  resume?: boolean;
   /** WebSocket implementation (default: global WebSocket, else the `ws` package). */
   WebSocket?: SocketConstructor;
 }
@@ -69,6 +80,14 @@ export interface MakerClientEvents {
   auth_failed: { reason: AuthFailureReason };
   session_expired: AuthExpiredMessage;
   disconnected: { code: number; reason: string; willReconnect: boolean; reconnectInMs: number | null };
+  /** A resume on a new socket replayed `replayed` messages of the lost one (they came just before, as events). */
+  resumed: ResumedMessage;
+  /** The lost socket's messages could not be replayed: re-pull your state (GET /v1/mm/quotes). */
+  resume_failed: ResumeFailedMessage;
+  quote_cancelled: QuoteCancelledMessage;
+  quotes_cancelled: QuotesCancelledMessage;
+  protection_tripped: ProtectionTrippedMessage;
+  protection_reset_ok: ProtectionResetOkMessage;
   /** The signer or the onLastLook callback threw. Without a listener the error is rethrown (uncaught). */
   client_error: { error: unknown };
 }
@@ -125,6 +144,8 @@ export class MakerClient {
   #reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   #silenceTimer: ReturnType<typeof setTimeout> | null = null;
   #session: MakerClientEvents['authenticated'] | null = null;
+  /** The last seq read on the current socket (0 before any); what a resume names with its session. */
+  #lastSeq = 0;
   #quoteSeq = 0;
   #firstAuth: { resolve: () => void; reject: (err: Error) => void; promise: Promise<void> } | null = null;
 
@@ -149,6 +170,11 @@ export class MakerClient {
 
   get isAuthenticated(): boolean {
     return this.#isAuthenticated;
+  }
+
+  /** The last seq read on the current socket's stream (0 before any). */
+  get lastSeq(): number {
+    return this.#lastSeq;
   }
 
   /** The current bearer session for maker HTTP routes (`Authorization: Bearer <token>`), or null. */
@@ -228,9 +254,43 @@ export class MakerClient {
     this.#send({ type: 'decline', request_id: requestId });
   }
 
-  /** Withdraws a quote that was not yet selected. */
+  /** Withdraws a quote that was not yet selected (answered by quote_cancelled, or server_error QUOTE_NOT_FOUND). */
   cancelQuote(requestId: string, quoteId: string): void {
     this.#send({ type: 'quote_cancel', request_id: requestId, quote_id: quoteId });
+  }
+
+  /** Withdraws every standing quote of this maker, on all its sockets (answered by quotes_cancelled). */
+  cancelAllQuotes(): void {
+    this.#send({ type: 'quote_cancel_all' });
+  }
+
+  /** Lifts a tripped protection (answered by protection_reset_ok). */
+  resetProtection(): void {
+    this.#send({ type: 'protection_reset' });
+  }
+
+  /** GET /v1/mm/quotes: this maker's standing quotes on all its sockets. */
+  async listQuotes(): Promise<StandingQuote[]> {
+    return (await this.#http<{ quotes: StandingQuote[] }>('GET', '/v1/mm/quotes')).quotes;
+  }
+
+  getProtection(): Promise<ProtectionView> {
+    return this.#http('GET', '/v1/mm/protection');
+  }
+
+  /** PUT /v1/mm/protection: all four limits, each null for none. */
+  setProtection(limits: ProtectionLimitsBody): Promise<ProtectionView> {
+    return this.#http('PUT', '/v1/mm/protection', limits);
+  }
+
+  getStats(sinceMs?: number): Promise<StatsView> {
+    return this.#http('GET', sinceMs === undefined ? '/v1/mm/stats' : `/v1/mm/stats?since_ms=${sinceMs}`);
+  }
+
+  #http<T>(method: 'GET' | 'PUT', path: string, body?: unknown): Promise<T> {
+    const session = this.#session;
+    if (session === null) return Promise.reject(new MakerClientError('NOT_CONNECTED', 'no session yet; wait for the authenticated event'));
+    return makerRequest<T>(httpBaseOf(this.#url), session.sessionToken, method, path, body);
   }
 
   // --- socket lifecycle --------------------------------------------------------------------------------
@@ -261,11 +321,20 @@ export class MakerClient {
   }
 
   async #onMessage(socket: SocketLike, message: ServerToMakerMessage): Promise<void> {
+    // The stream (issue 22): a seq at or below the last one read is a repeat, dropped; the rest are handed on
+    // without it (events are the protocol's messages; `lastSeq` tells where the stream stands).
+    const seq = (message as { seq?: number }).seq;
+    if (seq !== undefined) {
+      if (seq <= this.#lastSeq) return;
+      this.#lastSeq = seq;
+      delete (message as { seq?: number }).seq;
+    }
     switch (message.type) {
       case 'auth_challenge':
         return this.#answerChallenge(socket, message);
       case 'auth_result':
         if (message.success) {
+          this.#resumeOn(socket, message.session_token);
           this.#isAuthenticated = true;
           this.#attempt = 0;
           this.#session = { address: this.#signer.address, sessionToken: message.session_token, expiresAtMs: message.expires_at_ms };
@@ -294,9 +363,33 @@ export class MakerClient {
         return this.#emit('rfq_result', message);
       case 'error':
         return this.#emit('server_error', message);
+      case 'resumed':
+        return this.#emit('resumed', message);
+      case 'resume_failed':
+        return this.#emit('resume_failed', message);
+      case 'quote_cancelled':
+        return this.#emit('quote_cancelled', message);
+      case 'quotes_cancelled':
+        return this.#emit('quotes_cancelled', message);
+      case 'protection_tripped':
+        return this.#emit('protection_tripped', message);
+      case 'protection_reset_ok':
+        return this.#emit('protection_reset_ok', message);
       default:
         return; // a message type newer than this SDK: ignored, as the protocol allows
     }
+  }
+
+  /**
+   * A new socket authenticated: unless resuming is off, ask for what the previous socket's stream sent after
+   * the last seq read there (docs/maker-protocol.md section 3.5). This socket's own stream starts at 1.
+   */
+  #resumeOn(socket: SocketLike, newToken: string): void {
+    const previous = this.#session;
+    const lastSeq = this.#lastSeq;
+    this.#lastSeq = 0;
+    if (previous === null || this.#options.resume === false || previous.sessionToken === newToken) return;
+    this.#sendOn(socket, { type: 'resume', session_token: previous.sessionToken, last_seq: lastSeq });
   }
 
   async #answerChallenge(socket: SocketLike, challenge: AuthChallengeMessage): Promise<void> {

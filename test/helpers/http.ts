@@ -38,6 +38,8 @@ export function client(baseUrl: string, token?: string) {
       request<T>(baseUrl, 'POST', path, withToken({ ...options, ...(body === undefined ? {} : { body }) })),
     patch: <T = any>(path: string, body?: unknown, options?: RequestOptions) =>
       request<T>(baseUrl, 'PATCH', path, withToken({ ...options, ...(body === undefined ? {} : { body }) })),
+    put: <T = any>(path: string, body?: unknown, options?: RequestOptions) =>
+      request<T>(baseUrl, 'PUT', path, withToken({ ...options, ...(body === undefined ? {} : { body }) })),
     delete: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'DELETE', path, withToken(options)),
   };
 }

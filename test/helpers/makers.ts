@@ -108,6 +108,15 @@ export interface MakerSocketOptions {
 export class MakerSocket {
   /** Every message received, in order (including ones already taken by next()). */
   readonly received: ServerToMakerMessage[] = [];
+  /**
+   * The seq of each message in `received` (null before auth). Every message after a successful auth_result
+   * must carry one, gapless from 1 (issue 22): the socket asserts it, so every test that uses it checks it.
+   * Messages are handed out (received, next) without their seq, as the protocol's other fields compare.
+   */
+  readonly seqs: (number | null)[] = [];
+  /** The last seq read (0 before the first). */
+  lastSeq = 0;
+  #isNumbered = false;
   readonly closed: Promise<Closed>;
   autoPong: boolean;
   #queue: ServerToMakerMessage[] = [];
@@ -123,8 +132,18 @@ export class MakerSocket {
     this.#timeoutMs = options.timeoutMs ?? 5_000;
     ws.on('message', (data, isBinary) => {
       assert.equal(isBinary, false, 'the server sent a binary frame');
-      const message = JSON.parse(data.toString()) as ServerToMakerMessage;
+      const message = JSON.parse(data.toString()) as ServerToMakerMessage & { seq?: number };
+      const seq = message.seq ?? null;
+      if (this.#isNumbered) {
+        assert.equal(seq, this.lastSeq + 1, `seq of ${data.toString()} after ${this.lastSeq}`);
+        this.lastSeq = seq!;
+      } else {
+        assert.equal(seq, null, `a seq before authentication: ${data.toString()}`);
+      }
+      if (message.type === 'auth_result' && message.success) this.#isNumbered = true;
+      delete message.seq;
       this.received.push(message);
+      this.seqs.push(seq);
       if (message.type === 'heartbeat' && this.autoPong && ws.readyState === WebSocket.OPEN) {
         ws.send(JSON.stringify({ type: 'pong', ts: message.ts }));
       }

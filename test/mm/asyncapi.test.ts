@@ -20,6 +20,9 @@ import { MESSAGE_EXAMPLES } from '../../src/schemas/asyncapi.js';
 const ALL_TYPES = [
   'auth_challenge', 'auth_response', 'auth_result', 'heartbeat', 'pong', 'AUTH_EXPIRED', 'rfq', 'quote', 'decline',
   'quote_cancel', 'quote_ack', 'quote_reject', 'last_look', 'last_look_response', 'rfq_result', 'error',
+  // issue 22: the resumable stream, the quote book, protection
+  'resume', 'resumed', 'resume_failed', 'quote_cancel_all', 'quote_cancelled', 'quotes_cancelled', 'protection_tripped',
+  'protection_reset', 'protection_reset_ok',
 ];
 
 describe('maker message schemas', () => {
@@ -33,7 +36,9 @@ describe('maker message schemas', () => {
   it('every message type of contract section 7 has a schema with a type literal, in the right direction', () => {
     const toServer = MAKER_TO_SERVER_SCHEMAS.map(messageTypeOf);
     const toMaker = SERVER_TO_MAKER_SCHEMAS.map(messageTypeOf);
-    assert.deepEqual(toServer.sort(), ['auth_response', 'decline', 'last_look_response', 'pong', 'quote', 'quote_cancel']);
+    assert.deepEqual(toServer.sort(), [
+      'auth_response', 'decline', 'last_look_response', 'pong', 'protection_reset', 'quote', 'quote_cancel', 'quote_cancel_all', 'resume',
+    ]);
     assert.deepEqual([...toServer, ...toMaker].sort(), [...ALL_TYPES].sort());
   });
 

@@ -70,7 +70,7 @@ describe('maker gateway with a dispatcher', () => {
     ];
     for (const msg of sent) mm.send(msg);
     await dispatcher.waitFor((e) => e.kind === 'last_look_response');
-    const mine = dispatcher.events.filter((e) => e.address === maker.address);
+    const mine = dispatcher.events.filter((e) => 'address' in e && e.address === maker.address);
     assert.deepEqual(mine, [
       // last_look is always set for the engine: false when the maker left it out.
       { kind: 'quote', makerId, address: maker.address, msg: { ...sent[0], last_look: false } },
@@ -88,12 +88,12 @@ describe('maker gateway with a dispatcher', () => {
     dispatcher.onQuote = (makerId, address, msg) => {
       original(makerId, address, msg);
       const q = msg as { request_id: string; quote_id: string };
-      assert.equal(gw.gateway.send(makerId, { type: 'quote_ack', request_id: q.request_id, quote_id: q.quote_id }), true);
+      assert.equal(gw.gateway.send(makerId, { type: 'quote_ack', request_id: q.request_id, quote_id: q.quote_id, received_at_ms: 5 }), true);
     };
     try {
       const q = quote();
       mm.send(q);
-      assert.deepEqual(await mm.next('quote_ack'), { type: 'quote_ack', request_id: q.request_id, quote_id: 'q-1' });
+      assert.deepEqual(await mm.next('quote_ack'), { type: 'quote_ack', request_id: q.request_id, quote_id: 'q-1', received_at_ms: 5 });
     } finally {
       dispatcher.onQuote = original;
     }

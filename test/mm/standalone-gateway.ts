@@ -89,6 +89,8 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
       mmMaxPendingAuthPerNetwork: 64,
       mmPressureAuthTimeoutMs: 2_000,
       mmRefusalLogIntervalMs: 10_000,
+      mmReplayMs: 30_000,
+      mmReplayMaxMessages: 4096,
       ...options.config,
     },
     clock: systemClock,
@@ -130,6 +132,8 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
 
 export type DispatchEvent =
   | { kind: 'quote' | 'decline' | 'quote_cancel' | 'last_look_response'; makerId: string; address: string; msg: Record<string, unknown> }
+  | { kind: 'quote_cancel_all' | 'protection_reset'; makerId: string; address: string }
+  | { kind: 'rfqs_replayed'; makerId: string; requestIds: string[] }
   | { kind: 'disconnected'; makerId: string; address: string };
 
 /** A dispatcher that records every call, and lets a test wait for the next one. */
@@ -142,6 +146,9 @@ export class RecordingDispatcher implements MakerDispatcher {
   onQuoteCancel = (makerId: string, address: string, msg: object) => this.#record({ kind: 'quote_cancel', makerId, address, msg: { ...msg } });
   onLastLookResponse = (makerId: string, address: string, msg: object) =>
     this.#record({ kind: 'last_look_response', makerId, address, msg: { ...msg } });
+  onQuoteCancelAll = (makerId: string, address: string) => this.#record({ kind: 'quote_cancel_all', makerId, address });
+  onProtectionReset = (makerId: string, address: string) => this.#record({ kind: 'protection_reset', makerId, address });
+  onRfqsReplayed = (makerId: string, requestIds: string[]) => this.#record({ kind: 'rfqs_replayed', makerId, requestIds });
   onMakerDisconnected = (makerId: string, address: string) => this.#record({ kind: 'disconnected', makerId, address });
 
   /** The first recorded event (past or future) matching, within timeoutMs. */

@@ -55,7 +55,11 @@ test('the best odds fill, every maker hears its own result, and the wager moves 
   assert.deepEqual(rfqLow.taker, { address: user.address, tier: 0 });
   low!.send({ type: 'quote', request_id: rfqLow.request_id, quote_id: 'low', odds: 1.9, max_wager_micros: '5000000' });
   high!.send({ type: 'quote', request_id: rfqHigh.request_id, quote_id: 'high', odds: 2.25, max_wager_micros: '5000000' });
-  assert.deepEqual(await low!.next('quote_ack'), { type: 'quote_ack', request_id: rfqLow.request_id, quote_id: 'low' });
+  const sentAtMs = Date.now();
+  const ack = await low!.next('quote_ack');
+  assert.deepEqual(ack, { type: 'quote_ack', request_id: rfqLow.request_id, quote_id: 'low', received_at_ms: ack.received_at_ms });
+  // When the service read the quote: after it was sent, before the ack came back (one clock on one machine).
+  assert.ok(ack.received_at_ms >= sentAtMs - 1 && ack.received_at_ms <= Date.now(), `received_at_ms ${ack.received_at_ms}`);
   const result = await created;
   assert.equal(result.status, 201);
   assert.deepEqual(result.body, {

@@ -91,7 +91,7 @@ function announce(h: Harness, makerIds: string[]): { requestId: string; quoteDea
 function quote(h: Harness, requestId: string, makerId: string, odds: number, isLastLook = false): void {
   h.shard.handle({
     kind: 'quote', requestId, makerId, makerAddress: makerAddressOf(makerId), quoteId: `q-${makerId}`, oddsE4: odds * 10_000,
-    maxWagerMicros: String(WAGER), isLastLook,
+    maxWagerMicros: String(WAGER), isLastLook, receivedAtMs: 0,
   });
 }
 

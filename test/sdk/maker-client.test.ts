@@ -262,7 +262,7 @@ describe('maker SDK on a link that goes silent without closing', () => {
         // Generous, yet below the close timeout: a client that waits for the close handshake to give up fails.
         await until(() => events.filter((e) => e.name === 'authenticated').length === 2, WS_CLOSE_TIMEOUT_MS / 2, 'reconnected after the freeze');
         assert.ok(Date.now() - frozenAtMs < WS_CLOSE_TIMEOUT_MS);
-        assert.deepEqual(events.map((e) => e.name), ['authenticated', 'disconnected', 'authenticated']);
+        assert.deepEqual(events.map((e) => e.name), ['authenticated', 'disconnected', 'authenticated'], JSON.stringify(events));
         assert.deepEqual(events[1]!.payload, { code: 1006, reason: 'server silent', willReconnect: true, reconnectInMs: 20 });
         assert.equal(relay.acceptedCount, 2); // the new session came over a new connection, past the frozen one
         assert.notEqual(mm.session!.sessionToken, first.sessionToken);
@@ -350,8 +350,8 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
       msg: { type: 'quote', request_id: rfq.request_id, quote_id: 'mine-1', odds: 1.9412, max_wager_micros: '10000000', last_look: false },
     });
     const ackSeen = mm.once('quote_ack');
-    gw.gateway.send(makerId, { type: 'quote_ack', request_id: rfq.request_id, quote_id: 'mine-1' });
-    assert.deepEqual(await ackSeen, { type: 'quote_ack', request_id: rfq.request_id, quote_id: 'mine-1' });
+    gw.gateway.send(makerId, { type: 'quote_ack', request_id: rfq.request_id, quote_id: 'mine-1', received_at_ms: 7 });
+    assert.deepEqual(await ackSeen, { type: 'quote_ack', request_id: rfq.request_id, quote_id: 'mine-1', received_at_ms: 7 });
 
     mm.cancelQuote(rfq.request_id, 'mine-1');
     mm.decline(rfq.request_id);

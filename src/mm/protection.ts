@@ -1,0 +1,120 @@
+// Main thread. Each maker's protection (issue 22, docs/maker-protocol.md section 3.7): limits the maker sets
+// (PUT /v1/mm/protection) and limits the operator sets (PUT /v1/admin/market-makers/{address}/protection),
+// the tighter of each applying, checked on every fill the maker makes. A fill that reaches a limit trips the
+// protection; the desk (desk.ts) then withdraws the maker's quotes and refuses new ones until it resets.
+//
+// Where state lives: the limits in LMDB (`makerProtection`, durable before the PUT answers, loaded whole at
+// start: one record per maker and side); the fills counted and the tripped flag in memory only, so a restart
+// starts the counts afresh and untrips (every quote is withdrawn by the restart anyway).
+//
+// Bounds: fills counted per maker <= MAX_COUNTED_FILLS (past it the oldest is forgotten: the counts then
+// undercount, which only a maker filling 65,536 times inside one window could notice).
+import type { Store } from '../store/db.js';
+import type { ProtectionTripReason } from '../schemas/mm-stream.js';
+
+/** The wire form (null = no limit); money as decimal strings (contract section 1). */
+export interface ProtectionLimits {
+  window_ms: number | null;
+  max_fills: number | null;
+  max_filled_wager_micros: string | null;
+  max_locked_micros: string | null;
+}
+
+export type ProtectionSide = 'maker' | 'admin';
+
+export const NO_LIMITS: ProtectionLimits = Object.freeze({ window_ms: null, max_fills: null, max_filled_wager_micros: null, max_locked_micros: null });
+
+const MAX_COUNTED_FILLS = 65_536;
+
+/**
+ * Pure. The tighter of two sets of limits, field by field: the smaller cap; the longer window (it counts more
+ * fills). A null field takes the other side's; a null window means the counts run since the last reset.
+ */
+export function tighterOf(a: ProtectionLimits, b: ProtectionLimits): ProtectionLimits {
+  const min = <T extends number | bigint>(x: T | null, y: T | null): T | null => (x === null ? y : y === null ? x : x < y ? x : y);
+  const minMicros = (x: string | null, y: string | null) => min(x === null ? null : BigInt(x), y === null ? null : BigInt(y))?.toString() ?? null;
+  return {
+    window_ms: a.window_ms === null ? b.window_ms : b.window_ms === null ? a.window_ms : Math.max(a.window_ms, b.window_ms),
+    max_fills: min(a.max_fills, b.max_fills),
+    max_filled_wager_micros: minMicros(a.max_filled_wager_micros, b.max_filled_wager_micros),
+    max_locked_micros: minMicros(a.max_locked_micros, b.max_locked_micros),
+  };
+}
+
+interface FillCounts {
+  /** Fills since the last reset, oldest first, as parallel queues; pruned to the window. */
+  atMs: number[];
+  wagerMicros: bigint[];
+  wagerSumMicros: bigint;
+  tripped: ProtectionTripReason | null;
+}
+
+export class Protection {
+  readonly #limits = new Map<string, ProtectionLimits>();
+  readonly #counts = new Map<string, FillCounts>();
+
+  constructor(
+    private readonly store: Store,
+    /** The maker's collateral locked right now (the ledger's maker `locked` bucket), for max_locked_micros. */
+    private readonly lockedMicrosOf: (address: string) => bigint,
+  ) {
+    for (const { key, value } of this.db.getRange()) this.#limits.set(key, value);
+  }
+
+  private get db() {
+    return this.store.db<ProtectionLimits>('makerProtection');
+  }
+
+  limitsOf(side: ProtectionSide, address: string): ProtectionLimits {
+    return this.#limits.get(`${side}:${address}`) ?? NO_LIMITS;
+  }
+
+  effectiveOf(address: string): ProtectionLimits {
+    return tighterOf(this.limitsOf('maker', address), this.limitsOf('admin', address));
+  }
+
+  trippedOf(address: string): ProtectionTripReason | null {
+    return this.#counts.get(address)?.tripped ?? null;
+  }
+
+  /** Durable before it resolves; applies from the next fill. */
+  async setLimits(side: ProtectionSide, address: string, limits: ProtectionLimits): Promise<void> {
+    const key = `${side}:${address}`;
+    await this.db.put(key, limits);
+    this.#limits.set(key, limits);
+  }
+
+  /**
+   * Counts a fill of `address` at `nowMs` and returns the limit it reached, if it is the one that trips the
+   * protection (null otherwise, and while already tripped).
+   */
+  onFill(address: string, filledWagerMicros: bigint, nowMs: number): ProtectionTripReason | null {
+    let counts = this.#counts.get(address);
+    if (counts === undefined) this.#counts.set(address, (counts = { atMs: [], wagerMicros: [], wagerSumMicros: 0n, tripped: null }));
+    const limits = this.effectiveOf(address);
+    counts.atMs.push(nowMs);
+    counts.wagerMicros.push(filledWagerMicros);
+    counts.wagerSumMicros += filledWagerMicros;
+    const oldestCountedMs = limits.window_ms === null ? -Infinity : nowMs - limits.window_ms;
+    while (counts.atMs.length > 0 && (counts.atMs[0]! <= oldestCountedMs || counts.atMs.length > MAX_COUNTED_FILLS)) {
+      counts.atMs.shift();
+      counts.wagerSumMicros -= counts.wagerMicros.shift()!;
+    }
+    if (counts.tripped !== null) return null;
+    counts.tripped = reachedLimit(limits, counts.atMs.length, counts.wagerSumMicros, () => this.lockedMicrosOf(address));
+    return counts.tripped;
+  }
+
+  /** protection_reset: quotes are taken again and the counts start afresh. */
+  reset(address: string): void {
+    this.#counts.delete(address);
+  }
+}
+
+/** Pure: the first limit reached (a count at or over its cap), or null. */
+function reachedLimit(limits: ProtectionLimits, fills: number, wagerMicros: bigint, lockedMicros: () => bigint): ProtectionTripReason | null {
+  if (limits.max_fills !== null && fills >= limits.max_fills) return 'MAX_FILLS';
+  if (limits.max_filled_wager_micros !== null && wagerMicros >= BigInt(limits.max_filled_wager_micros)) return 'MAX_FILLED_WAGER';
+  if (limits.max_locked_micros !== null && lockedMicros() >= BigInt(limits.max_locked_micros)) return 'MAX_LOCKED';
+  return null;
+}

@@ -1,0 +1,99 @@
+// The SDK's resume (issue 22, docs/maker-protocol.md section 3.5) through a relay whose link goes silent
+// mid-burst: frames the service wrote after the freeze never arrive on the old socket; after the SDK notices
+// the silence and reconnects, its resume replays them, and the SDK's user sees every rfq exactly once, in order.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { Wallet } from 'ethers';
+import WebSocket from 'ws';
+import { MakerClient, type RfqMessage, type SocketConstructor } from '../../src/sdk/index.js';
+import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
+import { startFreezableRelay } from './freezable-relay.js';
+
+async function until(predicate: () => boolean, timeoutMs: number, label: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`${label} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const rfqMessage = (): RfqMessage => ({
+  type: 'rfq',
+  request_id: randomUUID(),
+  legs: [{ market_id: 1, direction: 'up' }],
+  wager_micros: '1000000',
+  order_type: 2,
+  quote_deadline_ms: Date.now() + 60_000,
+  expires_at_ms: Date.now() + 60_000,
+  taker: null,
+});
+
+describe('maker SDK resume', () => {
+  let gw: StandaloneGateway;
+  before(async () => {
+    gw = await startStandaloneGateway({ config: { mmHeartbeatMs: 250 } });
+    gw.gateway.setDispatcher(new RecordingDispatcher());
+  });
+  after(async () => {
+    await gw.close();
+  });
+
+  it('a link cut mid-burst: after the reconnect the resume replays what was lost, and the user sees each rfq once, in order', { timeout: 30_000 }, async () => {
+    const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
+    const key = Wallet.createRandom().privateKey;
+    await gw.register(new Wallet(key));
+    const mm = new MakerClient({
+      url: relay.url, privateKey: key, WebSocket: WebSocket as unknown as SocketConstructor,
+      serverSilenceMs: 1_000, reconnect: { initialDelayMs: 20, jitter: 0 },
+    });
+    const seen: string[] = [];
+    mm.on('rfq', (rfq) => seen.push(rfq.request_id));
+    const resumed = mm.once('resumed');
+    try {
+      await mm.connect();
+      const burst = Array.from({ length: 10 }, rfqMessage);
+      for (const rfq of burst.slice(0, 5)) gw.gateway.broadcast(rfq);
+      await until(() => seen.length === 5, 5_000, 'first half delivered');
+      relay.freeze();
+      for (const rfq of burst.slice(5)) gw.gateway.broadcast(rfq); // written to a socket whose link is dead
+      const answer = await resumed;
+      assert.equal(answer.replayed, 5);
+      assert.equal(answer.next_seq, mm.lastSeq + 1);
+      assert.deepEqual(seen, burst.map((r) => r.request_id));
+      // The stream goes on: a new rfq arrives once, after the replay.
+      const later = rfqMessage();
+      gw.gateway.broadcast(later);
+      await until(() => seen.length === 11, 5_000, 'live rfq after the resume');
+      assert.equal(seen[10], later.request_id);
+    } finally {
+      mm.close();
+      await relay.close();
+    }
+  });
+
+  it('resume: false leaves the lost frames unreplayed', { timeout: 30_000 }, async () => {
+    const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
+    const key = Wallet.createRandom().privateKey;
+    await gw.register(new Wallet(key));
+    const mm = new MakerClient({
+      url: relay.url, privateKey: key, WebSocket: WebSocket as unknown as SocketConstructor,
+      serverSilenceMs: 1_000, reconnect: { initialDelayMs: 20, jitter: 0 }, resume: false,
+    });
+    const seen: string[] = [];
+    mm.on('rfq', (rfq) => seen.push(rfq.request_id));
+    let authentications = 0;
+    mm.on('authenticated', () => authentications++);
+    try {
+      await mm.connect();
+      relay.freeze();
+      gw.gateway.broadcast(rfqMessage());
+      await until(() => authentications === 2, 10_000, 'reconnected');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(seen, []);
+    } finally {
+      mm.close();
+      await relay.close();
+    }
+  });
+});
