@@ -20,6 +20,7 @@ import { Users } from './users/users.js';
 import { Credits } from './ledger/credits.js';
 import { Ledger, NO_USERS, readAccount } from './ledger/ledger.js';
 import { Withdrawals } from './ledger/withdrawals.js';
+import { LedgerCheckRunner } from './ledger/check-runner.js';
 import { PreferencesStore } from './preferences/preferences.js';
 import { Markets } from './markets/markets.js';
 import { Contests } from './contests/contests.js';
@@ -100,6 +101,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const oracle = createOracle({ store, markets, verifyPool, clock, log, config });
   // The main thread's ledger: makers' and the protocol's money, decided inside its transactions (ledger.ts).
   const ledger = new Ledger(store, NO_USERS);
+  const ledgerCheck = new LedgerCheckRunner(config.dataDir, config.lmdbMapSizeMb * 1024 * 1024, clock, store, () => makers.list().map((m) => m.address), metrics.registry);
   const services: Services = {
     config,
     clock,
@@ -113,6 +115,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     credits: new Credits(store, clock, users, pool, makers, ledger),
     withdrawals: new Withdrawals(store, clock, pool, ledger),
     ledger,
+    ledgerCheck,
     balanceOwners: pool,
     preferences: new PreferencesStore(store),
     markets,

@@ -11,6 +11,7 @@ import type { Users } from './users/users.js';
 import type { Credits } from './ledger/credits.js';
 import type { Ledger } from './ledger/ledger.js';
 import type { Withdrawals } from './ledger/withdrawals.js';
+import type { LedgerCheckRunner } from './ledger/check-runner.js';
 import type { BalanceOwners } from './ledger/owners.js';
 import type { PreferencesStore } from './preferences/preferences.js';
 import type { Markets } from './markets/markets.js';
@@ -39,6 +40,8 @@ export interface Services {
   withdrawals: Withdrawals;
   /** The main thread's ledger: makers' and the protocol's money (ledger/ledger.ts NO_USERS). */
   ledger: Ledger;
+  /** GET /v1/admin/ledger/check, on a worker thread, and its last result in /metrics (ledger/check-runner.ts). */
+  ledgerCheck: LedgerCheckRunner;
   /** The owners of every user balance: the RFQ shards, through their pool (ledger/owners.ts). */
   balanceOwners: BalanceOwners;
   preferences: PreferencesStore;

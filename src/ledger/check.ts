@@ -22,6 +22,9 @@ export interface LedgerCheck {
   total_micros: string;
   credited_micros: string;
   withdrawn_micros: string;
+  /** Open interest: every user's at-risk stakes and every maker's locked liabilities. */
+  at_risk_micros: string;
+  locked_micros: string;
   differences: LedgerDifference[];
 }
 
@@ -48,6 +51,8 @@ export function checkLedger(store: Store): LedgerCheck {
   const differ = (account: AccountId, bucket: Bucket, want: bigint, have: bigint) =>
     differences.push({ account, bucket, expected_micros: want.toString(), actual_micros: have.toString() });
   let total = 0n;
+  let atRisk = 0n;
+  let locked = 0n;
   let accounts = 0;
   const seen = new Set<AccountId>();
   for (const { key: account, value: record } of store.db<AccountRecord>('accounts').getRange()) {
@@ -58,6 +63,8 @@ export function checkLedger(store: Store): LedgerCheck {
       const have = BigInt(record[bucket] ?? '0');
       const computed = want?.get(bucket) ?? 0n;
       total += have;
+      if (bucket === 'at_risk') atRisk += have;
+      else if (bucket === 'locked') locked += have;
       // A negative bucket is reported against 0, the least it may hold.
       if (have !== computed) differ(account, bucket, computed, have);
       else if (have < 0n) differ(account, bucket, 0n, have);
@@ -76,6 +83,8 @@ export function checkLedger(store: Store): LedgerCheck {
     total_micros: total.toString(),
     credited_micros: credited.toString(),
     withdrawn_micros: withdrawn.toString(),
+    at_risk_micros: atRisk.toString(),
+    locked_micros: locked.toString(),
     differences,
   };
 }

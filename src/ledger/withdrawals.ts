@@ -123,7 +123,15 @@ export class Withdrawals {
       if (record.status !== 'pending') throw new ApiError('WITHDRAWAL_FINAL');
       const moved = this.ledger.finishWithdrawal(withdrawalRef(withdrawalId), isCompleted, atMs);
       if (!moved) throw new Error(`withdrawal ${withdrawalId} is pending but holds nothing`);
-      const finished: WithdrawalRecord = { ...record, status: target, finishedAtMs: atMs };
+      const finished: WithdrawalRecord = {
+        withdrawalId: record.withdrawalId,
+        account: record.account,
+        amountMicros: record.amountMicros,
+        destination: record.destination,
+        status: target,
+        createdAtMs: record.createdAtMs,
+        finishedAtMs: atMs,
+      };
       void this.store.db('withdrawals').put(withdrawalId, finished);
       void this.store.db('withdrawalsByStatus').remove(statusKey('pending', record));
       void this.store.db('withdrawalsByStatus').put(statusKey(target, record), true);

@@ -41,7 +41,7 @@ export function makerFillsPage(
       const start = after === null ? `${prefix}${shardByte}~` : `${prefix}${shardByte}${after.slice(0, -2)}`;
       const rest = fillsDb.getKeys({ start, end: `${prefix}${shardByte}`, reverse: true })[Symbol.iterator]();
       const head = nextBelow(rest, prefix, after);
-      if (head !== null) heads.push({ ...head, rest });
+      if (head !== null) heads.push({ id: head.id, order: head.order, rest });
     }
     let lastListed: string | null = null;
     let lastScanned: string | null = null;

@@ -202,7 +202,7 @@ describe('expiry sweep of the real service', () => {
     const liveBalance = await client(third.baseUrl, live.token).get('/v1/user/balance');
     assert.deepEqual(
       { status: liveBalance.status, body: liveBalance.body },
-      { status: 200, body: { available_micros: '0', reserved_micros: '0', at_risk_micros: '0' } },
+      { status: 200, body: { available_micros: '0', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' } },
     );
     assert.equal((await client(third.baseUrl, expiring.token).get('/v1/user/balance')).status, 401);
     assert.equal(await third.stop(), 0);

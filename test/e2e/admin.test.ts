@@ -100,7 +100,7 @@ describe('admin routes and auth modes', () => {
 
   it('refused admin calls change nothing', async () => {
     const balance = await client(server.baseUrl, user.token).get('/v1/user/balance');
-    assert.deepEqual(balance.body, { available_micros: '0', reserved_micros: '0', at_risk_micros: '0' });
+    assert.deepEqual(balance.body, { available_micros: '0', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
     const mentions = await client(server.baseUrl).get('/v1/mention-markets');
     assert.deepEqual(mentions.body, { markets: [], next_cursor: null });
   });
@@ -137,6 +137,6 @@ describe('admin routes and auth modes', () => {
     const admin = client(server.baseUrl, server.adminToken);
     const res = await admin.post('/v1/admin/users/credit', { wallet: user.address, amount_micros: 2_500_000, idempotency_key: randomUUID() });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body.balance, { available_micros: '2500000', reserved_micros: '0', at_risk_micros: '0' });
+    assert.deepEqual(res.body.balance, { available_micros: '2500000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
   });
 });

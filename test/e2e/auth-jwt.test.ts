@@ -87,7 +87,7 @@ describe('identity-provider login (JWT)', () => {
     const balance = await client(server.baseUrl, res.body.session_token).get('/v1/user/balance');
     assert.deepEqual(
       { status: balance.status, body: balance.body },
-      { status: 200, body: { available_micros: '0', reserved_micros: '0', at_risk_micros: '0' } },
+      { status: 200, body: { available_micros: '0', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' } },
     );
   });
 

@@ -145,7 +145,7 @@ describe('wallet login (SIWE)', () => {
         const balance = await client(server.baseUrl, token).get('/v1/user/balance');
         assert.deepEqual(
           { status: balance.status, body: balance.body },
-          { status: 200, body: { available_micros: '0', reserved_micros: '0', at_risk_micros: '0' } },
+          { status: 200, body: { available_micros: '0', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' } },
         );
       }
     });

@@ -76,16 +76,16 @@ describe('restart keeps state', () => {
 
   it('balances survive the restart', async () => {
     const aliceBalance = await client(second.baseUrl, alice.token).get('/v1/user/balance');
-    assert.deepEqual(aliceBalance.body, { available_micros: '12000000', reserved_micros: '0', at_risk_micros: '0' });
+    assert.deepEqual(aliceBalance.body, { available_micros: '12000000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
     const bobBalance = await client(second.baseUrl, bob.token).get('/v1/user/balance');
-    assert.deepEqual(bobBalance.body, { available_micros: '1500000', reserved_micros: '0', at_risk_micros: '0' });
+    assert.deepEqual(bobBalance.body, { available_micros: '1500000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
   });
 
   it('a credit idempotency key used before the restart still credits nothing twice and still conflicts', async () => {
     const admin = client(second.baseUrl, second.adminToken);
     const replay = await admin.post('/v1/admin/users/credit', { wallet: alice.address, amount_micros: 12_000_000, idempotency_key: creditKey });
     assert.equal(replay.status, 200);
-    assert.deepEqual(replay.body.balance, { available_micros: '12000000', reserved_micros: '0', at_risk_micros: '0' });
+    assert.deepEqual(replay.body.balance, { available_micros: '12000000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
     const conflict = await admin.post('/v1/admin/users/credit', { wallet: alice.address, amount_micros: 1, idempotency_key: creditKey });
     assert.deepEqual(
       { status: conflict.status, body: conflict.body },

@@ -8,8 +8,8 @@ import { client, validationFailed } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum, loginWallet } from '../helpers/users.js';
 
-const ZERO_BALANCE = { available_micros: '0', reserved_micros: '0', at_risk_micros: '0' };
-const available = (micros: string) => ({ available_micros: micros, reserved_micros: '0', at_risk_micros: '0' });
+const ZERO_BALANCE = { available_micros: '0', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' };
+const available = (micros: string) => ({ available_micros: micros, reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('balances and admin credit', () => {
@@ -36,7 +36,7 @@ describe('balances and admin credit', () => {
     return { status: res.status, body: res.body };
   }
 
-  it("a new user's balance is zero in all three buckets, as decimal strings", async () => {
+  it("a new user's balance is zero in all four buckets, as decimal strings", async () => {
     const user = await loginWallet(server);
     assert.deepEqual(await balanceOf(user.token), ZERO_BALANCE);
   });

@@ -5,7 +5,6 @@ import type { Services } from '../../services.js';
 import { ApiError } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../ledger/accounts.js';
-import { checkLedger } from '../../ledger/check.js';
 import { readAccount } from '../../ledger/ledger.js';
 import type { WithdrawalRecord, WithdrawalStatus } from '../../ledger/withdrawals.js';
 import { StrictObject, AddressInput } from '../../schemas/common.js';
@@ -148,9 +147,9 @@ export function moneyRoutes(s: Services) {
     }),
     defineRoute({
       method: 'GET', path: '/v1/admin/ledger/check', tag: 'admin', auth: 'admin',
-      summary: 'Every bucket recomputed from the transfers, none negative, and total = credited − withdrawn (one snapshot; writers go on)',
+      summary: 'Every bucket recomputed from the transfers, none negative, and total = credited − withdrawn (one snapshot, on a worker thread; writers go on)',
       responses: { 200: LedgerCheckResponse },
-      handler: () => json(200, checkLedger(s.store)),
+      handler: async () => json(200, await s.ledgerCheck.run()),
     }),
   ];
 }

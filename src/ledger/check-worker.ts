@@ -1,0 +1,16 @@
+// Entry point of a ledger check's worker thread (check-runner.ts starts one per check): opens the shared
+// LMDB environment by path, runs the check over one read snapshot, posts the result and ends. On its own
+// thread so that a check over millions of transfers holds neither the main thread nor any writer.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openStore } from '../store/db.js';
+import { checkLedger } from './check.js';
+
+const port = parentPort;
+if (port === null) throw new Error('check-worker must run as a worker thread');
+const { dataDir, mapSizeBytes } = workerData as { dataDir: string; mapSizeBytes?: number };
+const store = openStore(dataDir, mapSizeBytes === undefined ? {} : { mapSizeBytes });
+try {
+  port.postMessage(checkLedger(store));
+} finally {
+  await store.close();
+}
