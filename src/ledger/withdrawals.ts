@@ -142,14 +142,15 @@ export class Withdrawals {
   /** An account's own withdrawals, newest first, after the key `before` (exclusive). */
   pageOfAccount(account: AccountId, limit: number, before: string | null): { records: WithdrawalRecord[]; next: string | null } {
     const start = before ?? `${account}|~`;
-    const keys = [...this.store.db<true>('accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 1 })].filter((k) => k !== before);
+    // The range starts at the cursor's own key (inclusive): one row more, then without it.
+    const keys = [...this.store.db<true>('accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 2 })].filter((k) => k !== before);
     return this.page(keys, limit);
   }
 
   /** The operator's queue of one status, oldest first, after the key `after` (exclusive). */
   pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): { records: WithdrawalRecord[]; next: string | null } {
     const start = after ?? `${status}|`;
-    const keys = [...this.store.db<true>('withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 1 })].filter((k) => k !== after);
+    const keys = [...this.store.db<true>('withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 2 })].filter((k) => k !== after);
     return this.page(keys, limit);
   }
 

@@ -119,6 +119,39 @@ describe('a kill -9 during each kind of shard message', () => {
     }
   });
 
+  it('fills and settlements in one burst, both sides: the ledger check agrees after the restart, and after the rest settles', async () => {
+    const server = await startServer({ env: ENV });
+    const takers = await users(server, 10, 10 * WAGER);
+    const [settling, filling] = [await openMarket(server), await openMarket(server)];
+    const maker = await connectNewMaker(server);
+    autoQuote(maker, { odds: 2 });
+    const rfqOn = (taker: TestUser, market: number) => () =>
+      client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    // Positions on one market first; then, at once, its resolution (settlement on both shards, the maker's
+    // locked liability and the takers' stakes moving) and new fills on the other market, and a kill -9.
+    const filled = await Promise.all(takers.flatMap((taker) => [rfqOn(taker, settling)(), rfqOn(taker, settling)()]));
+    assert.ok(filled.every((f) => f.body.status === 'completed'), 'every RFQ filled');
+    const burst = [() => admin(server).post(`/v1/admin/markets/${settling}/resolve`, { outcome: 'NO' }), ...takers.flatMap((t) => [rfqOn(t, filling), rfqOn(t, filling)])];
+    await killDuring(server, burst, 40);
+    const restarted = await restartServer(server);
+    const checkOk = async () => {
+      const check = await admin(restarted).get('/v1/admin/ledger/check');
+      assert.equal(check.body.ok, true, JSON.stringify(check.body));
+    };
+    await checkOk();
+    // Everything settles once it is resolved: nothing is left at risk or locked, and the ledger still agrees.
+    await admin(restarted).post(`/v1/admin/markets/${settling}/resolve`, { outcome: 'NO' });
+    await admin(restarted).post(`/v1/admin/markets/${filling}/resolve`, { outcome: 'NO' });
+    await eventually(async () => {
+      for (const taker of takers) assert.deepEqual((await balanceOf(restarted, taker)).atRisk, 0n);
+    }, 5_000);
+    const mm = await client(restarted.baseUrl, restarted.adminToken).get('/v1/admin/ledger/check');
+    assert.equal(mm.body.locked_micros, '0', 'no maker collateral stays locked');
+    await checkOk();
+    await maker.close();
+    assert.equal(await restarted.stop(), 0);
+  });
+
   it('contest settlement: the next start finishes it, every entry paid once, and the ledger agrees', async () => {
     const server = await startServer({ env: ENV });
     const people = await users(server, 10, 40 * WAGER);
