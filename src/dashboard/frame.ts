@@ -111,7 +111,10 @@ export function deriveFrame(prev: Sample, curr: Sample): Frame {
   const [quotesBefore, quotesNow] = both(quotesName);
   const endedInInterval = increase(quotesBefore, quotesNow, {}, `${quotesName}_count`);
   const gauge = (name: SampledMetric) => sumOf(seriesOf(curr, name));
-  const ledgerCheckOk = gauge('parlayd_ledger_check_ok');
+  // The check's gauges read 0 until a check has run (ledger/check-runner.ts): absent, not "failed at 0".
+  const ledgerCheckAtMs = gauge('parlayd_ledger_check_at_ms');
+  const hasChecked = ledgerCheckAtMs !== null && ledgerCheckAtMs > 0;
+  const ledgerCheckOk = hasChecked ? gauge('parlayd_ledger_check_ok') : null;
   return {
     atMs: curr.atMs,
     intervalMs,
@@ -131,9 +134,9 @@ export function deriveFrame(prev: Sample, curr: Sample): Frame {
     contests: contestRows(curr),
     money: {
       lockedCollateralMicros: gauge('parlayd_maker_locked_micros'),
-      openInterestMicros: gauge('parlayd_open_interest_micros'),
+      openInterestMicros: hasChecked ? gauge('parlayd_open_interest_micros') : null,
       ledgerCheckOk: ledgerCheckOk === null ? null : ledgerCheckOk === 1,
-      ledgerCheckAtMs: gauge('parlayd_ledger_check_at_ms'),
+      ledgerCheckAtMs: hasChecked ? ledgerCheckAtMs : null,
     },
   };
 }

@@ -23,7 +23,7 @@ export class LedgerCheckRunner {
     makerAddresses: () => Iterable<string>,
     registry: Registry,
   ) {
-    this.#ok = new Gauge({ name: 'parlayd_ledger_check_ok', help: 'The last ledger check: 1 ok, 0 not (absent before the first)', registers: [registry] });
+    this.#ok = new Gauge({ name: 'parlayd_ledger_check_ok', help: 'The last ledger check: 1 ok, 0 not (0 too until one has run: parlayd_ledger_check_at_ms is 0 then)', registers: [registry] });
     this.#atMs = new Gauge({ name: 'parlayd_ledger_check_at_ms', help: 'When the last ledger check finished (ms since the epoch)', registers: [registry] });
     this.#openInterest = new Gauge({
       name: 'parlayd_open_interest_micros',

@@ -70,8 +70,18 @@ describe('dashboard live feed', () => {
     assert.equal(frame.makers.reduce((sum, m) => sum + m.fills, 0), metricSum(metrics, 'parlayd_mm_fills_total'));
     assert.ok(frame.makers.some((m) => m.fills > 0 && m.lastLookAccepted === m.fills), JSON.stringify(frame.makers));
     assert.deepEqual(frame.shardQueueDepths, [0]);
-    // Issue 18's money gauges are not registered on this branch: shown as absent, never as 0.
-    assert.deepEqual(frame.money, { lockedCollateralMicros: null, openInterestMicros: null, ledgerCheckOk: null, ledgerCheckAtMs: null });
+    // The makers' locked collateral is read from the ledger (the flow's fills are open); the ledger check has
+    // not run yet: its figures are absent, never 0.
+    const check = (await client(server.baseUrl, server.adminToken).get('/v1/admin/ledger/check')).body;
+    assert.equal(frame.money['lockedCollateralMicros'], Number(check.locked_micros));
+    assert.ok(Number(check.locked_micros) > 0, 'the fills locked collateral');
+    assert.deepEqual([frame.money['ledgerCheckOk'], frame.money['ledgerCheckAtMs'], frame.money['openInterestMicros']], [null, null, null]);
+    // Once it ran, the next frame shows its result and the open interest it summed.
+    const checkedAtMs = Date.now();
+    const { frame: after } = (await feed.next((m) => m['type'] === 'frame' && (m['frame'] as Frame).atMs > checkedAtMs + 50)) as { frame: Frame };
+    assert.equal(after.money['ledgerCheckOk'], true);
+    assert.ok((after.money['ledgerCheckAtMs'] as number) >= checkedAtMs - 1_000);
+    assert.equal(after.money['openInterestMicros'], Number(check.at_risk_micros) + Number(check.locked_micros));
     // Some frame while the RFQs flowed saw them: a rate, a latency, quotes per RFQ.
     const frames = feed.messages.filter((m) => m['type'] === 'frame').map((m) => m['frame'] as Frame);
     assert.ok(frames.some((f) => f.rfqPerS['completed']! > 0 && f.latencyMs.p50 !== null && f.quotesPerRfq === 2), JSON.stringify(frames).slice(0, 2000));

@@ -53,7 +53,7 @@ describe('deriveFrame', () => {
     assert.deepEqual(frame.money, { lockedCollateralMicros: null, openInterestMicros: null, ledgerCheckOk: null, ledgerCheckAtMs: null });
   });
 
-  it("issue 18's money gauges, when registered, are shown as they are", () => {
+  it('the money gauges are shown as they are', () => {
     const frame = deriveFrame(sample(0, {}), sample(1_000, {
       parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
       parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 7_000_000)],
@@ -61,6 +61,16 @@ describe('deriveFrame', () => {
       parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 123)],
     }));
     assert.deepEqual(frame.money, { lockedCollateralMicros: 5_000_000, openInterestMicros: 7_000_000, ledgerCheckOk: false, ledgerCheckAtMs: 123 });
+  });
+
+  it('before the first ledger check (its time still 0) the check and the open interest it sums are absent', () => {
+    const frame = deriveFrame(sample(0, {}), sample(1_000, {
+      parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
+      parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 0)],
+      parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
+      parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 0)],
+    }));
+    assert.deepEqual(frame.money, { lockedCollateralMicros: 5_000_000, openInterestMicros: null, ledgerCheckOk: null, ledgerCheckAtMs: null });
   });
 
   it('makers: quote rate over the interval, hit rate = fills / quotes, last-look answers', () => {

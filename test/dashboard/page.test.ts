@@ -108,7 +108,7 @@ describe('dashboard page in headless chromium', { skip: skipWithoutChromium }, (
       assert.match(await textOf(page, '#v-latency'), /^\d+ \/ \d+$/);
       assert.equal(await page.locator('#makers tbody tr').count(), 2);
       assert.equal(await textOf(page, '#v-makers'), '2');
-      // Money gauges of issue 18 are not registered on this branch: a dash, not 0.
+      // The open interest comes from the ledger check, which has not run: a dash, not 0.
       assert.equal(await textOf(page, '#v-open-interest'), '—');
       // Charts: lines drawn in the series' colours, on the canvas.
       await page.waitForFunction(() => (document.querySelectorAll('#chart-rates canvas').length === 1), undefined, { timeout: 5_000 });
