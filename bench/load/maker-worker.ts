@@ -27,15 +27,24 @@ let quoteSeq = 0;
 
 const nowEpochMs = () => performance.timeOrigin + performance.now();
 
-// Server messages are JSON objects whose first member is "type" (JSON.stringify keeps insertion order), so
-// the hot ones are told apart by their first bytes without parsing: the worker stays cheap per frame.
-const RFQ_PREFIX = Buffer.from('{"type":"rfq",');
-const HEARTBEAT_PREFIX = Buffer.from('{"type":"heartbeat"');
+// Server messages after auth_result are JSON objects whose first member is "seq" and second "type"
+// (docs/maker-protocol.md, the sequenced stream; JSON.stringify keeps insertion order), so the hot ones are
+// told apart by the bytes after the seq without parsing: the worker stays cheap per frame.
+const SEQ_PREFIX = Buffer.from('{"seq":');
+const RFQ_TYPE = Buffer.from('"type":"rfq",');
+const HEARTBEAT_TYPE = Buffer.from('"type":"heartbeat"');
 const REQUEST_ID_FIELD = Buffer.from('"request_id":"');
 const UUID_CHARS = 36;
 
+/** Whether the frame's member after its seq is `type` (a prefix such as RFQ_TYPE). */
+function isOfType(data: Buffer, type: Buffer): boolean {
+  if (!data.subarray(0, SEQ_PREFIX.length).equals(SEQ_PREFIX)) return false;
+  const at = data.indexOf(0x2c, SEQ_PREFIX.length) + 1; // the ',' after the seq's digits
+  return at > 0 && data.subarray(at, at + type.length).equals(type);
+}
+
 function onFrame(ws: RawWebSocket, data: Buffer): void {
-  if (data.subarray(0, RFQ_PREFIX.length).equals(RFQ_PREFIX)) {
+  if (isOfType(data, RFQ_TYPE)) {
     const receivedMs = nowEpochMs();
     rfqsReceived++;
     const at = data.indexOf(REQUEST_ID_FIELD) + REQUEST_ID_FIELD.length;
@@ -55,7 +64,7 @@ function onFrame(ws: RawWebSocket, data: Buffer): void {
     }
     return;
   }
-  if (data.subarray(0, HEARTBEAT_PREFIX.length).equals(HEARTBEAT_PREFIX)) {
+  if (isOfType(data, HEARTBEAT_TYPE)) {
     const message = JSON.parse(data.toString()) as { ts: number };
     ws.send(JSON.stringify({ type: 'pong', ts: message.ts }));
   }

@@ -21,6 +21,12 @@ export class Connection {
   makerId: MakerId | null = null;
   address: string | null = null;
   unansweredHeartbeats = 0;
+  /**
+   * Broadcast frames (numbered already) not yet written: written together, corked, once the current task
+   * is done (gateway.ts #flushPending), and before anything else is written to this socket, so frames keep
+   * their seq order on the wire.
+   */
+  pending: string[] = [];
   /** Set right after the successful auth_result: from then on every message is numbered (resume.ts). */
   stream: StreamSlot | null = null;
   authTimer: NodeJS.Timeout | null = null;
