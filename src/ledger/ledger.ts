@@ -74,7 +74,7 @@ export function readHold(store: Store, ref: string): HoldRecord | undefined {
   return store.db<HoldRecord>('holds').get(ref);
 }
 
-/** Any thread: an account's journal, oldest first (tests and audits; the route pages it: ledger/journal-view.ts). */
+/** Any thread: a user account's journal, oldest first (tests; the route pages it: ledger/journal-view.ts). */
 export function readJournal(store: Store, account: AccountId): JournalRow[] {
   return [...store.db<JournalRow>('accountJournal').getRange(journalRange(account))].map(({ value }) => value);
 }
@@ -254,7 +254,12 @@ export class Ledger {
     if (debit !== null) apply(debit, -amountMicros);
     if (credit !== null) apply(credit, amountMicros);
     void this.transfers.put(id, { id, kind, debit, credit, amountMicros: amountMicros.toString(), ref, atMs });
-    for (const [account, deltas] of rows) void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas });
+    // Only users read a journal (GET /v1/user/journal). A maker's rows would be one more page per maker that
+    // filled in each commit, read by no route (a maker's fills are GET /v1/mm/fills); the transfers keep
+    // every movement of every account, and the ledger check reads those.
+    for (const [account, deltas] of rows) {
+      if (account.startsWith('user:')) void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas });
+    }
   }
 
   private assertMayDebit({ account, bucket }: Side): void {
