@@ -45,6 +45,9 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/** What --register funds the maker's collateral with: 1,000,000 USDC. */
+const DEMO_COLLATERAL_MICROS = 1_000_000_000_000;
+
 async function register(url: string, address: string): Promise<void> {
   const adminToken = process.env['PARLAYD_ADMIN_TOKEN'];
   if (adminToken === undefined || adminToken === '') fail('--register needs PARLAYD_ADMIN_TOKEN');
@@ -57,7 +60,15 @@ async function register(url: string, address: string): Promise<void> {
     body: JSON.stringify({ address, name: 'demo maker' }),
   });
   if (res.status !== 200 && res.status !== 201) fail(`registration failed: HTTP ${res.status} ${await res.text()}`);
-  log('registered', { address });
+  // A maker quotes only what its collateral covers (docs/money.md): fund it once, idempotently by address.
+  httpUrl.pathname = `/v1/admin/market-makers/${address}/credit`;
+  const funded = await fetch(httpUrl, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ amount_micros: DEMO_COLLATERAL_MICROS, idempotency_key: `demo-maker-collateral:${address}` }),
+  });
+  if (funded.status !== 200) fail(`funding the collateral failed: HTTP ${funded.status} ${await funded.text()}`);
+  log('registered and funded', { address, collateral_micros: DEMO_COLLATERAL_MICROS });
 }
 
 async function main(): Promise<void> {

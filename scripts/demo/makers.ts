@@ -6,6 +6,9 @@ import { MakerClient, privateKeySigner } from '../../src/sdk/index.js';
 import { priceRfq } from '../demo-maker.js';
 import { asAdmin, type Api } from './api.js';
 
+/** Each demo maker's collateral: 1,000,000 USDC, more than the demo's takers can win from it in a day. */
+const DEMO_MAKER_COLLATERAL_MICROS = 1_000_000_000_000;
+
 export interface MakerProfile {
   name: string;
   /** Kept from the fair price, in basis points: a lower edge wins more often. */
@@ -40,6 +43,8 @@ export async function startMakers(api: Api, wsUrl: string, profiles: readonly Ma
 async function startMaker(api: Api, wsUrl: string, profile: MakerProfile): Promise<RunningMaker> {
   const signer = privateKeySigner('0x' + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex'));
   await asAdmin(api, 'POST', '/v1/admin/market-makers', { address: signer.address, name: profile.name });
+  // A maker quotes only what its collateral covers (docs/money.md): fund it for the whole demo.
+  await asAdmin(api, 'POST', `/v1/admin/market-makers/${signer.address}/credit`, { amount_micros: DEMO_MAKER_COLLATERAL_MICROS, idempotency_key: randomUUID() });
   const isLastLook = profile.lastLookRejectShare !== null;
   const client = new MakerClient({
     url: wsUrl,

@@ -13,6 +13,8 @@ const TAKER_FUNDS_MICROS = 9_000_000_000;
 const CONTEST_PLAYERS = 8;
 /** A contest takes entries this long, then its markets resolve. */
 const CONTEST_OPEN_MS = 45_000;
+/** Each round's prize pool, credited to the protocol account just before the contest takes it. */
+const DEMO_PRIZE_POOL_MICROS = 50_000_000;
 
 export interface Traffic {
   stop(): Promise<void>;
@@ -64,11 +66,13 @@ async function contestLoop(api: Api, players: readonly DemoUser[], isStopped: ()
   for (let round = 1; !isStopped(); round++) {
     const closesMs = Date.now() + CONTEST_OPEN_MS;
     const markets = await Promise.all(['A', 'B', 'C'].map((x) => mentionMarket(api, `Round ${round} market ${x}`, closesMs + 1_000)));
+    // The prize pool comes from the protocol account (docs/money.md): fund it first.
+    await asAdmin(api, 'POST', '/v1/admin/protocol/credit', { amount_micros: DEMO_PRIZE_POOL_MICROS, idempotency_key: randomUUID() });
     const contest = await asAdmin<{ contest_id: string }>(api, 'POST', '/v1/admin/contests', {
       title: `Demo lineup #${round}`,
       category: 'mentions',
       bet_amount_micros: 5_000_000,
-      protocol_prize_pool_micros: 50_000_000,
+      protocol_prize_pool_micros: DEMO_PRIZE_POOL_MICROS,
       entry_cap: players.length,
       betting_closes_ms: closesMs,
       bet_type: { kind: 'num_bets', value: 2 },

@@ -205,6 +205,31 @@ describe('maker desk (issue 22)', () => {
     await maker.close();
   });
 
+  it("protection by max_locked_micros reads the maker's locked collateral in the ledger: the fill that reaches it trips", async () => {
+    const maker = await connectNewMaker(server);
+    const api = client(server.baseUrl, maker.sessionToken);
+    // A 2 USDC wager at odds 1.8 locks 1.6 USDC: the first fill stays under 2 USDC, the second reaches it.
+    const limits = { window_ms: null, max_fills: null, max_filled_wager_micros: null, max_locked_micros: '2000000' };
+    assert.equal((await api.put('/v1/mm/protection', limits)).status, 200);
+    const fill = async (quoteId: string) => {
+      const requestId = await unsignedRfq();
+      await rfqFor(maker, requestId);
+      maker.send({ type: 'quote', request_id: requestId, quote_id: quoteId, odds: 1.8, max_wager_micros: '5000000' });
+      assert.equal((await maker.next('quote_ack')).quote_id, quoteId);
+      holder.send({ type: 'decline', request_id: requestId });
+      assert.equal((await maker.next('rfq_result')).outcome, 'won');
+    };
+    await fill('l1');
+    assert.equal((await api.get('/v1/mm/balance')).body.locked_micros, '1600000');
+    assert.equal((await api.get('/v1/mm/protection')).body.tripped, null, 'under the limit');
+    await fill('l2');
+    assert.deepEqual(await maker.next('protection_tripped'), { type: 'protection_tripped', reason: 'MAX_LOCKED' });
+    assert.equal((await api.get('/v1/mm/balance')).body.locked_micros, '3200000');
+    maker.send({ type: 'protection_reset' });
+    await maker.next('protection_reset_ok');
+    await maker.close();
+  });
+
   it('a PUT of protection for an unregistered maker is 404 MAKER_NOT_FOUND; a limit of the wrong type is 400', async () => {
     const admin = client(server.baseUrl, server.adminToken);
     const body = { window_ms: null, max_fills: 1, max_filled_wager_micros: null, max_locked_micros: null };

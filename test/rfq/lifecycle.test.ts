@@ -53,9 +53,10 @@ test('the best odds fill, every maker hears its own result, and the wager moves 
   assert.equal(rfqLow.wager_micros, '2000000');
   assert.equal(rfqLow.order_type, 2);
   assert.deepEqual(rfqLow.taker, { address: user.address, tier: 0 });
+  // Taken before the send: the service may read the quote before this process runs again.
+  const sentAtMs = Date.now();
   low!.send({ type: 'quote', request_id: rfqLow.request_id, quote_id: 'low', odds: 1.9, max_wager_micros: '5000000' });
   high!.send({ type: 'quote', request_id: rfqHigh.request_id, quote_id: 'high', odds: 2.25, max_wager_micros: '5000000' });
-  const sentAtMs = Date.now();
   const ack = await low!.next('quote_ack');
   assert.deepEqual(ack, { type: 'quote_ack', request_id: rfqLow.request_id, quote_id: 'low', received_at_ms: ack.received_at_ms });
   // When the service read the quote: after it was sent, before the ack came back (one clock on one machine).
