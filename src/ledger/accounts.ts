@@ -26,8 +26,6 @@ export function bucketsOf(account: AccountId): readonly Bucket[] {
   throw new Error(`not an account: ${account}`);
 }
 
-/** An account's buckets in memory; absent buckets are zero. */
-export type Buckets = Partial<Record<Bucket, bigint>>;
 /** On disk: decimal strings, only the buckets that were ever touched. */
 export type AccountRecord = Partial<Record<Bucket, string>>;
 

@@ -29,7 +29,6 @@ import {
   type AccountId,
   type AccountRecord,
   type Bucket,
-  type Buckets,
   type HoldRecord,
   type JournalRow,
   type Side,
@@ -302,9 +301,4 @@ export class Ledger {
     void this.holds.remove(ref);
     return { account: hold.account, amountMicros: BigInt(hold.amountMicros) };
   }
-}
-
-/** A zero-filled view of buckets (for bodies that list every bucket). */
-export function bucketsToStrings(buckets: Buckets, names: readonly Bucket[]): Record<string, string> {
-  return Object.fromEntries(names.map((name) => [name, (buckets[name] ?? 0n).toString()]));
 }

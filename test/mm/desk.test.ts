@@ -230,6 +230,27 @@ describe('maker desk (issue 22)', () => {
     await maker.close();
   });
 
+  it('protection by max_filled_wager_micros in a window: the fill whose wager reaches it trips', async () => {
+    const maker = await connectNewMaker(server);
+    const api = client(server.baseUrl, maker.sessionToken);
+    // Each fill is the taker's 2 USDC wager: the first stays under 3 USDC, the second reaches it.
+    const limits = { window_ms: 60_000, max_fills: null, max_filled_wager_micros: '3000000', max_locked_micros: null };
+    assert.equal((await api.put('/v1/mm/protection', limits)).status, 200);
+    for (const quoteId of ['w1', 'w2']) {
+      const requestId = await unsignedRfq();
+      await rfqFor(maker, requestId);
+      maker.send({ type: 'quote', request_id: requestId, quote_id: quoteId, odds: 1.8, max_wager_micros: '5000000' });
+      assert.equal((await maker.next('quote_ack')).quote_id, quoteId);
+      holder.send({ type: 'decline', request_id: requestId });
+      assert.equal((await maker.next('rfq_result')).outcome, 'won');
+      if (quoteId === 'w1') assert.equal((await api.get('/v1/mm/protection')).body.tripped, null, 'under the limit');
+    }
+    assert.deepEqual(await maker.next('protection_tripped'), { type: 'protection_tripped', reason: 'MAX_FILLED_WAGER' });
+    maker.send({ type: 'protection_reset' });
+    await maker.next('protection_reset_ok');
+    await maker.close();
+  });
+
   it('a PUT of protection for an unregistered maker is 404 MAKER_NOT_FOUND; a limit of the wrong type is 400', async () => {
     const admin = client(server.baseUrl, server.adminToken);
     const body = { window_ms: null, max_fills: 1, max_filled_wager_micros: null, max_locked_micros: null };
