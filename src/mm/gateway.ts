@@ -1,8 +1,8 @@
 // Main thread. The market-maker socket (interface.md "Authentication", "Events", "Limits"; contract
 // section 7) on the service's uWS app: the challenge-response handshake, the auth / challenge / session
-// deadlines, the JSON heartbeat, fan-out of RFQs to every authenticated maker (uWS pub/sub on one topic) and
-// hand-off of maker messages to the RFQ engine's dispatcher. This class owns every maker connection and its
-// timers; nothing else touches a maker socket.
+// deadlines, the JSON heartbeat, fan-out of RFQs to every authenticated maker (a numbered frame per socket,
+// written by socket-writer.ts) and hand-off of maker messages to the RFQ engine's dispatcher. This class owns
+// every maker connection and its timers; nothing else touches a maker socket.
 //
 // Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all, <= mmMaxPendingAuthPerIp
 // from one remote address and <= mmMaxPendingAuthPerNetwork from one IPv4 /24 or IPv6 /48, each for at most
@@ -48,6 +48,7 @@ import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
 import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
 import { LogCounts } from '../log-counts.js';
 import { registerGatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { HARD_BACKPRESSURE_MARGIN_BYTES, SocketWriter } from './socket-writer.js';
 
 export type { MakerId };
 
@@ -117,18 +118,11 @@ const UPGRADE_RATE_LIMITED_BODY = JSON.stringify(new ApiError('RATE_LIMITED').to
 const NETWORK_RATE_LIMITED_BODY = JSON.stringify(
   new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this network').toBody(),
 );
-// uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
-// the largest message that can be queued after the soft check passed.
-const HARD_BACKPRESSURE_MARGIN_BYTES = 64 * 1024;
-/** Frames written under one cork before the send buffer is checked again; 64 x ~250 B sits well in the margin. */
-const MAX_FRAMES_PER_CORK = 64;
 
 export class MakerGateway {
   readonly #deps: MakerGatewayDeps;
   readonly #softLimitBytes: number;
-  /** Connections with broadcast frames queued for the end of the current task (#queue). */
-  #pendingConns: Connection[] = [];
-  #isFlushQueued = false;
+  readonly #writer: SocketWriter;
   readonly #all = new Set<Connection>();
   readonly #authenticated = new Map<MakerId, Connection>();
   /** Every authenticated connection's stream, and those of closed ones still held for a resume (resume.ts). */
@@ -154,6 +148,7 @@ export class MakerGateway {
       maxPerNetwork: deps.config.mmMaxPendingAuthPerNetwork,
     });
     this.#softLimitBytes = deps.config.mmMaxBufferedBytes;
+    this.#writer = new SocketWriter(this.#softLimitBytes, (conn) => this.#close(conn, 'SLOW_CONSUMER'));
     this.#streams = new MakerStreams({
       replayMs: deps.config.mmReplayMs,
       maxMessages: deps.config.mmReplayMaxMessages,
@@ -238,45 +233,9 @@ export class MakerGateway {
       if (conn.isSlow || conn.stream === null) continue;
       count++;
       stats?.count(conn.address!, 'rfqsReceived', nowMs);
-      const frame = conn.stream.stream.append(body, nowMs, deadlineMs);
-      if (!this.#closeIfSlow(conn)) this.#queue(conn, frame);
+      this.#writer.queue(conn, conn.stream.stream.append(body, nowMs, deadlineMs));
     }
     return count;
-  }
-
-  /**
-   * Each maker's frame differs (its own seq), so a broadcast cannot be one uWS publish, which batched the
-   * writes of a whole event-loop turn per socket. Written one by one, ten makers cost ten write system
-   * calls per RFQ: 7 % of the main thread at 2,000 RFQ/s, against 0.6 % for the publish (measured,
-   * docs/performance.md). Queued instead, and written once the current task (a batch of shard events)
-   * is done: one corked write per socket for every RFQ of the batch.
-   */
-  #queue(conn: Connection, frame: string): void {
-    if (conn.pending.length === 0) this.#pendingConns.push(conn);
-    conn.pending.push(frame);
-    if (this.#isFlushQueued) return;
-    this.#isFlushQueued = true;
-    queueMicrotask(() => this.#flushPending());
-  }
-
-  #flushPending(): void {
-    this.#isFlushQueued = false;
-    const conns = this.#pendingConns;
-    this.#pendingConns = [];
-    for (const conn of conns) this.#flushConn(conn);
-  }
-
-  /** Writes the socket's queued broadcast frames, corked: one write. Called before any other write to it. */
-  #flushConn(conn: Connection): void {
-    if (conn.pending.length === 0) return;
-    const frames = conn.pending;
-    conn.pending = [];
-    const ws = conn.ws;
-    if (conn.isClosed || ws === null) return;
-    ws.cork(() => {
-      for (const frame of frames) ws.send(frame, false);
-    });
-    this.#closeIfSlow(conn);
   }
 
   /** Sends to one connection; false if it is gone (or is being closed as a slow consumer). */
@@ -286,9 +245,8 @@ export class MakerGateway {
   }
 
   /**
-   * Frames already serialized (by an RFQ shard) to one connection, corked so that a batch is one write.
-   * The send-buffer limit is checked every MAX_FRAMES_PER_CORK frames, so at most that many frames pass
-   * the soft limit before the maker is closed as slow: within HARD_BACKPRESSURE_MARGIN_BYTES.
+   * Frames already serialized (by an RFQ shard) to one connection, corked (SocketWriter.writeAll); false
+   * when it is gone or too far behind.
    */
   sendFrames(makerId: MakerId, frames: readonly string[]): boolean {
     // The stream, not the connection: a closed connection's frames are kept for its resume, and a resumed
@@ -297,18 +255,7 @@ export class MakerGateway {
     if (slot === undefined) return false;
     const nowMs = this.#deps.clock.nowMs();
     const stamped = frames.map((frame) => slot.stream.append(bodyOf(frame), nowMs, ALWAYS_REPLAY));
-    const conn = slot.conn;
-    if (conn === null) return false;
-    this.#flushConn(conn); // broadcast frames numbered before these go first
-    for (let start = 0; start < stamped.length; start += MAX_FRAMES_PER_CORK) {
-      if (conn.isClosed || conn.ws === null || this.#closeIfSlow(conn)) return false;
-      const ws = conn.ws;
-      const end = Math.min(stamped.length, start + MAX_FRAMES_PER_CORK);
-      ws.cork(() => {
-        for (let i = start; i < end; i++) ws.send(stamped[i]!, false);
-      });
-    }
-    return !this.#closeIfSlow(conn);
+    return slot.conn !== null && this.#writer.writeAll(slot.conn, stamped);
   }
 
   /** The connection ids of `address`'s authenticated connections. */
@@ -503,7 +450,7 @@ export class MakerGateway {
       if (body.startsWith(RFQ_BODY_PREFIX)) requestIds.push((JSON.parse('{' + body) as { request_id: string }).request_id);
     }
     if (requestIds.length > 0) this.#dispatcher?.onRfqsReplayed(conn.makerId!, requestIds);
-    for (const body of decision.bodies) this.#write(conn, slot.stream.append(body, nowMs, ALWAYS_REPLAY));
+    for (const body of decision.bodies) this.#writer.write(conn, slot.stream.append(body, nowMs, ALWAYS_REPLAY));
     this.#deps.log.info({ connId: conn.connId, makerId: conn.makerId, replayed: decision.bodies.length }, 'maker stream resumed');
     this.#send(conn, { type: 'resumed', replayed: decision.bodies.length, next_seq: slot.stream.nextSeq + 1 });
   }
@@ -580,17 +527,7 @@ export class MakerGateway {
     const serialized = JSON.stringify(message);
     // After auth_result every message is numbered and held for a resume (stream.ts); before it, none is.
     const frame = conn.stream === null ? serialized : conn.stream.stream.append(bodyOf(serialized), this.#deps.clock.nowMs(), replayDeadlineOf(message));
-    return this.#write(conn, frame);
-  }
-
-  /** Writes one frame, unless the socket is gone or too far behind. */
-  #write(conn: Connection, frame: string): boolean {
-    if (conn.isClosed || conn.ws === null) return false;
-    if (this.#closeIfSlow(conn)) return false;
-    this.#flushConn(conn); // broadcast frames numbered before this one go first
-    if (conn.isClosed || conn.ws === null) return false;
-    conn.ws.send(frame, false);
-    return !this.#closeIfSlow(conn);
+    return this.#writer.write(conn, frame);
   }
 
   #sendError(conn: Connection, code: MakerErrorCode, ids: { request_id?: string; quote_id?: string } = {}): void {
@@ -601,20 +538,6 @@ export class MakerGateway {
   #fail(conn: Connection, cause: CloseCause & MakerErrorCode): void {
     this.#sendError(conn, cause);
     this.#close(conn, cause);
-  }
-
-  /**
-   * Closes a maker whose send buffer passed the limit, with SLOW_CONSUMER, instead of letting memory grow.
-   * The close runs in a microtask, so a send or broadcast never calls back into the dispatcher mid-call.
-   */
-  #closeIfSlow(conn: Connection): boolean {
-    if (conn.isClosed || conn.isSlow || conn.ws === null) return true;
-    if (conn.ws.getBufferedAmount() <= this.#softLimitBytes) return false;
-    // Nothing more is written to it (broadcast and #write skip it), so uWS's hard limit (a close without a
-    // reason) is never reached. What its stream is sent meanwhile is still held for a resume.
-    conn.isSlow = true;
-    queueMicrotask(() => this.#close(conn, 'SLOW_CONSUMER'));
-    return true;
   }
 
   #close(conn: Connection, cause: CloseCause): void {
@@ -631,8 +554,8 @@ export class MakerGateway {
     }
     // Frames queued for a socket too slow to read them are only in its stream (held for a resume); for any
     // other close they go out before the close frame.
-    if (cause === 'SLOW_CONSUMER') conn.pending = [];
-    else this.#flushConn(conn);
+    if (cause === 'SLOW_CONSUMER') this.#writer.drop(conn);
+    else this.#writer.flush(conn);
     if (conn.isClosed || conn.ws === null) return;
     conn.ws.end(code, reason); // runs #onClose synchronously
   }

@@ -14,8 +14,11 @@ import type { TestUser } from '../helpers/users.js';
 const FUNDS_MICROS = 100_000_000;
 const WAGER_MICROS = 2_000_000;
 const MAX_IN_FLIGHT = 2;
-/** Long enough that the held creates are still in flight while the others arrive (a silent maker hears them). */
-const QUOTE_WINDOW_MS = 1500;
+/**
+ * Long enough that the held creates are still in flight while the others arrive (a silent maker hears them),
+ * with room for a loaded machine: at 1.5 s a held create could end before a probe found the service full.
+ */
+const QUOTE_WINDOW_MS = 4000;
 
 let server: TestServer;
 let taker: { user: TestUser; market: number; api: ReturnType<typeof client> };
