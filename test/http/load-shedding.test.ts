@@ -98,7 +98,9 @@ test('a client that goes away while its create body is unread gives its place ba
     `POST /v1/rfq/unsigned HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${taker.user.token}\r\n` +
       'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"wager_micros":',
   );
-  await waitUntil(async () => (await create(bodyOf(), { waitMs: 0 })).status === 503);
+  // Both places taken (read from the gauge, so no probe of ours takes a place meanwhile), then a create is shed.
+  await waitUntil(async () => (await inFlightCreates()) === MAX_IN_FLIGHT);
+  assert.equal((await create(bodyOf(), { waitMs: 0 })).status, 503);
   socket.destroy();
   // The abort frees the place: a create gets through again while the first one is still held.
   await waitUntil(async () => {
@@ -117,6 +119,14 @@ test('once the load is gone the service takes creates again', async () => {
   assert.equal(answer.status, 201, JSON.stringify(answer.body));
   await silentMaker.next('rfq');
 });
+
+/** The service's count of admitted and unanswered creates (`/metrics`). */
+async function inFlightCreates(): Promise<number> {
+  const metrics = String((await client(server.baseUrl, server.adminToken).get('/metrics')).body);
+  const line = metrics.split('\n').find((l) => l.startsWith('parlayd_http_in_flight_creates '));
+  assert.ok(line !== undefined, 'the in-flight gauge is exported');
+  return Number(line.split(' ')[1]);
+}
 
 /** Polls `check` every 20 ms for up to 5 s (the server acts on a socket's close a turn later). */
 async function waitUntil(check: () => Promise<boolean>): Promise<void> {
