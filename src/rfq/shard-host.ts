@@ -14,9 +14,16 @@ export class ShardHost {
   #heldBatches: MainToShard[][] | null = [];
   readonly #statsTimer: NodeJS.Timeout;
 
-  constructor(init: ShardInit, emitBatch: (batch: ShardToMain[]) => void) {
-    // The shard owns its thread: its durable writes are grouped per turn and committed in it (group-commit.ts).
-    const store = openStore(init.dataDir, { isGroupCommit: true, ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }) });
+  /**
+   * `ownsThread`: the shard has a thread of its own (a worker), so its durable writes are grouped per turn
+   * and committed synchronously in it (group-commit.ts). On a thread it shares (the in-process transport of
+   * tests) it commits through lmdb-js's asynchronous transactions instead, like the main thread: a
+   * synchronous commit there could wait for LMDB's writer lock while lmdb-js's write thread, holding it,
+   * waits for that same thread to run the main thread's transaction: a deadlock, seen as a test that never
+   * ended.
+   */
+  constructor(init: ShardInit, emitBatch: (batch: ShardToMain[]) => void, ownsThread = true) {
+    const store = openStore(init.dataDir, { isGroupCommit: ownsThread, ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }) });
     const out = new Batcher<ShardToMain>(emitBatch);
     this.#shard = new RfqShard(store, init, (message) => out.add(message));
     this.#statsTimer = setInterval(() => out.add({ kind: 'stats', activeRfqs: this.#shard.activeCount }), STATS_INTERVAL_MS).unref();

@@ -246,9 +246,10 @@ describe('resolution in batches', () => {
     assert.equal(seen.at(-1)!.settled, 1000);
     const steps = seen.slice(1).map((s, i) => s.settled - seen[i]!.settled);
     assert.ok(steps.every((step) => step >= 0 && step <= batchEntries), `at most one batch per turn, saw steps ${steps.filter((s) => s > 0)}`);
-    // Every batch boundary was seen by some turn: 1000 / 50 = 20 batches, so 19 states strictly in between.
+    // Every batch boundary was seen by some turn: 1000 / 50 = 20 batches, so 19 boundaries strictly in
+    // between (a turn may also see a batch half written: each shard commits its part of it on its own).
     const midway = new Set(seen.filter((s) => s.settled > 0 && s.settled < 1000).map((s) => s.settled));
-    assert.equal(midway.size, 19);
+    for (let boundary = batchEntries; boundary < 1000; boundary += batchEntries) assert.ok(midway.has(boundary), `batch boundary ${boundary} seen`);
     // The last batch's entries commit in their shards before this thread writes "resolved": a reader may see
     // all of them settled while the contest still reads open, never the other way round.
     for (const s of seen) if (s.status === 'resolved') assert.equal(s.settled, 1000, 'resolved before every entry was settled');
