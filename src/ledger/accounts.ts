@@ -16,12 +16,15 @@ export const PROTOCOL_BUCKETS = ['available', 'committed'] as const satisfies re
 /** `user:<user_id>`, `maker:<address>` or `protocol`. */
 export type AccountId = string;
 export const PROTOCOL: AccountId = 'protocol';
-export const userAccount = (userId: string): AccountId => `user:${userId}`;
+const USER_PREFIX = 'user:';
+export const userAccount = (userId: string): AccountId => `${USER_PREFIX}${userId}`;
+/** The user id of a user's account; null for a maker's or the protocol's. */
+export const userIdOf = (account: AccountId): string | null => (account.startsWith(USER_PREFIX) ? account.slice(USER_PREFIX.length) : null);
 export const makerAccount = (address: string): AccountId => `maker:${address}`;
 
 export function bucketsOf(account: AccountId): readonly Bucket[] {
   if (account === PROTOCOL) return PROTOCOL_BUCKETS;
-  if (account.startsWith('user:')) return USER_BUCKETS;
+  if (userIdOf(account) !== null) return USER_BUCKETS;
   if (account.startsWith('maker:')) return MAKER_BUCKETS;
   throw new Error(`not an account: ${account}`);
 }

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
+import { makerAccount } from './accounts.js';
 import { readAccount } from './ledger.js';
 import type { LedgerCheck } from './check.js';
 
@@ -37,7 +38,7 @@ export class LedgerCheckRunner {
       collect() {
         // One account read per registered maker (a bounded, in-memory list), at scrape time only.
         let locked = 0n;
-        for (const address of makerAddresses()) locked += readAccount(store, `maker:${address}`).locked;
+        for (const address of makerAddresses()) locked += readAccount(store, makerAccount(address)).locked;
         this.set(Number(locked));
       },
     });

@@ -21,15 +21,20 @@ interface LegacyCreditRecord {
   atMs: number;
 }
 
+/** What a key was used for, if it was: its account and amount, whichever form its record has. */
+export function readCreditKey(store: Store, idempotencyKey: string): { account: AccountId; amountMicros: string } | undefined {
+  const previous = store.db<CreditRecord | LegacyCreditRecord>('credits').get(idempotencyKey);
+  if (previous === undefined) return undefined;
+  return { account: 'account' in previous ? previous.account : userAccount(previous.userId), amountMicros: previous.amountMicros };
+}
+
 /** True when the key was used for exactly this credit (a replay); records it when new; 409 when used otherwise. */
 export function checkCreditKey(store: Store, idempotencyKey: string, record: CreditRecord): boolean {
-  const credits = store.db<CreditRecord | LegacyCreditRecord>('credits');
-  const previous = credits.get(idempotencyKey);
+  const previous = readCreditKey(store, idempotencyKey);
   if (previous === undefined) {
-    void credits.put(idempotencyKey, record);
+    void store.db<CreditRecord>('credits').put(idempotencyKey, record);
     return false;
   }
-  const account = 'account' in previous ? previous.account : userAccount(previous.userId);
-  if (account !== record.account || previous.amountMicros !== record.amountMicros) throw new ApiError('IDEMPOTENCY_CONFLICT');
+  if (previous.account !== record.account || previous.amountMicros !== record.amountMicros) throw new ApiError('IDEMPOTENCY_CONFLICT');
   return true;
 }

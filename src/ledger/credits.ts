@@ -9,7 +9,7 @@ import type { MakerRegistry } from '../mm/registry.js';
 import type { Store } from '../store/db.js';
 import type { UserRecord, Users } from '../users/users.js';
 import { creditRef, makerAccount, PROTOCOL, userAccount, type AccountId } from './accounts.js';
-import { checkCreditKey, type CreditRecord } from './credit-keys.js';
+import { checkCreditKey, readCreditKey, type CreditRecord } from './credit-keys.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
 
@@ -28,11 +28,10 @@ export class Credits {
   async creditUser(wallet: string, amountMicros: bigint, idempotencyKey: string): Promise<UserRecord> {
     // A key already used for another account or amount is refused before a user is made for this wallet. The
     // shard checks the key again in its transaction: that check decides.
-    const previous = this.previousCredit(idempotencyKey);
+    const previous = readCreditKey(this.store, idempotencyKey);
     const existing = this.users.findByWallet(wallet);
-    if (previous !== undefined && (existing === undefined || !this.isSameCredit(previous, userAccount(existing.userId), amountMicros))) {
-      throw new ApiError('IDEMPOTENCY_CONFLICT');
-    }
+    const isSame = existing !== undefined && previous?.account === userAccount(existing.userId) && previous.amountMicros === amountMicros.toString();
+    if (previous !== undefined && !isSame) throw new ApiError('IDEMPOTENCY_CONFLICT');
     // A new credit on a full store is refused before a user is made for its wallet: a refused request
     // writes nothing (the shard checks again before the money moves; a replay writes nothing, so it passes).
     if (previous === undefined) this.store.assertRoom();
@@ -59,19 +58,10 @@ export class Credits {
   }
 
   private async creditHere(account: AccountId, amountMicros: bigint, idempotencyKey: string): Promise<void> {
-    if (this.previousCredit(idempotencyKey) === undefined) this.store.assertRoom();
+    if (readCreditKey(this.store, idempotencyKey) === undefined) this.store.assertRoom();
     const record: CreditRecord = { account, amountMicros: amountMicros.toString(), atMs: this.clock.nowMs() };
     await this.store.transact(() => {
       if (!checkCreditKey(this.store, idempotencyKey, record)) this.ledger.credit(account, amountMicros, creditRef(idempotencyKey), record.atMs);
     });
-  }
-
-  private previousCredit(idempotencyKey: string): CreditRecord | { userId: string; amountMicros: string } | undefined {
-    return this.store.db<CreditRecord | { userId: string; amountMicros: string }>('credits').get(idempotencyKey);
-  }
-
-  private isSameCredit(previous: CreditRecord | { userId: string; amountMicros: string }, account: AccountId, amountMicros: bigint): boolean {
-    const previousAccount = 'account' in previous ? previous.account : userAccount(previous.userId);
-    return previousAccount === account && previous.amountMicros === amountMicros.toString();
   }
 }

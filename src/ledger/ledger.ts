@@ -26,6 +26,7 @@ import {
   PROTOCOL,
   transferId,
   userAccount,
+  userIdOf,
   type AccountId,
   type AccountRecord,
   type Bucket,
@@ -213,7 +214,7 @@ export class Ledger {
    * beforehand; a maker's is checked here: false when its available is short.
    */
   withdraw(account: AccountId, amountMicros: bigint, ref: string, atMs: number): boolean {
-    if (!account.startsWith('user:') && this.availableOf(account) < amountMicros) return false;
+    if (userIdOf(account) === null && this.availableOf(account) < amountMicros) return false;
     this.transfer('withdraw', ref, 'request', { account, bucket: 'available' }, { account, bucket: 'pending_withdrawal' }, amountMicros, atMs);
     this.openHold(ref, { account, bucket: 'pending_withdrawal' }, amountMicros);
     return true;
@@ -257,13 +258,13 @@ export class Ledger {
     // filled in each commit, read by no route (a maker's fills are GET /v1/mm/fills); the transfers keep
     // every movement of every account, and the ledger check reads those.
     for (const [account, deltas] of rows) {
-      if (account.startsWith('user:')) void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas });
+      if (userIdOf(account) !== null) void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas });
     }
   }
 
   private assertMayDebit({ account, bucket }: Side): void {
-    if (bucket !== 'available' || !account.startsWith('user:')) return;
-    const userId = account.slice('user:'.length);
+    const userId = userIdOf(account);
+    if (bucket !== 'available' || userId === null) return;
     assert.ok(this.owner.owns(userId), `${this.owner.name} may not spend the money of user ${userId}`);
   }
 

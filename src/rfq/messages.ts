@@ -77,42 +77,34 @@ export interface EntrySettlement {
 }
 
 /**
+ * A debit of one user's available that the user's shard decides (an entry's stake, a withdrawal), written
+ * with the records it goes with, or INSUFFICIENT_BALANCE and nothing written. `uniqueKeys`: records that
+ * must not exist yet (an idempotency key): if one does, IDEMPOTENCY_CONFLICT.
+ */
+export interface UserDebit {
+  userId: string;
+  amountMicros: string;
+  ref: string;
+  writes: RecordWrite[];
+  uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
+  atMs: number;
+}
+
+/**
  * A movement of users' money, sent to the shard that owns their balances (contract sections 4 and 8): the
  * shard alone decides whether it can happen and writes it. Every user named belongs to that shard.
  */
 export type MoneyOp =
   /** Admin funding, idempotent by key: the key's record is written with the credit. */
   | { op: 'credit'; userId: string; wallet: string; amountMicros: string; idempotencyKey: string; atMs: number }
-  /**
-   * A contest entry: its stake reserved with the entry's records, or INSUFFICIENT_BALANCE and nothing written.
-   * `uniqueKeys`: records that must not exist yet (an idempotency key): if one does, IDEMPOTENCY_CONFLICT.
-   */
-  | {
-      op: 'reserve';
-      userId: string;
-      amountMicros: string;
-      ref: string;
-      writes: RecordWrite[];
-      uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
-      atMs: number;
-    }
+  /** A contest entry: its stake reserved with the entry's records. */
+  | ({ op: 'reserve' } & UserDebit)
   /** A resolving contest's first sweep: each entry's reserved stake joins the pot, once. */
   | { op: 'collect_entries'; contestId: string; refs: string[]; atMs: number }
   /** A batch of a contest's settlement: each entry paid (or refunded) once, however often this is repeated. */
   | { op: 'settle_entries'; contestId: string; entries: EntrySettlement[]; atMs: number }
-  /**
-   * A user's withdrawal: available → pending_withdrawal with the withdrawal's records, or
-   * INSUFFICIENT_BALANCE and nothing written; `uniqueKeys` as for 'reserve'.
-   */
-  | {
-      op: 'withdraw';
-      userId: string;
-      amountMicros: string;
-      ref: string;
-      writes: RecordWrite[];
-      uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
-      atMs: number;
-    }
+  /** A user's withdrawal: available → pending_withdrawal, with the withdrawal's records. */
+  | ({ op: 'withdraw' } & UserDebit)
   /** Filled positions one of whose markets resolved: each settles when its outcome is decided, once. */
   | { op: 'settle_positions'; requestIds: string[]; atMs: number };
 

@@ -13,13 +13,13 @@ import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import { creditRef, userAccount } from '../ledger/accounts.js';
 import { fillKey, settledFill, type FillRecord } from './fills.js';
-import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite } from './messages.js';
+import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
 import { rfqRef, type RfqRecord } from './records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 
-import { checkCreditKey, type CreditRecord } from '../ledger/credit-keys.js';
+import { checkCreditKey, readCreditKey, type CreditRecord } from '../ledger/credit-keys.js';
 
 export class ShardMoney {
   constructor(
@@ -59,7 +59,7 @@ export class ShardMoney {
     const account = userAccount(op.userId);
     const record: CreditRecord = { account, wallet: op.wallet, amountMicros: op.amountMicros, atMs: op.atMs };
     // A replay writes nothing, so it answers on a full store too; the transaction reads the key again.
-    if (this.store.db('credits').get(op.idempotencyKey) === undefined) this.store.assertRoom();
+    if (readCreditKey(this.store, op.idempotencyKey) === undefined) this.store.assertRoom();
     return this.store.transact(() => {
       const isReplay = checkCreditKey(this.store, op.idempotencyKey, record);
       if (!isReplay) this.book.ledger.credit(account, BigInt(op.amountMicros), creditRef(op.idempotencyKey), op.atMs);
@@ -68,7 +68,7 @@ export class ShardMoney {
   }
 
   /** A debit of a user's available (an entry's stake, a withdrawal): decided now against the book, written with its records. */
-  private async debit(op: Extract<MoneyOp, { op: 'reserve' | 'withdraw' }>, move: () => unknown): Promise<void> {
+  private async debit(op: UserDebit, move: () => unknown): Promise<void> {
     this.store.assertRoom(); // before the book counts the debit: a refusal leaves nothing to settle
     const settle = this.book.tryDebit(op.userId, BigInt(op.amountMicros));
     if (settle === null) throw new ApiError('INSUFFICIENT_BALANCE');

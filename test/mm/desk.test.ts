@@ -154,6 +154,16 @@ describe('maker desk (issue 22)', () => {
     await maker.close();
   });
 
+  /** A new RFQ filled by `maker` at odds 1.8 (the holder declines it, so it closes at once). */
+  const fillBy = async (maker: ConnectedMaker, quoteId: string): Promise<void> => {
+    const requestId = await unsignedRfq();
+    await rfqFor(maker, requestId);
+    maker.send({ type: 'quote', request_id: requestId, quote_id: quoteId, odds: 1.8, max_wager_micros: '5000000' });
+    assert.equal((await maker.next('quote_ack')).quote_id, quoteId);
+    holder.send({ type: 'decline', request_id: requestId });
+    assert.equal((await maker.next('rfq_result')).outcome, 'won');
+  };
+
   it("protection: the operator's tighter max_fills wins; a fill that reaches it trips, quotes are refused until protection_reset", async () => {
     const maker = await connectNewMaker(server);
     const api = client(server.baseUrl, maker.sessionToken);
@@ -211,18 +221,10 @@ describe('maker desk (issue 22)', () => {
     // A 2 USDC wager at odds 1.8 locks 1.6 USDC: the first fill stays under 2 USDC, the second reaches it.
     const limits = { window_ms: null, max_fills: null, max_filled_wager_micros: null, max_locked_micros: '2000000' };
     assert.equal((await api.put('/v1/mm/protection', limits)).status, 200);
-    const fill = async (quoteId: string) => {
-      const requestId = await unsignedRfq();
-      await rfqFor(maker, requestId);
-      maker.send({ type: 'quote', request_id: requestId, quote_id: quoteId, odds: 1.8, max_wager_micros: '5000000' });
-      assert.equal((await maker.next('quote_ack')).quote_id, quoteId);
-      holder.send({ type: 'decline', request_id: requestId });
-      assert.equal((await maker.next('rfq_result')).outcome, 'won');
-    };
-    await fill('l1');
+    await fillBy(maker, 'l1');
     assert.equal((await api.get('/v1/mm/balance')).body.locked_micros, '1600000');
     assert.equal((await api.get('/v1/mm/protection')).body.tripped, null, 'under the limit');
-    await fill('l2');
+    await fillBy(maker, 'l2');
     assert.deepEqual(await maker.next('protection_tripped'), { type: 'protection_tripped', reason: 'MAX_LOCKED' });
     assert.equal((await api.get('/v1/mm/balance')).body.locked_micros, '3200000');
     maker.send({ type: 'protection_reset' });
@@ -236,15 +238,9 @@ describe('maker desk (issue 22)', () => {
     // Each fill is the taker's 2 USDC wager: the first stays under 3 USDC, the second reaches it.
     const limits = { window_ms: 60_000, max_fills: null, max_filled_wager_micros: '3000000', max_locked_micros: null };
     assert.equal((await api.put('/v1/mm/protection', limits)).status, 200);
-    for (const quoteId of ['w1', 'w2']) {
-      const requestId = await unsignedRfq();
-      await rfqFor(maker, requestId);
-      maker.send({ type: 'quote', request_id: requestId, quote_id: quoteId, odds: 1.8, max_wager_micros: '5000000' });
-      assert.equal((await maker.next('quote_ack')).quote_id, quoteId);
-      holder.send({ type: 'decline', request_id: requestId });
-      assert.equal((await maker.next('rfq_result')).outcome, 'won');
-      if (quoteId === 'w1') assert.equal((await api.get('/v1/mm/protection')).body.tripped, null, 'under the limit');
-    }
+    await fillBy(maker, 'w1');
+    assert.equal((await api.get('/v1/mm/protection')).body.tripped, null, 'under the limit');
+    await fillBy(maker, 'w2');
     assert.deepEqual(await maker.next('protection_tripped'), { type: 'protection_tripped', reason: 'MAX_FILLED_WAGER' });
     maker.send({ type: 'protection_reset' });
     await maker.next('protection_reset_ok');
