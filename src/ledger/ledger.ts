@@ -133,14 +133,16 @@ export class Ledger {
     const maker = makerAccount(makerAddress);
     assert.ok(liabilityMicros >= 0n, 'a liability is never negative');
     if (this.availableOf(maker) < liabilityMicros) return false;
-    const hold = this.takeHold(ref, 'reserved');
-    assert.ok(hold !== null, `fill of ${ref}, which holds no reservation`);
-    assert.ok(filledMicros > 0n && filledMicros <= hold.amountMicros, 'a fill is within its reservation');
+    const hold = this.holds.get(ref);
+    assert.ok(hold !== undefined && hold.bucket === 'reserved', `fill of ${ref}, which holds no reservation`);
+    const reservedMicros = BigInt(hold.amountMicros);
+    assert.ok(filledMicros > 0n && filledMicros <= reservedMicros, 'a fill is within its reservation');
     const { account } = hold;
     this.transfer('fill', ref, 'fill', { account, bucket: 'reserved' }, { account, bucket: 'at_risk' }, filledMicros, atMs);
-    const restMicros = hold.amountMicros - filledMicros;
+    const restMicros = reservedMicros - filledMicros;
     if (restMicros > 0n) this.transfer('release', ref, 'release', { account, bucket: 'reserved' }, { account, bucket: 'available' }, restMicros, atMs);
-    this.openHold(ref, { account, bucket: 'at_risk' }, filledMicros);
+    // The reservation's hold becomes the stake's, under the same reference: one write, not a remove and a put.
+    void this.holds.put(ref, { account, bucket: 'at_risk', amountMicros: filledMicros.toString() });
     if (liabilityMicros > 0n) {
       this.transfer('lock', ref, 'lock', { account: maker, bucket: 'available' }, { account: maker, bucket: 'locked' }, liabilityMicros, atMs);
       this.openHold(lockRef(ref), { account: maker, bucket: 'locked' }, liabilityMicros);
@@ -244,21 +246,24 @@ export class Ledger {
     const id = transferId(ref, step);
     assert.equal(this.transfers.get(id), undefined, `transfer ${id} was written already`);
     if (debit !== null) this.assertMayDebit(debit);
-    const rows = new Map<AccountId, Array<[Bucket, string]>>();
-    const apply = (side: Side, delta: bigint) => {
-      this.change(side, delta);
-      const deltas = rows.get(side.account) ?? [];
-      deltas.push([side.bucket, delta.toString()]);
-      rows.set(side.account, deltas);
-    };
-    if (debit !== null) apply(debit, -amountMicros);
-    if (credit !== null) apply(credit, amountMicros);
+    // Each account the transfer touches, with its buckets' changes: a transfer between two buckets of one
+    // account (a reservation, a fill, a release, a maker's lock) reads and writes its record once.
+    const changes = new Map<AccountId, Array<[Bucket, bigint]>>();
+    if (debit !== null) changes.set(debit.account, [[debit.bucket, -amountMicros]]);
+    if (credit !== null) {
+      const same = changes.get(credit.account);
+      if (same === undefined) changes.set(credit.account, [[credit.bucket, amountMicros]]);
+      else same.push([credit.bucket, amountMicros]);
+    }
+    for (const [account, deltas] of changes) this.change(account, deltas);
     void this.transfers.put(id, { id, kind, debit, credit, amountMicros: amountMicros.toString(), ref, atMs });
     // Only users read a journal (GET /v1/user/journal). A maker's rows would be one more page per maker that
     // filled in each commit, read by no route (a maker's fills are GET /v1/mm/fills); the transfers keep
     // every movement of every account, and the ledger check reads those.
-    for (const [account, deltas] of rows) {
-      if (userIdOf(account) !== null) void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas });
+    for (const [account, deltas] of changes) {
+      if (userIdOf(account) === null) continue;
+      const rows: Array<[Bucket, string]> = deltas.map(([bucket, delta]) => [bucket, delta.toString()]);
+      void this.journal.put(journalKey(account, atMs, id), { transferId: id, kind, ref, atMs, deltas: rows });
     }
   }
 
@@ -268,15 +273,19 @@ export class Ledger {
     assert.ok(this.owner.owns(userId), `${this.owner.name} may not spend the money of user ${userId}`);
   }
 
-  private change({ account, bucket }: Side, delta: bigint): void {
-    assert.ok(bucketsOf(account).includes(bucket), `${account} has no ${bucket} bucket`);
+  private change(account: AccountId, deltas: ReadonlyArray<[Bucket, bigint]>): void {
+    const buckets = bucketsOf(account);
     const record = this.accounts.get(account);
-    const next = BigInt(record?.[bucket] ?? '0') + delta;
-    assert.ok(next >= 0n, `${account} ${bucket} would be negative`);
     // Every bucket of the kind, in one order: one record shape per kind of account for lmdb-js's shared
     // structures (store/db.ts), however the buckets were first touched.
     const written: AccountRecord = {};
-    for (const name of bucketsOf(account)) written[name] = name === bucket ? next.toString() : (record?.[name] ?? '0');
+    for (const name of buckets) written[name] = record?.[name] ?? '0';
+    for (const [bucket, delta] of deltas) {
+      assert.ok(buckets.includes(bucket), `${account} has no ${bucket} bucket`);
+      const next = BigInt(written[bucket]!) + delta;
+      assert.ok(next >= 0n, `${account} ${bucket} would be negative`);
+      written[bucket] = next.toString();
+    }
     void this.accounts.put(account, written);
   }
 

@@ -30,6 +30,27 @@ export interface ActiveRfq {
   isAwaitedByCreate: boolean;
 }
 
+/** A new RFQ as the actor holds it: quoting, with no audience yet, until `timer` closes its quote window. */
+export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate: boolean): ActiveRfq {
+  return {
+    record,
+    wagerMicros: BigInt(record.wagerMicros),
+    phase: 'quoting',
+    audience: null,
+    responded: new Set(),
+    quotes: new Map(),
+    quoters: new Set(),
+    nextSeq: 0,
+    timer,
+    candidates: [],
+    lastLook: null,
+    uncoveredCount: 0,
+    selectionUs: 0,
+    commitHeldCreate: null,
+    isAwaitedByCreate,
+  };
+}
+
 export const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
 /**
  * Quotes one maker may have standing on one RFQ (a requote is a new quote_id). Bounds what a maker can make

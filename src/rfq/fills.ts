@@ -1,7 +1,8 @@
 // Any thread. A maker's fills, as stored for the maker PnL route (contract section 7) and for settlement.
 import { hash } from 'node:crypto';
 import type { PositionOutcome } from '../ledger/ledger.js';
-import type { RfqLeg } from './records.js';
+import type { Candidate } from './matching.js';
+import { payoutMicros, type RfqFill, type RfqLeg, type RfqRecord } from './records.js';
 
 export interface FillRecord {
   requestId: string;
@@ -84,4 +85,31 @@ export function takerPnlRow(taker: string, fills: Iterable<FillRecord>): TakerPn
     }
   }
   return { taker, fills: count, wagered_micros: wagered.toString(), paid_micros: paid.toString(), pnl_micros: pnl.toString() };
+}
+
+/** Pure. The fill of `record` by `candidate` at `nowMs`: as the RFQ's record shows it, and as the maker's fill is stored. */
+export function fillOf(record: RfqRecord, candidate: Candidate, nowMs: number): { fill: RfqFill; fillRecord: FillRecord } {
+  const fill: RfqFill = {
+    makerAddress: candidate.quote.makerAddress,
+    quoteId: candidate.quote.quoteId,
+    oddsE4: candidate.quote.oddsE4,
+    filledWagerMicros: candidate.fillWagerMicros.toString(),
+    payoutMicros: payoutMicros(candidate.fillWagerMicros, candidate.quote.oddsE4).toString(),
+  };
+  const fillRecord: FillRecord = {
+    requestId: record.requestId,
+    makerAddress: fill.makerAddress,
+    quoteId: fill.quoteId,
+    taker: record.isShielded ? opaqueTakerId(fill.makerAddress, record.userId) : record.wallet,
+    userId: record.userId,
+    legs: record.legs,
+    filledWagerMicros: fill.filledWagerMicros,
+    payoutMicros: fill.payoutMicros,
+    oddsE4: fill.oddsE4,
+    atMs: nowMs,
+    settledPaidMicros: null,
+    outcome: null,
+    settledAtMs: null,
+  };
+  return { fill, fillRecord };
 }

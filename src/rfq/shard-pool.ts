@@ -7,11 +7,11 @@ import { ApiError, overloaded } from '../errors.js';
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import { Batcher } from '../batcher.js';
-import { setBounded } from '../bounded-map.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
 import type { WithdrawnQuote } from './active-rfq.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, MoneyOp, MoneyResult, ShardInit, ShardToMain } from './messages.js';
 import type { RfqMetrics } from './metrics.js';
+import { TerminalWaiters } from './terminal-waiters.js';
 import { workerTransport, type ShardTransport, type ShardTransportFactory } from './shard-transport.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
@@ -25,11 +25,6 @@ export interface MakerFanout {
 
 /** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
-/** Terminal results kept for a waiter that registers just after them (see unclaimedTerminals). */
-const MAX_UNCLAIMED_TERMINALS = 16_384;
-
-const DEFAULT_MAX_WAITERS = 16_384;
-
 /** Events sent after a commit of the shard: what the main thread reads next must see it. */
 const followsCommit = (event: ShardToMain) => event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
 
@@ -62,22 +57,12 @@ export interface ShardPoolOptions {
 
 export class ShardPool {
   private readonly shards: ShardHandle[] = [];
-  private readonly waiters = new Map<string, Set<(result: RfqResult) => void>>();
-  /**
-   * Terminal results that a create's answer will wait for but that came first, oldest first. An RFQ's created
-   * and terminal events can reach this thread back to back (makers answer while the create commits, or the
-   * two writes share one commit: shard.ts commitCreate), before the submitting request has registered its
-   * waiter (a promise turn after 'created'). Only those: the result of an RFQ whose create did not ask to
-   * wait is never claimed (a poller reads it from LMDB), and keeping it would only fill this map.
-   */
-  private readonly unclaimedTerminals = new Map<string, RfqResult>();
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
   private framesByMaker = new Map<string, string[]>();
   private isFrameFlushScheduled = false;
-  /** Waiting requests and the slots taken for requests about to wait (reserveWaiter); at most maxWaiters. */
-  private waiterSlots = 0;
   private nextCallId = 1;
   private readonly whenReady: Promise<number>;
+  private readonly waiters: TerminalWaiters;
 
   constructor(
     private readonly init: Omit<ShardInit, 'shard'>,
@@ -86,6 +71,7 @@ export class ShardPool {
     private readonly log: Logger,
     private readonly options: ShardPoolOptions = {},
   ) {
+    this.waiters = new TerminalWaiters(options.maxWaiters);
     const ready: Promise<number>[] = [];
     for (let shard = 0; shard < init.shardCount; shard++) {
       const { handle, whenReady } = this.spawn(shard);
@@ -127,24 +113,14 @@ export class ShardPool {
     return this.call<R>(shard, (callId) => ({ kind: 'money', callId, op }));
   }
 
-  /**
-   * Takes a place for a request that will wait (wait_ms), before it starts anything: 503 OVERLOADED when
-   * maxWaiters are taken. The returned function gives it back (once).
-   */
+  /** A place for a request that will wait (wait_ms): TerminalWaiters.reserve. */
   reserveWaiter(): () => void {
-    if (this.waiterSlots >= (this.options.maxWaiters ?? DEFAULT_MAX_WAITERS)) throw overloaded();
-    this.waiterSlots++;
-    let isReleased = false;
-    return () => {
-      if (isReleased) return;
-      isReleased = true;
-      this.waiterSlots--;
-    };
+    return this.waiters.reserve();
   }
 
   /** Waiting requests and reserved places (a gauge). */
   get waiterCount(): number {
-    return this.waiterSlots;
+    return this.waiters.count;
   }
 
   status(requestId: string, userId: string): Promise<RfqResult> {
@@ -159,34 +135,9 @@ export class ShardPool {
     return this.call<RfqResult>(shard, (callId) => ({ kind: 'cancel', callId, requestId, userId }));
   }
 
-  /**
-   * Resolves with the terminal result, or null after `waitMs` or when the client goes away. `abortSignal` is
-   * read only when the answer has to wait: making the request's AbortController was ~0.3 % of the main
-   * thread's samples at 2,000 RFQ/s, and most answers find their result here already.
-   */
+  /** The terminal result, or null after `waitMs` or when the client goes away: TerminalWaiters.wait. */
   waitForTerminal(requestId: string, waitMs: number, abortSignal: () => AbortSignal): Promise<RfqResult | null> {
-    const ended = this.unclaimedTerminals.get(requestId);
-    if (ended !== undefined) {
-      this.unclaimedTerminals.delete(requestId);
-      return Promise.resolve(ended);
-    }
-    const signal = abortSignal();
-    return new Promise((resolve) => {
-      const set = this.waiters.get(requestId) ?? new Set();
-      this.waiters.set(requestId, set);
-      const done = (result: RfqResult | null) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        set.delete(wake);
-        if (set.size === 0 && this.waiters.get(requestId) === set) this.waiters.delete(requestId);
-        resolve(result);
-      };
-      const wake = (result: RfqResult) => done(result);
-      const onAbort = () => done(null);
-      const timer = setTimeout(() => done(null), waitMs);
-      signal.addEventListener('abort', onAbort);
-      set.add(wake);
-    });
+    return this.waiters.wait(requestId, waitMs, abortSignal);
   }
 
   /** Routes a maker message to the shard named in its request id; false when it names no shard. */
@@ -216,7 +167,7 @@ export class ShardPool {
 
   /** Terminal results waiting for their create's answer to claim them (a gauge: 0 between requests). */
   get unclaimedResults(): number {
-    return this.unclaimedTerminals.size;
+    return this.waiters.unclaimedCount;
   }
 
   get outstandingCalls(): number {
@@ -345,12 +296,7 @@ export class ShardPool {
         this.metrics.endToEndSeconds.observe(Math.max(0, Date.now() - event.createdAtMs) / 1000);
         this.metrics.quotesPerRfq.observe(event.result.quotes_received);
         if (event.filledBy !== null) this.metrics.makerFillsTotal.inc({ maker: event.filledBy });
-        const set = this.waiters.get(event.result.request_id);
-        if (set !== undefined) for (const wake of [...set]) wake(event.result);
-        // Claimed a promise turn later. Bounded all the same: a claim that never comes must not grow it.
-        else if (event.isAwaitedByCreate) {
-          setBounded(this.unclaimedTerminals, event.result.request_id, event.result, MAX_UNCLAIMED_TERMINALS);
-        }
+        this.waiters.deliver(event.result, event.isAwaitedByCreate);
         return;
       }
       case 'stats':

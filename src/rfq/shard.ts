@@ -4,36 +4,30 @@
 // and every movement of its users' money (shard-money.ts for those that do not come from its RFQs). State
 // changes that matter to money are written to LMDB (through ledger/) before anyone hears of them, except the
 // `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
-// out of the actor.
+// out of the actor. Here: the calls and the maker messages; from the close of quoting on, finalization.ts.
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { MAKER_ERRORS } from '../mm/protocol.js';
-import { isOpenForBetting, marketKey } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
 import type { RfqResult } from '../schemas/rfq.js';
-import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { rfqTimes, toRfqMessage } from './announcement.js';
-import { decide, type Candidate } from './matching.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
-import { opaqueTakerId, type FillRecord } from './fills.js';
-import { MAX_QUOTES_PER_MAKER_PER_RFQ, quoteKey, standingQuotesOf, withdrawQuote, withdrawQuotesOf, type ActiveRfq } from './active-rfq.js';
-import { RfqWrites, UNCOVERED } from './rfq-writes.js';
-import { makerAccount } from '../ledger/accounts.js';
+import {
+  MAX_QUOTES_PER_MAKER_PER_RFQ,
+  newActiveRfq,
+  quoteKey,
+  standingQuotesOf,
+  withdrawQuote,
+  withdrawQuotesOf,
+  type ActiveRfq,
+} from './active-rfq.js';
+import { RfqFinalization, type ToMaker } from './finalization.js';
+import { RfqWrites } from './rfq-writes.js';
 import { ShardBook, shardOwner } from './shard-book.js';
 import { ShardMoney } from './shard-money.js';
-import {
-  endedRecord,
-  payoutMicros,
-  rfqRef,
-  toRfqResult,
-  type FailureReason,
-  type RfqKeyRecord,
-  type RfqRecord,
-  type TerminalStatus,
-} from './records.js';
+import { toRfqResult, type RfqKeyRecord, type RfqRecord } from './records.js';
 
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
@@ -42,6 +36,8 @@ export class RfqShard {
   private readonly book: ShardBook;
   private readonly money: ShardMoney;
   private readonly writes: RfqWrites;
+  private readonly finalization: RfqFinalization;
+  private readonly toMaker: ToMaker;
 
   constructor(
     private readonly store: Store,
@@ -52,6 +48,9 @@ export class RfqShard {
     this.book = new ShardBook(store, shardOwner(init.shard, init.shardCount));
     this.money = new ShardMoney(store, this.book);
     this.writes = new RfqWrites(store, this.book.ledger, clock);
+    this.toMaker = (makerId, message) => emit({ kind: 'to_maker', makerId, frame: JSON.stringify(message) });
+    const { active, writes, toMaker } = this;
+    this.finalization = new RfqFinalization({ store, writes, ledger: this.book.ledger, clock, lastLookMs: init.lastLookMs, active, emit, toMaker });
   }
 
   /** At start, before any message: RfqWrites.failInterrupted for this shard's users. */
@@ -164,23 +163,11 @@ export class RfqShard {
       error: null,
       terminalAtMs: null,
     };
-    const rfq: ActiveRfq = {
+    const rfq: ActiveRfq = newActiveRfq(
       record,
-      wagerMicros,
-      phase: 'quoting',
-      audience: null,
-      responded: new Set(),
-      quotes: new Map(),
-      quoters: new Set(),
-      nextSeq: 0,
-      timer: this.clock.setTimer(() => this.close(rfq), times.quoteDeadlineMs - nowMs),
-      candidates: [],
-      lastLook: null,
-      uncoveredCount: 0,
-      selectionUs: 0,
-      commitHeldCreate: null,
-      isAwaitedByCreate: command.answerWaitMs > 0,
-    };
+      this.clock.setTimer(() => this.finalization.close(rfq), times.quoteDeadlineMs - nowMs),
+      command.answerWaitMs > 0,
+    );
     this.active.set(requestId, rfq);
     // The makers hear of the RFQ before its create commits, not after: the commit overlaps their round trip
     // instead of preceding it (docs/durability.md). The main thread answers with the audience (onAudience).
@@ -194,7 +181,7 @@ export class RfqShard {
     } catch (err) {
       // The commit failed (disk or map full): the RFQ never existed. Makers that quoted it hear it was
       // cancelled; later quotes get RFQ_CLOSED. Nothing was reserved or written.
-      this.clearTimer(rfq);
+      this.finalization.clearTimer(rfq);
       this.active.delete(requestId);
       for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: requestId, outcome: 'cancelled' });
       throw err;
@@ -219,7 +206,7 @@ export class RfqShard {
       throw new ApiError('RFQ_NOT_CANCELLABLE');
     }
     if (rfq.phase !== 'quoting') throw new ApiError('RFQ_NOT_CANCELLABLE');
-    await this.finish(rfq, 'cancelled', null);
+    await this.finalization.finish(rfq, 'cancelled', null);
     return toRfqResult(rfq.record);
   }
 
@@ -263,7 +250,7 @@ export class RfqShard {
     // Contract section 11: a quote whose liability the maker cannot cover now is refused and not counted (it
     // answered, though, for the early close). The fill checks again, exactly, inside its transaction.
     const fillableMicros = maxWagerMicros < rfq.wagerMicros ? maxWagerMicros : rfq.wagerMicros;
-    if (!this.canCover(q.makerAddress, fillableMicros, q.oddsE4)) {
+    if (!this.finalization.canCover(q.makerAddress, fillableMicros, q.oddsE4)) {
       rfq.responded.add(q.makerId);
       reject('INSUFFICIENT_COLLATERAL');
       return this.closeIfAllResponded(rfq);
@@ -309,7 +296,7 @@ export class RfqShard {
       const { message } = MAKER_ERRORS.LAST_LOOK_NOT_PENDING;
       return this.toMaker(makerId, { type: 'error', code: 'LAST_LOOK_NOT_PENDING', message, request_id: requestId, quote_id: quoteId });
     }
-    this.endLastLook(rfq, isAccepted);
+    this.finalization.endLastLook(rfq, isAccepted);
   }
 
   /** Contract section 6: a closed socket withdraws its quotes everywhere, and a pending last look is a reject. */
@@ -318,202 +305,14 @@ export class RfqShard {
       for (const [key, quote] of rfq.quotes) if (quote.makerId === makerId) rfq.quotes.delete(key);
       rfq.candidates = rfq.candidates.filter((c) => c.quote.makerId !== makerId);
       if (rfq.phase === 'quoting' && rfq.audience?.delete(makerId) === true) this.closeIfAllResponded(rfq);
-      if (rfq.lastLook?.quote.makerId === makerId) this.endLastLook(rfq, false);
+      if (rfq.lastLook?.quote.makerId === makerId) this.finalization.endLastLook(rfq, false);
     }
   }
-
-  // ---- selection and finalization ----------------------------------------------------------------------
 
   private closeIfAllResponded(rfq: ActiveRfq): void {
     if (rfq.audience === null || rfq.phase !== 'quoting') return;
     for (const makerId of rfq.audience) if (!rfq.responded.has(makerId)) return;
-    this.close(rfq);
-  }
-
-  private close(rfq: ActiveRfq): void {
-    if (rfq.phase !== 'quoting') return;
-    rfq.phase = 'closing';
-    this.clearTimer(rfq);
-    const startNs = process.hrtime.bigint();
-    const decision = decide({
-      wagerMicros: rfq.wagerMicros,
-      minOddsE4: rfq.record.minOddsE4,
-      toleranceBps: rfq.record.toleranceBps,
-      orderType: rfq.record.orderType,
-      quotes: [...rfq.quotes.values()],
-      quotesReceived: rfq.record.quotesReceived,
-    });
-    rfq.selectionUs = Number(process.hrtime.bigint() - startNs) / 1000;
-    if (decision.kind === 'timeout') return void this.finish(rfq, 'timeout', null);
-    if (decision.kind === 'fail') return void this.finish(rfq, 'failed', decision.reason);
-    if (!this.areLegsOpen(rfq, this.clock.nowMs())) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
-    rfq.candidates = decision.candidates;
-    this.offerNext(rfq);
-  }
-
-  /**
-   * Every leg's market still takes bets at `nowMs`. Outside a transaction it reads this thread's snapshot (a
-   * market closed ~1 ms ago may still look open); inside the fill's transaction it reads the latest commit,
-   * which is what decides (commitFill).
-   */
-  private areLegsOpen(rfq: ActiveRfq, nowMs: number): boolean {
-    const markets = this.store.db<Market>('markets');
-    return rfq.record.legs.every((leg) => {
-      const market = markets.get(marketKey(leg.marketId));
-      return market !== undefined && isOpenForBetting(market, nowMs);
-    });
-  }
-
-  /** The maker's available, as this thread last saw it, covers the liability of a fill of `wagerMicros`. */
-  private canCover(makerAddress: string, wagerMicros: bigint, oddsE4: number): boolean {
-    const available = BigInt(this.store.db<{ available?: string }>('accounts').get(makerAccount(makerAddress))?.available ?? '0');
-    return available >= payoutMicros(wagerMicros, oddsE4) - wagerMicros;
-  }
-
-  /**
-   * Tries candidates best first: a plain quote fills at once, a last-look quote asks its maker first. Past
-   * the order's expiry there is no time left to ask a maker, so last-look quotes are passed over; a plain
-   * quote still fills, because it stood at selection and needs no answer (contract section 6: a reject or
-   * silence moves to the next acceptable quote). With none left, the RFQ ends ORDER_EXPIRED past its expiry
-   * (a last look ran out with it), else MAKER_REJECTED.
-   */
-  private offerNext(rfq: ActiveRfq): void {
-    const nowMs = this.clock.nowMs();
-    const isPastExpiry = nowMs >= rfq.record.expiresAtMs;
-    for (let candidate = rfq.candidates.shift(); candidate !== undefined; candidate = rfq.candidates.shift()) {
-      // Fills since the quote arrived may have taken the maker's collateral: pass over it (its maker gets `lost`).
-      if (!this.canCover(candidate.quote.makerAddress, candidate.fillWagerMicros, candidate.quote.oddsE4)) {
-        rfq.uncoveredCount++;
-        continue;
-      }
-      if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
-      if (isPastExpiry) continue;
-      // No maker is asked to confirm a bet on a market that has closed meanwhile (commitFill decides anyway).
-      if (!this.areLegsOpen(rfq, nowMs)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
-      return this.offerLastLook(rfq, candidate, nowMs);
-    }
-    // Quotes there were, but no maker could cover them (contract section 11): a want of liquidity.
-    this.finish(rfq, 'failed', isPastExpiry ? 'ORDER_EXPIRED' : rfq.uncoveredCount > 0 ? 'INSUFFICIENT_LIQUIDITY' : 'MAKER_REJECTED');
-  }
-
-  private offerLastLook(rfq: ActiveRfq, candidate: Candidate, nowMs: number): void {
-    const deadlineMs = Math.min(nowMs + this.init.lastLookMs, rfq.record.expiresAtMs);
-    rfq.phase = 'finalizing';
-    rfq.record.status = 'finalizing';
-    rfq.lastLook = candidate;
-    this.toMaker(candidate.quote.makerId, {
-      type: 'last_look',
-      request_id: rfq.record.requestId,
-      quote_id: candidate.quote.quoteId,
-      fill_wager_micros: candidate.fillWagerMicros.toString(),
-      deadline_ms: deadlineMs,
-    });
-    rfq.timer = this.clock.setTimer(() => this.endLastLook(rfq, false), deadlineMs - nowMs);
-  }
-
-  private endLastLook(rfq: ActiveRfq, isAccepted: boolean): void {
-    const candidate = rfq.lastLook;
-    if (candidate === null) return;
-    rfq.lastLook = null;
-    this.clearTimer(rfq);
-    if (isAccepted) return void this.commitFill(rfq, candidate);
-    this.offerNext(rfq);
-  }
-
-  /** The fill is durable (ledger, record, maker's fill) before the taker or any maker hears of it. */
-  private async commitFill(rfq: ActiveRfq, candidate: Candidate): Promise<void> {
-    rfq.phase = 'closing';
-    const { record } = rfq;
-    const nowMs = this.clock.nowMs();
-    const payout = payoutMicros(candidate.fillWagerMicros, candidate.quote.oddsE4);
-    const fill = {
-      makerAddress: candidate.quote.makerAddress,
-      quoteId: candidate.quote.quoteId,
-      oddsE4: candidate.quote.oddsE4,
-      filledWagerMicros: candidate.fillWagerMicros.toString(),
-      payoutMicros: payout.toString(),
-    };
-    const fillRecord: FillRecord = {
-      requestId: record.requestId,
-      makerAddress: fill.makerAddress,
-      quoteId: fill.quoteId,
-      taker: record.isShielded ? opaqueTakerId(fill.makerAddress, record.userId) : record.wallet,
-      userId: record.userId,
-      legs: record.legs,
-      filledWagerMicros: fill.filledWagerMicros,
-      payoutMicros: fill.payoutMicros,
-      oddsE4: fill.oddsE4,
-      atMs: nowMs,
-      settledPaidMicros: null,
-      outcome: null,
-      settledAtMs: null,
-    };
-    const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
-    const written = await this.persistTerminal(rfq, () => this.writes.fillInTxn(completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)));
-    if (written === null) return;
-    if (written === UNCOVERED) {
-      rfq.uncoveredCount++;
-      // Nothing was written: the RFQ is active again and selection goes on to the next quote.
-      this.active.set(record.requestId, rfq);
-      return this.offerNext(rfq);
-    }
-    rfq.record = written.record;
-    if (written.record.status !== 'completed') return this.retire(rfq, written.persistUs, 'expired');
-    for (const makerId of rfq.quoters) {
-      const isWinner = makerId === candidate.quote.makerId;
-      this.toMaker(makerId, {
-        type: 'rfq_result',
-        request_id: record.requestId,
-        outcome: isWinner ? 'won' : 'lost',
-        ...(isWinner ? { quote_id: fill.quoteId, odds: fill.oddsE4 / 10_000, filled_wager_micros: fill.filledWagerMicros } : {}),
-      });
-    }
-    this.retire(rfq, written.persistUs, null);
-  }
-
-  /** Every non-fill end: the whole reservation is released in the same transaction as the status. */
-  private async finish(rfq: ActiveRfq, status: Exclude<TerminalStatus, 'completed'>, error: FailureReason | null): Promise<void> {
-    rfq.phase = 'closing';
-    this.clearTimer(rfq);
-    const nowMs = this.clock.nowMs();
-    const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
-    const written = await this.persistTerminal(rfq, () => {
-      const releasedMicros = this.book.ledger.release(rfqRef(ended.requestId), nowMs);
-      assert.equal(releasedMicros, rfq.wagerMicros, `RFQ ${ended.requestId} held another amount than its wager`);
-      return ended;
-    });
-    if (written === null || written === UNCOVERED) return;
-    rfq.record = written.record;
-    this.retire(rfq, written.persistUs, status === 'cancelled' ? 'cancelled' : 'expired');
-  }
-
-  /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and commits it. */
-  private persistTerminal(rfq: ActiveRfq, end: () => RfqRecord | typeof UNCOVERED) {
-    this.active.delete(rfq.record.requestId);
-    return this.writes.persistTerminal(rfq, end);
-  }
-
-  /**
-   * The RFQ's end is durable: its quoters hear `outcome` (unless commitFill told them already, null) and the
-   * main thread hears of it (the actor forgot it in persistTerminal).
-   */
-  private retire(rfq: ActiveRfq, persistUs: number, outcome: 'expired' | 'cancelled' | null): void {
-    if (outcome !== null) {
-      for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: rfq.record.requestId, outcome });
-    }
-    const { isAwaitedByCreate, selectionUs } = rfq;
-    const { createdAtMs } = rfq.record;
-    const filledBy = rfq.record.fill?.makerAddress ?? null;
-    this.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs, createdAtMs, filledBy });
-  }
-
-  private clearTimer(rfq: ActiveRfq): void {
-    if (rfq.timer !== null) this.clock.clearTimer(rfq.timer);
-    rfq.timer = null;
-  }
-
-  private toMaker(makerId: string, message: ServerToMakerMessage): void {
-    this.emit({ kind: 'to_maker', makerId, frame: JSON.stringify(message) });
+    this.finalization.close(rfq);
   }
 
   private async outcome<T>(run: () => T | Promise<T>): Promise<CallOutcome<T>> {
