@@ -20,7 +20,8 @@ import { voidRefused } from './errors.js';
 import type { ContestListIndex } from './list-index.js';
 import type { ContestRecord } from './records.js';
 import type { SerialQueues } from './serial-queue.js';
-import { ContestSettler, SettlementInterrupted, type SettlementKind, type SettlerOptions } from './settlement.js';
+import type { SettlementKind } from './settlement-plans.js';
+import { ContestSettler, SettlementInterrupted, type SettlerOptions } from './settlement.js';
 import type { MarketOf } from './views.js';
 
 export class ContestResolution {
