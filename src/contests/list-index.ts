@@ -1,14 +1,15 @@
-// Main thread, owned by Contests (contests.ts), the only code that changes it. The order and filter keys of
-// every contest, so that GET /v1/contests (contract section 8: newest first, by status and category) reads
-// from LMDB only the records it answers with. Scanning and decoding every record per request cost the main
-// thread, which also serves all HTTP and the makers' sockets, time in proportion to every contest ever made
-// (they are never deleted), on a route anyone may call without a token.
+// Main thread, owned by the contest actor (contests.ts adds, resolution.ts settles), the only code that
+// changes it. The order and filter keys of every contest, so that GET /v1/contests (contract section 8:
+// newest first, by status and category) reads from LMDB only the records it answers with. Scanning and
+// decoding every record per request cost the main thread, which also serves all HTTP and the makers'
+// sockets, time in proportion to every contest ever made (they are never deleted), on a route anyone may
+// call without a token.
 //
 // What lives here is a copy of durable state, so it follows LMDB and never leads it: an entry is added, or
 // its status changed, only once the transaction that wrote it has committed. The one gap is a settlement's
 // final batch: its commit can be visible to a read (another request's) a moment before the settlement's
 // continuation runs and updates the entry. While a settlement runs the entry therefore carries the status it
-// may write (`pendingStatus`), and the list decides such a contest by its record instead (contests.ts).
+// may write (`pendingStatus`), and the list decides such a contest by its record instead (queries.ts).
 //
 // Bound: one entry per contest record, i.e. per contest an operator ever created (a few a day; ~365 a year
 // at one a day). Measured at ~190 bytes per contest with node 20 (the object, its 36-char id string, its

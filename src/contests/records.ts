@@ -1,5 +1,6 @@
-// Main thread. The durable contest records and their LMDB keys. Only contests/contests.ts writes them, always
-// inside store.transact and always from the contest's own serial lane (see serial-queue.ts).
+// Main thread. The durable contest records and their LMDB keys. Only the contest actor (contests/contests.ts,
+// and entries.ts, resolution.ts and settlement.ts for it) writes them, or has a user's shard write them, always
+// inside one transaction and always from the contest's own serial lane (see serial-queue.ts).
 //
 // Money is kept as JS numbers here because every amount is bounded at creation: protocol pool + entry_cap ×
 // bet_amount ≤ 2^53−1 (rules.ts checks it), so no stored amount can lose precision. Arithmetic on them is

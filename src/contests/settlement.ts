@@ -5,7 +5,7 @@
 // need too) for 16-17 ms per 1,000 entries: 1.7 s at 100k, 31.5 s at 1,000,000 (measured, docs/contests.md).
 //
 // 1. Score (resolution only): read the entries page by page, yielding between pages, and keep one score key
-//    per entry (scoring.ts, ScoreTable): one byte per entry instead of every record at once.
+//    per entry (settlement-plans.ts, with scoring.ts): one byte per entry instead of every record at once.
 // 2. Collect (resolution only): every entry's reserved stake joins the contest's pot (the protocol's
 //    committed bucket, held under `contest:<id>:pool`, which the prize pool opened at creation). A sweep of
 //    its own, before any prize is paid, so the pot never pays out what it has not received yet, whichever
@@ -21,22 +21,20 @@
 // (ledger.ts) is the proof that its stake was not collected (or refunded) yet, and its settled record that
 // it was not paid, so a shard never moves an entry's money twice. The durable
 // progress says "entries up to settling.lastKey settled"; entries after it may be settled too (a crash came
-// between the shards' commits and the progress), and the next start's recover() (contests.ts), continuing
+// between the shards' commits and the progress), and the next start's recover() (resolution.ts), continuing
 // from lastKey with the decision recorded in `settling` (kind, atMs), finds them settled exactly as it would
 // settle them and moves nothing for them. Scores come out the same because the entry set is frozen: an entry
 // or a continuation needs its markets OPEN, resolution starts only when none is, a market never reopens, and
 // checkEntryWindow refuses a contest that is settling.
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
-import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
-import { contestEntriesAfter, entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
-import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
-import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
+import { contestEntriesAfter, entryRef, type ContestRecord, type EntryRecord, type SettlingRecord } from './records.js';
+import { resolvePlan, voidPlan, type SettlementKind, type SettlementPlan } from './settlement-plans.js';
+import { totalPotMicros, type MarketOf } from './views.js';
 
 /**
  * Entries per settlement batch. Settling one entry cost ~8-10 µs when the main thread wrote it (its ledger
@@ -46,17 +44,6 @@ import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
  * shard's group commit alongside its RFQs), and this thread writes only the progress record.
  */
 export const SETTLE_BATCH_ENTRIES = 256;
-/**
- * Entries read per event-loop turn while scoring: reads only, ~1.3 µs each, so ~2.5 ms a page once warm. The
- * first pages run cold (JIT, LMDB pages not yet mapped in: 17-24 ms measured for the first 2,048), so a page
- * also ends once it has taken SCORE_PAGE_BUDGET_MS.
- */
-export const SCORE_PAGE_ENTRIES = 2048;
-export const SCORE_PAGE_BUDGET_MS = 4;
-/** Entries read between two looks at the clock within a scoring page. */
-const CLOCK_CHECK_ENTRIES = 64;
-
-export type SettlementKind = SettlingRecord['kind'];
 
 /** Reported after each committed batch (tests, and anything that wants to watch a long settlement). */
 export interface SettleProgress {
@@ -74,15 +61,6 @@ export interface SettlerOptions {
    * state a crash between two batches leaves (tests use it to produce that state through this code path).
    */
   afterBatch?: (progress: SettleProgress) => void | Promise<void>;
-}
-
-/** What one settlement does to each entry: the settlement it writes and the money it moves. */
-interface SettlementPlan {
-  kind: SettlementKind;
-  /** What the whole contest pays: the last batch asserts that exactly this was paid. */
-  totalPaidMicros: bigint;
-  /** Pure. The entry's settlement, what it counts as paid (0n for a refund) and its payout (null: refund the stake). */
-  settleEntry(entry: EntryRecord): { settlement: EntrySettlement; paidMicros: bigint; payoutMicros: bigint | null };
 }
 
 export class ContestSettler {
@@ -123,7 +101,7 @@ export class ContestSettler {
     // A stop is checked before any work, between scoring pages and between batches, so it waits for one
     // page or one batch at most, whatever the number of contests and entries.
     this.throwIfStopping(contest);
-    const plan = kind === 'void' ? this.voidPlan() : await this.resolvePlan(contest);
+    const plan = kind === 'void' ? voidPlan() : await resolvePlan(contest, this.entries, this.marketOf, () => this.throwIfStopping(contest));
     if (kind === 'resolve' && (contest.settling === undefined || contest.settling.phase === 'collect')) {
       contest = await this.collectStakes(contest, atMs);
     }
@@ -139,75 +117,6 @@ export class ContestSettler {
 
   private throwIfStopping(contest: ContestRecord): void {
     if (this.isStopping()) throw new SettlementInterrupted(contest.contestId, contest.settling?.settledCount ?? 0, contest.entriesFilled);
-  }
-
-  // ---- plans ----
-
-  private voidPlan(): SettlementPlan {
-    return {
-      kind: 'void',
-      totalPaidMicros: 0n,
-      settleEntry: (entry) => {
-        const settlement = { outcomes: entry.picks.map(() => 'voided' as const), payoutMicros: entry.stakeMicros, netPayoutMicros: 0, rank: null };
-        return { settlement, paidMicros: 0n, payoutMicros: null };
-      },
-    };
-  }
-
-  private async resolvePlan(contest: ContestRecord): Promise<SettlementPlan> {
-    const marketOf = finalMarkets(contest, this.marketOf);
-    const table = buildScoreTable(
-      { gameType: contest.gameType, winningSplitBps: contest.winningSplitBps, potMicros: BigInt(totalPotMicros(contest)) },
-      await this.readScoreKeys(contest, marketOf),
-    );
-    return {
-      kind: 'resolve',
-      totalPaidMicros: table.paidMicros,
-      settleEntry: (entry) => resolveEntry(contest, table, marketOf, entry),
-    };
-  }
-
-  /** One score key per entry, indexed by seq. Page by page, with a turn of the event loop between pages. */
-  private async readScoreKeys(contest: ContestRecord, marketOf: MarketOf): Promise<Uint8Array> {
-    const entryCount = contest.entriesFilled;
-    const keysBySeq = new Uint8Array(entryCount);
-    const isSeen = new Uint8Array(entryCount);
-    let readCount = 0;
-    const scoreEntry = (entry: EntryRecord) => {
-      // seq is the entry's position in entry order, so the seqs are exactly 0..entriesFilled-1.
-      assert.ok(entry.seq < entryCount && isSeen[entry.seq] === 0, `entry seq ${entry.seq} out of range or repeated`);
-      isSeen[entry.seq] = 1;
-      const outcomes = entryOutcomes(entry, marketOf);
-      assert.ok(!outcomes.includes('pending'), 'scoring needs every pick final');
-      keysBySeq[entry.seq] = scoreKey(contest.gameType, outcomes);
-      readCount++;
-    };
-    let page = this.scorePage(contest.contestId, null, scoreEntry);
-    while (!page.isEnd) {
-      await nextTurn();
-      this.throwIfStopping(contest);
-      page = this.scorePage(contest.contestId, page.lastKey, scoreEntry);
-    }
-    assert.equal(readCount, entryCount, `contest ${contest.contestId} entry count drifted`);
-    return keysBySeq;
-  }
-
-  /**
-   * Visits the entries after `afterKey` in key order, up to SCORE_PAGE_ENTRIES of them and for at most about
-   * SCORE_PAGE_BUDGET_MS. `isEnd` when the contest's last entry was visited.
-   */
-  private scorePage(contestId: string, afterKey: string | null, visit: (entry: EntryRecord) => void): { lastKey: string | null; isEnd: boolean } {
-    const deadlineMs = performance.now() + SCORE_PAGE_BUDGET_MS;
-    let lastKey = afterKey;
-    let visited = 0;
-    for (const { key, value } of contestEntriesAfter(this.entries, contestId, afterKey)) {
-      visit(value);
-      lastKey = key;
-      visited++;
-      const isPageFull = visited === SCORE_PAGE_ENTRIES || (visited % CLOCK_CHECK_ENTRIES === 0 && performance.now() > deadlineMs);
-      if (isPageFull) return { lastKey, isEnd: false };
-    }
-    return { lastKey, isEnd: true };
   }
 
   // ---- the collect sweep ----
@@ -297,19 +206,6 @@ export class ContestSettler {
   }
 }
 
-/** Pure. An entry of a resolving contest, as its scores say; the entry must be the one that was scored. */
-function resolveEntry(contest: ContestRecord, table: ScoreTable, marketOf: MarketOf, entry: EntryRecord) {
-  const outcomes = entryOutcomes(entry, marketOf);
-  assert.equal(scoreKey(contest.gameType, outcomes), table.keyOf(entry.seq), `entry ${entryRef(entry)} changed after scoring`);
-  const { rank, payoutMicros } = table.scoreOf(entry.seq);
-  const payout = Number(payoutMicros);
-  return {
-    settlement: { outcomes, payoutMicros: payout, netPayoutMicros: payout - entry.stakeMicros, rank },
-    paidMicros: payoutMicros,
-    payoutMicros,
-  };
-}
-
 /**
  * A settlement left at a page or batch boundary because the service stops: durable so far (whole batches),
  * continued by the next start. Not a failure: logged at info.
@@ -342,18 +238,4 @@ function progressOf(contest: ContestRecord, kind: SettlementKind): SettleProgres
     entryCount: contest.entriesFilled,
     isFinished,
   };
-}
-
-/**
- * The contest's markets, read once: they are final (a market never changes after it resolves), so reading
- * each pick's market from LMDB again (~0.2 µs a pick, millions of times at 1,000,000 entries) buys nothing.
- */
-function finalMarkets(contest: ContestRecord, marketOf: MarketOf): MarketOf {
-  const markets = new Map<number, Market>();
-  for (const { marketId } of contest.markets) {
-    const market = marketOf(marketId);
-    assert.ok(market !== undefined && market.status !== 'OPEN', `market ${marketId} of contest ${contest.contestId} is not final`);
-    markets.set(marketId, market);
-  }
-  return (marketId) => markets.get(marketId);
 }

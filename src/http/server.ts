@@ -1,7 +1,8 @@
 // Main thread. The HTTP front end on uWebSockets.js: one catch-all handler that routes, authorizes, reads the
 // body (64 KiB limit, abort-safe), validates with the route's compiled schemas, runs the handler and writes
 // the reply. Every failure leaves as the contract's error body; an unexpected one as 500 INTERNAL with the
-// request id, which is also in the log line carrying the stack.
+// request id, which is also in the log line carrying the stack. A request's own state and what its handler
+// sees of it are in exchange.ts; a route's schemas, compiled once at start, in compiled-route.ts.
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { ApiError, isApiError, overloaded, rateLimited } from '../errors.js';
@@ -14,29 +15,15 @@ import { framingError } from './framing.js';
 import { parseQuery } from './query.js';
 import type { AnyRoute, Reply } from './route.js';
 import { Router, type Method } from './router.js';
+import { compileRoute, decodeBody, type CompiledRoute, type Observer } from './compiled-route.js';
+import { Exchange, HandlerContext } from './exchange.js';
 import { statusLine } from './status-text.js';
-import { compileValidator, type Validator } from './validate.js';
 import { callerNetwork } from './caller-network.js';
-import { StrictObject } from '../schemas/common.js';
 import type { LoadShedder } from './load-shedder.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const EMPTY_BODY = compileValidator(StrictObject({}), { convertStrings: false });
-
-interface CompiledRoute {
-  route: AnyRoute;
-  /** The latency series of this route by response status, looked up once each. */
-  observers: Map<number, Observer>;
-  body: Validator | null;
-  query: Validator | null;
-  params: Validator | null;
-  /** Under /v1/auth/: also charged to the caller IP's auth bucket (HttpDeps.authRateLimiter). */
-  isAuthRoute: boolean;
-  /** Asks the load shedder before anything else (RouteSpec.isShedUnderLoad). */
-  isShedUnderLoad: boolean;
-}
 
 export interface HttpDeps {
   routes: readonly AnyRoute[];
@@ -54,91 +41,6 @@ export interface HttpDeps {
   /** Front-door shedding of the routes that start work (PARLAYD_MAX_IN_FLIGHT_CREATES, ..._EVENT_LOOP_DELAY_MS). */
   shedder: LoadShedder;
 }
-
-/** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
-class Exchange {
-  isAborted = false;
-  isAnswered = false;
-  /** The route's handler has been started: it, not an abort, ends the request's hold on the shedder. */
-  isRunning = false;
-  /** The rate-limit bucket the request was charged to; null: its IP's (read for the RateLimit-* headers). */
-  rateKey: string | null = null;
-  #isWatchingAbort = false;
-  /** Gives back the load shedder's place, once; null when the request took none. */
-  #releasePlace: (() => void) | null = null;
-  // Made on first use of `signal`: an AbortController costs ~3 µs and only waiting handlers (wait_ms) read
-  // it, so most requests never pay for one (measured, docs/performance.md).
-  #controller: AbortController | null = null;
-  constructor(
-    readonly res: HttpResponse,
-    readonly requestId: string,
-    readonly startMs: number,
-  ) {}
-
-  get signal(): AbortSignal {
-    if (this.#controller === null) {
-      this.#controller = new AbortController();
-      if (this.isAborted) this.#controller.abort();
-    }
-    return this.#controller.signal;
-  }
-
-  /**
-   * uWS requires an abort handler before its request callback returns unanswered (a body still to read, a
-   * handler still running). A request answered inside that callback needs none, so it is attached only then.
-   */
-  watchAbort(): void {
-    if (this.#isWatchingAbort) return;
-    this.#isWatchingAbort = true;
-    this.res.onAborted(() => {
-      this.isAborted = true;
-      this.#controller?.abort();
-      // Gone while its body was being read: nothing runs for it, so its place is free now. Once its handler
-      // runs, the place is held until the handler ends (send), since the work goes on without the client.
-      if (!this.isRunning) this.releasePlace();
-    });
-  }
-
-  holdPlace(release: () => void): void {
-    this.#releasePlace = release;
-  }
-
-  releasePlace(): void {
-    const release = this.#releasePlace;
-    this.#releasePlace = null;
-    release?.();
-  }
-}
-
-/**
- * What a handler is given (RequestContext). A class, not an object literal with a `signal` getter: V8 kept
- * alive what such a per-request getter reached (the exchange, and through its AbortController the handler's
- * promise chain) past every young-generation collection, until the next full one. Measured with `GET
- * /healthz` under load: 1.35 MB kept per scavenge and 3.5 ms scavenges with the literal, 0.15 MB and 0.6 ms
- * with this class (docs/performance.md, "Allocation shapes").
- */
-class HandlerContext {
-  readonly requestId: string;
-  readonly #exchange: Exchange;
-
-  constructor(
-    exchange: Exchange,
-    readonly log: Logger,
-    readonly auth: Principal | null,
-    readonly body: unknown,
-    readonly query: unknown,
-    readonly params: unknown,
-  ) {
-    this.requestId = exchange.requestId;
-    this.#exchange = exchange;
-  }
-
-  get signal(): AbortSignal {
-    return this.#exchange.signal;
-  }
-}
-
-type Observer = ReturnType<HttpMetrics['requestSeconds']['series']>;
 
 export function createHttpApp(deps: HttpDeps): TemplatedApp {
   const router = new Router<CompiledRoute>();
@@ -348,31 +250,6 @@ function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
   return anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
-}
-
-function compileRoute(route: AnyRoute): CompiledRoute {
-  return {
-    route,
-    observers: new Map(),
-    body: route.body === undefined ? null : compileValidator(route.body, { convertStrings: false }),
-    query: route.query === undefined ? null : compileValidator(route.query, { convertStrings: true }),
-    params: route.params === undefined ? null : compileValidator(route.params, { convertStrings: true }),
-    isAuthRoute: route.path.startsWith('/v1/auth/'),
-    isShedUnderLoad: route.isShedUnderLoad === true,
-  };
-}
-
-/** Contract section 1: a body must be JSON (415 otherwise), parse (400 INVALID_JSON) and match the schema. */
-function decodeBody(compiled: CompiledRoute, contentType: string, bytes: Buffer): unknown {
-  if (compiled.body === null && bytes.length === 0) return undefined;
-  if (!/^application\/json\s*(;|$)/i.test(contentType)) throw new ApiError('UNSUPPORTED_MEDIA_TYPE');
-  let value: unknown;
-  try {
-    value = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw new ApiError('INVALID_JSON');
-  }
-  return (compiled.body ?? EMPTY_BODY).check(value);
 }
 
 function errorReply(error: ApiError): Reply {

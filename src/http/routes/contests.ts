@@ -17,7 +17,7 @@ import {
   CreateContest,
 } from '../../schemas/contests.js';
 import { StrictObject, Uuid } from '../../schemas/common.js';
-import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/contests.js';
+import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/queries.js';
 import { PageCache } from '../page-cache.js';
 import { decodeCursor, encodeCursor, isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
 
