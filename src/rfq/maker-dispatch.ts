@@ -1,6 +1,6 @@
 // Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
 // synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectReason } from '../schemas/mm.js';
 import { oddsToE4 } from './codec.js';
 import type { RfqMetrics } from './metrics.js';
 import { MAKER_ERRORS } from '../mm/protocol.js';
@@ -22,7 +22,7 @@ export class RfqMakerDispatcher {
     // Every quote the maker sent, refused ones included: its quote rate as the maker sees it.
     this.metrics.makerQuotesTotal.inc({ maker: address });
     const oddsE4 = oddsToE4(msg.odds);
-    const reject = (reason: string) =>
+    const reject = (reason: QuoteRejectReason) =>
       this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
     // Odds of 1 or less pay the taker nothing over the stake: not a quote.
     if (oddsE4 === null || oddsE4 <= 10_000) return void reject('INVALID_ODDS');

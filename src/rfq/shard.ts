@@ -12,7 +12,7 @@ import { MAKER_ERRORS } from '../mm/protocol.js';
 import { isOpenForBetting, marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { RfqResult } from '../schemas/rfq.js';
-import type { ServerToMakerMessage } from '../schemas/mm.js';
+import type { QuoteRejectReason, ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { rfqTimes, toRfqMessage } from './announcement.js';
@@ -244,7 +244,7 @@ export class RfqShard {
 
   private onQuote(q: Extract<MainToShard, { kind: 'quote' }>): void {
     const rfq = this.active.get(q.requestId);
-    const reject = (reason: string) =>
+    const reject = (reason: QuoteRejectReason) =>
       this.toMaker(q.makerId, { type: 'quote_reject', request_id: q.requestId, quote_id: q.quoteId, reason });
     if (rfq === undefined || rfq.phase !== 'quoting') return reject('RFQ_CLOSED');
     if (rfq.audience === null || !rfq.audience.has(q.makerId)) return reject('NOT_IN_AUDIENCE');
