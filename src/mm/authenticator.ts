@@ -14,19 +14,12 @@ import type { Sessions } from '../auth/sessions.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import type { AuthFailureReason } from '../schemas/mm.js';
 import type { Connection, MakerId } from './connection.js';
-import { challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
+import { AUTH_REFUSAL_DETAILS, challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
 import type { GatewayMetrics } from './metrics.js';
 import { PendingAuth } from './pending-auth.js';
 import type { MakerRegistry } from './registry.js';
 import type { MakerStreams } from './resume.js';
 import type { MakerSender } from './sender.js';
-
-/** Log details of the refusals decided here (the maker sees only the reason: they never go on the wire). */
-const REFUSAL_DETAILS = {
-  notSigner: 'the signature does not recover to the address',
-  notRegistered: 'not a registered maker',
-  removedMeanwhile: 'maker removed during authentication',
-} as const;
 
 export interface MakerAuthenticatorDeps {
   config: Pick<
@@ -122,15 +115,15 @@ export class MakerAuthenticator {
     const { registry, sessions } = this.deps;
     const isSigner = await verifySigner(this.deps.verifyPool, challenge, checked);
     if (conn.isClosed) return;
-    if (!isSigner) return this.#rejectAuth(conn, 'INVALID_SIGNATURE', REFUSAL_DETAILS.notSigner);
+    if (!isSigner) return this.#rejectAuth(conn, 'INVALID_SIGNATURE', AUTH_REFUSAL_DETAILS.notSigner);
     // Registry after the signature, so only the key's owner learns whether an address is registered.
-    if (!registry.has(checked.address)) return this.#rejectAuth(conn, 'UNKNOWN_MAKER', REFUSAL_DETAILS.notRegistered);
+    if (!registry.has(checked.address)) return this.#rejectAuth(conn, 'UNKNOWN_MAKER', AUTH_REFUSAL_DETAILS.notRegistered);
     const session = await sessions.issueMaker(checked.address, this.deps.config.mmSessionTtlMs);
     // The socket may have closed, or the maker been removed, while the session was being made durable: the
     // token was never handed out, so it is revoked rather than left valid.
     if (conn.isClosed || !registry.has(checked.address)) {
       await sessions.revoke(session.sessionKey);
-      if (!conn.isClosed) this.#rejectAuth(conn, 'UNKNOWN_MAKER', REFUSAL_DETAILS.removedMeanwhile);
+      if (!conn.isClosed) this.#rejectAuth(conn, 'UNKNOWN_MAKER', AUTH_REFUSAL_DETAILS.removedMeanwhile);
       return;
     }
     this.#authenticate(conn, checked.address, session);

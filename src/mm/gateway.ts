@@ -133,8 +133,8 @@ export class MakerGateway {
   }
 
   /**
-   * Remembers the app (broadcast publishes on it) and returns the socket behavior to register with
-   * `app.ws(MAKER_WS_PATH, gateway.attach(app))`. Starts the heartbeat.
+   * Returns the socket behavior to register with `app.ws(MAKER_WS_PATH, gateway.attach(app))`, once per
+   * gateway (the app is remembered to catch a second attach). Starts the heartbeat.
    */
   attach(app: TemplatedApp): WebSocketBehavior<UserData> {
     if (this.#app !== null) throw new Error('MakerGateway.attach called twice'); // a wiring bug
