@@ -1,5 +1,5 @@
 // Main thread. The state of one maker socket, owned by the gateway (gateway.ts) and held by uWS as the
-// socket's user data. Plain data: every decision about it is made in the gateway.
+// socket's user data. Plain data: every decision about it is made in the gateway and its parts.
 import type { WebSocket } from 'uWebSockets.js';
 import type { Challenge } from './handshake.js';
 import type { StreamSlot } from './resume.js';
@@ -23,7 +23,7 @@ export class Connection {
   unansweredHeartbeats = 0;
   /**
    * Broadcast frames (numbered already) not yet written: written together, corked, once the current task
-   * is done (gateway.ts #flushPending), and before anything else is written to this socket, so frames keep
+   * is done (socket-writer.ts queue), and before anything else is written to this socket, so frames keep
    * their seq order on the wire.
    */
   pending: string[] = [];

@@ -10,9 +10,10 @@
 // frame, is passed through untouched.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, RfqResultMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectMessage, RfqResultMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { WithdrawnQuote } from '../rfq/active-rfq.js';
-import type { MakerDispatcher, MakerGateway } from './gateway.js';
+import type { MakerDispatcher } from './dispatch.js';
+import type { MakerGateway } from './gateway.js';
 import type { MakerId } from './connection.js';
 import type { QuoteBook } from './quote-book.js';
 import type { MakerStats } from './stats.js';
@@ -83,7 +84,7 @@ export class MakerDesk implements MakerDispatcher {
   }
 
   #onReject(makerId: MakerId, frame: string): void {
-    const reject = JSON.parse(frame) as { request_id: string; quote_id: string; reason: string };
+    const reject = JSON.parse(frame) as Pick<QuoteRejectMessage, 'request_id' | 'quote_id' | 'reason'>;
     // The repeat of a standing quote's id is refused; the standing quote stays.
     if (reject.reason !== 'DUPLICATE_QUOTE_ID') this.deps.book.remove(makerId, reject.request_id, reject.quote_id);
   }

@@ -1,6 +1,6 @@
 // Main thread (the recovery itself runs on the verify pool). The maker challenge-response (interface.md
 // "Market-maker WebSocket flow", contract section 7): a fresh challenge per connection, and the checks of its
-// auth_response. Pure decisions here; the gateway owns the socket, the timers and the session.
+// auth_response. Pure decisions here; authenticator.ts acts on them (the socket, the timers, the session).
 import { randomBytes } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { parseAddress } from '../crypto/address.js';
@@ -22,6 +22,20 @@ export interface Challenge {
 export type CheckedAuthResponse =
   | { ok: true; address: string; signature65: Uint8Array }
   | { ok: false; reason: AuthFailureReason; detail: string };
+
+/**
+ * Why an auth_response was refused, in more words than its reason: logged (debug), never sent, since the maker
+ * learns only the reason (a prober learns nothing more from the text).
+ */
+export const AUTH_REFUSAL_DETAILS = {
+  challengeExpired: 'challenge expired',
+  badAuthResponse: 'bad auth_response',
+  badChecksum: 'address fails its EIP-55 checksum',
+  badSignatureHex: 'signature is not 130 hex chars',
+  notSigner: 'the signature does not recover to the address',
+  notRegistered: 'not a registered maker',
+  removedMeanwhile: 'maker removed during authentication',
+} as const;
 
 const authResponseCheck = TypeCompiler.Compile(AuthResponseMessage);
 
@@ -46,15 +60,15 @@ export function challengeMessage(challenge: Challenge): AuthChallengeMessage {
  * bad checksum is refused, not lowercased), 130 hex of signature.
  */
 export function checkAuthResponse(challenge: Challenge, message: unknown, nowMs: number): CheckedAuthResponse {
-  if (nowMs >= challenge.expiresAtMs) return { ok: false, reason: 'CHALLENGE_EXPIRED', detail: 'challenge expired' };
+  if (nowMs >= challenge.expiresAtMs) return { ok: false, reason: 'CHALLENGE_EXPIRED', detail: AUTH_REFUSAL_DETAILS.challengeExpired };
   if (!authResponseCheck.Check(message)) {
     const first = authResponseCheck.Errors(message).First();
-    return { ok: false, reason: 'MALFORMED', detail: first === undefined ? 'bad auth_response' : `${first.path} ${first.message}` };
+    return { ok: false, reason: 'MALFORMED', detail: first === undefined ? AUTH_REFUSAL_DETAILS.badAuthResponse : `${first.path} ${first.message}` };
   }
   const address = parseAddress(message.address);
-  if (address === null) return { ok: false, reason: 'MALFORMED', detail: 'address fails its EIP-55 checksum' };
+  if (address === null) return { ok: false, reason: 'MALFORMED', detail: AUTH_REFUSAL_DETAILS.badChecksum };
   const signature65 = parseSignatureHex(message.signature);
-  if (signature65 === null) return { ok: false, reason: 'MALFORMED', detail: 'signature is not 130 hex chars' };
+  if (signature65 === null) return { ok: false, reason: 'MALFORMED', detail: AUTH_REFUSAL_DETAILS.badSignatureHex };
   return { ok: true, address, signature65 };
 }
 

@@ -1,14 +1,13 @@
-// Main thread. Turns one frame from a maker into a typed message or a coded error (contract section 7:
-// a malformed message gets `error` with a code and the socket stays open). Pure; the validators are the
-// schemas of schemas/mm.ts, compiled once at load.
+// Main thread. Turns one frame from a maker into a typed message or the `error` message to answer it with
+// (contract section 7: a malformed message gets `error` with a code and the socket stays open). Pure; the
+// validators are the schemas of schemas/mm.ts, compiled once at load; the errors come from protocol.ts.
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
 import { MAKER_TO_SERVER_SCHEMAS, messageTypeOf, type ErrorMessage, type MakerToServerMessage } from '../schemas/mm.js';
+import { makerError, validationFailedError, type MakerErrorDetail } from './protocol.js';
 
-export type InboundError = Omit<ErrorMessage, 'type' | 'code'> & { code: 'INVALID_JSON' | 'UNKNOWN_TYPE' | 'VALIDATION_FAILED' };
-
-export type Inbound = { ok: true; message: MakerToServerMessage } | { ok: false; error: InboundError };
+export type Inbound = { ok: true; message: MakerToServerMessage } | { ok: false; error: ErrorMessage };
 
 const MAX_DETAILS = 5;
 const MAX_ECHO_CHARS = 64;
@@ -35,26 +34,20 @@ export function decodeFrame(frame: ArrayBuffer, isBinary: boolean): Record<strin
 export function validateMakerMessage(value: Record<string, unknown>): Inbound {
   const type = value['type'];
   const check = typeof type === 'string' ? checks.get(type) : undefined;
-  if (check === undefined) {
-    return { ok: false, error: { code: 'UNKNOWN_TYPE', message: 'type is missing or not a maker message type', ...echoIds(value) } };
-  }
+  if (check === undefined) return { ok: false, error: makerError('UNKNOWN_TYPE', echoedId(value, 'request_id'), echoedId(value, 'quote_id')) };
   if (check.Check(value)) return { ok: true, message: value as MakerToServerMessage };
-  const details: { path: string; message: string }[] = [];
+  const details: MakerErrorDetail[] = [];
   for (const error of check.Errors(value)) {
     // A custom kind (odds) reports "Expected kind ..."; its description states the actual rule.
     const message = error.type === ValueErrorType.Kind && typeof error.schema.description === 'string' ? error.schema.description : error.message;
     details.push({ path: error.path === '' ? '/' : error.path, message });
     if (details.length === MAX_DETAILS) break;
   }
-  return { ok: false, error: { code: 'VALIDATION_FAILED', message: `${String(type)} failed validation`, details, ...echoIds(value) } };
+  return { ok: false, error: validationFailedError(type as string, details, echoedId(value, 'request_id'), echoedId(value, 'quote_id')) };
 }
 
-/** request_id and quote_id of the offending message, so a bot can tell which quote failed. */
-function echoIds(value: Record<string, unknown>): { request_id?: string; quote_id?: string } {
-  const out: { request_id?: string; quote_id?: string } = {};
-  const requestId = value['request_id'];
-  const quoteId = value['quote_id'];
-  if (typeof requestId === 'string' && requestId.length <= MAX_ECHO_CHARS) out.request_id = requestId;
-  if (typeof quoteId === 'string' && quoteId.length <= MAX_ECHO_CHARS) out.quote_id = quoteId;
-  return out;
+/** request_id or quote_id of the offending message, if it is a string short enough to echo back. */
+function echoedId(value: Record<string, unknown>, field: 'request_id' | 'quote_id'): string | undefined {
+  const id = value[field];
+  return typeof id === 'string' && id.length <= MAX_ECHO_CHARS ? id : undefined;
 }

@@ -1,11 +1,12 @@
-// Main thread, owned by the gateway (gateway.ts), which alone calls it. The sockets connected and not yet
-// authenticated: how many in all, per remote address (an IPv6 /64) and per network (an IPv4 /24, an IPv6
-// /48), and in which order they came, so the gateway can refuse a caller over its own share, evict the
-// longest-waiting idle socket when every place is taken, and shorten the auth deadline under pressure
-// (issue 21 item 1). Pure bookkeeping: the gateway decides and closes sockets.
+// Main thread, owned by the authenticator (authenticator.ts), which adds and removes sockets; the upgrade gate
+// (upgrade.ts) asks it for refusals. The sockets connected and not yet authenticated: how many in all, per
+// remote address (an IPv6 /64) and per network (an IPv4 /24, an IPv6 /48), and in which order they came, so a
+// caller over its own share is refused, the longest-waiting idle socket is evicted when every place is taken,
+// and the auth deadline shortens under pressure (issue 21 item 1). Pure bookkeeping: its callers decide and
+// close sockets.
 //
-// Bounds: at most `maxPending` sockets (the gateway never adds one past it); each map holds an entry only
-// while it counts at least one socket, so every structure holds at most `maxPending` entries.
+// Bounds: at most `maxPending` sockets (none is added past it: a newcomer evicts or is refused first); each
+// map holds an entry only while it counts at least one socket, so every structure holds at most `maxPending`.
 import assert from 'node:assert/strict';
 import type { Connection } from './connection.js';
 
@@ -56,7 +57,7 @@ export class PendingAuth {
 
   add(conn: Connection): void {
     assert.ok(!this.#order.has(conn), `connection ${conn.connId} is pending already`);
-    // The gateway makes room first (an eviction) or refuses: past the bound is a bug.
+    // The caller makes room first (an eviction) or refuses: past the bound is a bug.
     assert.ok(this.#count < this.limits.maxPending, 'a pending socket added past the bound');
     this.#count++;
     this.#order.add(conn);

@@ -1,7 +1,9 @@
 // The maker socket's constants (contract section 7, docs/maker-protocol.md): where it lives, why the server
-// closes a socket (close code + reason text, both visible to the maker), and the `error` codes. The message
-// shapes themselves are the typebox schemas in schemas/mm.ts. Pure data; imported by the gateway, the SDK
-// and the tests.
+// closes a socket (close code + reason text, both visible to the maker), and the `error` codes: the one table
+// of them, with the factories that build each `error` message from it (nothing else writes an error's text).
+// The message shapes themselves are the typebox schemas in schemas/mm.ts. Pure; imported by the gateway, the
+// RFQ engine, the SDK and the tests.
+import type { ErrorMessage } from '../schemas/mm.js';
 
 export const MAKER_WS_PATH = '/v1/mm/ws';
 
@@ -50,7 +52,8 @@ export type CloseCause = keyof typeof CLOSE;
 export const MAKER_ERRORS = {
   INVALID_JSON: { closes: false, message: 'frame is not a JSON object in a UTF-8 text frame' },
   UNKNOWN_TYPE: { closes: false, message: 'type is missing or not a maker message type' },
-  VALIDATION_FAILED: { closes: false, message: 'message failed validation' },
+  /** A message of a known type says which (validationFailedError): `quote failed validation`. */
+  VALIDATION_FAILED: { closes: false, message: failedValidationText('message') },
   ALREADY_AUTHENTICATED: { closes: false, message: 'this connection is already authenticated' },
   AUTH_IN_PROGRESS: { closes: false, message: 'the auth_response of this connection is being verified' },
   NOT_ACCEPTING: { closes: false, message: 'the service is not accepting quotes yet' },
@@ -67,3 +70,35 @@ export const MAKER_ERRORS = {
   },
 } as const satisfies Record<string, { closes: boolean; message: string }>;
 export type MakerErrorCode = keyof typeof MAKER_ERRORS;
+
+/** A field error of VALIDATION_FAILED: where in the message, and what is wrong there. */
+export interface MakerErrorDetail {
+  path: string;
+  message: string;
+}
+
+/**
+ * The `error` message of `code`, with the table's text, naming the offending message's ids when it had them
+ * (so a bot can tell which quote failed). Fields in wire order: type, code, message, request_id, quote_id.
+ */
+export function makerError(code: MakerErrorCode, requestId?: string, quoteId?: string): ErrorMessage {
+  const error: ErrorMessage = { type: 'error', code, message: MAKER_ERRORS[code].message };
+  if (requestId !== undefined) error.request_id = requestId;
+  if (quoteId !== undefined) error.quote_id = quoteId;
+  return error;
+}
+
+/**
+ * VALIDATION_FAILED for a message of a known `type`: the text names the type (`quote failed validation`), the
+ * details say where. Fields in wire order: type, code, message, details, request_id, quote_id.
+ */
+export function validationFailedError(messageType: string, details: MakerErrorDetail[], requestId?: string, quoteId?: string): ErrorMessage {
+  const error: ErrorMessage = { type: 'error', code: 'VALIDATION_FAILED', message: failedValidationText(messageType), details };
+  if (requestId !== undefined) error.request_id = requestId;
+  if (quoteId !== undefined) error.quote_id = quoteId;
+  return error;
+}
+
+function failedValidationText(messageType: string): string {
+  return `${messageType} failed validation`;
+}

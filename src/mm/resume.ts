@@ -68,7 +68,7 @@ export class MakerStreams {
     if (this.#detached.size > this.limits.maxDetached) this.#drop(this.#detached.values().next().value!);
   }
 
-  /** Drops detached streams past replayMs (called from the gateway's periodic tick). */
+  /** Drops detached streams past replayMs (called from the heartbeat's tick, heartbeat.ts). */
   sweep(nowMs: number): void {
     for (const slot of this.#detached) {
       if (slot.detachedAtMs + this.limits.replayMs >= nowMs) break; // oldest first: the rest are younger

@@ -1,6 +1,6 @@
 // Main thread. One maker stream (issue 22, docs/maker-protocol.md section 3.5): the sequence numbers of the
 // server -> maker messages of one session, and the ring of the frames last written on it, so that a maker that
-// lost its socket can have them replayed on a new one (resume.ts decides a resume; the gateway writes).
+// lost its socket can have them replayed on a new one (resume.ts decides a resume; dispatch.ts writes the replay).
 //
 // Bounds: the ring holds at most `maxMessages` frames and none older than `replayMs` (both configured,
 // PARLAYD_MM_REPLAY_MAX_MESSAGES and PARLAYD_MM_REPLAY_MS). It stores each frame's text without its seq

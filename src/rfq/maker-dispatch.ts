@@ -1,9 +1,9 @@
 // Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
 // synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectReason } from '../schemas/mm.js';
 import { oddsToE4 } from './codec.js';
 import type { RfqMetrics } from './metrics.js';
-import { MAKER_ERRORS } from '../mm/protocol.js';
+import { makerError } from '../mm/protocol.js';
 import type { ShardPool, MakerFanout } from './shard-pool.js';
 
 /**
@@ -22,7 +22,7 @@ export class RfqMakerDispatcher {
     // Every quote the maker sent, refused ones included: its quote rate as the maker sees it.
     this.metrics.makerQuotesTotal.inc({ maker: address });
     const oddsE4 = oddsToE4(msg.odds);
-    const reject = (reason: string) =>
+    const reject = (reason: QuoteRejectReason) =>
       this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
     // Odds of 1 or less pay the taker nothing over the stake: not a quote.
     if (oddsE4 === null || oddsE4 <= 10_000) return void reject('INVALID_ODDS');
@@ -47,10 +47,7 @@ export class RfqMakerDispatcher {
   onQuoteCancel(makerId: string, _address: string, msg: QuoteCancelMessage): void {
     const routed = this.pool.toShard(msg.request_id, { kind: 'quote_cancel', requestId: msg.request_id, makerId, quoteId: msg.quote_id });
     // An id no shard could have minted names no quote: answered here, as the shard answers an unknown one.
-    if (!routed) {
-      const { message } = MAKER_ERRORS.QUOTE_NOT_FOUND;
-      this.makers.send(makerId, { type: 'error', code: 'QUOTE_NOT_FOUND', message, request_id: msg.request_id, quote_id: msg.quote_id });
-    }
+    if (!routed) this.makers.send(makerId, makerError('QUOTE_NOT_FOUND', msg.request_id, msg.quote_id));
   }
 
   onLastLookResponse(makerId: string, address: string, msg: LastLookResponseMessage): void {

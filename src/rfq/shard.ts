@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError } from '../errors.js';
-import { MAKER_ERRORS } from '../mm/protocol.js';
+import { makerError } from '../mm/protocol.js';
 import type { RfqResult } from '../schemas/rfq.js';
+import type { QuoteRejectReason } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { rfqTimes, toRfqMessage } from './announcement.js';
@@ -231,7 +232,7 @@ export class RfqShard {
 
   private onQuote(q: Extract<MainToShard, { kind: 'quote' }>): void {
     const rfq = this.active.get(q.requestId);
-    const reject = (reason: string) =>
+    const reject = (reason: QuoteRejectReason) =>
       this.toMaker(q.makerId, { type: 'quote_reject', request_id: q.requestId, quote_id: q.quoteId, reason });
     if (rfq === undefined || rfq.phase !== 'quoting') return reject('RFQ_CLOSED');
     if (rfq.audience === null || !rfq.audience.has(q.makerId)) return reject('NOT_IN_AUDIENCE');
@@ -284,8 +285,7 @@ export class RfqShard {
     if (rfq !== undefined && withdrawQuote(rfq, makerId, quoteId)) {
       return this.toMaker(makerId, { type: 'quote_cancelled', request_id: requestId, quote_id: quoteId });
     }
-    const { message } = MAKER_ERRORS.QUOTE_NOT_FOUND;
-    this.toMaker(makerId, { type: 'error', code: 'QUOTE_NOT_FOUND', message, request_id: requestId, quote_id: quoteId });
+    this.toMaker(makerId, makerError('QUOTE_NOT_FOUND', requestId, quoteId));
   }
 
   /** An answer out of turn (late, repeated, never asked for) changes nothing and says so (contract section 7). */
@@ -293,8 +293,7 @@ export class RfqShard {
     const rfq = this.active.get(requestId);
     const offered = rfq?.lastLook;
     if (rfq === undefined || offered == null || offered.quote.makerId !== makerId || offered.quote.quoteId !== quoteId) {
-      const { message } = MAKER_ERRORS.LAST_LOOK_NOT_PENDING;
-      return this.toMaker(makerId, { type: 'error', code: 'LAST_LOOK_NOT_PENDING', message, request_id: requestId, quote_id: quoteId });
+      return this.toMaker(makerId, makerError('LAST_LOOK_NOT_PENDING', requestId, quoteId));
     }
     this.finalization.endLastLook(rfq, isAccepted);
   }

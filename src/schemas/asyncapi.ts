@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { CLOSE, MAKER_ERRORS, MAKER_WS_PATH, MAX_MAKER_FRAME_BYTES, MAX_UNANSWERED_HEARTBEATS } from '../mm/protocol.js';
 import {
   MAKER_TO_SERVER_SCHEMAS,
+  QUOTE_REJECT_REASONS,
   SERVER_TO_MAKER_SCHEMAS,
   messageTypeOf,
   type MakerToServerMessage,
@@ -166,6 +167,7 @@ export function buildAsyncApi(version: string): Json {
         messages: channelMessages,
         'x-close-codes': Object.values(CLOSE).map(({ code, reason }) => ({ code, reason })),
         'x-error-codes': Object.entries(MAKER_ERRORS).map(([code, e]) => ({ code, closes: e.closes, message: e.message })),
+        'x-quote-reject-reasons': Object.entries(QUOTE_REJECT_REASONS).map(([reason, meaning]) => ({ reason, meaning })),
       },
     },
     operations,

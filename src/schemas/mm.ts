@@ -174,13 +174,34 @@ export const QuoteAckMessage = Type.Object(
   { $id: 'quote_ack', description: 'The quote was accepted for selection; it stands until its rfq_result, a cancel or a disconnect.' },
 );
 
+/**
+ * Why a quote was refused, with what each means to the maker: the one list the RFQ engine, the desk and the
+ * AsyncAPI document (x-quote-reject-reasons) take them from.
+ */
+export const QUOTE_REJECT_REASONS = {
+  INVALID_ODDS: 'odds of 1 or less pay the taker nothing over the stake',
+  RFQ_CLOSED: 'the rfq is unknown or no longer takes quotes (ended, or past its quote deadline)',
+  NOT_IN_AUDIENCE: 'this connection was not sent the rfq',
+  OWN_RFQ: "the rfq is the maker's own wallet's; counts as a decline",
+  DUPLICATE_QUOTE_ID: 'a quote with this quote_id already stands on the rfq',
+  QUOTE_LIMIT: 'the maker already has 16 quotes standing on the rfq (a quote_cancel frees a place)',
+  MAX_WAGER_NOT_POSITIVE: 'max_wager_micros is not positive',
+  INSUFFICIENT_COLLATERAL: "the quote's liability exceeds the maker's available balance; counts as a decline",
+  PROTECTION_TRIPPED: "a protection limit tripped: quotes are refused until protection_reset",
+} as const satisfies Record<string, string>;
+export type QuoteRejectReason = keyof typeof QUOTE_REJECT_REASONS;
+export const QuoteRejectReason = Type.Union(
+  (Object.keys(QUOTE_REJECT_REASONS) as QuoteRejectReason[]).map((r) => Type.Literal(r)),
+  { description: 'why the quote was refused (x-quote-reject-reasons)' },
+);
+
 export const QuoteRejectMessage = Type.Object(
   {
     type: Type.Literal('quote_reject'),
     seq: Seq,
     request_id: Uuid,
     quote_id: QuoteId,
-    reason: Type.String({ pattern: '^[A-Z][A-Z0-9_]*$', description: 'UPPER_SNAKE reason code' }),
+    reason: QuoteRejectReason,
   },
   { $id: 'quote_reject', description: 'The quote was refused (unknown or closed rfq, late, invalid).' },
 );

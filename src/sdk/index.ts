@@ -1,19 +1,13 @@
 // The parlayd maker SDK (package export "parlayd/sdk"): a typed client of the market-maker socket, its
 // signer helpers, and the socket's message types, which come from the same typebox schemas the server
 // validates with (schemas/mm.ts). Protocol: docs/maker-protocol.md.
-export {
-  MakerClient,
-  MakerClientError,
-  DEFAULT_DOMAIN_TAG,
-  backoffDelayMs,
-  toSocketUrl,
-  type MakerClientEvents,
-  type MakerClientOptions,
-  type QuoteOptions,
-  type ReconnectOptions,
-  type SocketConstructor,
-  type SocketLike,
-} from './maker-client.js';
+export { MakerClient } from './maker-client.js';
+export { MakerClientError } from './errors.js';
+export { DEFAULT_DOMAIN_TAG, type MakerClientOptions } from './options.js';
+export { backoffDelayMs, type ReconnectOptions } from './reconnect.js';
+export { toSocketUrl, type SocketConstructor, type SocketLike } from './socket.js';
+export type { MakerClientEvents } from './events.js';
+export type { QuoteOptions } from './quoting.js';
 export { MakerHttpError, type ProtectionLimitsBody, type ProtectionView, type StandingQuote, type StatsView } from './maker-http.js';
 export type {
   ProtectionResetOkMessage,

@@ -7,6 +7,7 @@ import { personalMessageHash } from '../crypto/eip191.js';
 import { bytesToHex, hexToBytes } from '../crypto/hex.js';
 import { buildMakerChallenge } from '../crypto/maker-challenge.js';
 import type { AuthChallengeMessage } from '../schemas/mm.js';
+import { clientErrors } from './errors.js';
 
 /** Anything that can personal-sign bytes for one address (an ethers Wallet fits as is). */
 export interface MakerSigner {
@@ -20,7 +21,7 @@ export interface MakerSigner {
 export function privateKeySigner(privateKey: string | Uint8Array): MakerSigner {
   const key = typeof privateKey === 'string' ? hexToBytes(privateKey) : privateKey;
   if (key === null || key.length !== 32 || !secp256k1.utils.isValidSecretKey(key)) {
-    throw new TypeError('privateKey must be a valid secp256k1 key: 0x + 64 hex, or 32 bytes');
+    throw clientErrors.badPrivateKey();
   }
   const address = addressFromPublicKey(secp256k1.getPublicKey(key, false));
   return {
@@ -39,6 +40,6 @@ export function privateKeySigner(privateKey: string | Uint8Array): MakerSigner {
 /** The 75 bytes a maker signs: 35-byte domain tag || 32 nonce bytes (hex-decoded) || timestamp u64 LE. */
 export function makerChallengeBytes(challenge: Pick<AuthChallengeMessage, 'nonce' | 'timestamp'>, domainTag: string): Uint8Array {
   const nonce = hexToBytes(challenge.nonce);
-  if (nonce === null || nonce.length !== 32) throw new TypeError('challenge nonce must be 64 hex chars');
+  if (nonce === null || nonce.length !== 32) throw clientErrors.badNonce();
   return buildMakerChallenge(domainTag, nonce, challenge.timestamp);
 }

@@ -10,6 +10,7 @@ import { removeDataDir, startServer, type TestServer } from '../helpers/server.j
 import {
   MAKER_TO_SERVER_SCHEMAS,
   MakerToServerMessage,
+  QUOTE_REJECT_REASONS,
   SERVER_TO_MAKER_SCHEMAS,
   ServerToMakerMessage,
   isQuoteOdds,
@@ -141,5 +142,12 @@ describe('AsyncAPI document of the maker socket', () => {
     const channel = doc['channels'].makerSocket;
     assert.ok(channel['x-close-codes'].some((c: { code: number; reason: string }) => c.code === 1013 && c.reason === 'SLOW_CONSUMER'));
     assert.ok(channel['x-error-codes'].some((c: { code: string }) => c.code === 'NOT_ACCEPTING'));
+  });
+
+  it('lists every quote_reject reason, on the channel with its meaning and in the message schema', () => {
+    const reasons = Object.keys(QUOTE_REJECT_REASONS);
+    assert.deepEqual(doc['channels'].makerSocket['x-quote-reject-reasons'].map((r: { reason: string }) => r.reason), reasons);
+    const schemaReasons = doc['components'].schemas.quote_reject.properties.reason.anyOf.map((r: { const: string }) => r.const);
+    assert.deepEqual(schemaReasons, reasons);
   });
 });

@@ -1,0 +1,167 @@
+// Main thread, for the maker gateway (gateway.ts). A socket's life before and at the end of its session
+// (interface.md "Market-maker WebSocket flow", contract section 7): the challenge on open, the auth deadline,
+// the auth_response (checked by handshake.ts, recovered on the verify pool), the session, its expiry, and the
+// bookkeeping of sockets waiting for auth (pending-auth.ts) with the eviction that makes room among them.
+// handshake.ts decides; this module acts on the socket through the sender.
+//
+// Bounds: sockets waiting for auth <= maxPending (pending-auth.ts), each for at most mmAuthTimeoutMs
+// (mmPressureAuthTimeoutMs when more than half the places are taken); one timer per pending socket and one
+// per session.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Sessions } from '../auth/sessions.js';
+import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
+import type { AuthFailureReason } from '../schemas/mm.js';
+import type { Connection, MakerId } from './connection.js';
+import { AUTH_REFUSAL_DETAILS, challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
+import type { GatewayMetrics } from './metrics.js';
+import { PendingAuth } from './pending-auth.js';
+import type { MakerRegistry } from './registry.js';
+import type { MakerStreams } from './resume.js';
+import type { MakerSender } from './sender.js';
+
+export interface MakerAuthenticatorDeps {
+  config: Pick<
+    Config,
+    | 'mmDomainTag'
+    | 'mmAuthTimeoutMs'
+    | 'mmChallengeTtlMs'
+    | 'mmSessionTtlMs'
+    | 'mmMaxPendingAuth'
+    | 'mmMaxPendingAuthPerIp'
+    | 'mmMaxPendingAuthPerNetwork'
+    | 'mmPressureAuthTimeoutMs'
+  >;
+  /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
+  maxPendingAuth: number | undefined;
+  clock: Clock;
+  log: Logger;
+  registry: Pick<MakerRegistry, 'has'>;
+  sessions: Pick<Sessions, 'issueMaker' | 'revoke'>;
+  verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
+  metrics: GatewayMetrics | null;
+  sender: MakerSender;
+  /** The gateway's authenticated connections: a socket joins them here, and leaves in the gateway's close handler. */
+  authenticated: Map<MakerId, Connection>;
+  streams: Pick<MakerStreams, 'open'>;
+}
+
+export class MakerAuthenticator {
+  /** Sockets awaiting auth: counts per address and network, and their order. */
+  readonly pending: PendingAuth;
+  #makerSeq = 0;
+
+  constructor(private readonly deps: MakerAuthenticatorDeps) {
+    const { config } = deps;
+    this.pending = new PendingAuth({
+      maxPending: deps.maxPendingAuth ?? config.mmMaxPendingAuth,
+      maxPerAddress: config.mmMaxPendingAuthPerIp,
+      maxPerNetwork: config.mmMaxPendingAuthPerNetwork,
+    });
+  }
+
+  /** A socket just opened: it takes a pending place, its challenge and its auth deadline. */
+  start(conn: Connection): void {
+    const { config, clock, sender } = this.deps;
+    // The upgrade made room (uWS opens the socket inside res.upgrade); checked again so that the bound holds
+    // even if an open ever came apart from its upgrade.
+    if (this.pending.isFull && !this.evictOldestIdle()) return sender.fail(conn, 'OVERLOADED');
+    this.pending.add(conn);
+    conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
+    // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile. Under
+    // pressure (more than half the places taken, this socket included) a new socket gets less: a maker
+    // answers in milliseconds, and idle sockets then give their places back sooner.
+    const deadlineMs = this.pending.isUnderPressure ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs) : config.mmAuthTimeoutMs;
+    conn.authTimer = setTimeout(() => sender.fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
+    sender.send(conn, challengeMessage(conn.challenge));
+  }
+
+  /** A message before authentication: only the one auth_response is accepted. */
+  onMessage(conn: Connection, value: Record<string, unknown> | null): void {
+    const { sender } = this.deps;
+    if (value === null || value['type'] !== 'auth_response') return sender.fail(conn, 'NOT_AUTHENTICATED');
+    const challenge = conn.challenge;
+    if (challenge === null) return sender.sendError(conn, 'AUTH_IN_PROGRESS');
+    conn.challenge = null; // one challenge per connection, used once (contract section 7)
+    const checked = checkAuthResponse(challenge, value, this.deps.clock.nowMs());
+    if (!checked.ok) return this.#rejectAuth(conn, checked.reason, checked.detail);
+    conn.phase = 'verifying';
+    conn.address = checked.address;
+    this.#verify(conn, challenge, checked).catch((err: unknown) => {
+      if (isPoolOverloaded(err)) return sender.fail(conn, 'OVERLOADED');
+      this.deps.log.error({ err, connId: conn.connId }, 'maker auth failed unexpectedly');
+      sender.close(conn, 'INTERNAL');
+    });
+  }
+
+  /** The socket closed: its pending place and its timers go. */
+  end(conn: Connection): void {
+    this.#leavePending(conn);
+    if (conn.sessionTimer !== null) clearTimeout(conn.sessionTimer);
+    conn.sessionTimer = null;
+  }
+
+  /** Closes the oldest pending socket still awaiting its auth_response (AUTH_EVICTED); false when none is. */
+  evictOldestIdle(): boolean {
+    const conn = this.pending.oldestIdle();
+    if (conn === null) return false;
+    this.deps.metrics?.authTotal.inc({ result: 'AUTH_EVICTED' });
+    this.deps.sender.fail(conn, 'AUTH_EVICTED'); // closes at once: the close handler takes it out of the pending set
+    return true;
+  }
+
+  async #verify(conn: Connection, challenge: Challenge, checked: { address: string; signature65: Uint8Array }): Promise<void> {
+    const { registry, sessions } = this.deps;
+    const isSigner = await verifySigner(this.deps.verifyPool, challenge, checked);
+    if (conn.isClosed) return;
+    if (!isSigner) return this.#rejectAuth(conn, 'INVALID_SIGNATURE', AUTH_REFUSAL_DETAILS.notSigner);
+    // Registry after the signature, so only the key's owner learns whether an address is registered.
+    if (!registry.has(checked.address)) return this.#rejectAuth(conn, 'UNKNOWN_MAKER', AUTH_REFUSAL_DETAILS.notRegistered);
+    const session = await sessions.issueMaker(checked.address, this.deps.config.mmSessionTtlMs);
+    // The socket may have closed, or the maker been removed, while the session was being made durable: the
+    // token was never handed out, so it is revoked rather than left valid.
+    if (conn.isClosed || !registry.has(checked.address)) {
+      await sessions.revoke(session.sessionKey);
+      if (!conn.isClosed) this.#rejectAuth(conn, 'UNKNOWN_MAKER', AUTH_REFUSAL_DETAILS.removedMeanwhile);
+      return;
+    }
+    this.#authenticate(conn, checked.address, session);
+  }
+
+  #authenticate(conn: Connection, address: string, session: { token: string; sessionKey: string; expiresAtMs: number }): void {
+    const { token: sessionToken, expiresAtMs } = session;
+    this.#leavePending(conn);
+    const makerId = `mk-${(++this.#makerSeq).toString(36)}`;
+    conn.phase = 'authenticated';
+    conn.makerId = makerId;
+    this.deps.authenticated.set(makerId, conn);
+    const delayMs = Math.max(0, expiresAtMs - this.deps.clock.nowMs());
+    conn.sessionTimer = setTimeout(() => this.#expireSession(conn, expiresAtMs), delayMs);
+    this.deps.metrics?.authTotal.inc({ result: 'success' });
+    this.deps.log.info({ connId: conn.connId, makerId, address, remote: conn.remote }, 'maker authenticated');
+    this.deps.sender.send(conn, { type: 'auth_result', success: true, session_token: sessionToken, expires_at_ms: expiresAtMs });
+    // Every message after auth_result is numbered (issue 22): the stream starts here, at seq 1.
+    conn.stream = this.deps.streams.open(conn, makerId, session.sessionKey, address);
+  }
+
+  #expireSession(conn: Connection, expiresAtMs: number): void {
+    conn.sessionTimer = null;
+    this.deps.sender.send(conn, { type: 'AUTH_EXPIRED', expired_at_ms: expiresAtMs });
+    this.deps.sender.close(conn, 'AUTH_EXPIRED');
+  }
+
+  #rejectAuth(conn: Connection, reason: AuthFailureReason, detail: string): void {
+    this.deps.metrics?.authTotal.inc({ result: reason });
+    // Debug only: anyone can cause this at will. The close below counts it for the periodic summary.
+    this.deps.log.debug({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
+    this.deps.sender.send(conn, { type: 'auth_result', success: false, reason });
+    this.deps.sender.close(conn, reason);
+  }
+
+  #leavePending(conn: Connection): void {
+    if (conn.authTimer !== null) clearTimeout(conn.authTimer);
+    conn.authTimer = null;
+    this.pending.remove(conn);
+  }
+}

@@ -1,0 +1,130 @@
+// Main thread, for the maker gateway (gateway.ts). Every frame a maker sends lands here, in the uWS callback
+// that read it: before auth it goes to the authenticator; after, it is decoded and validated (inbound.ts) and
+// handed to the RFQ engine's dispatcher in the same call (no extra hop), or answered here: pong, resume
+// (docs/maker-protocol.md section 3.5) and the `error` of a message that cannot be taken.
+//
+// Cost per quote: a decode, a compiled schema check and one call; nothing is allocated here.
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Sessions } from '../auth/sessions.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
+import type { ResumeMessage } from '../schemas/mm-stream.js';
+import type { MakerAuthenticator } from './authenticator.js';
+import type { Connection, MakerId } from './connection.js';
+import { decodeFrame, validateMakerMessage } from './inbound.js';
+import type { MakerStreams } from './resume.js';
+import type { MakerSender } from './sender.js';
+import { ALWAYS_REPLAY } from './stream.js';
+
+/**
+ * The RFQ engine's side. Every method is called synchronously from the uWS callback that caused it (no
+ * extra hop), on the main thread. Messages are already validated; quote.last_look is always set (default
+ * false). onMakerDisconnected is called once for every authenticated connection that closes, whatever the
+ * reason (including a close caused by send/broadcast, which is reported right after that call returns).
+ */
+export interface MakerDispatcher {
+  onQuote(makerId: MakerId, address: string, msg: QuoteMessage): void;
+  onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
+  onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
+  onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
+  /** quote_cancel_all: every standing quote of the maker's address (issue 22). */
+  onQuoteCancelAll(makerId: MakerId, address: string): void;
+  onProtectionReset(makerId: MakerId, address: string): void;
+  /**
+   * A resume replayed these rfqs on `makerId`'s connection: it may now quote them (it joins their audience).
+   * Called before the replayed frames are written, so a quote on them can only come after.
+   */
+  onRfqsReplayed(makerId: MakerId, requestIds: string[]): void;
+  onMakerDisconnected(makerId: MakerId, address: string): void;
+}
+
+export interface MessageDispatchDeps {
+  clock: Clock;
+  log: Logger;
+  sessions: Pick<Sessions, 'resolve'>;
+  streams: Pick<MakerStreams, 'attachedConnOf' | 'resume'>;
+  sender: MakerSender;
+  authenticator: Pick<MakerAuthenticator, 'onMessage'>;
+}
+
+/** The start of a serialized rfq's body (stream.ts bodyOf): how a replay finds the rfqs among its frames. */
+const RFQ_BODY_PREFIX = '"type":"rfq",';
+
+export class MessageDispatch {
+  /** Null until the RFQ engine is wired (gateway.setDispatcher): messages that need it get NOT_ACCEPTING. */
+  dispatcher: MakerDispatcher | null = null;
+
+  constructor(private readonly deps: MessageDispatchDeps) {}
+
+  /** uWS's `message` handler, for the socket's connection. */
+  onFrame(conn: Connection, frame: ArrayBuffer, isBinary: boolean): void {
+    if (conn.isClosed) return;
+    const value = decodeFrame(frame, isBinary);
+    if (conn.phase !== 'authenticated') return this.deps.authenticator.onMessage(conn, value);
+    const sender = this.deps.sender;
+    if (value === null) return sender.sendError(conn, 'INVALID_JSON');
+    const inbound = validateMakerMessage(value);
+    if (!inbound.ok) return void sender.send(conn, inbound.error);
+    const msg = inbound.message;
+    const makerId = conn.makerId!;
+    const address = conn.address!;
+    if (msg.type === 'pong') {
+      conn.unansweredHeartbeats = 0;
+      return;
+    }
+    if (msg.type === 'auth_response') return sender.sendError(conn, 'ALREADY_AUTHENTICATED');
+    if (msg.type === 'resume') return this.#resume(conn, msg);
+    const dispatcher = this.dispatcher;
+    if (dispatcher === null) return sender.sendError(conn, 'NOT_ACCEPTING', 'request_id' in msg ? msg.request_id : undefined, 'quote_id' in msg ? msg.quote_id : undefined);
+    switch (msg.type) {
+      case 'quote':
+        msg.last_look ??= false;
+        return dispatcher.onQuote(makerId, address, msg);
+      case 'decline':
+        return dispatcher.onDecline(makerId, address, msg);
+      case 'quote_cancel':
+        return dispatcher.onQuoteCancel(makerId, address, msg);
+      case 'last_look_response':
+        return dispatcher.onLastLookResponse(makerId, address, msg);
+      case 'quote_cancel_all':
+        return dispatcher.onQuoteCancelAll(makerId, address);
+      case 'protection_reset':
+        return dispatcher.onProtectionReset(makerId, address);
+      default:
+        return assertNever(msg);
+    }
+  }
+
+  /**
+   * `resume` (docs/maker-protocol.md section 3.5): the named session must be a live one of this connection's
+   * address. A stream still attached to a socket the maker gave up (half-open, not yet noticed here) is
+   * closed first, which withdraws its quotes as any disconnect does, then resumed.
+   */
+  #resume(conn: Connection, msg: ResumeMessage): void {
+    const { sender, streams } = this.deps;
+    const slot = conn.stream!;
+    const principal = this.deps.sessions.resolve(msg.session_token);
+    const nowMs = this.deps.clock.nowMs();
+    let decision;
+    if (principal?.kind !== 'maker' || principal.address !== conn.address) {
+      decision = { ok: false as const, reason: 'UNKNOWN_SESSION' as const, oldestSeq: null };
+    } else {
+      const stale = streams.attachedConnOf(principal.sessionKey);
+      if (stale !== null && stale !== conn) sender.close(stale, 'RESUMED_ELSEWHERE');
+      decision = streams.resume(slot, principal.sessionKey, msg.last_seq, nowMs);
+    }
+    if (!decision.ok) return void sender.send(conn, { type: 'resume_failed', reason: decision.reason, oldest_seq: decision.oldestSeq });
+    const requestIds: string[] = [];
+    for (const body of decision.bodies) {
+      if (body.startsWith(RFQ_BODY_PREFIX)) requestIds.push((JSON.parse('{' + body) as { request_id: string }).request_id);
+    }
+    if (requestIds.length > 0) this.dispatcher?.onRfqsReplayed(conn.makerId!, requestIds);
+    for (const body of decision.bodies) sender.writer.write(conn, slot.stream.append(body, nowMs, ALWAYS_REPLAY));
+    this.deps.log.info({ connId: conn.connId, makerId: conn.makerId, replayed: decision.bodies.length }, 'maker stream resumed');
+    sender.send(conn, { type: 'resumed', replayed: decision.bodies.length, next_seq: slot.stream.nextSeq + 1 });
+  }
+}
+
+function assertNever(value: never): never {
+  throw new TypeError(`unhandled maker message ${JSON.stringify(value)}`);
+}
