@@ -11,7 +11,7 @@
 import assert, { AssertionError } from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, validationError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import {
@@ -102,21 +102,18 @@ export class Markets {
    */
   async priceMarketAt(asset: string, durationSecs: number, atMs: number): Promise<Market> {
     if (!this.config.priceAssets.includes(asset) || !this.config.priceDurationsSecs.includes(durationSecs)) {
-      throw new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`);
+      throw errors.noPriceMarket(asset, durationSecs);
     }
     const reach = windowReach(atMs, this.clock.nowMs(), durationSecs);
     if (reach === 'too-far-ahead') {
-      throw validationError([{ path: '/at_ms', message: `at most ${windowsAhead(durationSecs)} windows after the current one` }]);
+      throw errors.priceWindowTooFarAhead(windowsAhead(durationSecs));
     }
     const window = windowContaining(atMs, durationSecs);
     const key = windowKey(asset, durationSecs, window.startMs);
     const existing = this.findWindow(key);
     if (existing !== undefined) return existing;
     if (reach === 'find-only') {
-      throw new ApiError(
-        'MARKET_NOT_FOUND',
-        `no market for that window: a past window is created on lookup only up to ${windowsBehindCreated(durationSecs)} windows back`,
-      );
+      throw errors.priceWindowTooFarBack(windowsBehindCreated(durationSecs));
     }
     const created = await this.store.transact(() => {
       const raced = this.findWindow(key);

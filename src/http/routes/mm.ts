@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { buildAsyncApi } from '../../schemas/asyncapi.js';
 import { Address, AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
@@ -48,7 +48,7 @@ export function mmRoutes(s: Services, version: string) {
   });
   const addressOrThrow = (input: string, path: string): string => {
     const address = parseAddress(input);
-    if (address === null) throw new ApiError('VALIDATION_FAILED', undefined, [{ path, message: 'bad EIP-55 checksum' }]);
+    if (address === null) throw errors.badChecksum(path);
     return address;
   };
   return [
@@ -58,7 +58,7 @@ export function mmRoutes(s: Services, version: string) {
       body: AddMakerRequest, responses: { 201: MakerBody, 200: MakerBody },
       handler: async ({ body }) => {
         const outcome = await s.makers.add(addressOrThrow(body.address, '/address'), body.name);
-        if (outcome.kind === 'full') throw new ApiError('VALIDATION_FAILED', 'the maker registry is full');
+        if (outcome.kind === 'full') throw errors.makerRegistryFull();
         return json(outcome.kind === 'created' ? 201 : 200, makerBody(outcome.maker));
       },
     }),
