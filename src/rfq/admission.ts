@@ -15,15 +15,13 @@ import type { UserPrincipal } from '../auth/principal.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
 import type { Users } from '../users/users.js';
-import type { Order, UnsignedRfqRequest, Leg } from '../schemas/rfq.js';
+import { DEFAULT_ORDER_TYPE, type Order, type UnsignedRfqRequest, type Leg } from '../schemas/rfq.js';
 import { encodeOrder, oddsToE4, type SignableOrder } from './codec.js';
-import type { CreateRfq, Refusal } from './messages.js';
+import type { CreateCommand, Refusal } from './messages.js';
 import { signedReplayKey, unsignedReplayKey, type RfqLeg } from './records.js';
 import type { RfqMetrics } from './metrics.js';
 
-const FOK = 2;
-/** What admission decides; the route adds how long the answer may wait (`answerWaitMs`). */
-export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
+export type { CreateCommand } from './messages.js';
 
 export interface AdmissionDeps {
   config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;
@@ -40,7 +38,7 @@ export class Admission {
 
   unsigned(principal: UserPrincipal, body: UnsignedRfqRequest): CreateCommand {
     const minOddsE4 = requireOddsE4(body.min_odds);
-    const orderType = body.order_type ?? FOK;
+    const orderType = body.order_type ?? DEFAULT_ORDER_TYPE;
     const legs = toLegs(body.legs);
     const replayKey = unsignedReplayKey(principal.userId, body.idempotency_key);
     const contentHash = sha256Hex(
@@ -157,7 +155,7 @@ export function toSignableOrder(order: Omit<Order, 'signature'>): SignableOrder 
     minOddsE4: requireOddsE4(order.min_odds),
     nonce: order.nonce,
     expiresAtMs: order.expires_at_ms,
-    orderType: order.order_type ?? FOK,
+    orderType: order.order_type ?? DEFAULT_ORDER_TYPE,
     shieldOn: order.shield_on,
     legs: toLegs(order.legs),
   };

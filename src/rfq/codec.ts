@@ -16,7 +16,8 @@
 import assert from 'node:assert/strict';
 import { bytesToHex, hexToBytes } from '../crypto/hex.js';
 
-export type OrderType = 1 | 2;
+export type { OrderType } from '../schemas/rfq.js';
+import type { OrderType } from '../schemas/rfq.js';
 export type Direction = 'up' | 'down';
 
 export interface SignableLeg {
@@ -36,8 +37,12 @@ export interface SignableOrder {
   legs: ReadonlyArray<SignableLeg>;
 }
 
+// The signing format's bounds, the one place they are stated: the schemas (schemas/rfq.ts, schemas/mm.ts)
+// and matching read them from here.
 export const MIN_LEGS = 1;
 export const MAX_LEGS = 8;
+export const ORDER_TYPE_IOC = 1;
+export const ORDER_TYPE_FOK = 2;
 export const ORDER_HEADER_BYTES = 51;
 export const ORDER_LEG_BYTES = 9;
 const U32_MAX = 0xffff_ffff;

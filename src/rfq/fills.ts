@@ -2,6 +2,7 @@
 import { hash } from 'node:crypto';
 import type { PositionOutcome } from '../ledger/ledger.js';
 import type { RfqLeg } from './records.js';
+import type { TakerPnl } from '../schemas/rfq.js';
 
 export interface FillRecord {
   requestId: string;
@@ -49,13 +50,8 @@ export function opaqueTakerId(makerAddress: string, userId: string): string {
   return `anon:${hash('sha256', `${makerAddress}:${userId}`).slice(0, 24)}`;
 }
 
-export interface TakerPnl {
-  taker: string;
-  fills: number;
-  wagered_micros: string;
-  paid_micros: string;
-  pnl_micros: string;
-}
+/** The row's type is its schema's (schemas/rfq.ts); re-exported for taker-pnl.ts. */
+export type { TakerPnl } from '../schemas/rfq.js';
 
 /**
  * Key of a fill in its maker's by-taker index (`makerTakerFills`): maker, taker, time, request. '|' separates

@@ -26,6 +26,9 @@ export interface Refusal {
   message: string;
 }
 
+/** What admission decides (rfq/admission.ts); the route adds how long the answer may wait (`answerWaitMs`). */
+export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
+
 /**
  * What the main thread has checked before it asks a shard to create an RFQ (contract 6.1): everything that
  * needs no state a shard owns. The shard decides the rest: replay, balance, acceptance, the id and times.
