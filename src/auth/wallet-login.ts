@@ -19,9 +19,10 @@ import { loadOrCreateNonceKey, makeNonce, readNonce, type IssuedNonce } from './
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
 import { buildSiweMessage, parseSiweMessage, type SiweFields } from './siwe.js';
+import { table } from '../store/records.js';
 
 /** A used nonce, kept until it would have expired anyway (then no login can name it: it is refused as expired). */
-interface UsedNonceRecord {
+export interface UsedNonceRecord {
   expiresAtMs: number;
 }
 
@@ -78,7 +79,7 @@ export class WalletLogin {
   }
 
   private get nonces() {
-    return this.store.db<UsedNonceRecord>('loginNonces');
+    return table(this.store, 'loginNonces');
   }
 
   /** No write: the nonce proves itself at login (login-nonce.ts). */

@@ -7,6 +7,7 @@
 // renewed during a synchronous run), and LMDB readers never block writers: the shards commit on while it runs.
 import { bucketsOf, type AccountId, type AccountRecord, type Bucket, type TransferRecord } from './accounts.js';
 import type { Store } from '../store/db.js';
+import { table } from '../store/records.js';
 
 export interface LedgerDifference {
   account: AccountId;
@@ -38,7 +39,7 @@ export function checkLedger(store: Store): LedgerCheck {
   let credited = 0n;
   let withdrawn = 0n;
   let transfers = 0;
-  for (const { value: t } of store.db<TransferRecord>('transfers').getRange()) {
+  for (const { value: t } of table(store, 'transfers').getRange()) {
     transfers++;
     const amount = BigInt(t.amountMicros);
     if (t.debit === null) credited += amount;
@@ -55,7 +56,7 @@ export function checkLedger(store: Store): LedgerCheck {
   let locked = 0n;
   let accounts = 0;
   const seen = new Set<AccountId>();
-  for (const { key: account, value: record } of store.db<AccountRecord>('accounts').getRange()) {
+  for (const { key: account, value: record } of table(store, 'accounts').getRange()) {
     accounts++;
     seen.add(account);
     const want = expected.get(account);

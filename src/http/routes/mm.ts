@@ -33,11 +33,6 @@ const MakerSessionResponse = Type.Object({
   expires_at_ms: SafeInt({ description: 'session end, Unix ms; the socket gets AUTH_EXPIRED then' }),
 });
 
-/** The one field of a maker session record this module reads (auth/sessions.ts owns the record). */
-interface SessionExpiry {
-  expiresAtMs: number;
-}
-
 export function mmRoutes(s: Services, version: string) {
   let asyncApi: unknown = null; // built on first ask
   const makerBody = (m: MakerRecord) => ({
@@ -91,10 +86,10 @@ export function mmRoutes(s: Services, version: string) {
       summary: "The maker bearer session's address and end",
       responses: { 200: MakerSessionResponse },
       handler: ({ auth }) => {
-        // The bearer check just resolved this session, so its record exists (sessions.ts stores it by key).
-        const record = s.store.db<SessionExpiry>('sessions').get(auth.sessionKey);
-        if (record === undefined) throw new ApiError('UNAUTHENTICATED'); // revoked between the two reads
-        return json(200, { address: auth.address, expires_at_ms: record.expiresAtMs });
+        // The bearer check just resolved this session, so its record exists unless revoked since.
+        const expiresAtMs = s.sessions.expiresAtMsOf(auth.sessionKey);
+        if (expiresAtMs === null) throw new ApiError('UNAUTHENTICATED'); // revoked between the two reads
+        return json(200, { address: auth.address, expires_at_ms: expiresAtMs });
       },
     }),
     defineRoute({
