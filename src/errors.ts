@@ -77,6 +77,9 @@ export const errors = {
   notAnAddress: (path: string) => fieldError(path, 'not an address, or bad EIP-55 checksum'),
   /** A header that makes the body's length ambiguous (http/framing.ts); the detail says which rule. */
   badFraming: (header: string, message: string) => fieldError(`/headers/${header}`, message),
+  /** A cursor that this route did not issue, or not in its canonical form (http/paging.ts). */
+  cursorNotOfRoute: () => fieldError('/cursor', 'cursor is not a next_cursor of this route'),
+  cursorOfOtherFilter: () => fieldError('/cursor', 'cursor was issued for another filter of this route'),
   tokenKindForbidden: (kind: string) => new ApiError('FORBIDDEN', `${kind} tokens may not use this route`),
   /** A 500's message names the request id, so an operator finds the logged cause from a client's report. */
   internal: (requestId: string) => new ApiError('INTERNAL', `internal error (request ${requestId})`),
