@@ -15,10 +15,11 @@
 
 import assert from 'node:assert/strict';
 import { bytesToHex, hexToBytes } from '../crypto/hex.js';
-
-export type { OrderType } from '../schemas/rfq.js';
+// Types only, erased at run time: the codec, a pure leaf, loads no schema module (schemas/rfq.ts imports it).
+import type { Direction } from '../schemas/common.js';
 import type { OrderType } from '../schemas/rfq.js';
-export type Direction = 'up' | 'down';
+
+export type { Direction, OrderType };
 
 export interface SignableLeg {
   marketId: number;

@@ -1,6 +1,7 @@
 // Any thread. The durable form of an RFQ and its public view. A shard writes these records; the main thread
 // reads them for GET and replays (LMDB readers never block the writer).
 import assert from 'node:assert/strict';
+import type { Direction } from '../schemas/common.js';
 import type { RfqFailureReason as FailureReason, RfqResult, RfqStatus, TerminalRfqStatus as TerminalStatus } from '../schemas/rfq.js';
 
 /** From the schema (schemas/rfq.ts); FailureReason keeps the name the shard imports. */
@@ -8,7 +9,7 @@ export type { RfqStatus, TerminalRfqStatus as TerminalStatus, RfqFailureReason a
 
 export interface RfqLeg {
   marketId: number;
-  direction: 'up' | 'down';
+  direction: Direction;
 }
 
 export interface RfqFill {
