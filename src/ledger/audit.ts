@@ -6,14 +6,11 @@
 //     thing has its hold: an active RFQ (reserved wager), an unsettled fill (the taker's at-risk stake and
 //     the maker's locked liability), an open contest (its pool; its unsettled entries' stakes until its
 //     settlement begins), a pending withdrawal.
-import type { ContestRecord, EntryRecord } from '../contests/records.js';
 import { contestEntryRange, entryRef } from '../contests/records.js';
-import type { FillRecord } from '../rfq/fills.js';
-import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
+import { isTerminal, rfqRef } from '../rfq/records.js';
 import type { Store } from '../store/db.js';
-import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type AccountRecord, type HoldRecord } from './accounts.js';
+import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type HoldRecord } from './accounts.js';
 import { checkLedger } from './check.js';
-import type { WithdrawalRecord } from './withdrawals.js';
 import { table } from '../store/records.js';
 
 export interface AuditReport {

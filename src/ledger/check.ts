@@ -5,7 +5,7 @@
 //
 // It runs in one synchronous pass, so it reads one LMDB snapshot (this thread's read transaction is not
 // renewed during a synchronous run), and LMDB readers never block writers: the shards commit on while it runs.
-import { bucketsOf, type AccountId, type AccountRecord, type Bucket, type TransferRecord } from './accounts.js';
+import { bucketsOf, type AccountId, type Bucket } from './accounts.js';
 import type { Static } from '@sinclair/typebox';
 import type { LedgerCheckResponse } from '../schemas/money.js';
 import type { Store } from '../store/db.js';

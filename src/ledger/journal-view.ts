@@ -6,7 +6,7 @@
 // many of its entries were listed.
 import type { Store } from '../store/db.js';
 import type { JournalEntry } from '../schemas/views.js';
-import { journalKey, type AccountId, type JournalRow } from './accounts.js';
+import { journalKey, type AccountId } from './accounts.js';
 import { table } from '../store/records.js';
 
 /** Where a page ends: the last row's (at_ms, transfer id) and how many of its entries the page listed. */

@@ -15,7 +15,7 @@ import { ApiError, errors } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import {
-  MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome, type StoredMarket,
+  MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome,
 } from '../schemas/markets.js';
 import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';

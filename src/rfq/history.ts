@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import type { UserRfq } from '../schemas/history.js';
-import { toRfqResult, userRfqKey, type RfqRecord, type RfqStatus } from './records.js';
+import { toRfqResult, userRfqKey, type RfqStatus } from './records.js';
 import { table } from '../store/records.js';
 
 export const USER_RFQS_SCAN_MAX = 1000;

@@ -15,7 +15,6 @@ import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { MoneyResult } from './messages.js';
-import type { RfqRecord } from './records.js';
 import { table } from '../store/records.js';
 
 /** Positions read and settled per page: one shard transaction each of up to this many, ~a few ms. */

@@ -9,13 +9,12 @@
 import assert from 'node:assert/strict';
 import { ApiError } from '../errors.js';
 import { marketKey } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import { creditRef, userAccount } from '../ledger/accounts.js';
-import { fillKey, settledFill, type FillRecord } from './fills.js';
+import { fillKey, settledFill } from './fills.js';
 import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
-import { rfqRef, type RfqRecord } from './records.js';
+import { rfqRef } from './records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 

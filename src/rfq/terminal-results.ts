@@ -4,7 +4,7 @@
 // Bounded: the oldest entry leaves first, and a miss is only a read from LMDB.
 import { setBounded } from '../bounded-map.js';
 import type { Store } from '../store/db.js';
-import { isTerminal, toRfqResult, type RfqRecord } from './records.js';
+import { isTerminal, toRfqResult } from './records.js';
 import { table } from '../store/records.js';
 
 export const MAX_CACHED_RESULTS = 65_536;

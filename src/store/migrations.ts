@@ -14,10 +14,10 @@
 //   open contest's prize pool likewise into the protocol's committed bucket, so those contests can settle.
 //   Versions 1 and 2 always held money per user in the old form and migrate the same way.
 import type { Logger } from 'pino';
-import { userEntryKey, type ContestRecord, type EntryRecord } from '../contests/records.js';
-import { userRfqKey, type RfqRecord } from '../rfq/records.js';
-import { makerTakerFillKey, type FillRecord } from '../rfq/fills.js';
-import { poolRef, PROTOCOL, userAccount, type HoldRecord } from '../ledger/accounts.js';
+import { userEntryKey } from '../contests/records.js';
+import { userRfqKey } from '../rfq/records.js';
+import { makerTakerFillKey } from '../rfq/fills.js';
+import { poolRef, PROTOCOL, userAccount } from '../ledger/accounts.js';
 import { Ledger, NO_USERS } from '../ledger/ledger.js';
 import type { Store } from './db.js';
 import { metaTable, table } from './records.js';

@@ -62,7 +62,6 @@ const EXCEPTIONS: readonly Exception[] = [
   { from: 'src/auth/sessions.ts', to: 'src/http/bearer.ts', why: 'implements the TokenResolver the bearer check declares (type)' },
   { from: 'src/ledger/audit.ts', to: 'src/contests/records.ts', why: 'holds checked against the records they stand for' },
   { from: 'src/ledger/audit.ts', to: 'src/rfq/records.ts', why: 'holds checked against the records they stand for' },
-  { from: 'src/ledger/audit.ts', to: 'src/rfq/fills.ts', why: 'holds checked against the records they stand for' },
   { from: 'src/ledger/owners.ts', to: 'src/rfq/messages.ts', why: 'a money operation travels as a shard message (type)' },
   { from: 'src/ledger/withdrawals.ts', to: 'src/rfq/messages.ts', why: 'a money operation travels as a shard message (type)' },
   { from: 'src/ledger/credits.ts', to: 'src/mm/registry.ts', why: 'a maker credit needs a registered maker (type)' },
