@@ -8,6 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { convertFlatStrings } from './schemas/convert-strings.js';
 import { parseAddress } from './crypto/address.js';
+import { DEV_DOMAIN_TAG, DOMAIN_TAG_PATTERN } from './crypto/maker-challenge.js';
 
 const Ms = (defaultMs: number, minimumMs = 1) =>
   Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
@@ -29,8 +30,8 @@ export const EnvSchema = Type.Object({
   PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
   PARLAYD_MM_DOMAIN_TAG: Type.String({
     // Contract section 7: the tag is exactly 35 printable ASCII bytes or the service refuses to start.
-    pattern: '^[\\x20-\\x7e]{35}$',
-    default: 'parlayd:mm:ws-auth:v1:localhost.dev',
+    pattern: DOMAIN_TAG_PATTERN,
+    default: DEV_DOMAIN_TAG,
   }),
   PARLAYD_MM_AUTH_TIMEOUT_MS: Ms(10_000),
   PARLAYD_MM_CHALLENGE_TTL_MS: Ms(30_000),
@@ -119,55 +120,11 @@ export const EnvSchema = Type.Object({
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
-export interface Config {
-  port: number;
-  host: string;
-  /** Port of the token-free /metrics listener; null for none. */
-  metricsPort: number | null;
-  dataDir: string;
-  lmdbMapSizeMb: number;
-  adminToken: string;
-  /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
-  isAdminTokenGenerated: boolean;
-  shards: number;
-  verifyThreads: number;
-  mmDomainTag: string;
-  mmAuthTimeoutMs: number;
-  mmChallengeTtlMs: number;
-  mmHeartbeatMs: number;
-  mmSessionTtlMs: number;
-  mmMaxBufferedBytes: number;
-  mmMaxPendingAuthPerIp: number;
-  mmMaxPendingAuth: number;
-  mmMaxPendingAuthPerNetwork: number;
-  mmPressureAuthTimeoutMs: number;
-  mmReplayMs: number;
-  mmReplayMaxMessages: number;
-  mmRefusalLogIntervalMs: number;
-  sessionTtlMs: number;
-  loginNonceTtlMs: number;
-  quoteWindowMs: number;
-  lastLookMs: number;
-  createCoalesceMs: number;
-  wagerMinMicros: number;
-  wagerMaxMicros: number;
-  jwt: { jwksFile: string; issuer: string; audience: string; maxAgeMs: number } | null;
-  logLevel: string;
-  priceAssets: string[];
-  priceDurationsSecs: number[];
-  siwe: { domain: string; uri: string; chainId: number };
-  maxActiveRfqsPerShard: number;
-  maxWaiters: number;
-  maxInFlightCreates: number;
-  maxEventLoopDelayMs: number;
-  verifyMaxQueue: number;
-  rateLimit: { perSecond: number; burst: number };
-  /** Lowercase 0x addresses of the oracle signers; empty = only the admin's unsigned route. */
-  oracleAddresses: string[];
-  oracleMaxStalenessMs: number;
-  resolutionGraceMs: number;
-  authRateLimit: { perSecond: number; burst: number };
-}
+/**
+ * The parsed configuration: what toConfig makes of the schema's values, so a variable is declared once (in
+ * EnvSchema) and named once more where it is turned into a field, never a third time in a hand-kept interface.
+ */
+export type Config = ReturnType<typeof toConfig>;
 
 const SECRET_VARIABLES: ReadonlySet<string> = new Set(['PARLAYD_ADMIN_TOKEN']);
 
@@ -193,7 +150,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   return toConfig(values as EnvValues);
 }
 
-function toConfig(v: EnvValues): Config {
+function toConfig(v: EnvValues) {
   if (v.PARLAYD_WAGER_MIN_MICROS > v.PARLAYD_WAGER_MAX_MICROS) {
     throw new ConfigError('PARLAYD_WAGER_MIN_MICROS is above PARLAYD_WAGER_MAX_MICROS');
   }
@@ -207,10 +164,12 @@ function toConfig(v: EnvValues): Config {
   return {
     port: v.PARLAYD_PORT,
     host: v.PARLAYD_HOST,
+    /** Port of the token-free /metrics listener; null for none. */
     metricsPort: v.PARLAYD_METRICS_PORT ?? null,
     dataDir: v.PARLAYD_DATA_DIR,
     lmdbMapSizeMb: v.PARLAYD_LMDB_MAP_SIZE_MB,
     adminToken,
+    /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
     isAdminTokenGenerated: v.PARLAYD_ADMIN_TOKEN === undefined,
     shards: v.PARLAYD_SHARDS,
     verifyThreads: v.PARLAYD_VERIFY_THREADS,
@@ -253,6 +212,7 @@ function toConfig(v: EnvValues): Config {
     maxEventLoopDelayMs: v.PARLAYD_MAX_EVENT_LOOP_DELAY_MS,
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
     rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
+    /** Lowercase 0x addresses of the oracle signers; empty = only the admin's unsigned route. */
     oracleAddresses,
     oracleMaxStalenessMs: v.PARLAYD_ORACLE_MAX_STALENESS_MS,
     resolutionGraceMs: v.PARLAYD_RESOLUTION_GRACE_MS,

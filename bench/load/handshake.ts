@@ -14,13 +14,14 @@ import { parseArgs } from 'node:util';
 import { Wallet } from 'ethers';
 import WebSocket from 'ws';
 import { personalMessageHash } from '../../src/crypto/eip191.js';
+import { DEV_DOMAIN_TAG } from '../../src/crypto/maker-challenge.js';
 import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 import { makerChallengeBytes, privateKeySigner } from '../../src/sdk/signer.js';
 import type { AuthChallengeMessage, ServerToMakerMessage } from '../../src/schemas/mm.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { removeDataDir, startServer } from '../../test/helpers/server.js';
 
-const DOMAIN_TAG = 'parlayd:mm:ws-auth:v1:localhost.dev';
+const DOMAIN_TAG = DEV_DOMAIN_TAG;
 
 interface NativeSign {
   ecdsaSign(msg32: Uint8Array, key: Uint8Array): { signature: Uint8Array; recid: number };

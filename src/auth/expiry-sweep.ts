@@ -9,7 +9,8 @@
 // (2 000/s by default, docs/architecture.md), so a pass catches up.
 import assert from 'node:assert/strict';
 import type { Clock } from '../clock.js';
-import type { DbName, Store } from '../store/db.js';
+import type { Store } from '../store/db.js';
+import { table } from '../store/records.js';
 
 /** Between the end of one pass and the start of the next: an expired record lingers at most TTL + this + a pass. */
 export const SWEEP_PASS_INTERVAL_MS = 60_000;
@@ -31,10 +32,8 @@ export interface SweepBatchResult {
   isPassDone: boolean;
 }
 
-/** What every swept record carries; its owner writes it (sessions, login nonces). */
-interface ExpiringRecord {
-  expiresAtMs: number;
-}
+/** The databases whose records carry `expiresAtMs` and are swept (their owners write them). */
+export type ExpiringDbName = 'sessions' | 'makerSessions' | 'loginNonces';
 
 /**
  * Deletes the records of one database whose `expiresAtMs` has passed, in bounded batches that walk the keys
@@ -54,7 +53,7 @@ export class ExpirySweep {
 
   constructor(
     private readonly store: Store,
-    private readonly dbName: DbName,
+    private readonly dbName: ExpiringDbName,
     private readonly clock: Clock,
     /** Called with the keys a batch removed, after its transaction committed. */
     private readonly onRemoved: (keys: readonly string[]) => void,
@@ -80,7 +79,7 @@ export class ExpirySweep {
   }
 
   async sweepBatch(): Promise<SweepBatchResult> {
-    const db = this.store.db<ExpiringRecord>(this.dbName);
+    const db = table(this.store, this.dbName);
     const batch = await this.store.transact(() => {
       // Read inside the transaction: "now" is when the removal is decided, not when it was queued.
       const nowMs = this.clock.nowMs();

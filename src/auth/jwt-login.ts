@@ -5,7 +5,7 @@ import { errors as joseErrors, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { parseAddress } from '../crypto/address.js';
 import { JwksFile } from './jwks-file.js';
 
@@ -31,7 +31,7 @@ export class JwtLogin {
   /** Returns the verified wallet (lowercase) or throws 401. */
   async verify(idToken: string): Promise<string> {
     if (this.config === null || this.keys === null) {
-      throw new ApiError('UNAUTHENTICATED', 'identity-provider login is not configured');
+      throw errors.idpLoginNotConfigured();
     }
     const nowMs = this.clock.nowMs();
     try {
@@ -45,18 +45,18 @@ export class JwtLogin {
       // RFC 7519 section 5.1: typ is optional, and when present says "JWT". Another type (an access token,
       // "at+jwt", or a logout token) signed by the same provider is not an id_token.
       if (protectedHeader.typ !== undefined && protectedHeader.typ.toLowerCase() !== 'jwt') {
-        throw new ApiError('UNAUTHENTICATED', 'id_token typ header is not JWT');
+        throw errors.idTokenNotJwt();
       }
       // jose has checked that iat is a number; its unit is seconds.
       const issuedAtMs = payload.iat! * 1000;
-      if (nowMs - issuedAtMs > this.config.maxAgeMs) throw new ApiError('UNAUTHENTICATED', 'id_token is older than the maximum age');
-      if (issuedAtMs - nowMs > IAT_FUTURE_SKEW_MS) throw new ApiError('UNAUTHENTICATED', 'id_token iat is in the future');
+      if (nowMs - issuedAtMs > this.config.maxAgeMs) throw errors.idTokenTooOld();
+      if (issuedAtMs - nowMs > IAT_FUTURE_SKEW_MS) throw errors.idTokenFromFuture();
       const wallet = parseAddress(payload['wallet']);
-      if (wallet === null) throw new ApiError('UNAUTHENTICATED', 'id_token wallet claim is not an address');
+      if (wallet === null) throw errors.idTokenWalletNotAddress();
       return wallet;
     } catch (err) {
       if (err instanceof ApiError) throw err;
-      if (err instanceof joseErrors.JOSEError) throw new ApiError('UNAUTHENTICATED', `id_token rejected: ${err.code}`);
+      if (err instanceof joseErrors.JOSEError) throw errors.idTokenRejected(err.code);
       throw err;
     }
   }

@@ -20,6 +20,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/db.js';
+import { metaTable } from '../store/records.js';
 
 const KEY_NAME = 'login-nonce-key:v1';
 const KEY_BYTES = 32;
@@ -33,7 +34,7 @@ const NONCE_RE = new RegExp(`^[0-9a-f]{${LOGIN_NONCE_CHARS}}$`);
 
 /** The data directory's nonce key, made and stored on first use (one synchronous write, once, at start). */
 export function loadOrCreateNonceKey(store: Store): Buffer {
-  const meta = store.db<string>('meta');
+  const meta = metaTable<string>(store);
   const stored = meta.get(KEY_NAME);
   if (stored !== undefined) return decodeKey(stored);
   const made = randomBytes(KEY_BYTES).toString('hex');

@@ -20,8 +20,9 @@ import type { Store } from '../store/db.js';
 import type { TokenResolver } from '../http/bearer.js';
 import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
 import type { MakerPrincipal, Principal, UserPrincipal } from './principal.js';
+import { metaTable, table } from '../store/records.js';
 
-type SessionRecord =
+export type SessionRecord =
   | { kind: 'user'; userId: string; wallet: string; createdAtMs: number; expiresAtMs: number }
   | { kind: 'maker'; address: string; createdAtMs: number; expiresAtMs: number };
 
@@ -85,11 +86,16 @@ export class Sessions implements TokenResolver {
   }
 
   private get sessions() {
-    return this.store.db<SessionRecord>('sessions');
+    return table(this.store, 'sessions');
   }
 
   private get makerSessions() {
-    return this.store.db<MakerSessionIndexRecord>('makerSessions');
+    return table(this.store, 'makerSessions');
+  }
+
+  /** The end (Unix ms) of the stored session `sessionKey`, or null once it is gone (revoked, swept). */
+  expiresAtMsOf(sessionKey: string): number | null {
+    return this.sessions.get(sessionKey)?.expiresAtMs ?? null;
   }
 
   /** Durable before it resolves: the caller hands the token to a client right after. */
@@ -179,7 +185,7 @@ export class Sessions implements TokenResolver {
 }
 
 /** An entry of the maker session index; it expires with its session (the sweep deletes both). */
-interface MakerSessionIndexRecord {
+export interface MakerSessionIndexRecord {
   expiresAtMs: number;
 }
 
@@ -195,10 +201,10 @@ const MAKER_INDEX_MARK = 'migration:maker-session-index:v1';
  * hour after the upgrade would keep its older sessions.
  */
 function indexMakerSessionsOnce(store: Store): void {
-  const meta = store.db<boolean>('meta');
+  const meta = metaTable<boolean>(store);
   if (meta.get(MAKER_INDEX_MARK) === true) return;
-  const sessions = store.db<SessionRecord>('sessions');
-  const index = store.db<MakerSessionIndexRecord>('makerSessions');
+  const sessions = table(store, 'sessions');
+  const index = table(store, 'makerSessions');
   store.root.transactionSync(() => {
     for (const { key, value } of sessions.getRange()) {
       if (value.kind === 'maker') void index.put(makerIndexKey(value.address, key), { expiresAtMs: value.expiresAtMs });

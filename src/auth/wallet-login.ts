@@ -11,7 +11,7 @@
 // refused 503 OVERLOADED, spending nothing, rather than grow the store.
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, overloaded } from '../errors.js';
+import { ApiError, errors, overloaded } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { parseAddress, toChecksumAddress } from '../crypto/address.js';
 import { parseSignatureHex } from '../crypto/signature.js';
@@ -19,9 +19,10 @@ import { loadOrCreateNonceKey, makeNonce, readNonce, type IssuedNonce } from './
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
 import { buildSiweMessage, parseSiweMessage, type SiweFields } from './siwe.js';
+import { table } from '../store/records.js';
 
 /** A used nonce, kept until it would have expired anyway (then no login can name it: it is refused as expired). */
-interface UsedNonceRecord {
+export interface UsedNonceRecord {
   expiresAtMs: number;
 }
 
@@ -78,7 +79,7 @@ export class WalletLogin {
   }
 
   private get nonces() {
-    return this.store.db<UsedNonceRecord>('loginNonces');
+    return table(this.store, 'loginNonces');
   }
 
   /** No write: the nonce proves itself at login (login-nonce.ts). */
@@ -112,19 +113,17 @@ export class WalletLogin {
   async verify(message: string, signatureText: string): Promise<string> {
     const fields = parseSiweMessage(message);
     if (fields === null) {
-      throw new ApiError('VALIDATION_FAILED', undefined, [
-        { path: '/message', message: 'not a Sign-In with Ethereum message as this service issues them' },
-      ]);
+      throw errors.siweMessageNotOurs();
     }
     const address = parseAddress(fields.address);
     const issued = readNonce(this.#nonceKey, fields.nonce, address);
     const signature = LOGIN_SIGNATURE_RE.test(signatureText) ? parseSignatureHex(signatureText) : null;
     if (signature === null) {
       if (issued !== null && !this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
-      throw new ApiError('INVALID_SIGNATURE', 'signature is not 0x + 130 hex digits (65 bytes)');
+      throw errors.siweSignatureNotHex();
     }
     // A read, not yet the consumption: see above.
-    if (issued === null || this.nonces.get(fields.nonce) !== undefined) throw unauthenticated('unknown or already used nonce');
+    if (issued === null || this.nonces.get(fields.nonce) !== undefined) throw errors.siweRefused('nonceUnknownOrUsed');
     const refusal = this.refuseFields(fields, issued);
     if (refusal !== null) {
       // An expired nonce needs no record to be refused: every later login naming it fails the same check.
@@ -137,9 +136,9 @@ export class WalletLogin {
       throw err;
     });
     // Another attempt with this nonce may have spent it while this one was recovered: the first use wins.
-    if (!(await this.consumeNonce(fields.nonce, issued.expiresAtMs))) throw unauthenticated('unknown or already used nonce');
+    if (!(await this.consumeNonce(fields.nonce, issued.expiresAtMs))) throw errors.siweRefused('nonceUnknownOrUsed');
     if (!recovered.ok) throw new ApiError('INVALID_SIGNATURE');
-    if (recovered.address !== address) throw unauthenticated('signature is not from the message address');
+    if (recovered.address !== address) throw errors.siweRefused('signerNotMessageAddress');
     return recovered.address;
   }
 
@@ -150,14 +149,14 @@ export class WalletLogin {
   /** The 401 for the first of nonce expiry, domain, URI, chain, address and message expiry that fails; else null. */
   private refuseFields(fields: SiweFields, nonce: IssuedNonce): ApiError | null {
     const nowMs = this.clock.nowMs();
-    if (this.hasExpired(nonce)) return unauthenticated('login nonce expired');
-    if (fields.domain !== this.config.siwe.domain) return unauthenticated('message domain is not this service');
-    if (fields.uri !== this.config.siwe.uri) return unauthenticated('message URI is not this service');
-    if (fields.chainId !== this.config.siwe.chainId) return unauthenticated('message chain id is not this service');
-    if (!nonce.isForAddress) return unauthenticated('message address is not the challenged address');
+    if (this.hasExpired(nonce)) return errors.siweRefused('nonceExpired');
+    if (fields.domain !== this.config.siwe.domain) return errors.siweRefused('domainMismatch');
+    if (fields.uri !== this.config.siwe.uri) return errors.siweRefused('uriMismatch');
+    if (fields.chainId !== this.config.siwe.chainId) return errors.siweRefused('chainMismatch');
+    if (!nonce.isForAddress) return errors.siweRefused('addressNotChallenged');
     const expiresAtMs = fields.expirationTime === undefined ? NaN : Date.parse(fields.expirationTime);
-    if (!(expiresAtMs > nowMs)) return unauthenticated('message expired');
-    if (!(Date.parse(fields.issuedAt) <= nowMs + ISSUED_AT_SKEW_MS)) return unauthenticated('message issued in the future');
+    if (!(expiresAtMs > nowMs)) return errors.siweRefused('messageExpired');
+    if (!(Date.parse(fields.issuedAt) <= nowMs + ISSUED_AT_SKEW_MS)) return errors.siweRefused('issuedInFuture');
     return null;
   }
 
@@ -180,10 +179,7 @@ export class WalletLogin {
   }
 }
 
-function unauthenticated(reason: string): ApiError {
-  return new ApiError('UNAUTHENTICATED', reason);
-}
 
 function invalidAddress(): ApiError {
-  return new ApiError('VALIDATION_FAILED', undefined, [{ path: '/address', message: 'not an address, or bad EIP-55 checksum' }]);
+  return errors.notAnAddress('/address');
 }

@@ -7,9 +7,13 @@ import assert from 'node:assert/strict';
 export const DOMAIN_TAG_BYTES = 35;
 export const CHALLENGE_NONCE_BYTES = 32;
 export const MAKER_CHALLENGE_BYTES = DOMAIN_TAG_BYTES + CHALLENGE_NONCE_BYTES + 8;
+/** PARLAYD_MM_DOMAIN_TAG's default, for development: a deployment sets its own (contract section 7). */
+export const DEV_DOMAIN_TAG = 'parlayd:mm:ws-auth:v1:localhost.dev';
 
-// Printable ASCII only, so one char is one byte and the tag means the same to every client's encoder.
-const DOMAIN_TAG_RE = /^[\x20-\x7e]{35}$/;
+// Printable ASCII only, so one char is one byte and the tag means the same to every client's encoder. The
+// pattern is also the config schema's (config.ts), so start-up and the challenge builder agree by construction.
+export const DOMAIN_TAG_PATTERN = `^[\\x20-\\x7e]{${DOMAIN_TAG_BYTES}}$`;
+const DOMAIN_TAG_RE = new RegExp(DOMAIN_TAG_PATTERN);
 
 /** True for exactly 35 printable ASCII chars, e.g. `parlayd:mm:ws-auth:v1:localhost.dev`. */
 export function isValidDomainTag(tag: unknown): tag is string {

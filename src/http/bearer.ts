@@ -1,6 +1,6 @@
 // Main thread. Resolves `Authorization: Bearer <token>` into a principal and applies the route's auth mode
 // (contract sections 2 and 3): missing/unknown/expired → 401 UNAUTHENTICATED, wrong kind → 403 FORBIDDEN.
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { AuthMode } from './route.js';
 
@@ -26,6 +26,6 @@ export function authorize(mode: AuthMode, header: string, tokens: TokenResolver)
   const principal = token === null ? null : tokens.resolve(token);
   if (principal === null) throw new ApiError('UNAUTHENTICATED');
   const wanted = mode === 'optional-user' ? 'user' : mode;
-  if (principal.kind !== wanted) throw new ApiError('FORBIDDEN', `${principal.kind} tokens may not use this route`);
+  if (principal.kind !== wanted) throw errors.tokenKindForbidden(principal.kind);
   return principal;
 }

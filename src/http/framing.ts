@@ -9,7 +9,7 @@
 // field. uWS itself already drops a connection that sends Content-Length with Transfer-Encoding before we
 // see the request; the check here holds whatever uWS version parses the bytes.
 import type { HttpRequest } from 'uWebSockets.js';
-import { ApiError } from '../errors.js';
+import { errors, type ApiError } from '../errors.js';
 
 /** The only transfer coding we decode (uWS does chunked); any other would reach JSON.parse undecoded. */
 const CHUNKED = 'chunked';
@@ -41,5 +41,5 @@ export function framingError(req: Pick<HttpRequest, 'getHeader' | 'forEach'>): A
 }
 
 function refuse(header: string, message: string): ApiError {
-  return new ApiError('VALIDATION_FAILED', undefined, [{ path: `/headers/${header}`, message }]);
+  return errors.badFraming(header, message);
 }

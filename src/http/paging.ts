@@ -15,7 +15,7 @@
 //   whitespace or a re-ordered JSON is refused as "not issued here" rather than half-understood.
 import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import { validationError } from '../errors.js';
+import { errors } from '../errors.js';
 import { Nullable } from '../schemas/common.js';
 
 /**
@@ -76,10 +76,10 @@ export function decodeCursor<P extends readonly PositionValue[]>(
 ): P | null {
   if (cursor === undefined) return null;
   const parts = parseCanonical(cursor);
-  if (parts === null || parts[0] !== scope.route) throw cursorError('cursor is not a next_cursor of this route');
-  if (parts[1] !== filterTag(scope)) throw cursorError('cursor was issued for another filter of this route');
+  if (parts === null || parts[0] !== scope.route) throw errors.cursorNotOfRoute();
+  if (parts[1] !== filterTag(scope)) throw errors.cursorOfOtherFilter();
   const position = parts.slice(2);
-  if (!isPosition(position)) throw cursorError('cursor is not a next_cursor of this route');
+  if (!isPosition(position)) throw errors.cursorNotOfRoute();
   return position;
 }
 
@@ -110,6 +110,3 @@ function filterTag(scope: CursorScope): string {
   return createHash('sha256').update(JSON.stringify(scope.filter)).digest('base64url').slice(0, FILTER_TAG_CHARS);
 }
 
-function cursorError(message: string) {
-  return validationError([{ path: '/cursor', message }]);
-}

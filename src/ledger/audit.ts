@@ -6,14 +6,12 @@
 //     thing has its hold: an active RFQ (reserved wager), an unsettled fill (the taker's at-risk stake and
 //     the maker's locked liability), an open contest (its pool; its unsettled entries' stakes until its
 //     settlement begins), a pending withdrawal.
-import type { ContestRecord, EntryRecord } from '../contests/records.js';
 import { contestEntryRange, entryRef } from '../contests/records.js';
-import type { FillRecord } from '../rfq/fills.js';
-import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
+import { isTerminal, rfqRef } from '../rfq/records.js';
 import type { Store } from '../store/db.js';
-import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type AccountRecord, type HoldRecord } from './accounts.js';
+import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type HoldRecord } from './accounts.js';
 import { checkLedger } from './check.js';
-import type { WithdrawalRecord } from './withdrawals.js';
+import { table } from '../store/records.js';
 
 export interface AuditReport {
   accounts: number;
@@ -29,10 +27,10 @@ export function auditLedger(store: Store): AuditReport {
   }
 
   const holds = new Map<string, HoldRecord>();
-  for (const { key, value } of store.db<HoldRecord>('holds').getRange()) holds.set(key, value);
+  for (const { key, value } of table(store, 'holds').getRange()) holds.set(key, value);
   const held = new Map<string, bigint>();
   for (const hold of holds.values()) held.set(`${hold.account} ${hold.bucket}`, (held.get(`${hold.account} ${hold.bucket}`) ?? 0n) + BigInt(hold.amountMicros));
-  for (const { key: account, value: record } of store.db<AccountRecord>('accounts').getRange()) {
+  for (const { key: account, value: record } of table(store, 'accounts').getRange()) {
     for (const [bucket, amount] of Object.entries(record)) {
       if (bucket === 'available') continue;
       const inHolds = held.get(`${account} ${bucket}`) ?? 0n;
@@ -62,22 +60,22 @@ export function auditLedger(store: Store): AuditReport {
 export function holdsFromRecords(store: Store): { expected: Map<string, HoldRecord>; amountUnchecked: Set<string> } {
   const expected = new Map<string, HoldRecord>();
   const amountUnchecked = new Set<string>();
-  const rfqs = store.db<RfqRecord>('rfqs');
-  for (const requestId of store.db<true>('rfqActive').getKeys()) {
+  const rfqs = table(store, 'rfqs');
+  for (const requestId of table(store, 'rfqActive').getKeys()) {
     const record = rfqs.get(requestId);
     if (record !== undefined && !isTerminal(record.status)) {
       expected.set(rfqRef(requestId), { account: userAccount(record.userId), bucket: 'reserved', amountMicros: record.wagerMicros });
     }
   }
-  for (const { value: fill } of store.db<FillRecord>('fills').getRange()) {
+  for (const { value: fill } of table(store, 'fills').getRange()) {
     if (fill.settledPaidMicros !== null) continue;
     const ref = rfqRef(fill.requestId);
     expected.set(ref, { account: userAccount(fill.userId), bucket: 'at_risk', amountMicros: fill.filledWagerMicros });
     const liability = BigInt(fill.payoutMicros) - BigInt(fill.filledWagerMicros);
     if (liability > 0n) expected.set(lockRef(ref), { account: makerAccount(fill.makerAddress), bucket: 'locked', amountMicros: liability.toString() });
   }
-  const entries = store.db<EntryRecord>('contestEntries');
-  for (const { value: contest } of store.db<ContestRecord>('contests').getRange()) {
+  const entries = table(store, 'contestEntries');
+  for (const { value: contest } of table(store, 'contests').getRange()) {
     if (contest.status !== 'open') continue;
     const pool = poolRef(contest.contestId);
     expected.set(pool, { account: PROTOCOL, bucket: 'committed', amountMicros: String(contest.protocolPrizePoolMicros) });
@@ -91,8 +89,8 @@ export function holdsFromRecords(store: Store): { expected: Map<string, HoldReco
       if (isSettling) amountUnchecked.add(ref);
     }
   }
-  for (const key of store.db<true>('withdrawalsByStatus').getKeys({ start: 'pending|', end: 'pending|~' })) {
-    const withdrawal = store.db<WithdrawalRecord>('withdrawals').get(key.slice(key.lastIndexOf('|') + 1));
+  for (const key of table(store, 'withdrawalsByStatus').getKeys({ start: 'pending|', end: 'pending|~' })) {
+    const withdrawal = table(store, 'withdrawals').get(key.slice(key.lastIndexOf('|') + 1));
     if (withdrawal !== undefined) {
       expected.set(withdrawalRef(withdrawal.withdrawalId), { account: withdrawal.account, bucket: 'pending_withdrawal', amountMicros: withdrawal.amountMicros });
     }

@@ -5,28 +5,15 @@
 //
 // It runs in one synchronous pass, so it reads one LMDB snapshot (this thread's read transaction is not
 // renewed during a synchronous run), and LMDB readers never block writers: the shards commit on while it runs.
-import { bucketsOf, type AccountId, type AccountRecord, type Bucket, type TransferRecord } from './accounts.js';
+import { bucketsOf, type AccountId, type Bucket } from './accounts.js';
+import type { Static } from '@sinclair/typebox';
+import type { LedgerCheckResponse } from '../schemas/money.js';
 import type { Store } from '../store/db.js';
+import { table } from '../store/records.js';
 
-export interface LedgerDifference {
-  account: AccountId;
-  bucket: Bucket;
-  expected_micros: string;
-  actual_micros: string;
-}
-
-export interface LedgerCheck {
-  ok: boolean;
-  accounts: number;
-  transfers: number;
-  total_micros: string;
-  credited_micros: string;
-  withdrawn_micros: string;
-  /** Open interest: every user's at-risk stakes and every maker's locked liabilities. */
-  at_risk_micros: string;
-  locked_micros: string;
-  differences: LedgerDifference[];
-}
+/** The answer's type is its schema's (GET /v1/admin/ledger/check, schemas/money.ts). */
+export type LedgerCheck = Static<typeof LedgerCheckResponse>;
+export type LedgerDifference = LedgerCheck['differences'][number];
 
 export function checkLedger(store: Store): LedgerCheck {
   const expected = new Map<AccountId, Map<Bucket, bigint>>();
@@ -38,7 +25,7 @@ export function checkLedger(store: Store): LedgerCheck {
   let credited = 0n;
   let withdrawn = 0n;
   let transfers = 0;
-  for (const { value: t } of store.db<TransferRecord>('transfers').getRange()) {
+  for (const { value: t } of table(store, 'transfers').getRange()) {
     transfers++;
     const amount = BigInt(t.amountMicros);
     if (t.debit === null) credited += amount;
@@ -55,7 +42,7 @@ export function checkLedger(store: Store): LedgerCheck {
   let locked = 0n;
   let accounts = 0;
   const seen = new Set<AccountId>();
-  for (const { key: account, value: record } of store.db<AccountRecord>('accounts').getRange()) {
+  for (const { key: account, value: record } of table(store, 'accounts').getRange()) {
     accounts++;
     seen.add(account);
     const want = expected.get(account);

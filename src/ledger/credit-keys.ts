@@ -4,6 +4,7 @@
 import { ApiError } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { userAccount, type AccountId } from './accounts.js';
+import { table } from '../store/records.js';
 
 export interface CreditRecord {
   account: AccountId;
@@ -14,7 +15,7 @@ export interface CreditRecord {
 }
 
 /** Written before the money model (schema version 5): a user credit, by user id. */
-interface LegacyCreditRecord {
+export interface LegacyCreditRecord {
   userId: string;
   wallet: string;
   amountMicros: string;
@@ -23,7 +24,7 @@ interface LegacyCreditRecord {
 
 /** What a key was used for, if it was: its account and amount, whichever form its record has. */
 export function readCreditKey(store: Store, idempotencyKey: string): { account: AccountId; amountMicros: string } | undefined {
-  const previous = store.db<CreditRecord | LegacyCreditRecord>('credits').get(idempotencyKey);
+  const previous = table(store, 'credits').get(idempotencyKey);
   if (previous === undefined) return undefined;
   return { account: 'account' in previous ? previous.account : userAccount(previous.userId), amountMicros: previous.amountMicros };
 }
@@ -32,7 +33,7 @@ export function readCreditKey(store: Store, idempotencyKey: string): { account: 
 export function checkCreditKey(store: Store, idempotencyKey: string, record: CreditRecord): boolean {
   const previous = readCreditKey(store, idempotencyKey);
   if (previous === undefined) {
-    void store.db<CreditRecord>('credits').put(idempotencyKey, record);
+    void table(store, 'credits').put(idempotencyKey, record);
     return false;
   }
   if (previous.account !== record.account || previous.amountMicros !== record.amountMicros) throw new ApiError('IDEMPOTENCY_CONFLICT');

@@ -36,6 +36,7 @@ import {
   type TransferKind,
   type TransferRecord,
 } from './accounts.js';
+import { table } from '../store/records.js';
 
 /** Whose `available` a Ledger may debit: the users one RFQ shard owns (none on the main thread). */
 export interface BalanceOwner {
@@ -58,7 +59,7 @@ export type PositionOutcome = 'won' | 'lost' | 'voided';
 
 /** Any thread: an account's buckets as last committed (this thread's read snapshot), zeros included. */
 export function readAccount(store: Store, account: AccountId): Record<Bucket, bigint> {
-  const record = store.db<AccountRecord>('accounts').get(account);
+  const record = table(store, 'accounts').get(account);
   const out = {} as Record<Bucket, bigint>;
   for (const bucket of bucketsOf(account)) out[bucket] = BigInt(record?.[bucket] ?? '0');
   return out;
@@ -71,12 +72,12 @@ export function readUserBalance(store: Store, userId: string): UserBalance {
 
 /** Any thread: the hold of a reference, if money is still held for it. */
 export function readHold(store: Store, ref: string): HoldRecord | undefined {
-  return store.db<HoldRecord>('holds').get(ref);
+  return table(store, 'holds').get(ref);
 }
 
 /** Any thread: a user account's journal, oldest first (tests; the route pages it: ledger/journal-view.ts). */
 export function readJournal(store: Store, account: AccountId): JournalRow[] {
-  return [...store.db<JournalRow>('accountJournal').getRange(journalRange(account))].map(({ value }) => value);
+  return [...table(store, 'accountJournal').getRange(journalRange(account))].map(({ value }) => value);
 }
 
 export class Ledger {
@@ -89,10 +90,10 @@ export class Ledger {
     store: Store,
     private readonly owner: BalanceOwner,
   ) {
-    this.accounts = store.db('accounts');
-    this.transfers = store.db('transfers');
-    this.holds = store.db('holds');
-    this.journal = store.db('accountJournal');
+    this.accounts = table(store, 'accounts');
+    this.transfers = table(store, 'transfers');
+    this.holds = table(store, 'holds');
+    this.journal = table(store, 'accountJournal');
   }
 
   /** What the account has available: inside a transaction, as of the latest commit. */

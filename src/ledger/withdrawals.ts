@@ -19,6 +19,7 @@ import type { Store } from '../store/db.js';
 import { withdrawalRef, type AccountId } from './accounts.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
+import { putRecord, table } from '../store/records.js';
 
 export type WithdrawalStatus = 'pending' | 'completed' | 'failed';
 
@@ -32,7 +33,7 @@ export interface WithdrawalRecord {
   finishedAtMs: number | null;
 }
 
-interface WithdrawalKeyRecord {
+export interface WithdrawalKeyRecord {
   withdrawalId: string;
   amountMicros: string;
   destination: string;
@@ -62,7 +63,7 @@ export class Withdrawals {
   ) {}
 
   get(withdrawalId: string): WithdrawalRecord | undefined {
-    return this.store.db<WithdrawalRecord>('withdrawals').get(withdrawalId);
+    return table(this.store, 'withdrawals').get(withdrawalId);
   }
 
   /** The request; `isReplay` when its key was used for exactly this request (200, nothing moved). */
@@ -95,9 +96,9 @@ export class Withdrawals {
         });
       } else {
         await this.store.transact(() => {
-          if (this.store.db('withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+          if (table(this.store, 'withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
           if (!this.ledger.withdraw(req.account, req.amountMicros, ref, createdAtMs)) throw new ApiError('INSUFFICIENT_BALANCE');
-          for (const w of writes) void this.store.db(w.db).put(w.key, w.value);
+          for (const w of writes) putRecord(this.store, w);
         });
       }
     } catch (err) {
@@ -132,9 +133,9 @@ export class Withdrawals {
         createdAtMs: record.createdAtMs,
         finishedAtMs: atMs,
       };
-      void this.store.db('withdrawals').put(withdrawalId, finished);
-      void this.store.db('withdrawalsByStatus').remove(statusKey('pending', record));
-      void this.store.db('withdrawalsByStatus').put(statusKey(target, record), true);
+      void table(this.store, 'withdrawals').put(withdrawalId, finished);
+      void table(this.store, 'withdrawalsByStatus').remove(statusKey('pending', record));
+      void table(this.store, 'withdrawalsByStatus').put(statusKey(target, record), true);
       return finished;
     });
   }
@@ -143,14 +144,14 @@ export class Withdrawals {
   pageOfAccount(account: AccountId, limit: number, before: string | null): { records: WithdrawalRecord[]; next: string | null } {
     const start = before ?? `${account}|~`;
     // The range starts at the cursor's own key (inclusive): one row more, then without it.
-    const keys = [...this.store.db<true>('accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 2 })].filter((k) => k !== before);
+    const keys = [...table(this.store, 'accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 2 })].filter((k) => k !== before);
     return this.page(keys, limit);
   }
 
   /** The operator's queue of one status, oldest first, after the key `after` (exclusive). */
   pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): { records: WithdrawalRecord[]; next: string | null } {
     const start = after ?? `${status}|`;
-    const keys = [...this.store.db<true>('withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 2 })].filter((k) => k !== after);
+    const keys = [...table(this.store, 'withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 2 })].filter((k) => k !== after);
     return this.page(keys, limit);
   }
 
@@ -161,7 +162,7 @@ export class Withdrawals {
   }
 
   private findReplay(req: WithdrawalRequest): WithdrawalRecord | null {
-    const previous = this.store.db<WithdrawalKeyRecord>('withdrawalKeys').get(keyOf(req.account, req.idempotencyKey));
+    const previous = table(this.store, 'withdrawalKeys').get(keyOf(req.account, req.idempotencyKey));
     if (previous === undefined) return null;
     if (previous.amountMicros !== req.amountMicros.toString() || previous.destination !== req.destination) throw new ApiError('IDEMPOTENCY_CONFLICT');
     return this.get(previous.withdrawalId) ?? null;

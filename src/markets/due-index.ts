@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { decodeCursor, encodeCursor } from '../http/paging.js';
 import type { Market, StoredMarket } from '../schemas/markets.js';
 import type { Db, Store } from '../store/db.js';
+import { metaTable, table } from '../store/records.js';
 
 /** The due index's layout version, in `meta`: absent on a data directory written before it existed. */
 const DUE_INDEX_META_KEY = 'index:marketsDue';
@@ -92,10 +93,10 @@ export function allDueKeys(index: Db<true>): Iterable<string> {
  * records its version so later starts skip it. A no-op on a directory that has it (one meta read).
  */
 export async function buildDueIndexIfMissing(store: Store): Promise<number> {
-  const meta = store.db<number>('meta');
+  const meta = metaTable<number>(store);
   if (meta.get(DUE_INDEX_META_KEY) === DUE_INDEX_VERSION) return 0;
-  const markets = store.db<StoredMarket>('markets');
-  const index = store.db<true>('marketsDue');
+  const markets = table(store, 'markets');
+  const index = table(store, 'marketsDue');
   let afterKey: string | null = null;
   let indexed = 0;
   for (;;) {

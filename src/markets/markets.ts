@@ -11,14 +11,15 @@
 import assert, { AssertionError } from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, validationError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import {
-  MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome, type StoredMarket,
+  MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome,
 } from '../schemas/markets.js';
 import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
+import { table } from '../store/records.js';
 
 /**
  * Mention market records one page of GET /v1/mention-markets reads at most (a filtered page walks past
@@ -75,11 +76,11 @@ export class Markets {
   ) {}
 
   private get markets() {
-    return this.store.db<StoredMarket>('markets');
+    return table(this.store, 'markets');
   }
 
   private get dueIndex() {
-    return this.store.db<true>('marketsDue');
+    return table(this.store, 'marketsDue');
   }
 
   get(marketId: number): Market | undefined {
@@ -102,21 +103,18 @@ export class Markets {
    */
   async priceMarketAt(asset: string, durationSecs: number, atMs: number): Promise<Market> {
     if (!this.config.priceAssets.includes(asset) || !this.config.priceDurationsSecs.includes(durationSecs)) {
-      throw new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`);
+      throw errors.noPriceMarket(asset, durationSecs);
     }
     const reach = windowReach(atMs, this.clock.nowMs(), durationSecs);
     if (reach === 'too-far-ahead') {
-      throw validationError([{ path: '/at_ms', message: `at most ${windowsAhead(durationSecs)} windows after the current one` }]);
+      throw errors.priceWindowTooFarAhead(windowsAhead(durationSecs));
     }
     const window = windowContaining(atMs, durationSecs);
     const key = windowKey(asset, durationSecs, window.startMs);
     const existing = this.findWindow(key);
     if (existing !== undefined) return existing;
     if (reach === 'find-only') {
-      throw new ApiError(
-        'MARKET_NOT_FOUND',
-        `no market for that window: a past window is created on lookup only up to ${windowsBehindCreated(durationSecs)} windows back`,
-      );
+      throw errors.priceWindowTooFarBack(windowsBehindCreated(durationSecs));
     }
     const created = await this.store.transact(() => {
       const raced = this.findWindow(key);
@@ -143,7 +141,7 @@ export class Markets {
         end_price_e8: null,
       };
       this.putNewInTxn(market);
-      void this.store.db<number>('marketWindows').put(key, market.market_id);
+      void table(this.store, 'marketWindows').put(key, market.market_id);
       return market;
     });
     // After the commit, and also for a window a concurrent lookup created (the listeners are idempotent):
@@ -176,7 +174,7 @@ export class Markets {
         end_price_e8: null,
       };
       this.putNewInTxn(market);
-      void this.store.db<true>('mentionMarkets').put(marketKey(market.market_id), true);
+      void table(this.store, 'mentionMarkets').put(marketKey(market.market_id), true);
       return market;
     });
   }
@@ -200,7 +198,7 @@ export class Markets {
     let lastScannedId: number | null = null;
     let scanned = 0;
     const start = page.afterId === null ? undefined : marketKey(page.afterId + 1);
-    for (const { key } of this.store.db<true>('mentionMarkets').getRange(start === undefined ? {} : { start })) {
+    for (const { key } of table(this.store, 'mentionMarkets').getRange(start === undefined ? {} : { start })) {
       if (scanned === MENTION_SCAN_MAX) {
         // Out of budget: a full page may have more after it; a short one goes on from the last record read.
         return { markets, nextId: markets.length === page.limit ? lastListedId : lastScannedId };
@@ -344,7 +342,7 @@ export class Markets {
   }
 
   private findWindow(key: string): Market | undefined {
-    const marketId = this.store.db<number>('marketWindows').get(key);
+    const marketId = table(this.store, 'marketWindows').get(key);
     return marketId === undefined ? undefined : this.get(marketId);
   }
 }

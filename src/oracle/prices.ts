@@ -16,6 +16,7 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import type { ReportPoint } from './decide.js';
+import { table } from '../store/records.js';
 
 export interface PriceReportRecord {
   /** Decimal string (u64 in the signed bytes). */
@@ -58,7 +59,7 @@ export class OraclePrices {
   }
 
   private get reports() {
-    return this.store.db<PriceReportRecord>('oraclePrices');
+    return table(this.store, 'oraclePrices');
   }
 
   /** The newest accepted report's ts_ms of an asset (what decides which windows are final), or null. */

@@ -2,6 +2,7 @@
 // anonymous_mode_enabled, so a change applies to RFQs created after it and never to one in flight.
 import type { Store } from '../store/db.js';
 import type { Preferences, PreferencesPatch, QuoteTolerance } from '../schemas/preferences.js';
+import { table } from '../store/records.js';
 
 export const DEFAULT_PREFERENCES: Readonly<Preferences> = {
   notifications_enabled: true,
@@ -16,7 +17,7 @@ export class PreferencesStore {
   constructor(private readonly store: Store) {}
 
   private get db() {
-    return this.store.db<Preferences>('preferences');
+    return table(this.store, 'preferences');
   }
 
   /** A fresh object (callers may change it). Read on every RFQ: built field by field, see admission.ts. */

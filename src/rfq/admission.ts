@@ -7,7 +7,7 @@
 import { hash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, ERROR_TABLE, overloaded } from '../errors.js';
+import { ApiError, errors, overloaded } from '../errors.js';
 import { parseAddress } from '../crypto/address.js';
 import { parseSignatureBase64 } from '../crypto/signature.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
@@ -15,15 +15,13 @@ import type { UserPrincipal } from '../auth/principal.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
 import type { Users } from '../users/users.js';
-import type { Order, UnsignedRfqRequest, Leg } from '../schemas/rfq.js';
+import { DEFAULT_ORDER_TYPE, type Order, type UnsignedRfqRequest, type Leg } from '../schemas/rfq.js';
 import { encodeOrder, oddsToE4, type SignableOrder } from './codec.js';
-import type { CreateRfq, Refusal } from './messages.js';
+import type { CreateCommand, Refusal } from './messages.js';
 import { signedReplayKey, unsignedReplayKey, type RfqLeg } from './records.js';
 import type { RfqMetrics } from './metrics.js';
 
-const FOK = 2;
-/** What admission decides; the route adds how long the answer may wait (`answerWaitMs`). */
-export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
+export type { CreateCommand } from './messages.js';
 
 export interface AdmissionDeps {
   config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;
@@ -40,7 +38,7 @@ export class Admission {
 
   unsigned(principal: UserPrincipal, body: UnsignedRfqRequest): CreateCommand {
     const minOddsE4 = requireOddsE4(body.min_odds);
-    const orderType = body.order_type ?? FOK;
+    const orderType = body.order_type ?? DEFAULT_ORDER_TYPE;
     const legs = toLegs(body.legs);
     const replayKey = unsignedReplayKey(principal.userId, body.idempotency_key);
     const contentHash = sha256Hex(
@@ -64,7 +62,7 @@ export class Admission {
 
   async signed(principal: UserPrincipal, order: Order): Promise<CreateCommand> {
     const signature = parseSignatureBase64(order.signature);
-    if (signature === null) throw new ApiError('INVALID_SIGNATURE', 'signature is not base64 of 65 bytes');
+    if (signature === null) throw errors.orderSignatureNotBase64();
     const signable = toSignableOrder(order);
     const { user, minOddsE4, orderType, legs } = signable;
     const bytes = encodeOrder(signable);
@@ -74,9 +72,9 @@ export class Admission {
       throw err;
     });
     this.deps.metrics.verifySeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
-    if (!recovered.ok) throw new ApiError('INVALID_SIGNATURE', `signature rejected: ${recovered.reason}`);
-    if (recovered.address !== user) throw new ApiError('SIGNER_MISMATCH', 'signature is not from order.user');
-    if (user !== principal.wallet) throw new ApiError('SIGNER_MISMATCH', 'order.user is not the session wallet');
+    if (!recovered.ok) throw errors.orderSignatureRejected(recovered.reason);
+    if (recovered.address !== user) throw errors.signerNotOrderUser();
+    if (user !== principal.wallet) throw errors.orderUserNotSessionWallet();
     return this.admit(principal, {
       rfqKind: 'signed',
       replayKey: signedReplayKey(user, order.nonce),
@@ -121,12 +119,12 @@ export class Admission {
   /** The first check that fails, in the contract's order (section 6.1: expiry before legs and wager), or null. */
   private refusalOf(parts: Pick<CreateCommand, 'rfqKind' | 'expiresAtMs' | 'legs'> & { wagerMicros: number }): Refusal | null {
     const nowMs = this.deps.clock.nowMs();
-    if (parts.rfqKind === 'signed' && parts.expiresAtMs <= nowMs) return refusal('ORDER_EXPIRED');
+    if (parts.rfqKind === 'signed' && parts.expiresAtMs <= nowMs) return refusal(new ApiError('ORDER_EXPIRED'));
     const legRefusal = this.checkLegs(parts.legs, nowMs);
     if (legRefusal !== null) return legRefusal;
     const { wagerMinMicros, wagerMaxMicros } = this.deps.config;
     if (parts.wagerMicros < wagerMinMicros || parts.wagerMicros > wagerMaxMicros) {
-      return refusal('WAGER_OUT_OF_RANGE', `wager must be within ${wagerMinMicros}..${wagerMaxMicros} micros`);
+      return refusal(errors.wagerOutOfRange(wagerMinMicros, wagerMaxMicros));
     }
     return null;
   }
@@ -135,9 +133,9 @@ export class Admission {
     const seen = new Set<number>();
     for (const leg of legs) {
       const market = this.deps.markets.get(leg.marketId);
-      if (market === undefined) return refusal('MARKET_NOT_FOUND', `market ${leg.marketId} does not exist`);
-      if (!isOpenForBetting(market, nowMs)) return refusal('MARKET_NOT_OPEN', `market ${leg.marketId} is not open`);
-      if (seen.has(leg.marketId)) return refusal('DUPLICATE_MARKET', `market ${leg.marketId} appears twice`);
+      if (market === undefined) return refusal(errors.marketNotFound(leg.marketId));
+      if (!isOpenForBetting(market, nowMs)) return refusal(errors.marketNotOpen(leg.marketId));
+      if (seen.has(leg.marketId)) return refusal(errors.duplicateLeg(leg.marketId));
       seen.add(leg.marketId);
     }
     return null;
@@ -150,14 +148,14 @@ export class Admission {
  */
 export function toSignableOrder(order: Omit<Order, 'signature'>): SignableOrder & { legs: RfqLeg[] } {
   const user = parseAddress(order.user);
-  if (user === null) throw fieldError('/order/user', 'bad EIP-55 checksum');
+  if (user === null) throw errors.badChecksum('/order/user');
   return {
     user,
     wagerMicros: order.wager_micros,
     minOddsE4: requireOddsE4(order.min_odds),
     nonce: order.nonce,
     expiresAtMs: order.expires_at_ms,
-    orderType: order.order_type ?? FOK,
+    orderType: order.order_type ?? DEFAULT_ORDER_TYPE,
     shieldOn: order.shield_on,
     legs: toLegs(order.legs),
   };
@@ -169,16 +167,13 @@ function toLegs(legs: readonly Leg[]): RfqLeg[] {
 
 function requireOddsE4(minOdds: number): number {
   const e4 = oddsToE4(minOdds);
-  if (e4 === null || e4 === 0) throw fieldError('/min_odds', 'must be a positive multiplier that fits the signing format');
+  if (e4 === null || e4 === 0) throw errors.oddsNotSignable('/min_odds');
   return e4;
 }
 
-function refusal(code: Refusal['code'], message: string = ERROR_TABLE[code].message): Refusal {
-  return { code, message };
-}
-
-function fieldError(path: string, message: string): ApiError {
-  return new ApiError('VALIDATION_FAILED', undefined, [{ path, message }]);
+/** A refusal crosses to the shard as plain data (an Error does not survive structured clone whole). */
+function refusal(err: ApiError): Refusal {
+  return { code: err.code, message: err.message };
 }
 
 /** One-shot: no Hash object, whose native half every young-generation collection visits. */

@@ -15,9 +15,11 @@
 
 import assert from 'node:assert/strict';
 import { bytesToHex, hexToBytes } from '../crypto/hex.js';
+// Types only, erased at run time: the codec, a pure leaf, loads no schema module (schemas/rfq.ts imports it).
+import type { Direction } from '../schemas/common.js';
+import type { OrderType } from '../schemas/rfq.js';
 
-export type OrderType = 1 | 2;
-export type Direction = 'up' | 'down';
+export type { Direction, OrderType };
 
 export interface SignableLeg {
   marketId: number;
@@ -36,8 +38,12 @@ export interface SignableOrder {
   legs: ReadonlyArray<SignableLeg>;
 }
 
+// The signing format's bounds, the one place they are stated: the schemas (schemas/rfq.ts, schemas/mm.ts)
+// and matching read them from here.
 export const MIN_LEGS = 1;
 export const MAX_LEGS = 8;
+export const ORDER_TYPE_IOC = 1;
+export const ORDER_TYPE_FOK = 2;
 export const ORDER_HEADER_BYTES = 51;
 export const ORDER_LEG_BYTES = 9;
 const U32_MAX = 0xffff_ffff;

@@ -3,6 +3,7 @@ import { hash } from 'node:crypto';
 import type { PositionOutcome } from '../ledger/ledger.js';
 import type { Candidate } from './matching.js';
 import { payoutMicros, type RfqFill, type RfqLeg, type RfqRecord } from './records.js';
+import type { TakerPnl } from '../schemas/rfq.js';
 
 export interface FillRecord {
   requestId: string;
@@ -50,13 +51,8 @@ export function opaqueTakerId(makerAddress: string, userId: string): string {
   return `anon:${hash('sha256', `${makerAddress}:${userId}`).slice(0, 24)}`;
 }
 
-export interface TakerPnl {
-  taker: string;
-  fills: number;
-  wagered_micros: string;
-  paid_micros: string;
-  pnl_micros: string;
-}
+/** The row's type is its schema's (schemas/rfq.ts); re-exported for taker-pnl.ts. */
+export type { TakerPnl } from '../schemas/rfq.js';
 
 /**
  * Key of a fill in its maker's by-taker index (`makerTakerFills`): maker, taker, time, request. '|' separates

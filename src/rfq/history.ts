@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import type { UserRfq } from '../schemas/history.js';
-import { toRfqResult, userRfqKey, type RfqRecord, type RfqStatus } from './records.js';
+import { toRfqResult, userRfqKey, type RfqStatus } from './records.js';
+import { table } from '../store/records.js';
 
 export const USER_RFQS_SCAN_MAX = 1000;
 
@@ -19,13 +20,13 @@ export function userRfqsPage(
   page: { status: RfqStatus | undefined; limit: number; after: UserRfqPosition | null },
 ): { rfqs: UserRfq[]; next: UserRfqPosition | null } {
   const rfqs: UserRfq[] = [];
-  const records = store.db<RfqRecord>('rfqs');
+  const records = table(store, 'rfqs');
   const afterKey = page.after === null ? null : userRfqKey(userId, page.after[0], page.after[1]);
   let lastListed: UserRfqPosition | null = null;
   let lastScanned: UserRfqPosition | null = null;
   let scanned = 0;
   // Reverse: newest first. The range start is inclusive, so the previous page's last row is read and skipped.
-  for (const key of store.db<true>('userRfqs').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true })) {
+  for (const key of table(store, 'userRfqs').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true })) {
     if (key === afterKey) continue;
     if (scanned === USER_RFQS_SCAN_MAX) return { rfqs, next: rfqs.length === page.limit ? lastListed : lastScanned };
     // Unfiltered, any row past a full page is a match: no need to read its record.

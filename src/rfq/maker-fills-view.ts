@@ -18,6 +18,7 @@ import { VIEWS_SCAN_MAX, type MakerFill, type SettledFilter } from '../schemas/v
 import { fillKey, type FillRecord } from './fills.js';
 import { cachedMarkets, legViews, matchesFilter, settledOutcome } from './positions-view.js';
 import { MAX_SHARDS } from './ids.js';
+import { table } from '../store/records.js';
 
 /** The merge's sort key: newer sorts higher. */
 const orderOf = (requestId: string) => requestId.slice(2) + requestId.slice(0, 2);
@@ -28,7 +29,7 @@ export function makerFillsPage(
   makerAddress: string,
   page: { status: SettledFilter | undefined; limit: number; afterRequestId: string | null },
 ): { fills: MakerFill[]; next: string | null } {
-  const fillsDb = store.db<FillRecord>('fills');
+  const fillsDb = table(store, 'fills');
   const markets = cachedMarkets(marketOf);
   const prefix = `${makerAddress}:`;
   const after = page.afterRequestId === null ? null : orderOf(page.afterRequestId);
@@ -86,7 +87,7 @@ function shardBytesOf(store: Store, prefix: string): string[] {
   let from = prefix;
   for (let i = 0; i <= MAX_SHARDS; i++) {
     let key: string | null = null;
-    for (const k of store.db<FillRecord>('fills').getKeys({ start: from, end: `${prefix}~`, limit: 1 })) key = k;
+    for (const k of table(store, 'fills').getKeys({ start: from, end: `${prefix}~`, limit: 1 })) key = k;
     if (key === null) return bytes;
     const shardByte = key.slice(prefix.length, prefix.length + 2);
     bytes.push(shardByte);

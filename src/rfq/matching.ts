@@ -1,6 +1,8 @@
 // Pure. Quote selection (contract section 6, step 4): the best odds at or above the effective minimum, ties to
 // the earlier quote; FOK needs one quote that takes the whole wager, IOC fills what the best quote takes.
 // The shard actor applies the decision; this module only computes it.
+import type { RfqFailureReason } from '../schemas/rfq.js';
+import { ORDER_TYPE_FOK } from './codec.js';
 
 export interface LiveQuote {
   makerId: string;
@@ -31,11 +33,9 @@ export interface Candidate {
 
 export type MatchDecision =
   | { kind: 'fill'; candidates: Candidate[] }
-  | { kind: 'fail'; reason: 'NO_ACCEPTABLE_QUOTE' | 'INSUFFICIENT_LIQUIDITY' }
+  | { kind: 'fail'; reason: Extract<RfqFailureReason, 'NO_ACCEPTABLE_QUOTE' | 'INSUFFICIENT_LIQUIDITY'> }
   | { kind: 'timeout' };
 
-export const ORDER_TYPE_IOC = 1;
-export const ORDER_TYPE_FOK = 2;
 
 /**
  * Exact, without rounding: odds_e4 ≥ min_odds_e4 × (1 − bps/10000) ⇔ odds_e4 × 10000 ≥ min_odds_e4 × (10000 − bps).

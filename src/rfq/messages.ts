@@ -4,6 +4,7 @@
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage } from '../schemas/mm.js';
 import type { ErrorCode } from '../errors.js';
+import type { TypedWrite } from '../store/records.js';
 import type { RfqLeg } from './records.js';
 import type { WithdrawnQuote } from './active-rfq.js';
 
@@ -25,6 +26,9 @@ export interface Refusal {
   code: ErrorCode;
   message: string;
 }
+
+/** What admission decides (rfq/admission.ts); the route adds how long the answer may wait (`answerWaitMs`). */
+export type CreateCommand = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
 
 /**
  * What the main thread has checked before it asks a shard to create an RFQ (contract 6.1): everything that
@@ -58,11 +62,9 @@ export interface CreateRfq {
 }
 
 /** A record another owner decided, committed by the shard in the same transaction as the money it goes with. */
-export interface RecordWrite {
-  db: 'contests' | 'contestEntries' | 'userEntries' | 'entryKeys' | 'withdrawals' | 'withdrawalKeys' | 'accountWithdrawals' | 'withdrawalsByStatus';
-  key: string;
-  value: unknown;
-}
+export type RecordWrite = TypedWrite<
+  'contests' | 'contestEntries' | 'userEntries' | 'entryKeys' | 'withdrawals' | 'withdrawalKeys' | 'accountWithdrawals' | 'withdrawalsByStatus'
+>;
 
 /**
  * One contest entry at its contest's settlement, once its stake was collected into the pot (a resolution)
@@ -73,7 +75,7 @@ export interface EntrySettlement {
   userId: string;
   payoutMicros: string | null;
   /** The entry as settled: written only if this settlement moved its money (not already settled). */
-  write: RecordWrite;
+  write: TypedWrite<'contestEntries'>;
 }
 
 /**

@@ -11,6 +11,7 @@ import { VIEWS_SCAN_MAX, type Position, type PositionLeg, type SettledFilter } f
 import { fillKey, type FillRecord } from './fills.js';
 import { legOutcome, positionOutcome } from './positions.js';
 import { userRfqKey, type RfqLeg, type RfqRecord } from './records.js';
+import { table } from '../store/records.js';
 
 /** Where a page ends: the last row's (created_at_ms, request_id), as history.ts. */
 export type PositionCursor = [createdAtMs: number, requestId: string];
@@ -55,15 +56,15 @@ export function userPositionsPage(
   page: { status: SettledFilter | undefined; limit: number; after: PositionCursor | null },
 ): { positions: Position[]; next: PositionCursor | null } {
   const markets = cachedMarkets(marketOf);
-  const records = store.db<RfqRecord>('rfqs');
-  const fills = store.db<FillRecord>('fills');
+  const records = table(store, 'rfqs');
+  const fills = table(store, 'fills');
   const positions: Position[] = [];
   const afterKey = page.after === null ? null : userRfqKey(userId, page.after[0], page.after[1]);
   let lastListed: PositionCursor | null = null;
   let lastScanned: PositionCursor | null = null;
   let scanned = 0;
   // Reverse: newest first. The range start is inclusive, so the previous page's last row is read and skipped.
-  for (const key of store.db<true>('userRfqs').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true })) {
+  for (const key of table(store, 'userRfqs').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true })) {
     if (key === afterKey) continue;
     // A further row is read only when it could be listed: a full page stops before it.
     if (positions.length === page.limit) return { positions, next: lastListed };

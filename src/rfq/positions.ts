@@ -8,7 +8,8 @@ import type { RfqLeg } from './records.js';
 
 export type LegOutcome = 'won' | 'lost' | 'voided' | 'open';
 
-export function legOutcome(leg: RfqLeg, market: Market | undefined): LegOutcome {
+/** Reads only status and outcome, which every stored market has (StoredMarket lacks only oracle fields). */
+export function legOutcome(leg: RfqLeg, market: Pick<Market, 'status' | 'outcome'> | undefined): LegOutcome {
   if (market === undefined || market.status === 'OPEN') return 'open';
   if (market.status === 'VOIDED') return 'voided';
   const winning = market.outcome === 'YES' ? 'up' : 'down';

@@ -1,21 +1,15 @@
 // Any thread. The durable form of an RFQ and its public view. A shard writes these records; the main thread
 // reads them for GET and replays (LMDB readers never block the writer).
 import assert from 'node:assert/strict';
-import type { RfqResult } from '../schemas/rfq.js';
+import type { Direction } from '../schemas/common.js';
+import type { RfqFailureReason as FailureReason, RfqResult, RfqStatus, TerminalRfqStatus as TerminalStatus } from '../schemas/rfq.js';
 
-export type RfqStatus = RfqResult['status'];
-export type TerminalStatus = 'completed' | 'failed' | 'cancelled' | 'timeout';
-export type FailureReason =
-  | 'NO_ACCEPTABLE_QUOTE'
-  | 'INSUFFICIENT_LIQUIDITY'
-  | 'MAKER_REJECTED'
-  | 'ORDER_EXPIRED'
-  | 'MARKET_CLOSED'
-  | 'SERVICE_RESTARTED';
+/** From the schema (schemas/rfq.ts); FailureReason keeps the name the shard imports. */
+export type { RfqStatus, TerminalRfqStatus as TerminalStatus, RfqFailureReason as FailureReason } from '../schemas/rfq.js';
 
 export interface RfqLeg {
   marketId: number;
-  direction: 'up' | 'down';
+  direction: Direction;
 }
 
 export interface RfqFill {

@@ -15,7 +15,7 @@ import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { MoneyResult } from './messages.js';
-import type { RfqRecord } from './records.js';
+import { table } from '../store/records.js';
 
 /** Positions read and settled per page: one shard transaction each of up to this many, ~a few ms. */
 export const SETTLE_PAGE_POSITIONS = 256;
@@ -39,8 +39,8 @@ export class Settlement {
   }
 
   private async settleRange(start: string, end: string): Promise<number> {
-    const positions = this.store.db<true>('openPositions');
-    const rfqs = this.store.db<RfqRecord>('rfqs');
+    const positions = table(this.store, 'openPositions');
+    const rfqs = table(this.store, 'rfqs');
     let afterKey: string | null = null;
     let settled = 0;
     for (;;) {

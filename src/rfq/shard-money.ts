@@ -9,17 +9,17 @@
 import assert from 'node:assert/strict';
 import { ApiError } from '../errors.js';
 import { marketKey } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import { creditRef, userAccount } from '../ledger/accounts.js';
-import { fillKey, settledFill, type FillRecord } from './fills.js';
+import { fillKey, settledFill } from './fills.js';
 import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
-import { rfqRef, type RfqRecord } from './records.js';
+import { rfqRef } from './records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 
 import { checkCreditKey, readCreditKey, type CreditRecord } from '../ledger/credit-keys.js';
+import { putRecord, table } from '../store/records.js';
 
 export class ShardMoney {
   constructor(
@@ -75,7 +75,7 @@ export class ShardMoney {
     try {
       await this.store.transact(() => {
         // Read inside the transaction: the user's records are this shard's to write, so nothing can race it.
-        for (const { db, key } of op.uniqueKeys) if (this.store.db(db).get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+        for (const { db, key } of op.uniqueKeys) if (table(this.store, db).get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
         move();
         this.write(op.writes);
       });
@@ -97,7 +97,7 @@ export class ShardMoney {
   private settleEntriesInTxn(contestId: string, entries: readonly EntrySettlement[], atMs: number): number {
     let settled = 0;
     for (const entry of entries) {
-      const stored = this.store.db<{ settlement: unknown }>(entry.write.db).get(entry.write.key);
+      const stored = table(this.store, entry.write.db).get(entry.write.key);
       assert.ok(stored !== undefined, `entry ${entry.ref} is not stored`);
       if (stored.settlement !== null) continue; // settled by an earlier attempt, with its money
       if (entry.payoutMicros === null) {
@@ -119,10 +119,10 @@ export class ShardMoney {
    * settled yet.
    */
   private settlePositionsInTxn(requestIds: readonly string[], atMs: number): number {
-    const rfqs = this.store.db<RfqRecord>('rfqs');
-    const fills = this.store.db<FillRecord>('fills');
-    const markets = this.store.db<Market>('markets');
-    const positions = this.store.db<true>('openPositions');
+    const rfqs = table(this.store, 'rfqs');
+    const fills = table(this.store, 'fills');
+    const markets = table(this.store, 'markets');
+    const positions = table(this.store, 'openPositions');
     let settled = 0;
     for (const requestId of requestIds) {
       const record = rfqs.get(requestId);
@@ -144,6 +144,6 @@ export class ShardMoney {
   }
 
   private write(writes: readonly RecordWrite[]): void {
-    for (const { db, key, value } of writes) void this.store.db(db).put(key, value);
+    for (const write of writes) putRecord(this.store, write);
   }
 }

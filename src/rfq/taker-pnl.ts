@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import { fillKey, makerTakerFillKey, takerPnlRow, type FillRecord, type TakerPnl } from './fills.js';
+import { table } from '../store/records.js';
 
 export const TAKER_PNL_SCAN_MAX = 1000;
 
@@ -16,8 +17,8 @@ export function takerPnlPage(
   makerAddress: string,
   page: { sinceMs: number; limit: number; afterTaker: string | null },
 ): { takers: TakerPnl[]; nextTaker: string | null } {
-  const index = store.db<true>('makerTakerFills');
-  const fills = store.db<FillRecord>('fills');
+  const index = table(store, 'makerTakerFills');
+  const fills = table(store, 'fills');
   const takers: TakerPnl[] = [];
   const end = `${makerAddress}|~`;
   // '~' sorts after every time digit: the first key at or past `${maker}|${taker}|~` is the next taker's.

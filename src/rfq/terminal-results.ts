@@ -4,7 +4,8 @@
 // Bounded: the oldest entry leaves first, and a miss is only a read from LMDB.
 import { setBounded } from '../bounded-map.js';
 import type { Store } from '../store/db.js';
-import { isTerminal, toRfqResult, type RfqRecord } from './records.js';
+import { isTerminal, toRfqResult } from './records.js';
+import { table } from '../store/records.js';
 
 export const MAX_CACHED_RESULTS = 65_536;
 
@@ -20,7 +21,7 @@ export class TerminalResults {
   lookup(requestId: string): StoredRfq | undefined {
     const cached = this.#byRequestId.get(requestId);
     if (cached !== undefined) return cached;
-    const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+    const record = table(this.store, 'rfqs').get(requestId);
     if (record === undefined) return undefined;
     if (!isTerminal(record.status)) return { isTerminal: false, userId: record.userId };
     const stored: StoredRfq = { isTerminal: true, userId: record.userId, resultJson: JSON.stringify(toRfqResult(record)) };

@@ -1,5 +1,5 @@
 // Shared building blocks of every request and response schema (contract section 1).
-import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { Type, type ObjectOptions, type Static, type TProperties } from '@sinclair/typebox';
 
 /** Request objects reject unknown fields (contract section 1). */
 export const StrictObject = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
@@ -19,6 +19,7 @@ export const MicrosString = Type.String({ pattern: '^-?[0-9]+$', description: 'd
 
 export const MarketId = SafeInt({ minimum: 1, description: 'market id' });
 export const Direction = Type.Union([Type.Literal('up'), Type.Literal('down')]);
+export type Direction = Static<typeof Direction>;
 
 /** Input address: with or without 0x, any case; mixed case must pass EIP-55 (checked by parseAddress). */
 export const AddressInput = Type.String({ pattern: '^(0x)?[0-9a-fA-F]{40}$', description: 'EVM address' });

@@ -10,6 +10,8 @@ import { Kind, Type, TypeRegistry, type Static, type TSchema } from '@sinclair/t
 import { Address, Direction, MarketId, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
 import { PositiveMicrosString, QuoteId, Seq } from './mm-fields.js';
 import { STREAM_MAKER_SCHEMAS, STREAM_SERVER_SCHEMAS } from './mm-stream.js';
+import { MAX_LEGS, MIN_LEGS } from '../rfq/codec.js';
+import { OrderType } from './rfq.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Field types
@@ -129,9 +131,9 @@ export const RfqMessage = Type.Object(
     type: Type.Literal('rfq'),
     seq: Seq,
     request_id: Uuid,
-    legs: Type.Array(RfqLeg, { minItems: 1, maxItems: 8 }),
+    legs: Type.Array(RfqLeg, { minItems: MIN_LEGS, maxItems: MAX_LEGS }),
     wager_micros: PositiveMicrosString,
-    order_type: Type.Union([Type.Literal(1), Type.Literal(2)], { description: '1 = IOC, 2 = FOK' }),
+    order_type: OrderType,
     quote_deadline_ms: SafeInt({ description: 'quotes after this Unix ms are not considered' }),
     expires_at_ms: SafeInt({ description: 'the order deadline, Unix ms' }),
     taker: Nullable(Taker),

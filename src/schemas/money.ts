@@ -55,6 +55,7 @@ export const LedgerCheckResponse = Type.Object({
   total_micros: MicrosString,
   credited_micros: MicrosString,
   withdrawn_micros: MicrosString,
+  // Open interest: every user's at-risk stakes and every maker's locked liabilities.
   at_risk_micros: MicrosString,
   locked_micros: MicrosString,
   differences: Type.Array(Type.Object({ account: Type.String(), bucket: Type.String(), expected_micros: MicrosString, actual_micros: MicrosString })),

@@ -3,15 +3,19 @@ import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { AddressInput, Direction, MarketId, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
 import { MAX_SIGNATURE_CHARS } from './auth.js';
+import { MAX_LEGS, MIN_LEGS, ORDER_TYPE_FOK, ORDER_TYPE_IOC } from '../rfq/codec.js';
 
-export const MAX_LEGS = 8;
+export { MAX_LEGS };
 export const MAX_WAIT_MS = 10_000;
 
 export const Leg = StrictObject({ market_id: MarketId, direction: Direction });
 export type Leg = Static<typeof Leg>;
-const Legs = Type.Array(Leg, { minItems: 1, maxItems: MAX_LEGS });
+const Legs = Type.Array(Leg, { minItems: MIN_LEGS, maxItems: MAX_LEGS });
 /** 1 = IOC, 2 = FOK; FOK when omitted. */
-export const OrderType = Type.Union([Type.Literal(1), Type.Literal(2)]);
+export const OrderType = Type.Union([Type.Literal(ORDER_TYPE_IOC), Type.Literal(ORDER_TYPE_FOK)], { description: '1 = IOC, 2 = FOK' });
+export type OrderType = Static<typeof OrderType>;
+/** What an order without order_type is (contract section 6). */
+export const DEFAULT_ORDER_TYPE: OrderType = ORDER_TYPE_FOK;
 /** Payout multiplier; signed as round(min_odds * 10000) in a u32, so it must be positive and below 429497. */
 const MinOdds = Type.Number({ exclusiveMinimum: 0, maximum: 429_496, description: 'minimum acceptable payout multiplier' });
 
@@ -42,9 +46,33 @@ export const UnsignedRfqRequest = StrictObject({
 });
 export type UnsignedRfqRequest = Static<typeof UnsignedRfqRequest>;
 
-export const RfqStatus = Type.Union(
-  ['pending', 'finalizing', 'completed', 'failed', 'cancelled', 'timeout'].map((s) => Type.Literal(s)),
+export const RfqStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('finalizing'),
+  Type.Literal('completed'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+  Type.Literal('timeout'),
+]);
+export type RfqStatus = Static<typeof RfqStatus>;
+export type TerminalRfqStatus = Exclude<RfqStatus, 'pending' | 'finalizing'>;
+
+/**
+ * Why a failed RFQ failed: the result's `error` (contract section 6). Its own component in the OpenAPI
+ * document ($id), so a client can switch on the list instead of guessing it from prose.
+ */
+export const RfqFailureReason = Type.Union(
+  [
+    Type.Literal('NO_ACCEPTABLE_QUOTE', { description: 'no quote met min_odds (within the quote tolerance)' }),
+    Type.Literal('INSUFFICIENT_LIQUIDITY', { description: 'FOK: no acceptable quote covered the whole wager' }),
+    Type.Literal('MAKER_REJECTED', { description: 'every maker asked for a last look declined or let it run out' }),
+    Type.Literal('ORDER_EXPIRED', { description: "the signed order's expires_at_ms passed before a fill" }),
+    Type.Literal('MARKET_CLOSED', { description: 'a leg stopped being open for betting before the fill' }),
+    Type.Literal('SERVICE_RESTARTED', { description: 'the service stopped while the RFQ was active; its reservation was released' }),
+  ],
+  { $id: 'RfqFailureReason' },
 );
+export type RfqFailureReason = Static<typeof RfqFailureReason>;
 
 export const RfqResult = Type.Object(
   {
@@ -53,7 +81,7 @@ export const RfqResult = Type.Object(
     odds: Nullable(Type.Number()),
     payout_micros: Nullable(MicrosString),
     filled_wager_micros: Nullable(MicrosString),
-    error: Nullable(Type.String()),
+    error: Nullable(RfqFailureReason),
     quotes_received: Type.Integer({ minimum: 0 }),
   },
   { $id: 'RfqResult' },
@@ -66,15 +94,16 @@ export const RfqIdParams = StrictObject({ id: Uuid });
 /** A maker's takers a page of GET /v1/mm/taker_pnl lists (taker order). */
 export const TAKER_PNL_PAGE = { maxLimit: 500, defaultLimit: 100 } as const;
 export const TakerPnlQuery = StrictObject({ since_ms: Type.Optional(SafeInt()), ...pageQueryProperties(TAKER_PNL_PAGE) });
+/** One taker's row of GET /v1/mm/taker_pnl (rfq/fills.ts takerPnlRow computes it). */
+export const TakerPnl = Type.Object({
+  taker: Type.String({ description: 'taker address, or a stable opaque id for shielded fills' }),
+  fills: Type.Integer({ minimum: 0 }),
+  wagered_micros: MicrosString,
+  paid_micros: MicrosString,
+  pnl_micros: Type.String({ pattern: '^-?[0-9]+$', description: "the taker's result on settled fills, paid − wagered (positive when the taker won)" }),
+});
+export type TakerPnl = Static<typeof TakerPnl>;
 export const TakerPnlResponse = Type.Object({
-  takers: Type.Array(
-    Type.Object({
-      taker: Type.String({ description: 'taker address, or a stable opaque id for shielded fills' }),
-      fills: Type.Integer({ minimum: 0 }),
-      wagered_micros: MicrosString,
-      paid_micros: MicrosString,
-      pnl_micros: Type.String({ pattern: '^-?[0-9]+$', description: "the taker's result on settled fills, paid − wagered (positive when the taker won)" }),
-    }),
-  ),
+  takers: Type.Array(TakerPnl),
   ...nextCursorProperty,
 });

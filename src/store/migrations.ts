@@ -14,12 +14,13 @@
 //   open contest's prize pool likewise into the protocol's committed bucket, so those contests can settle.
 //   Versions 1 and 2 always held money per user in the old form and migrate the same way.
 import type { Logger } from 'pino';
-import { userEntryKey, type ContestRecord, type EntryRecord } from '../contests/records.js';
-import { userRfqKey, type RfqRecord } from '../rfq/records.js';
-import { makerTakerFillKey, type FillRecord } from '../rfq/fills.js';
-import { poolRef, PROTOCOL, userAccount, type HoldRecord } from '../ledger/accounts.js';
+import { userEntryKey } from '../contests/records.js';
+import { userRfqKey } from '../rfq/records.js';
+import { makerTakerFillKey } from '../rfq/fills.js';
+import { poolRef, PROTOCOL, userAccount } from '../ledger/accounts.js';
 import { Ledger, NO_USERS } from '../ledger/ledger.js';
 import type { Store } from './db.js';
+import { metaTable, table } from './records.js';
 
 export const SCHEMA_VERSION = 5;
 const VERSION_KEY = 'schemaVersion';
@@ -27,14 +28,14 @@ const VERSION_KEY = 'schemaVersion';
 export class UnsupportedDataError extends Error {}
 
 /** A user's balance as versions 1-4 kept it. */
-interface OneSidedBalance {
+export interface OneSidedBalance {
   availableMicros: string;
   reservedMicros: string;
   atRiskMicros: string;
 }
 
 export async function migrateStore(store: Store, log: Logger, nowMs = Date.now()): Promise<void> {
-  const meta = store.db<number>('meta');
+  const meta = metaTable<number>(store);
   const found = meta.get(VERSION_KEY);
   if (found === SCHEMA_VERSION) return;
   if (found !== undefined && found > SCHEMA_VERSION) {
@@ -42,7 +43,7 @@ export async function migrateStore(store: Store, log: Logger, nowMs = Date.now()
       `the data directory was written by a newer parlayd (layout ${found}; this one reads up to ${SCHEMA_VERSION}): run that version, or start with another PARLAYD_DATA_DIR`,
     );
   }
-  const isEmpty = store.db('balances').getKeysCount({ limit: 1 }) === 0 && store.db('rfqs').getKeysCount({ limit: 1 }) === 0;
+  const isEmpty = table(store, 'balances').getKeysCount({ limit: 1 }) === 0 && table(store, 'rfqs').getKeysCount({ limit: 1 }) === 0;
   const from = found ?? 1;
   const counts = await store.transact(() => {
     const done = { historyRows: 0, takerRows: 0, openingBalances: 0 };
@@ -59,7 +60,7 @@ export async function migrateStore(store: Store, log: Logger, nowMs = Date.now()
 
 /** Version 5: see the header. Throws UnsupportedDataError (nothing written) when money is held. */
 function openTwoSidedLedgerInTxn(store: Store, nowMs: number): number {
-  const balances = store.db<OneSidedBalance>('balances');
+  const balances = table(store, 'balances');
   for (const { key: userId, value } of balances.getRange()) {
     if (BigInt(value.reservedMicros) !== 0n || BigInt(value.atRiskMicros) !== 0n) {
       throw new UnsupportedDataError(
@@ -70,7 +71,7 @@ function openTwoSidedLedgerInTxn(store: Store, nowMs: number): number {
     }
   }
   // The holds of versions 2-4 (none holds money any more: checked above) are of the old form.
-  for (const key of store.db('holds').getKeys()) void store.db('holds').remove(key);
+  for (const key of table(store, 'holds').getKeys()) void table(store, 'holds').remove(key);
   const ledger = new Ledger(store, NO_USERS);
   let opened = 0;
   for (const { key: userId, value } of balances.getRange()) {
@@ -80,24 +81,24 @@ function openTwoSidedLedgerInTxn(store: Store, nowMs: number): number {
       opened++;
     }
   }
-  for (const { value: contest } of store.db<ContestRecord>('contests').getRange()) {
+  for (const { value: contest } of table(store, 'contests').getRange()) {
     if (contest.status !== 'open') continue;
     const pool = BigInt(contest.protocolPrizePoolMicros);
     if (pool > 0n) ledger.opening({ account: PROTOCOL, bucket: 'committed' }, pool, `opening:${poolRef(contest.contestId)}`, nowMs);
-    void store.db<HoldRecord>('holds').put(poolRef(contest.contestId), { account: PROTOCOL, bucket: 'committed', amountMicros: pool.toString() });
+    void table(store, 'holds').put(poolRef(contest.contestId), { account: PROTOCOL, bucket: 'committed', amountMicros: pool.toString() });
     opened++;
   }
   // The old forms, now carried over: the balances and their journal.
-  for (const key of store.db('balances').getKeys()) void store.db('balances').remove(key);
-  for (const key of store.db('journal').getKeys()) void store.db('journal').remove(key);
+  for (const key of table(store, 'balances').getKeys()) void table(store, 'balances').remove(key);
+  for (const key of table(store, 'journal').getKeys()) void table(store, 'journal').remove(key);
   return opened;
 }
 
 /** Version 4: every fill in its maker's by-taker index. */
 function buildTakerIndexInTxn(store: Store): number {
   let rows = 0;
-  for (const { value: fill } of store.db<FillRecord>('fills').getRange()) {
-    void store.db<true>('makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, fill.requestId), true);
+  for (const { value: fill } of table(store, 'fills').getRange()) {
+    void table(store, 'makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, fill.requestId), true);
     rows++;
   }
   return rows;
@@ -106,12 +107,12 @@ function buildTakerIndexInTxn(store: Store): number {
 /** Version 3: every RFQ and contest entry in its user's history index. */
 function buildHistoryIndexesInTxn(store: Store): number {
   let rows = 0;
-  for (const { value: rfq } of store.db<RfqRecord>('rfqs').getRange()) {
-    void store.db<true>('userRfqs').put(userRfqKey(rfq.userId, rfq.createdAtMs, rfq.requestId), true);
+  for (const { value: rfq } of table(store, 'rfqs').getRange()) {
+    void table(store, 'userRfqs').put(userRfqKey(rfq.userId, rfq.createdAtMs, rfq.requestId), true);
     rows++;
   }
-  for (const { value: entry } of store.db<EntryRecord>('contestEntries').getRange()) {
-    void store.db<true>('userEntries').put(userEntryKey(entry.userId, entry.createdAtMs, entry.contestId, entry.entryIndex), true);
+  for (const { value: entry } of table(store, 'contestEntries').getRange()) {
+    void table(store, 'userEntries').put(userEntryKey(entry.userId, entry.createdAtMs, entry.contestId, entry.entryIndex), true);
     rows++;
   }
   return rows;

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
+import { table } from '../store/records.js';
 
 export interface UserRecord {
   userId: string;
@@ -18,10 +19,10 @@ export class Users {
   ) {}
 
   private get users() {
-    return this.store.db<UserRecord>('users');
+    return table(this.store, 'users');
   }
   private get byWallet() {
-    return this.store.db<string>('usersByWallet');
+    return table(this.store, 'usersByWallet');
   }
 
   get(userId: string): UserRecord | undefined {

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { HDNodeWallet, Wallet } from 'ethers';
 import WebSocket from 'ws';
-import { buildMakerChallenge } from '../../src/crypto/maker-challenge.js';
+import { buildMakerChallenge, DEV_DOMAIN_TAG } from '../../src/crypto/maker-challenge.js';
 import { hexToBytes } from '../../src/crypto/hex.js';
 import type { AuthChallengeMessage, ServerMessageType, ServerToMakerMessage } from '../../src/schemas/mm.js';
 import { client } from './http.js';
@@ -33,7 +33,7 @@ export interface TestMaker {
   name: string;
 }
 
-export const DEFAULT_DOMAIN_TAG = 'parlayd:mm:ws-auth:v1:localhost.dev';
+export const DEFAULT_DOMAIN_TAG = DEV_DOMAIN_TAG;
 export const MAKER_WS_PATH = '/v1/mm/ws';
 
 export type ServerMessage<K extends ServerMessageType = ServerMessageType> = Extract<ServerToMakerMessage, { type: K }>;

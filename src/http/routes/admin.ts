@@ -1,7 +1,7 @@
 // Main thread. Admin routes (contract sections 4 and 5), behind the configured admin bearer token.
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
-import { ApiError } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { CreditRequest, CreditResponse } from '../../schemas/users.js';
 import {
@@ -19,7 +19,7 @@ export function adminRoutes(s: Services) {
       handler: async ({ body }) => {
         const wallet = parseAddress(body.wallet);
         if (wallet === null) {
-          throw new ApiError('VALIDATION_FAILED', undefined, [{ path: '/wallet', message: 'bad EIP-55 checksum' }]);
+          throw errors.badChecksum('/wallet');
         }
         const user = await s.credits.creditUser(wallet, BigInt(body.amount_micros), body.idempotency_key);
         return json(200, {

@@ -1,7 +1,7 @@
 // Main thread. User login and logout (contract section 3). Makers never use these: they log in over the
 // WebSocket (mm/), and a registered maker address logging in here is 403 FORBIDDEN (contract section 11).
 import { defineRoute, json } from '../route.js';
-import { ApiError } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { Services } from '../../services.js';
 import {
   LogoutResponse,
@@ -15,7 +15,7 @@ import {
 export function authRoutes(s: Services) {
   /** First login of a wallet creates its user; the session is durable before the token is returned. */
   async function openSession(wallet: string) {
-    if (s.makers.has(wallet)) throw new ApiError('FORBIDDEN', 'a registered market maker logs in over the maker socket, not as a user');
+    if (s.makers.has(wallet)) throw errors.makerMustUseSocket();
     const user = await s.users.ensure(wallet);
     const session = await s.sessions.issueUser(user.userId, user.wallet, s.config.sessionTtlMs);
     return json(200, { session_token: session.token, expires_at_ms: session.expiresAtMs, user_id: user.userId, wallet: user.wallet });

@@ -4,7 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
 import { ProtectionLimitsSchema, ProtectionView, StandingQuote, StatsView } from '../../schemas/mm-desk.js';
@@ -50,7 +50,7 @@ export function mmDeskRoutes(s: Services) {
       params: StrictObject({ address: AddressInput }), body: ProtectionLimitsSchema, responses: { 200: ProtectionView },
       handler: async ({ params, body }) => {
         const address = parseAddress(params.address);
-        if (address === null) throw new ApiError('VALIDATION_FAILED', undefined, [{ path: '/address', message: 'bad EIP-55 checksum' }]);
+        if (address === null) throw errors.badChecksum('/address');
         if (!s.makers.has(address)) throw new ApiError('MAKER_NOT_FOUND');
         await s.makerProtection.setLimits('admin', address, body as ProtectionLimits);
         return json(200, view(address));

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { buildAsyncApi } from '../../schemas/asyncapi.js';
 import { Address, AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
@@ -33,11 +33,6 @@ const MakerSessionResponse = Type.Object({
   expires_at_ms: SafeInt({ description: 'session end, Unix ms; the socket gets AUTH_EXPIRED then' }),
 });
 
-/** The one field of a maker session record this module reads (auth/sessions.ts owns the record). */
-interface SessionExpiry {
-  expiresAtMs: number;
-}
-
 export function mmRoutes(s: Services, version: string) {
   let asyncApi: unknown = null; // built on first ask
   const makerBody = (m: MakerRecord) => ({
@@ -48,7 +43,7 @@ export function mmRoutes(s: Services, version: string) {
   });
   const addressOrThrow = (input: string, path: string): string => {
     const address = parseAddress(input);
-    if (address === null) throw new ApiError('VALIDATION_FAILED', undefined, [{ path, message: 'bad EIP-55 checksum' }]);
+    if (address === null) throw errors.badChecksum(path);
     return address;
   };
   return [
@@ -58,7 +53,7 @@ export function mmRoutes(s: Services, version: string) {
       body: AddMakerRequest, responses: { 201: MakerBody, 200: MakerBody },
       handler: async ({ body }) => {
         const outcome = await s.makers.add(addressOrThrow(body.address, '/address'), body.name);
-        if (outcome.kind === 'full') throw new ApiError('VALIDATION_FAILED', 'the maker registry is full');
+        if (outcome.kind === 'full') throw errors.makerRegistryFull();
         return json(outcome.kind === 'created' ? 201 : 200, makerBody(outcome.maker));
       },
     }),
@@ -91,10 +86,10 @@ export function mmRoutes(s: Services, version: string) {
       summary: "The maker bearer session's address and end",
       responses: { 200: MakerSessionResponse },
       handler: ({ auth }) => {
-        // The bearer check just resolved this session, so its record exists (sessions.ts stores it by key).
-        const record = s.store.db<SessionExpiry>('sessions').get(auth.sessionKey);
-        if (record === undefined) throw new ApiError('UNAUTHENTICATED'); // revoked between the two reads
-        return json(200, { address: auth.address, expires_at_ms: record.expiresAtMs });
+        // The bearer check just resolved this session, so its record exists unless revoked since.
+        const expiresAtMs = s.sessions.expiresAtMsOf(auth.sessionKey);
+        if (expiresAtMs === null) throw new ApiError('UNAUTHENTICATED'); // revoked between the two reads
+        return json(200, { address: auth.address, expires_at_ms: expiresAtMs });
       },
     }),
     defineRoute({

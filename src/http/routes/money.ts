@@ -2,7 +2,7 @@
 // withdrawals (the account holder's request and lists, the operator's queue and decision), the ledger check.
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
-import { ApiError } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../ledger/accounts.js';
 import { readAccount } from '../../ledger/ledger.js';
@@ -19,7 +19,7 @@ const isKeyPosition = (values: readonly unknown[]): values is [string] => values
 
 function addressOrThrow(input: string, path: string): string {
   const address = parseAddress(input);
-  if (address === null) throw new ApiError('VALIDATION_FAILED', undefined, [{ path, message: 'bad EIP-55 checksum' }]);
+  if (address === null) throw errors.badChecksum(path);
   return address;
 }
 

@@ -1,0 +1,236 @@
+// Each named LMDB database has one owning module, which writes it and says what its records are
+// (src/store/records.ts maps every name to its type). Other modules may open it only where this table says
+// so and why: every entry outside `owner` is a read (or a write on the owner's behalf) that a later change
+// should move behind the owner's API. The test reads the source: a module that opens a database by name
+// (`table(store, 'x')`, `store.db('x')`, `metaTable(store)`, an ExpirySweep of 'x', a decided write
+// `{ db: 'x', ... }`) must be listed, and a listed opener that no longer opens it must leave the table.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { DB_NAMES, type DbName } from '../../src/store/db.js';
+
+const ROOT = new URL('../../..', import.meta.url).pathname;
+
+interface Openers {
+  owner: string;
+  /** Other modules that open it, each with why (the debt to pay, or a reason it stays). */
+  also?: Record<string, string>;
+}
+
+const LEDGER_AUDIT = 'the read-only audit (tests, chaos, fuzz) cross-checks every money record in one snapshot';
+const MIGRATION = 'the one-time layout migrations rewrite old records in place, at start, before any owner runs';
+const SHARD_READS_MARKETS = 'a shard worker has no Markets object: it reads outcomes and betting windows from LMDB';
+
+const DB_OPENERS: Record<DbName, Openers> = {
+  users: { owner: 'src/users/users.ts' },
+  usersByWallet: { owner: 'src/users/users.ts' },
+  sessions: { owner: 'src/auth/sessions.ts' },
+  makerSessions: { owner: 'src/auth/sessions.ts' },
+  balances: { owner: 'src/store/migrations.ts' },
+  journal: { owner: 'src/store/migrations.ts' },
+  accounts: {
+    owner: 'src/ledger/ledger.ts',
+    also: {
+      'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
+      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/rfq/shard.ts': "reads a maker's available balance to decide whether a fill is covered; should ask its ShardMoney's ledger",
+    },
+  },
+  transfers: {
+    owner: 'src/ledger/ledger.ts',
+    also: { 'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)' },
+  },
+  accountJournal: {
+    owner: 'src/ledger/ledger.ts',
+    also: { 'src/ledger/journal-view.ts': 'GET /v1/user/journal pages the rows on the main thread; could move into ledger.ts' },
+  },
+  holds: {
+    owner: 'src/ledger/ledger.ts',
+    also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+  },
+  credits: { owner: 'src/ledger/credit-keys.ts' },
+  withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  withdrawalKeys: { owner: 'src/ledger/withdrawals.ts' },
+  accountWithdrawals: { owner: 'src/ledger/withdrawals.ts' },
+  withdrawalsByStatus: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  preferences: { owner: 'src/preferences/preferences.ts' },
+  markets: {
+    owner: 'src/markets/markets.ts',
+    also: {
+      'src/markets/due-index.ts': 'builds its index from every market once, at start, when its version is missing',
+      'src/rfq/shard-money.ts': SHARD_READS_MARKETS,
+      'src/rfq/shard.ts': SHARD_READS_MARKETS,
+    },
+  },
+  marketWindows: { owner: 'src/markets/markets.ts' },
+  mentionMarkets: { owner: 'src/markets/markets.ts' },
+  loginNonces: { owner: 'src/auth/wallet-login.ts' },
+  makers: { owner: 'src/mm/registry.ts' },
+  makerProtection: { owner: 'src/mm/protection.ts' },
+  meta: {
+    owner: 'src/store/counters.ts',
+    also: {
+      'src/store/migrations.ts': 'owns the layout version key',
+      'src/auth/login-nonce.ts': 'owns the login nonce MAC key',
+      'src/auth/sessions.ts': 'owns the maker session index mark',
+      'src/markets/due-index.ts': 'owns the due index version key',
+    },
+  },
+  rfqs: {
+    owner: 'src/rfq/rfq-writes.ts',
+    also: {
+      'src/rfq/shard.ts': 'the actor reads the records its own writes (rfq-writes.ts) made',
+      'src/rfq/shard-money.ts': 'settles positions in the shard that wrote them',
+      'src/rfq/settlement.ts': "main thread: walks a resolved market's positions to hand them to the shards",
+      'src/rfq/history.ts': 'main thread view (GET /v1/user/rfqs); LMDB readers never block the shard',
+      'src/rfq/positions-view.ts': 'main thread view (GET /v1/user/positions)',
+      'src/rfq/terminal-results.ts': 'main thread cache of terminal results (GET /v1/rfq/:id)',
+      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/store/migrations.ts': MIGRATION,
+    },
+  },
+  rfqKeys: { owner: 'src/rfq/rfq-writes.ts', also: { 'src/rfq/shard.ts': 'the replay check before a create' } },
+  rfqActive: { owner: 'src/rfq/rfq-writes.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  userRfqs: {
+    owner: 'src/rfq/rfq-writes.ts',
+    also: {
+      'src/rfq/history.ts': 'main thread view (GET /v1/user/rfqs)',
+      'src/rfq/positions-view.ts': 'main thread view (GET /v1/user/positions)',
+      'src/store/migrations.ts': MIGRATION,
+    },
+  },
+  fills: {
+    owner: 'src/rfq/rfq-writes.ts',
+    also: {
+      'src/rfq/shard-money.ts': 'settles the fills of its own takers',
+      'src/rfq/maker-fills-view.ts': 'main thread view (GET /v1/mm/fills)',
+      'src/rfq/positions-view.ts': 'main thread view (GET /v1/user/positions)',
+      'src/rfq/taker-pnl.ts': 'main thread view (GET /v1/mm/taker_pnl)',
+      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/store/migrations.ts': MIGRATION,
+    },
+  },
+  makerTakerFills: {
+    owner: 'src/rfq/rfq-writes.ts',
+    also: { 'src/rfq/taker-pnl.ts': 'main thread view (GET /v1/mm/taker_pnl)', 'src/store/migrations.ts': MIGRATION },
+  },
+  openPositions: {
+    owner: 'src/rfq/rfq-writes.ts',
+    also: {
+      'src/rfq/shard-money.ts': 'removes a position as it settles it',
+      'src/rfq/settlement.ts': "main thread: pages a resolved market's open positions",
+    },
+  },
+  contests: {
+    owner: 'src/contests/contests.ts',
+    also: {
+      'src/contests/settlement.ts': 'the settlement driver, same folder; could go through contests.ts',
+      'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)',
+      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/store/migrations.ts': MIGRATION,
+    },
+  },
+  contestEntries: {
+    owner: 'src/contests/contests.ts',
+    also: {
+      'src/contests/settlement.ts': 'the settlement driver, same folder; its writes are committed by the shard',
+      'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)',
+      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/store/migrations.ts': MIGRATION,
+    },
+  },
+  userEntries: {
+    owner: 'src/contests/contests.ts',
+    also: { 'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)', 'src/store/migrations.ts': MIGRATION },
+  },
+  entryKeys: { owner: 'src/contests/contests.ts' },
+  contestImages: { owner: 'src/contests/contests.ts' },
+  marketsDue: {
+    owner: 'src/markets/due-index.ts',
+    also: { 'src/markets/markets.ts': 'writes the entry in the transaction that creates or resolves the market' },
+  },
+  oraclePrices: { owner: 'src/oracle/prices.ts' },
+};
+
+/**
+ * Modules that open a database by a name held in a variable, on another module's behalf: the scan cannot
+ * see which, so each is listed with the names it may be handed.
+ */
+const BY_VARIABLE: Record<string, string> = {
+  'src/auth/expiry-sweep.ts': "sweeps 'sessions', 'makerSessions', 'loginNonces' for their owners (ExpiringDbName)",
+  'src/rfq/shard-money.ts': 'commits the RecordWrites (contests, entries, withdrawals) their owners decided, with the money',
+  'src/ledger/withdrawals.ts': 'puts its own decided writes when the main thread commits them',
+};
+
+function sourceFiles(path: string): string[] {
+  if (!statSync(path).isDirectory()) return path.endsWith('.ts') ? [path] : [];
+  return readdirSync(path).flatMap((name) => sourceFiles(join(path, name)));
+}
+
+const BY_NAME = [
+  /\btable\(\s*[\w.]+,\s*'(\w+)'\)/g,
+  /\.db(?:<(?:[^<>()]|<[^<>]*>)*>)?\('(\w+)'\)/g,
+  /\bmetaTable\b(?:<[^>]*>)?\(()/g,
+  /new ExpirySweep\(\s*[\w.]+,\s*'(\w+)'/g,
+  /\bdb: '(\w+)'/g,
+];
+const BY_VARIABLE_RE = [/\btable\(\s*[\w.]+,\s*(?!')[\w.]+\)/, /\.db(?:<(?:[^<>()]|<[^<>]*>)*>)?\((?!')[\w.]+\)/, /\bputRecord\(/];
+
+/** The store itself and the accessor: they name every database, and are the mechanism, not an opener. */
+const MECHANISM = new Set(['src/store/db.ts', 'src/store/records.ts']);
+
+function scan(): { opened: Map<string, Set<string>>; byVariable: Set<string> } {
+  const opened = new Map<string, Set<string>>();
+  const byVariable = new Set<string>();
+  for (const file of sourceFiles(join(ROOT, 'src'))) {
+    const module = relative(ROOT, file);
+    if (MECHANISM.has(module)) continue;
+    const text = readFileSync(file, 'utf8');
+    for (const re of BY_NAME) {
+      for (const match of text.matchAll(re)) {
+        const name = match[1] === '' || match[1] === undefined ? 'meta' : match[1];
+        let modules = opened.get(name);
+        if (modules === undefined) opened.set(name, (modules = new Set()));
+        modules.add(module);
+      }
+    }
+    if (BY_VARIABLE_RE.some((re) => re.test(text))) byVariable.add(module);
+  }
+  return { opened, byVariable };
+}
+
+test('every named database is opened only by its owner and the modules listed with a reason', () => {
+  const { opened } = scan();
+  const found: Record<string, string[]> = {};
+  const expected: Record<string, string[]> = {};
+  for (const name of [...opened.keys()].sort()) found[name] = [...opened.get(name)!].sort();
+  for (const name of [...DB_NAMES].sort()) {
+    const openers = DB_OPENERS[name];
+    if (!opened.has(name)) continue; // a database nothing opens by name (none today) needs no entry checked
+    expected[name] = [openers.owner, ...Object.keys(openers.also ?? {})].sort();
+  }
+  assert.deepEqual(found, expected);
+});
+
+test('every database named in DB_NAMES has an owner, and the table names no other', () => {
+  assert.deepEqual(Object.keys(DB_OPENERS).sort(), [...DB_NAMES].sort());
+});
+
+test('only the listed modules open a database by a name held in a variable', () => {
+  assert.deepEqual([...scan().byVariable].sort(), Object.keys(BY_VARIABLE).sort());
+});
+
+test('the scan sees each way of opening a database', () => {
+  const probe = [
+    "table(this.store, 'rfqs')",
+    "store.db<Map<string, number>>('fills')",
+    'metaTable<number>(store)',
+    "new ExpirySweep(store, 'sessions', clock)",
+    "{ db: 'contests', key, value }",
+  ].join('\n');
+  const names = BY_NAME.flatMap((re) => [...probe.matchAll(re)].map((m) => m[1] || 'meta'));
+  assert.deepEqual(names, ['rfqs', 'fills', 'meta', 'sessions', 'contests']);
+  assert.ok(BY_VARIABLE_RE.some((re) => re.test('table(this.store, this.dbName)')));
+  assert.ok(!BY_VARIABLE_RE.some((re) => re.test("table(this.store, 'rfqs')")));
+});
