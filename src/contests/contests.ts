@@ -18,6 +18,7 @@
 // The public list (GET /v1/contests) walks an in-memory index of every contest's order and filter keys
 // (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
 // returns: contests are never deleted, so reading them all per request grew without bound.
+import { errors } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { UserPrincipal } from '../auth/principal.js';
@@ -30,7 +31,6 @@ import type { ContestDetail, ContestEntryRequest, CreateContest } from '../schem
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import { ContestEntries, type EntryAccepted } from './entries.js';
-import { marketNotFound, marketNotOpen, prizePoolUnfunded } from './errors.js';
 import { decodeImage, type ServedImage } from './images.js';
 import { ContestListIndex, type ListPosition } from './list-index.js';
 import { ContestQueries, type AdminEntriesPage, type ContestPage, type ListFilter } from './queries.js';
@@ -189,8 +189,8 @@ export class Contests {
   private createInTxn(contestId: string, input: CreateContest, image: ImageRecord | null, nowMs: number): ContestRecord {
     for (const { market_id: marketId } of input.markets) {
       const market = this.markets.get(marketId);
-      if (market === undefined) throw marketNotFound(marketId);
-      if (!isOpenForBetting(market, nowMs)) throw marketNotOpen(marketId);
+      if (market === undefined) throw errors.marketNotFound(marketId);
+      if (!isOpenForBetting(market, nowMs)) throw errors.marketNotOpen(marketId);
     }
     const contest: ContestRecord = {
       contestId,
@@ -216,7 +216,7 @@ export class Contests {
       paidMicros: null,
     };
     // The prize pool leaves the protocol's available for committed in the contest's own transaction.
-    if (!this.ledger.openPool(contestId, BigInt(input.protocol_prize_pool_micros), nowMs)) throw prizePoolUnfunded();
+    if (!this.ledger.openPool(contestId, BigInt(input.protocol_prize_pool_micros), nowMs)) throw errors.prizePoolUnfunded();
     void this.contests.put(contestId, contest);
     if (image !== null) void this.images.put(contestId, image);
     return contest;

@@ -6,11 +6,10 @@
 // The lane is what makes reading the contest outside a transaction safe: no other change of it can interleave.
 import assert from 'node:assert/strict';
 import { hash } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { ContestEntryRequest, ContestEntryResponse } from '../schemas/contests.js';
 import type { Store } from '../store/db.js';
-import { entryNotContinuable, entryNotFound } from './errors.js';
 import {
   entryKey,
   entryKeyRecordKey,
@@ -126,10 +125,10 @@ export class ContestEntries {
     request: ContestEntryRequest,
     nowMs: number,
   ): EntryDecision {
-    if (contest.gameType !== 'survivor' && contest.gameType !== 'streak') throw entryNotContinuable(contest.gameType);
+    if (contest.gameType !== 'survivor' && contest.gameType !== 'streak') throw errors.entryNotContinuable(contest.gameType);
     const key = entryKey(contest.contestId, userId, entryIndex);
     const entry = this.entries.get(key);
-    if (entry === undefined) throw entryNotFound(entryIndex);
+    if (entry === undefined) throw errors.entryNotFound(entryIndex);
     if (isEliminated(entryOutcomes(entry, this.marketOf))) throw new ApiError('ENTRY_ELIMINATED');
     checkPicks(contest, request.bets, entry.picks, this.marketOf, nowMs);
     const picks = [...entry.picks, ...request.bets.map((b) => ({ marketId: b.market_id, direction: b.direction }))];

@@ -10,13 +10,12 @@
 import assert, { AssertionError } from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
-import { voidRefused } from './errors.js';
 import type { ContestListIndex } from './list-index.js';
 import type { ContestRecord } from './records.js';
 import type { SerialQueues } from './serial-queue.js';
@@ -105,8 +104,8 @@ export class ContestResolution {
         const current = this.contests.get(contestId);
         if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
         if (current.status === 'voided') return current;
-        if (current.status === 'resolved') throw voidRefused('resolved');
-        if (current.settling?.kind === 'resolve') throw voidRefused('being resolved');
+        if (current.status === 'resolved') throw errors.contestResolvedCannotVoid();
+        if (current.settling?.kind === 'resolve') throw errors.contestResolvingCannotVoid();
         return this.settle(current, 'void');
       },
       false,

@@ -1,21 +1,10 @@
 // Pure rules of contract section 8, called by the contest actor on a contest's lane: the configuration check of
 // an admin create, the entry window, and the pick rules of a submission. Each throws the contract's coded
 // error; none reads a clock or the store (the caller passes `nowMs` and a market look-up).
-import { validationError, type ErrorDetail } from '../errors.js';
+import { errors, validationError, type ErrorDetail } from '../errors.js';
 import { isOpenForBetting } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { ContestPick, CreateContest, PickOutcome } from '../schemas/contests.js';
-import {
-  bettingClosed,
-  contestNotOpen,
-  contestSettling,
-  entryNotOpenYet,
-  marketNotInContest,
-  marketNotOpen,
-  marketPickedTwice,
-  wrongCategoryPickCount,
-  wrongPickCount,
-} from './errors.js';
 import type { ContestRecord, PickRecord } from './records.js';
 
 const MAX_TOTAL_BPS = 10_000;
@@ -72,12 +61,12 @@ export function checkContestConfig(input: CreateContest, nowMs: number): void {
  * [opens, closes), and where the two disagree the interface wins (contract, preamble).
  */
 export function checkEntryWindow(contest: ContestRecord, nowMs: number): void {
-  if (contest.status !== 'open') throw contestNotOpen(contest.status);
+  if (contest.status !== 'open') throw errors.contestNotOpen(contest.status);
   // Settlement in batches needs a frozen entry set (settlement.ts). A resolution cannot meet an entry anyway
   // (its markets are final, picks need OPEN ones), but a void can: it may start while markets are OPEN.
-  if (contest.settling !== undefined) throw contestSettling(contest.settling.kind);
-  if (contest.entryOpensAtMs !== null && nowMs < contest.entryOpensAtMs) throw entryNotOpenYet();
-  if (nowMs > contest.bettingClosesMs) throw bettingClosed();
+  if (contest.settling !== undefined) throw errors.contestSettling(contest.settling.kind);
+  if (contest.entryOpensAtMs !== null && nowMs < contest.entryOpensAtMs) throw errors.contestEntryNotOpenYet();
+  if (nowMs > contest.bettingClosesMs) throw errors.contestBettingClosed();
 }
 
 /**
@@ -97,20 +86,20 @@ export function checkPicks(
 ): void {
   const taken = new Set(previousPicks.map((p) => p.marketId));
   for (const pick of picks) {
-    if (taken.has(pick.market_id)) throw marketPickedTwice(pick.market_id);
+    if (taken.has(pick.market_id)) throw errors.duplicatePick(pick.market_id);
     taken.add(pick.market_id);
   }
   const categoryOf = new Map(contest.markets.map((m) => [m.marketId, m.category]));
   for (const pick of picks) {
-    if (!categoryOf.has(pick.market_id)) throw marketNotInContest(pick.market_id);
+    if (!categoryOf.has(pick.market_id)) throw errors.pickNotInContest(pick.market_id);
   }
   for (const pick of picks) {
     const market = marketOf(pick.market_id);
-    if (market === undefined || !isOpenForBetting(market, nowMs)) throw marketNotOpen(pick.market_id);
+    if (market === undefined || !isOpenForBetting(market, nowMs)) throw errors.marketNotOpen(pick.market_id);
   }
   const { kind, value } = contest.betType;
   if (kind === 'num_bets') {
-    if (picks.length !== value) throw wrongPickCount(value, picks.length);
+    if (picks.length !== value) throw errors.wrongPickCount(value, picks.length);
     return;
   }
   const picked = countBy(picks.map((p) => categoryOf.get(p.market_id)!));
@@ -118,7 +107,7 @@ export function checkPicks(
   const required = isContinuation ? [...picked.keys()] : [...new Set(contest.markets.map((m) => m.category))];
   for (const category of required) {
     const count = picked.get(category) ?? 0;
-    if (count !== value) throw wrongCategoryPickCount(value, category, count);
+    if (count !== value) throw errors.wrongCategoryPickCount(category, value, count);
   }
 }
 

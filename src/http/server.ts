@@ -5,7 +5,7 @@
 // sees of it are in exchange.ts; a route's schemas, compiled once at start, in compiled-route.ts.
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import { ApiError, isApiError, overloaded, rateLimited } from '../errors.js';
+import { ApiError, errors, isApiError, overloaded, rateLimited } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
 import { anonymousKey, type RateLimiter } from './rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
@@ -259,7 +259,7 @@ function errorReply(error: ApiError): Reply {
 function failureReply(err: unknown, requestId: string, log: Logger): Reply {
   if (isApiError(err)) return errorReply(err);
   log.error({ err, requestId }, 'unhandled error in request');
-  return errorReply(new ApiError('INTERNAL', `internal error (request ${requestId})`));
+  return errorReply(errors.internal(requestId));
 }
 
 export type { Method };

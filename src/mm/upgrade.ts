@@ -4,7 +4,7 @@
 // auth (pending-auth.ts), and, every place taken, only when the longest-waiting idle socket makes room.
 // A refusal is an HTTP answer with Retry-After, counted for the periodic summary rather than logged each.
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
 import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
 import type { LogCounts } from '../log-counts.js';
@@ -12,14 +12,10 @@ import { Connection, type UserData } from './connection.js';
 import type { PendingAuth } from './pending-auth.js';
 
 // Upgrade refusals, serialized once: contract errors (section 2) with their codes from errors.ts.
-const OVERLOADED_BODY = JSON.stringify(new ApiError('OVERLOADED', 'too many maker sockets awaiting authentication').toBody());
-const RATE_LIMITED_BODY = JSON.stringify(
-  new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this address').toBody(),
-);
+const OVERLOADED_BODY = JSON.stringify(errors.makerAuthPendingFull().toBody());
+const RATE_LIMITED_BODY = JSON.stringify(errors.makerAuthPendingFromAddress().toBody());
 const UPGRADE_RATE_LIMITED_BODY = JSON.stringify(new ApiError('RATE_LIMITED').toBody());
-const NETWORK_RATE_LIMITED_BODY = JSON.stringify(
-  new ApiError('RATE_LIMITED', 'too many maker sockets awaiting authentication from this network').toBody(),
-);
+const NETWORK_RATE_LIMITED_BODY = JSON.stringify(errors.makerAuthPendingFromNetwork().toBody());
 
 export interface UpgradeGateDeps {
   /** The HTTP per-IP token bucket (absent: upgrades are not rate limited). */

@@ -7,7 +7,7 @@
 // out of the actor. Here: the calls and the maker messages; from the close of quoting on, finalization.ts.
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
-import { ApiError } from '../errors.js';
+import { ApiError, errors } from '../errors.js';
 import { makerError } from '../mm/protocol.js';
 import type { RfqResult } from '../schemas/rfq.js';
 import type { QuoteRejectReason } from '../schemas/mm.js';
@@ -115,7 +115,7 @@ export class RfqShard {
     // Contract section 6: the checks made on the main thread (expiry, legs, wager) apply after the replay
     // key, so a replay after expires_at_ms or after its markets closed is still 200.
     if (command.refusal !== null) throw new ApiError(command.refusal.code, command.refusal.message);
-    if (this.active.size >= this.init.maxActiveRfqs) throw new ApiError('OVERLOADED', 'shard is at its active RFQ limit');
+    if (this.active.size >= this.init.maxActiveRfqs) throw errors.shardAtActiveLimit();
     // After the replay check, so a replay still answers 200 on a full store; before anything is decided.
     this.store.assertRoom();
     const creation = this.persistNew(command, this.clock.nowMs());

@@ -34,7 +34,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     also: {
       'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
       'src/ledger/audit.ts': LEDGER_AUDIT,
-      'src/rfq/shard.ts': "reads a maker's available balance to decide whether a fill is covered; should ask its ShardMoney's ledger",
+      'src/rfq/finalization.ts': "reads a maker's available balance to decide whether a fill is covered; should ask its ShardMoney's ledger",
     },
   },
   transfers: {
@@ -60,7 +60,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     also: {
       'src/markets/due-index.ts': 'builds its index from every market once, at start, when its version is missing',
       'src/rfq/shard-money.ts': SHARD_READS_MARKETS,
-      'src/rfq/shard.ts': SHARD_READS_MARKETS,
+      'src/rfq/finalization.ts': SHARD_READS_MARKETS,
     },
   },
   marketWindows: { owner: 'src/markets/markets.ts' },
@@ -125,6 +125,9 @@ const DB_OPENERS: Record<DbName, Openers> = {
   contests: {
     owner: 'src/contests/contests.ts',
     also: {
+      'src/contests/entries.ts': "the actor's entry decisions (the actor commits what they return)",
+      'src/contests/resolution.ts': "the actor's resolution and void (recovery, market resolutions)",
+      'src/contests/queries.ts': 'main thread reads (lists, detail, admin entries)',
       'src/contests/settlement.ts': 'the settlement driver, same folder; could go through contests.ts',
       'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)',
       'src/ledger/audit.ts': LEDGER_AUDIT,
@@ -132,8 +135,9 @@ const DB_OPENERS: Record<DbName, Openers> = {
     },
   },
   contestEntries: {
-    owner: 'src/contests/contests.ts',
+    owner: 'src/contests/entries.ts',
     also: {
+      'src/contests/queries.ts': 'main thread reads (detail, admin entries)',
       'src/contests/settlement.ts': 'the settlement driver, same folder; its writes are committed by the shard',
       'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)',
       'src/ledger/audit.ts': LEDGER_AUDIT,
@@ -141,11 +145,11 @@ const DB_OPENERS: Record<DbName, Openers> = {
     },
   },
   userEntries: {
-    owner: 'src/contests/contests.ts',
+    owner: 'src/contests/entries.ts',
     also: { 'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)', 'src/store/migrations.ts': MIGRATION },
   },
-  entryKeys: { owner: 'src/contests/contests.ts' },
-  contestImages: { owner: 'src/contests/contests.ts' },
+  entryKeys: { owner: 'src/contests/entries.ts' },
+  contestImages: { owner: 'src/contests/contests.ts', also: { 'src/contests/queries.ts': 'main thread read (GET /v1/contests/:id/image)' } },
   marketsDue: {
     owner: 'src/markets/due-index.ts',
     also: { 'src/markets/markets.ts': 'writes the entry in the transaction that creates or resolves the market' },
