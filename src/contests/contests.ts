@@ -18,6 +18,7 @@
 // The public list (GET /v1/contests) walks an in-memory index of every contest's order and filter keys
 // (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
 // returns: contests are never deleted, so reading them all per request grew without bound.
+import { table } from '../store/records.js';
 import { errors } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -87,10 +88,10 @@ export class Contests {
   }
 
   private get contests() {
-    return this.store.db<ContestRecord>('contests');
+    return table(this.store, 'contests');
   }
   private get images() {
-    return this.store.db<ImageRecord>('contestImages');
+    return table(this.store, 'contestImages');
   }
 
   // ---- admin ----

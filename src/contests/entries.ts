@@ -4,6 +4,7 @@
 // stake to reserve (BalanceOwners.moveMoney 'reserve'), and the shard writes all three together, or refuses
 // INSUFFICIENT_BALANCE and writes nothing. A survivor/streak continuation moves no money and is written here.
 // The lane is what makes reading the contest outside a transaction safe: no other change of it can interleave.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import { hash } from 'node:crypto';
 import { ApiError, errors } from '../errors.js';
@@ -43,13 +44,13 @@ export class ContestEntries {
   ) {}
 
   private get contests() {
-    return this.store.db<ContestRecord>('contests');
+    return table(this.store, 'contests');
   }
   private get entries() {
-    return this.store.db<EntryRecord>('contestEntries');
+    return table(this.store, 'contestEntries');
   }
   private get entryKeys() {
-    return this.store.db<EntryKeyRecord>('entryKeys');
+    return table(this.store, 'entryKeys');
   }
 
   /**

@@ -3,11 +3,12 @@
 // index (written by the user's shard with each new entry); for one contest, the contest's own entry keys of
 // the user (`contestEntries`, keyed by contest and user, newest = highest entry_index). Either way a page
 // reads `limit` + 1 rows and their records, never the user's whole history.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import type { UserEntry } from '../schemas/history.js';
 import { isEliminated } from './rules.js';
-import { entryKey, userEntryKey, userEntryRange, type ContestRecord, type EntryRecord } from './records.js';
+import { entryKey, userEntryKey, userEntryRange, type ContestRecord } from './records.js';
 import { callerEntryView, entryOutcomes, type MarketOf } from './views.js';
 
 /** Where an unfiltered page ends: its last entry's (created_at_ms, contest_id, entry_index). */
@@ -21,7 +22,7 @@ export function userEntriesPage(
 ): { entries: UserEntry[]; next: UserEntryPosition | null } {
   const afterKey = page.after === null ? null : userEntryKey(userId, ...page.after);
   const positions: UserEntryPosition[] = [];
-  for (const key of store.db<true>('userEntries').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true, limit: page.limit + 2 })) {
+  for (const key of table(store, 'userEntries').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true, limit: page.limit + 2 })) {
     if (key === afterKey) continue;
     const [createdAtMs, contestId, entryIndex] = key.slice(userId.length + 1).split(':') as [string, string, string];
     positions.push([Number(createdAtMs), contestId, Number(entryIndex)]);
@@ -45,7 +46,7 @@ export function userContestEntriesPage(
   const range = userEntryRange(contestId, userId);
   const start = page.beforeIndex === null ? range.end : entryKey(contestId, userId, page.beforeIndex);
   const indexes: number[] = [];
-  for (const { key, value } of store.db<EntryRecord>('contestEntries').getRange({ start, end: range.start, reverse: true, limit: page.limit + 2 })) {
+  for (const { key, value } of table(store, 'contestEntries').getRange({ start, end: range.start, reverse: true, limit: page.limit + 2 })) {
     if (page.beforeIndex !== null && key === start) continue;
     indexes.push(value.entryIndex);
   }
@@ -60,11 +61,11 @@ function viewer(store: Store, marketOf: MarketOf) {
   return (contestId: string, userId: string, entryIndex: number): UserEntry => {
     let contest = contests.get(contestId);
     if (contest === undefined) {
-      contest = store.db<ContestRecord>('contests').get(contestId);
+      contest = table(store, 'contests').get(contestId);
       assert.ok(contest !== undefined, `entry of unknown contest ${contestId}`);
       contests.set(contestId, contest);
     }
-    const entry = store.db<EntryRecord>('contestEntries').get(entryKey(contestId, userId, entryIndex));
+    const entry = table(store, 'contestEntries').get(entryKey(contestId, userId, entryIndex));
     assert.ok(entry !== undefined, `history names a missing entry ${contestId}:${entryIndex}`);
     const isSurvivalGame = contest.gameType === 'survivor' || contest.gameType === 'streak';
     const state =

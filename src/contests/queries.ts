@@ -3,6 +3,7 @@
 // contest's lane (contests.ts): each read is one LMDB snapshot of what the lanes last committed, so a read
 // never waits behind an entry or a settlement. The list walks the actor's list index (list-index.ts) and reads
 // only the records it returns: contests are never deleted, so reading them all per request grew without bound.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { UserPrincipal } from '../auth/principal.js';
 import { ApiError } from '../errors.js';
@@ -10,7 +11,7 @@ import { CONTEST_LIST_PAGE, type ContestDetail, type ContestSummary } from '../s
 import type { Store } from '../store/db.js';
 import { defaultImage, type ServedImage } from './images.js';
 import type { ContestListIndex, ListEntry, ListPosition } from './list-index.js';
-import { contestEntriesAfter, contestOfEntryKey, userEntryRange, type ContestRecord, type EntryRecord, type ImageRecord } from './records.js';
+import { contestEntriesAfter, contestOfEntryKey, userEntryRange, type ContestRecord, type EntryRecord } from './records.js';
 import { callerEntryView, callerView, detailView, summaryView, type MarketOf } from './views.js';
 
 /** The route's bounds on `limit` (schemas/contests.ts), which list() asserts: a page reads at most this many records. */
@@ -49,13 +50,13 @@ export class ContestQueries {
   ) {}
 
   private get contests() {
-    return this.store.db<ContestRecord>('contests');
+    return table(this.store, 'contests');
   }
   private get entries() {
-    return this.store.db<EntryRecord>('contestEntries');
+    return table(this.store, 'contestEntries');
   }
   private get images() {
-    return this.store.db<ImageRecord>('contestImages');
+    return table(this.store, 'contestImages');
   }
 
   /**

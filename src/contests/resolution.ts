@@ -7,6 +7,7 @@
 // Resolution and voiding settle every entry, up to entry_cap = 1,000,000, so each is one task on the
 // contest's lane but many transactions, in bounded batches (settlement.ts), each durable with its progress,
 // so the main thread is never held for long and a crash between batches is finished by recover().
+import { table } from '../store/records.js';
 import assert, { AssertionError } from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -50,7 +51,7 @@ export class ContestResolution {
   }
 
   private get contests() {
-    return this.store.db<ContestRecord>('contests');
+    return table(this.store, 'contests');
   }
 
   /**

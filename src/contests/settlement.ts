@@ -26,13 +26,14 @@
 // settle them and moves nothing for them. Scores come out the same because the entry set is frozen: an entry
 // or a continuation needs its markets OPEN, resolution starts only when none is, a market never reopens, and
 // checkEntryWindow refuses a contest that is settling.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
 import type { Store } from '../store/db.js';
-import { contestEntriesAfter, entryRef, type ContestRecord, type EntryRecord, type SettlingRecord } from './records.js';
+import { contestEntriesAfter, entryRef, type ContestRecord, type SettlingRecord } from './records.js';
 import { resolvePlan, voidPlan, type SettlementKind, type SettlementPlan } from './settlement-plans.js';
 import { totalPotMicros, type MarketOf } from './views.js';
 
@@ -83,10 +84,10 @@ export class ContestSettler {
   }
 
   private get contests() {
-    return this.store.db<ContestRecord>('contests');
+    return table(this.store, 'contests');
   }
   private get entries() {
-    return this.store.db<EntryRecord>('contestEntries');
+    return table(this.store, 'contestEntries');
   }
 
   /**

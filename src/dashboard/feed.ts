@@ -2,7 +2,7 @@
 // its first message (never in the URL, which proxies and access logs keep), then receives the recent frames
 // and one frame a second. Frames are derived from the prom-client registry (sample.ts, frame.ts); the
 // registry is read only while someone watches, once a second whatever the number of viewers.
-import uWS, { type HttpResponse, type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
+import uWS, { type HttpResponse, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { authorize, type TokenResolver } from '../http/bearer.js';

@@ -61,7 +61,7 @@ function assertMarketTimes(market: Market): void {
   }
 }
 
-export function isOpenForBetting(market: Market, nowMs: number): boolean {
+export function isOpenForBetting(market: Pick<Market, 'status' | 'betting_closes_at_ms'>, nowMs: number): boolean {
   return market.status === 'OPEN' && (market.betting_closes_at_ms === null || nowMs < market.betting_closes_at_ms);
 }
 

@@ -9,6 +9,7 @@
 //
 // Bounds: fills counted per maker <= MAX_COUNTED_FILLS (past it the oldest is forgotten: the counts then
 // undercount, which only a maker filling 65,536 times inside one window could notice).
+import { table } from '../store/records.js';
 import type { Store } from '../store/db.js';
 import type { ProtectionTripReason } from '../schemas/mm-stream.js';
 
@@ -62,7 +63,7 @@ export class Protection {
   }
 
   private get db() {
-    return this.store.db<ProtectionLimits>('makerProtection');
+    return table(this.store, 'makerProtection');
   }
 
   limitsOf(side: ProtectionSide, address: string): ProtectionLimits {

@@ -2,6 +2,7 @@
 // display name, by an admin. Records live in the LMDB `makers` database (address -> MakerRecord); a copy is
 // held in memory so the handshake asks "is this a maker?" without a read per auth. The registry is small
 // (a handful to a few hundred makers), so it is loaded whole at start.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
@@ -34,7 +35,7 @@ export class MakerRegistry {
   }
 
   private get db() {
-    return this.store.db<MakerRecord>('makers');
+    return table(this.store, 'makers');
   }
 
   /** True when `address` (canonical lowercase) is a registered maker. */

@@ -2,6 +2,7 @@
 // how it may be held to share its RFQ's terminal commit, the terminal write, and the recovery at start.
 // Everything here runs in the shard's group commit (store/group-commit.ts) and moves money only through the
 // shard's own Ledger.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { TimerClock } from '../clock.js';
 import type { BalanceOwner, Ledger } from '../ledger/ledger.js';
@@ -10,7 +11,7 @@ import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
 import { fillKey, makerTakerFillKey, type FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
-import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqKeyRecord, type RfqRecord } from './records.js';
+import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqRecord } from './records.js';
 
 export class RfqWrites {
   constructor(
@@ -26,8 +27,8 @@ export class RfqWrites {
    * (few) active markers and ends those of its own users: shard counts may differ between starts.
    */
   async failInterrupted(owner: BalanceOwner): Promise<number> {
-    const rfqs = this.store.db<RfqRecord>('rfqs');
-    const active = this.store.db<true>('rfqActive');
+    const rfqs = table(this.store, 'rfqs');
+    const active = table(this.store, 'rfqActive');
     return this.store.transact(() => {
       let failed = 0;
       for (const requestId of active.getKeys()) {
@@ -85,14 +86,14 @@ export class RfqWrites {
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
     const record = await this.store.transact(() => {
-      const stored = this.store.db<RfqRecord>('rfqs').get(requestId);
+      const stored = table(this.store, 'rfqs').get(requestId);
       if (stored === undefined) return null;
       assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
       const ended = end();
       if (ended === UNCOVERED) return UNCOVERED;
       assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
-      void this.store.db<RfqRecord>('rfqs').put(requestId, ended);
-      void this.store.db<true>('rfqActive').remove(requestId);
+      void table(this.store, 'rfqs').put(requestId, ended);
+      void table(this.store, 'rfqActive').remove(requestId);
       return ended;
     });
     return record === null || record === UNCOVERED ? record : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
@@ -106,10 +107,10 @@ export class RfqWrites {
   createInTxn(command: CreateRfq, created: RfqRecord, isStillActive: boolean): void {
     const { requestId } = created;
     this.ledger.reserve(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
-    void this.store.db<RfqRecord>('rfqs').put(requestId, created);
-    void this.store.db<RfqKeyRecord>('rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
-    void this.store.db<true>('userRfqs').put(userRfqKey(command.userId, created.createdAtMs, requestId), true);
-    if (isStillActive) void this.store.db<true>('rfqActive').put(requestId, true);
+    void table(this.store, 'rfqs').put(requestId, created);
+    void table(this.store, 'rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
+    void table(this.store, 'userRfqs').put(userRfqKey(command.userId, created.createdAtMs, requestId), true);
+    if (isStillActive) void table(this.store, 'rfqActive').put(requestId, true);
   }
 
   /**
@@ -131,9 +132,9 @@ export class RfqWrites {
     const filledMicros = BigInt(fill.filledWagerMicros);
     const liabilityMicros = BigInt(fill.payoutMicros) - filledMicros;
     if (!this.ledger.fill(rfqRef(requestId), filledMicros, fill.makerAddress, liabilityMicros, terminalAtMs)) return UNCOVERED;
-    void this.store.db<FillRecord>('fills').put(fillKey(fill.makerAddress, requestId), fill);
-    void this.store.db<true>('makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
-    for (const leg of completed.legs) void this.store.db<true>('openPositions').put(`${marketKey(leg.marketId)}:${requestId}`, true);
+    void table(this.store, 'fills').put(fillKey(fill.makerAddress, requestId), fill);
+    void table(this.store, 'makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
+    for (const leg of completed.legs) void table(this.store, 'openPositions').put(`${marketKey(leg.marketId)}:${requestId}`, true);
     return completed;
   }
 }

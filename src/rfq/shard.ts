@@ -5,6 +5,7 @@
 // changes that matter to money are written to LMDB (through ledger/) before anyone hears of them, except the
 // `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
 // out of the actor. Here: the calls and the maker messages; from the close of quoting on, finalization.ts.
+import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
@@ -28,7 +29,7 @@ import { RfqFinalization, type ToMaker } from './finalization.js';
 import { RfqWrites } from './rfq-writes.js';
 import { ShardBook, shardOwner } from './shard-book.js';
 import { ShardMoney } from './shard-money.js';
-import { toRfqResult, type RfqKeyRecord, type RfqRecord } from './records.js';
+import { toRfqResult, type RfqRecord } from './records.js';
 
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
@@ -128,7 +129,7 @@ export class RfqShard {
   }
 
   private findReplay(command: CreateRfq): CreatedRfq | null {
-    const key = this.store.db<RfqKeyRecord>('rfqKeys').get(command.replayKey);
+    const key = table(this.store, 'rfqKeys').get(command.replayKey);
     if (key === undefined) return null;
     if (key.contentHash !== command.contentHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
     return { result: this.currentResult(key.requestId), isReplay: true, persistUs: 0 };
@@ -194,7 +195,7 @@ export class RfqShard {
   private status(requestId: string, userId: string): RfqResult {
     const rfq = this.active.get(requestId);
     if (rfq !== undefined && rfq.record.userId === userId) return toRfqResult(rfq.record);
-    const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+    const record = table(this.store, 'rfqs').get(requestId);
     if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
     return toRfqResult(record);
   }
@@ -202,7 +203,7 @@ export class RfqShard {
   private async cancel(requestId: string, userId: string): Promise<RfqResult> {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.record.userId !== userId) {
-      const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+      const record = table(this.store, 'rfqs').get(requestId);
       if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
       throw new ApiError('RFQ_NOT_CANCELLABLE');
     }
@@ -214,7 +215,7 @@ export class RfqShard {
   private currentResult(requestId: string): RfqResult {
     const rfq = this.active.get(requestId);
     if (rfq !== undefined) return toRfqResult(rfq.record);
-    const record = this.store.db<RfqRecord>('rfqs').get(requestId);
+    const record = table(this.store, 'rfqs').get(requestId);
     assert.ok(record !== undefined, `replay key points at missing RFQ ${requestId}`);
     return toRfqResult(record);
   }
