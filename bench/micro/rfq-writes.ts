@@ -1,4 +1,4 @@
-// `node dist/bench/micro/rfq-writes.js [--quick]`: what one filled RFQ costs the storage, measured on the
+// `node dist/bench/micro/rfq-writes.js [--quick] [--without <db>]`: what one filled RFQ costs the storage, measured on the
 // shard's own write path (RfqWrites and the Ledger in the group commit, store/group-commit.ts) without the
 // rest of the service: per RFQ, the LMDB writes it makes, the shard-thread CPU its writes cost before the
 // commit, the bytes the commit writes (4 KiB pages) and the flushes; per commit, its wall time. Groups of
@@ -25,6 +25,9 @@ const MAKERS = 10;
 const MARKETS = 40;
 const WAGER_MICROS = 5_000_000n;
 
+/** Databases whose writes the write path never reads back, so dropping them measures their pages alone. */
+const DROPPABLE = ['rfqKeys', 'userRfqs', 'fills', 'makerTakerFills', 'openPositions', 'accountJournal', 'transfers'];
+
 const everyone: BalanceOwner = { name: 'the bench', owns: () => true };
 
 /** What this process has written through syscalls so far (/proc/self/io wchar): a commit's pwrites. */
@@ -33,13 +36,22 @@ function bytesWritten(): number {
   return Number(line?.split(/\s+/)[1] ?? 0);
 }
 
-/** Counts the LMDB writes (put and remove) made through the store's named databases. */
-function countWrites(store: Store): () => number {
+/**
+ * Counts the LMDB writes (put and remove) made through the store's named databases. `--without <db>` drops
+ * that database's writes instead (only those no read of the write path depends on): the difference in pages
+ * is that database's share of a commit.
+ */
+function countWrites(store: Store, without: string | undefined): () => number {
   let writes = 0;
   for (const name of ['rfqs', 'rfqKeys', 'rfqActive', 'userRfqs', 'fills', 'makerTakerFills', 'openPositions', 'accounts', 'transfers', 'accountJournal', 'holds'] as const) {
     const db = store.db<unknown>(name) as unknown as { put: (...a: unknown[]) => unknown; remove: (...a: unknown[]) => unknown };
     const put = db.put.bind(db);
     const remove = db.remove.bind(db);
+    if (name === without) {
+      db.put = () => true;
+      db.remove = () => true;
+      continue;
+    }
     db.put = (...a: unknown[]) => (writes++, put(...a));
     db.remove = (...a: unknown[]) => (writes++, remove(...a));
   }
@@ -63,7 +75,10 @@ async function main(): Promise<void> {
     for (let u = 0; u < USERS; u++) ledger.credit(userAccount(`u${u}`), 10n ** 12n, `bench:u${u}`, nowMs);
     for (const maker of makers) ledger.credit(makerAccount(maker), 10n ** 15n, `bench:${maker}`, nowMs);
   });
-  const writeCount = countWrites(store);
+  const withoutAt = process.argv.indexOf('--without');
+  const without = withoutAt === -1 ? undefined : process.argv[withoutAt + 1];
+  if (without !== undefined && !DROPPABLE.includes(without)) throw new Error(`--without takes one of ${DROPPABLE.join(', ')}`);
+  const writeCount = countWrites(store, without);
   let seq = 0;
 
   /** One filled RFQ: its create and its terminal write, two transactions of the same group (as the shard). */
