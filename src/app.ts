@@ -90,7 +90,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const markets = new Markets(store, clock, config);
   // The shards own every balance, so they start before anything that moves money; each runs its recovery
   // first (startRfqEngine waits for it before any route can take traffic).
-  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerDesk, {
+  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool, store }, makerDesk, {
     refreshReads: () => store.root.resetReadTxn(),
     maxWaiters: config.maxWaiters,
     ...shardOptions,
