@@ -219,6 +219,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         // for a long settlement. Windows left unresolved are queued again by the next start.
         const oracleStopped = oracle.stop();
         // Before the store closes: a contest settlement stops between two durable batches.
+        services.markets.stopRetries();
         await services.contests.stop();
         await oracleStopped;
         await rfqEngine.close();
