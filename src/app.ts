@@ -223,7 +223,13 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         await services.contests.stop();
         await oracleStopped;
         await rfqEngine.close();
-        await store.root.flushed;
+        try {
+          await store.root.flushed;
+        } catch (err) {
+          // lmdb-js answers `flushed` with its last commit's promise: after a commit that failed for want of
+          // space (answered to its callers, nothing of it kept) and no main-thread commit since, that rejects.
+          if ((err as { commitError?: unknown } | null)?.commitError === undefined) throw err;
+        }
         await verifyPool.close();
         await store.close();
       })()),

@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { openStore } from '../../src/store/db.js';
+import { contestConfig, PNG_BYTES, postContest } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
 import { balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
@@ -107,6 +108,15 @@ describe('a full disk (issue 21)', () => {
     assert.ok(Number(refused.headers.get('retry-after')) >= 1);
     const refusedRfq = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
     assert.equal(refusedRfq.status, 503);
+    // A main-thread write that no admission point refuses (a contest with a 600 KB image: more pages than
+    // LMDB can reuse) fails its asynchronous commit: 503, and lmdb-js's unhandled rejections of it do not
+    // stop the process (room.ts guardCommitFailures).
+    const image = { content_type: 'image/png', base64: Buffer.concat([PNG_BYTES, Buffer.alloc(600_000, 7)]).toString('base64') };
+    const contest = await postContest(server, contestConfig([market], { image }));
+    assert.equal(contest.status, 503, JSON.stringify(contest.body));
+    assert.equal(contest.body.code, 'OVERLOADED');
+    await sleep(100);
+    assert.equal(server.process.exitCode, null, 'a failed main-thread commit did not stop the process');
     const storage = await admin.get('/v1/admin/storage');
     assert.equal(storage.status, 200);
     assert.equal(storage.body.is_refusing, true);
@@ -138,7 +148,7 @@ describe('a full disk (issue 21)', () => {
     assert.equal(server.process.exitCode, null);
 
     maker.close();
-    assert.equal(await server.stop(), 0);
+    assert.equal(await server.stop(), 0, JSON.stringify(server.logs.filter((l) => Number(l['level']) >= 50).slice(-5)));
     const store = openStore(dataDir, { mapSizeBytes: 64 * 1024 * 1024 });
     try {
       assert.deepEqual(auditLedger(store).differences, []);
