@@ -3,8 +3,8 @@
 // accepted retries its write until it commits, and both start again by themselves once there is room, without
 // a restart. Kept apart from db.ts, which opens the environment, so that either can change alone.
 //
-// Two limits, read at most every ROOM_CHECK_INTERVAL_MS (reading both costs ~25 µs: mdb_env_info, a stat
-// and a statfs; too much for every RFQ):
+// Two limits, read at most every ROOM_CHECK_INTERVAL_MS (reading both costs ~25 µs: ~20 for mdb_env_info and
+// a stat, ~5 for the statfs, measured; too much for every RFQ):
 // - ours, the map size (PARLAYD_LMDB_MAP_SIZE_MB, raised at run time by PUT /v1/admin/storage): lmdb-js grows
 //   the map past it by itself, so it is a limit only because we keep it. It lives in a SharedArrayBuffer the
 //   main thread makes and hands to every shard (ShardInit.roomState): one raise is seen by every thread.
