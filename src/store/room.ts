@@ -15,7 +15,12 @@ import { statfsSync } from 'node:fs';
 import type { RootDatabase } from 'lmdb';
 import { ApiError } from '../errors.js';
 
-/** The share of the map kept for writes that finish accepted work (db.ts had it: 1/8). */
+/**
+ * The share of the map limit kept for writes that finish accepted work. Each active RFQ's end, each settlement
+ * batch needs a few pages; with 1/8 of even a 64 MiB map (8 MiB = 2,048 pages) there is room for every RFQ the
+ * shards may hold at once (PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD) to end. New work may overshoot the room by what
+ * one ROOM_CHECK_INTERVAL_MS writes, which the reserve covers too.
+ */
 const RESERVE_DIVISOR = 8;
 /**
  * Free disk kept for writes that finish accepted work: each RFQ's end or settlement batch needs a few 4 KiB
