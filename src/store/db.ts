@@ -65,8 +65,9 @@ export interface Store {
   transact<T>(fn: () => T): Promise<T>;
   /**
    * Throws 503 OVERLOADED (Retry-After) when new work has no room (room.ts: the map limit less a reserve,
-   * the disk's free space less a reserve, or a commit just failed for want of space): called before any write that starts new work (an RFQ, a credit, an entry), never before one
-   * that finishes work already accepted (a fill, a release, a settlement), which may use the reserve.
+   * the disk's free space less a reserve, or a commit just failed for want of space): called before any
+   * write that starts new work (an RFQ, a credit, an entry), never before one that finishes work already
+   * accepted (a fill, a release, a settlement), which may use the reserves.
    */
   assertRoom(): void;
   /** The room and its limits (room.ts): read and raised by the admin storage route, retries of accepted work. */
