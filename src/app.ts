@@ -90,7 +90,7 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const markets = new Markets(store, clock, config);
   // The shards own every balance, so they start before anything that moves money; each runs its recovery
   // first (startRfqEngine waits for it before any route can take traffic).
-  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool }, makerDesk, {
+  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool, store }, makerDesk, {
     refreshReads: () => store.root.resetReadTxn(),
     maxWaiters: config.maxWaiters,
     ...shardOptions,
@@ -219,10 +219,17 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
         // for a long settlement. Windows left unresolved are queued again by the next start.
         const oracleStopped = oracle.stop();
         // Before the store closes: a contest settlement stops between two durable batches.
+        services.markets.stopRetries();
         await services.contests.stop();
         await oracleStopped;
         await rfqEngine.close();
-        await store.root.flushed;
+        try {
+          await store.root.flushed;
+        } catch (err) {
+          // lmdb-js answers `flushed` with its last commit's promise: after a commit that failed for want of
+          // space (answered to its callers, nothing of it kept) and no main-thread commit since, that rejects.
+          if ((err as { commitError?: unknown } | null)?.commitError === undefined) throw err;
+        }
         await verifyPool.close();
         await store.close();
       })()),

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
+import { StorageFullError } from '../store/room.js';
 
 /** Between the end of one pass and the start of the next: an expired record lingers at most TTL + this + a pass. */
 export const SWEEP_PASS_INTERVAL_MS = 60_000;
@@ -122,6 +123,9 @@ export class ExpirySweep {
       // A store closed under the sweep (service stopping) ends it; any other failure is a broken store:
       // rethrown, unhandled, it crashes the process rather than leave expired credentials behind unseen.
       if (this.#isStopped || !isStoreOpen(this.store)) return;
+      // A full store (issue 21) is no broken store: nothing of the batch was written, and expired records
+      // can wait; the next pass tries again, by which time the operator may have made room.
+      if (err instanceof StorageFullError) return this.#schedule(this.#passIntervalMs);
       throw err;
     }
     if (!this.#isStopped) this.#schedule(result.isPassDone ? this.#passIntervalMs : this.#batchGapMs);

@@ -65,9 +65,22 @@ export function isOpenForBetting(market: Pick<Market, 'status' | 'betting_closes
   return market.status === 'OPEN' && (market.betting_closes_at_ms === null || nowMs < market.betting_closes_at_ms);
 }
 
+/** Backoff of a resolution's listeners refused for want of room (retryListeners). */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
+/** A 503 OVERLOADED (nothing of it was written), alone or as every failure of an AggregateError. */
+function isOverloaded(err: unknown): boolean {
+  if (err instanceof AggregateError) return err.errors.length > 0 && err.errors.every(isOverloaded);
+  return err instanceof ApiError && err.code === 'OVERLOADED';
+}
+
 export class Markets {
   private readonly listeners: ResolutionListener[] = [];
   private readonly windowListeners: WindowCreatedListener[] = [];
+  /** Markets whose listeners failed for want of room and are being re-run in the background (retryListeners). */
+  private readonly retrying = new Set<number>();
+  private isStopped = false;
 
   constructor(
     private readonly store: Store,
@@ -292,12 +305,43 @@ export class Markets {
       }
     }
     if (failures.length === 0) return;
+    // A settlement refused for want of room (503 from a full store, here or in a shard) is work already
+    // accepted: it is re-run by itself once there is room, without waiting for a resolve call (issue 21).
+    if (failures.every(isOverloaded)) void this.retryListeners(market);
     // An AggregateError: the log (pino) shows each listener's error with its stack.
     throw new AggregateError(
       failures,
       `market ${market.market_id} is resolved (durable), but ${failures.length} of its resolution listeners failed; ` +
         'resolving it again with the same outcome re-runs them',
     );
+  }
+
+  /**
+   * Re-runs the market's listeners (idempotent: see resolve) after 1 s doubling to 30 s, until they succeed or
+   * fail otherwise (then the next same-outcome resolve or start does it, as before). One loop per market.
+   */
+  private async retryListeners(market: Market): Promise<void> {
+    if (this.retrying.has(market.market_id)) return;
+    this.retrying.add(market.market_id);
+    try {
+      for (let delayMs = RETRY_FIRST_MS; !this.isStopped; delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)) {
+        await new Promise<void>((resolve) => setTimeout(resolve, delayMs).unref());
+        if (this.isStopped) return;
+        try {
+          await this.runListeners(market);
+          return;
+        } catch (err) {
+          if (!isOverloaded(err)) return;
+        }
+      }
+    } finally {
+      this.retrying.delete(market.market_id);
+    }
+  }
+
+  /** At stop, before the store closes: no background re-run starts any more. */
+  stopRetries(): void {
+    this.isStopped = true;
   }
 
   onResolved(listener: ResolutionListener): void {

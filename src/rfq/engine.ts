@@ -18,7 +18,7 @@ export interface RfqEngine {
 }
 
 /** The pool alone, started: what owns the balances. Services that move money (contests, credits) take it. */
-export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 'verifyPool'>, makers: MakerFanout, options: ShardPoolOptions = {}) {
+export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>, makers: MakerFanout, options: ShardPoolOptions = {}) {
   let pool: ShardPool | null = null;
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,
@@ -38,6 +38,7 @@ export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 
       maxActiveRfqs: s.config.maxActiveRfqsPerShard,
       createCoalesceMs: s.config.createCoalesceMs,
       mapSizeBytes: s.config.lmdbMapSizeMb * 1024 * 1024,
+      roomState: s.store.room.shared,
     },
     makers,
     metrics,

@@ -19,6 +19,8 @@ export interface ShardInit {
   createCoalesceMs: number;
   /** PARLAYD_LMDB_MAP_SIZE_MB in bytes (store/db.ts); absent: the default. */
   mapSizeBytes?: number;
+  /** The main thread's room state (store/room.ts), shared: a limit raised at run time reaches the shard. */
+  roomState?: SharedArrayBuffer;
 }
 
 /** A contract error decided without owned state, for the shard to apply after the replay check. */

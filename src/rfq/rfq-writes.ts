@@ -29,7 +29,9 @@ export class RfqWrites {
   async failInterrupted(owner: BalanceOwner): Promise<number> {
     const rfqs = table(this.store, 'rfqs');
     const active = table(this.store, 'rfqActive');
-    return this.store.transact(() => {
+    // On a full disk the shard waits for room instead of failing at start (the process would only restart
+    // into the same full disk); it takes no message meanwhile (shard-host.ts holds them).
+    return this.store.room.untilWritten(() => this.store.transact(() => {
       let failed = 0;
       for (const requestId of active.getKeys()) {
         const record = rfqs.get(requestId);
@@ -42,7 +44,7 @@ export class RfqWrites {
         failed++;
       }
       return failed;
-    });
+    }));
   }
 
   /**
@@ -80,12 +82,18 @@ export class RfqWrites {
    * while its create is held, nobody but its makers knows the id). Forgetting it after the await instead kept
    * every such RFQ's objects alive through young-generation collections on the shard's thread until a full
    * one (docs/performance.md, "Allocation shapes").
+   *
+   * A commit that fails for want of space (a full disk) is retried until it commits (room.ts untilWritten,
+   * 1 s doubling to 30 s): the end was decided and the makers may act on it, so it must not be lost, and the
+   * shard must not fail (that stopped the process). Retrying the same `end` is the same decision: nothing of
+   * the failed commit was kept, and `end` reads the money it moves inside the transaction. Meanwhile the RFQ
+   * reads as its stored record (`pending`) and its wager stays reserved; new work gets 503 (assertRoom).
    */
   async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord | typeof UNCOVERED): Promise<{ record: RfqRecord; persistUs: number } | typeof UNCOVERED | null> {
     const { requestId } = rfq.record;
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
-    const record = await this.store.transact(() => {
+    const record = await this.store.room.untilWritten(() => this.store.transact(() => {
       const stored = table(this.store, 'rfqs').get(requestId);
       if (stored === undefined) return null;
       assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
@@ -95,7 +103,7 @@ export class RfqWrites {
       void table(this.store, 'rfqs').put(requestId, ended);
       void table(this.store, 'rfqActive').remove(requestId);
       return ended;
-    });
+    }));
     return record === null || record === UNCOVERED ? record : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
   }
 

@@ -23,7 +23,11 @@ export class ShardHost {
    * ended.
    */
   constructor(init: ShardInit, emitBatch: (batch: ShardToMain[]) => void, ownsThread = true) {
-    const store = openStore(init.dataDir, { isGroupCommit: ownsThread, ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }) });
+    const store = openStore(init.dataDir, {
+      isGroupCommit: ownsThread,
+      ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }),
+      ...(init.roomState === undefined ? {} : { roomState: init.roomState }),
+    });
     const out = new Batcher<ShardToMain>(emitBatch);
     this.#shard = new RfqShard(store, init, (message) => out.add(message));
     this.#statsTimer = setInterval(() => out.add({ kind: 'stats', activeRfqs: this.#shard.activeCount }), STATS_INTERVAL_MS).unref();

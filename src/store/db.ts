@@ -4,8 +4,10 @@
 // its write before responding has made the acknowledged state durable (contract section 6, docs/durability.md).
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { overloaded } from '../errors.js';
 import { GroupCommit } from './group-commit.js';
+import { createRoomState, guardCommitFailures, StorageRoom } from './room.js';
+
+export { isStorageFull } from './room.js';
 
 export type Db<V> = Database<V, string>;
 
@@ -62,11 +64,14 @@ export interface Store {
    */
   transact<T>(fn: () => T): Promise<T>;
   /**
-   * Throws 503 OVERLOADED (Retry-After) when the environment has used its room (mapSizeBytes less a
-   * reserve): called before any write that starts new work (an RFQ, a credit, an entry), never before one
-   * that finishes work already accepted (a fill, a release, a settlement), which may use the reserve.
+   * Throws 503 OVERLOADED (Retry-After) when new work has no room (room.ts: the map limit less a reserve,
+   * the disk's free space less a reserve, or a commit just failed for want of space): called before any
+   * write that starts new work (an RFQ, a credit, an entry), never before one that finishes work already
+   * accepted (a fill, a release, a settlement), which may use the reserves.
    */
   assertRoom(): void;
+  /** The room and its limits (room.ts): read and raised by the admin storage route, retries of accepted work. */
+  readonly room: StorageRoom;
   close(): Promise<void>;
 }
 
@@ -78,41 +83,12 @@ export interface StoreOptions {
   isGroupCommit?: boolean;
   /** PARLAYD_LMDB_MAP_SIZE_MB in bytes: the map's first size and the room new work may use. */
   mapSizeBytes?: number;
+  /** room.ts createRoomState: the main thread's, handed to the shards, so a raised limit is seen by all. */
+  roomState?: SharedArrayBuffer;
 }
 
 /** Today's default (8 GiB): large enough for 100k+ RFQs; LMDB maps lazily, so address space, not RAM. */
 export const DEFAULT_MAP_SIZE_BYTES = 8 * 1024 ** 3;
-/**
- * The share of the map kept for writes that finish accepted work. Each active RFQ's end, each settlement
- * batch needs a few pages; with 1/8 of even a 64 MiB map (8 MiB = 2,048 pages) there is room for every
- * RFQ the shards may hold at once (PARLAYD_MAX_ACTIVE_RFQS_PER_SHARD) to end.
- */
-const RESERVE_DIVISOR = 8;
-/**
- * Reading the environment's size costs ~20 µs (mdb_env_info and stat; measured), too much for every RFQ,
- * so it is read at most this often; new work may overshoot by what one interval writes, which the reserve
- * covers.
- */
-const ROOM_CHECK_INTERVAL_MS = 50;
-/** Space rarely comes back within a second (an operator frees or grows it): callers retry less often. */
-const STORAGE_RETRY_AFTER_S = 5;
-
-/**
- * A commit that failed for want of space. lmdb-js grows the map by itself when a transaction needs more
- * pages than it maps (its addition to mdb_page_alloc), so MDB_MAP_FULL only surfaces when that growth
- * fails; a full disk surfaces as ENOSPC (or EDQUOT) from the write or the fsync of the commit.
- */
-export function isStorageFull(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || /MDB_MAP_FULL|No space left|Disk quota exceeded|MDB_MAP_RESIZED/i.test(err.message);
-}
-
-/** A failed commit for want of space is an operating error: 503 OVERLOADED, nothing of it was written. */
-function asOperatingError(err: unknown): unknown {
-  return isStorageFull(err) ? overloaded(STORAGE_RETRY_AFTER_S) : err;
-}
-
 /**
  * After a transaction that rolled back (a throw in its function, or a failed commit). A record shape first
  * written in it was added to the database's in-memory shared structures, but its save rolled back with it:
@@ -131,7 +107,7 @@ function forgetUnsavedStructures(dbs: Iterable<Db<unknown>>): void {
 export function openStore(dataDir: string, options: StoreOptions = {}): Store {
   mkdirSync(dataDir, { recursive: true });
   const mapSizeBytes = options.mapSizeBytes ?? DEFAULT_MAP_SIZE_BYTES;
-  const roomBytes = mapSizeBytes - Math.floor(mapSizeBytes / RESERVE_DIVISOR);
+  guardCommitFailures();
   const root = open<unknown, string>({
     path: dataDir,
     compression: false,
@@ -151,26 +127,18 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
     opened.set(name, root.openDB<unknown, string>({ name, compression: false, sharedStructuresKey: Symbol.for('structures') }));
   }
   const group = options.isGroupCommit === true ? new GroupCommit(root) : null;
-  let checkedAtMs = -Infinity;
-  let isFull = false;
+  const room = new StorageRoom(root, dataDir, options.roomState ?? createRoomState(mapSizeBytes));
   return {
     root,
     db: <V>(name: DbName) => opened.get(name) as Db<V>,
     transact: <T>(fn: () => T): Promise<T> =>
-      (group === null ? root.childTransaction(fn) : group.transact(fn)).catch((err: unknown) => {
+      (group === null ? root.childTransaction(fn) : group.transact(fn)).catch(async (err: unknown) => {
         forgetUnsavedStructures(opened.values());
-        throw asOperatingError(err);
+        // A failure for want of space becomes 503 OVERLOADED, nothing of it written (room.ts).
+        throw await room.asOperatingError(err);
       }),
-    assertRoom: () => {
-      const nowMs = performance.now();
-      if (nowMs - checkedAtMs >= ROOM_CHECK_INTERVAL_MS) {
-        checkedAtMs = nowMs;
-        // The high-water page of the last commit (every thread's): the data file never shrinks below it.
-        const stats = root.getStats() as { lastPageNumber: number; pageSize: number };
-        isFull = (stats.lastPageNumber + 1) * stats.pageSize >= roomBytes;
-      }
-      if (isFull) throw overloaded(STORAGE_RETRY_AFTER_S);
-    },
+    assertRoom: () => room.assertRoom(),
+    room,
     close: () => root.close(),
   };
 }

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
 import { createService } from '../../src/app.js';
+import { overloaded } from '../../src/errors.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { readJournal, readUserBalance } from '../../src/ledger/ledger.js';
@@ -58,6 +59,8 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
   let retried: FilledPosition;
   /** Settled although another listener before the settlement failed. */
   let beside: FilledPosition;
+  /** Settled by the background re-run after its settlement was refused for want of room (503). */
+  let refused: FilledPosition;
 
   /** A taker with FUNDS_MICROS and one filled position, `up` on a fresh market, at risk. */
   async function filledPosition(): Promise<FilledPosition> {
@@ -78,6 +81,7 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
     autoQuote(maker, { odds: 2.5 });
     retried = await filledPosition();
     beside = await filledPosition();
+    refused = await filledPosition();
     await maker.close();
     assert.equal(await server.stop(), 0);
     store = openStore(server.dataDir);
@@ -185,6 +189,42 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
     assert.deepEqual(balanceOfUser(beside.user), lost);
     assert.equal(journalLength(beside.user), journalBefore, 'the settlement re-ran and paid nothing twice');
     assert.deepEqual(errorMessages(failure), ['another listener failed']);
+  });
+
+  test('a settlement refused 503 for want of room (issue 21) is re-run by itself, without another resolve', async () => {
+    const markets = new Markets(store, systemClock, NO_PRICE_MARKETS);
+    const settlement = new Settlement(store, shards, systemClock);
+    // The real settlement, refused at its first run the way a full store refuses it: the shard's transaction
+    // fails for want of space, nothing of it is written, and the pool answers 503 OVERLOADED.
+    let runs = 0;
+    markets.onResolved(async (market) => {
+      runs += 1;
+      if (runs === 1) throw overloaded(5);
+      await settlement.onMarketResolved(market);
+    });
+    try {
+      const failure = await failureOf(markets.resolve(refused.marketId, 'YES'));
+      assert.deepEqual(errorMessages(failure), ['service is overloaded, nothing was accepted']);
+      assert.equal(balanceOfUser(refused.user).atRiskMicros, WAGER_MICROS, 'nothing settled yet');
+
+      // No resolve call: the background re-run (1 s after the failure) settles the position once.
+      const deadlineMs = Date.now() + 10_000;
+      while (fillOf(refused)?.settledPaidMicros == null && Date.now() < deadlineMs) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        store.root.resetReadTxn();
+      }
+      assert.equal(fillOf(refused)?.settledPaidMicros, String(PAYOUT_MICROS));
+      assert.equal(runs, 2, 'one background re-run');
+      assert.deepEqual(balanceOfUser(refused.user), {
+        availableMicros: FUNDS_MICROS - WAGER_MICROS + PAYOUT_MICROS,
+        reservedMicros: 0n,
+        atRiskMicros: 0n,
+        pendingWithdrawalMicros: 0n,
+      });
+      assert.deepEqual(openPositionsOf(refused.marketId), []);
+    } finally {
+      markets.stopRetries();
+    }
   });
 });
 

@@ -2,14 +2,17 @@
 // gets 503 OVERLOADED with Retry-After. Then: the service is still up (the RFQ shard did not crash), an RFQ
 // answered 503 does not exist and reserved nothing, a replayed credit still answers 200 without crediting
 // twice, every balance is exactly its acknowledged credits, and the ledger audit of the stopped data dir
-// finds no difference (nothing half written). Recovery is by restart with a larger map: the room is a limit
-// the service keeps (store/db.ts assertRoom), so raising it and restarting gives new work room at once.
+// finds no difference (nothing half written). Recovery without a restart: the room is a limit the service
+// keeps (store/room.ts), so the operator raises it (PUT /v1/admin/storage) and every thread, the RFQ shard's
+// included, takes new work again within its next read (50 ms); a restart with a larger map works too.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { openStore } from '../../src/store/db.js';
+import { ROOM_CHECK_INTERVAL_MS } from '../../src/store/room.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
 import { client, type HttpResult } from '../helpers/http.js';
 import { balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
@@ -66,7 +69,7 @@ describe('a full store (issue 21)', () => {
   const servers: TestServer[] = [];
   // A failed assertion must not leave the child running: the test process would wait on its pipes.
   after(() => Promise.all(servers.map((s) => s.kill())));
-  it('refuses new work with 503 and Retry-After, writes nothing half, stays up, and works again after a restart with more room', async () => {
+  it('refuses new work with 503 and Retry-After, writes nothing half, stays up, works again once the room is raised live, and after a restart', async () => {
     const server = await startServer({ env: { PARLAYD_LMDB_MAP_SIZE_MB: '2' } });
     servers.push(server);
     const people = await Promise.all(Array.from({ length: 4 }, () => fundedUser(server, 10 * CREDIT_MICROS)));
@@ -104,6 +107,27 @@ describe('a full store (issue 21)', () => {
       assert.deepEqual(await balanceOf(server, user), { available: expected, reserved: 0n, atRisk: 0n }, 'each balance is its acknowledged credits');
     }
     assert.equal(server.process.exitCode, null, 'the service is still running');
+
+    // Recovery without a restart: the operator reads the room, raises the limit, and new work is taken.
+    const admin = client(server.baseUrl, server.adminToken);
+    const full = await admin.get('/v1/admin/storage');
+    assert.equal(full.status, 200);
+    assert.equal(full.body.is_refusing, true);
+    assert.ok(full.body.used_bytes >= full.body.room_bytes, JSON.stringify(full.body));
+    const raised = await admin.put('/v1/admin/storage', { map_size_mb: 64 });
+    assert.equal(raised.status, 200, JSON.stringify(raised.body));
+    assert.equal(raised.body.map_size_mb, 64);
+    assert.equal(raised.body.is_refusing, false);
+    await sleep(2 * ROOM_CHECK_INTERVAL_MS); // the shard's last read of the room may be that old
+    const liveKey = randomUUID();
+    const live = await admin.post('/v1/admin/users/credit', creditBody(taker, liveKey));
+    assert.equal(live.status, 200, JSON.stringify(live.body));
+    acked.get(taker)!.push(liveKey);
+    const liveRfq = await client(server.baseUrl, taker.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }));
+    assert.equal(liveRfq.status, 201, JSON.stringify(liveRfq.body));
+    const liveEntry = await enter(server, taker, contest.contest_id as string, [up(entryMarket)]);
+    assert.equal(liveEntry.status, 201, JSON.stringify(liveEntry.body));
+    assert.equal(server.process.exitCode, null);
     assert.equal(await server.stop(), 0);
     await assertLedgerAgrees(server.dataDir);
     await assertNoUser(server.dataDir, stranger);

@@ -9,6 +9,7 @@ import {
 } from '../../schemas/markets.js';
 import { balanceBody } from './user.js';
 import { readUserBalance } from '../../ledger/ledger.js';
+import { SetStorage, StorageStatus } from '../../schemas/storage.js';
 
 export function adminRoutes(s: Services) {
   return [
@@ -47,6 +48,21 @@ export function adminRoutes(s: Services) {
       summary: 'Markets whose resolution time has passed and that are unresolved (due=true), oldest first; follow next_cursor until null',
       query: DueMarketsQuery, responses: { 200: DueMarketsPage },
       handler: ({ query }) => json(200, s.markets.duePage(s.clock.nowMs(), query.limit ?? DEFAULT_DUE_PAGE, query.cursor)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/v1/admin/storage', tag: 'admin', auth: 'admin',
+      summary: "The store's room: what new work may use, what is used, the disk's free space, whether new work is refused",
+      responses: { 200: StorageStatus },
+      handler: () => json(200, s.store.room.status()),
+    }),
+    defineRoute({
+      method: 'PUT', path: '/v1/admin/storage', tag: 'admin', auth: 'admin',
+      summary: 'Sets the limit new work may use (PARLAYD_LMDB_MAP_SIZE_MB) until the next start: every thread sees it within 50 ms',
+      body: SetStorage, responses: { 200: StorageStatus },
+      handler: ({ body }) => {
+        s.store.room.setMapSizeBytes(body.map_size_mb * 1024 * 1024);
+        return json(200, s.store.room.status());
+      },
     }),
   ];
 }
