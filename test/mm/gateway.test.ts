@@ -8,7 +8,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { MakerSocket, connectMaker, domainTagOf, signChallenge, type TestMaker } from '../helpers/makers.js';
-import { RecordingDispatcher, gatedVerifyPool, startStandaloneGateway, type StandaloneGateway } from './standalone-gateway.js';
+import { RecordingDispatcher, gatedVerifyPool, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
 import type { RfqMessage } from '../../src/schemas/mm.js';
 
 function rfq(overrides: Partial<RfqMessage> = {}): RfqMessage {

@@ -19,8 +19,8 @@ import { repoRoot } from '../helpers/paths.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { registerMaker } from '../helpers/makers.js';
-import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
-import { startFreezableRelay } from './freezable-relay.js';
+import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
+import { startFreezableRelay } from '../helpers/freezable-relay.js';
 import { priceRfq } from '../../scripts/demo-maker.js';
 
 const WS = WebSocket as unknown as SocketConstructor;

@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import WebSocket from 'ws';
 import { MakerClient, type RfqMessage, type SocketConstructor } from '../../src/sdk/index.js';
-import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
-import { startFreezableRelay } from './freezable-relay.js';
+import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
+import { startFreezableRelay } from '../helpers/freezable-relay.js';
 
 async function until(predicate: () => boolean, timeoutMs: number, label: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
