@@ -12,16 +12,12 @@ import { SettlementInterrupted, type SettleProgress } from '../../src/contests/s
 import { isApiError } from '../../src/errors.js';
 import {
   contestConfig,
-  type ContestsHarness,
-  createMarketsInProcess,
   down,
-  fundUsersInProcess,
-  openContestsHarness,
   type Pick,
-  resolveMarketsInStore,
-  seedContestInProcess,
   up,
 } from '../helpers/contests.js';
+import { type ContestsHarness, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+import { resolveMarketsInStore } from '../helpers/store-writes.js';
 
 const BET = 1_000_000;
 const CREDIT_MICROS = 10n * BigInt(BET);

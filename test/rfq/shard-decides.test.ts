@@ -8,8 +8,9 @@ import { startServer } from '../helpers/server.js';
 import { Wallet } from 'ethers';
 import { client } from '../helpers/http.js';
 import { connectMaker, connectNewMaker, registerMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, balanceOf, fundedTaker, openMarket, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
-import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
+import { assertMoneyInvariant, balanceOf, fundedTaker, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
+import { contestConfig, createContest, enter, getDetail, up } from '../helpers/contests.js';
+import { createMarket } from '../helpers/markets.js';
 import { credit, loginWallet } from '../helpers/users.js';
 
 const WAGER = 2_000_000;
@@ -190,7 +191,7 @@ test('a maker never fills its own wallet: its quote is OWN_RFQ and counts as a d
     const wallet = Wallet.createRandom();
     const user = await loginWallet(server, wallet);
     await credit(server, user.address, 10 * WAGER);
-    const market = await openMarket(server);
+    const market = (await createMarket(server)).market_id;
     // Registered as a maker after its user logged in: the user session still works, the maker connects.
     await registerMaker(server, wallet);
     const self = await connectMaker(server, wallet);
