@@ -4,7 +4,9 @@
 // entries, a crash at an exact point): helpers/contests-in-process.ts.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import type { CallerEntry, ContestDetail, ContestPick, ContestSummary, CreateContest } from '../../src/schemas/contests.js';
+import type { BalanceResponse } from '../../src/schemas/users.js';
 import { admin, client, type HttpResult } from './http.js';
 import type { TestServer } from './server.js';
 import { fundedUser, type TestUser } from './users.js';
@@ -154,7 +156,7 @@ export class MoneyBook {
   /** Checks every known user's balance through GET /v1/user/balance. */
   async check(): Promise<void> {
     for (const account of this.accounts.values()) {
-      const res = await client(this.server.baseUrl, account.user.token).get('/v1/user/balance');
+      const res = await client(this.server.baseUrl, account.user.token).get<Static<typeof BalanceResponse>>('/v1/user/balance');
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const available = BigInt(res.body.available_micros);
       const reserved = BigInt(res.body.reserved_micros);
