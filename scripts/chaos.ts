@@ -16,10 +16,11 @@ import { parseArgs } from 'node:util';
 import { auditLedger } from '../src/ledger/audit.js';
 import { openStore } from '../src/store/db.js';
 import { Progress } from './progress.js';
-import { admin, contestConfig, createContest, createMarket, enter, getDetail, up } from '../test/helpers/contests.js';
-import { client, type HttpResult } from '../test/helpers/http.js';
+import { contestConfig, createContest, enter, getDetail, up } from '../test/helpers/contests.js';
+import { admin, client, type HttpResult } from '../test/helpers/http.js';
 import { connectMaker, registerMaker, type TestMaker } from '../test/helpers/makers.js';
-import { autoQuote, openMarket, unsignedBody } from '../test/helpers/rfq.js';
+import { createMarket } from '../test/helpers/markets.js';
+import { autoQuote, unsignedBody } from '../test/helpers/rfq.js';
 import { startServer, type TestServer } from '../test/helpers/server.js';
 import { fundedUser, type TestUser } from '../test/helpers/users.js';
 import { int, prng, type Rng } from './fuzz/gen.js';
@@ -138,7 +139,7 @@ export async function runChaos(rounds: number, seed: number, log: (line: string)
   try {
     for (let round = 1; round <= rounds; round++) {
       const roundDeadline = Date.now() + ROUND_TIMEOUT_MS;
-      const market = await openMarket(server);
+      const market = (await createMarket(server)).market_id;
       const maker = await connectMaker(server, world.maker);
       const quoting = autoQuote(maker, { odds: 2 });
       const load = startLoad(server, world, rng, market);

@@ -16,6 +16,7 @@ import { openStore, type Store } from '../../src/store/db.js';
 import { client } from '../helpers/http.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ADMIN_TOKEN = 'expiry-sweep-test-admin-token-0123456789';
 const HOUR_MS = 3_600_000;
@@ -33,14 +34,6 @@ function testClock(startMs = 1_700_000_000_000) {
 
 function keysOf(store: Store, name: 'sessions' | 'loginNonces'): string[] {
   return [...store.db(name).getKeys()] as string[];
-}
-
-async function waitFor(isDone: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadlineMs = Date.now() + timeoutMs;
-  while (!isDone()) {
-    assert.ok(Date.now() < deadlineMs, `timed out waiting for ${what}`);
-    await sleep(10);
-  }
 }
 
 describe('expiry sweep, in process on a real store', () => {
@@ -107,13 +100,13 @@ describe('expiry sweep, in process on a real store', () => {
 
     const sessions = new Sessions(store, clock, ADMIN_TOKEN, { passIntervalMs: 50 });
     try {
-      await waitFor(() => !keysOf(store, 'sessions').includes(leftBehind.sessionKey), 'the start sweep');
+      await waitFor(() => !keysOf(store, 'sessions').includes(leftBehind.sessionKey), { what: 'the start sweep' });
       const later = await sessions.issueUser('u-later', '0x' + '5'.repeat(40), 1_000);
       const live = await sessions.issueUser('u-live', '0x' + '6'.repeat(40), HOUR_MS);
       await sleep(200); // several passes while `later` is live: it stays
       assert.ok(keysOf(store, 'sessions').includes(later.sessionKey));
       clock.advance(2_000);
-      await waitFor(() => !keysOf(store, 'sessions').includes(later.sessionKey), 'a periodic sweep');
+      await waitFor(() => !keysOf(store, 'sessions').includes(later.sessionKey), { what: 'a periodic sweep' });
       assert.deepEqual(keysOf(store, 'sessions'), [live.sessionKey]);
       assert.equal(sessions.resolve(live.token)?.kind, 'user');
       await sessions.revoke(live.sessionKey);

@@ -3,8 +3,10 @@
 // string past the schema's 512-character bound, no signature in any encoding, is 400 VALIDATION_FAILED.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { client, validationFailed } from '../helpers/http.js';
-import { openMarket, signedOrder } from '../helpers/rfq.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
+import { createMarket } from '../helpers/markets.js';
+import { signedOrder } from '../helpers/rfq.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 
@@ -20,7 +22,7 @@ describe('order.signature encoding', () => {
     server = await startServer();
     user = await loginWallet(server);
     await credit(server, user.address, FUNDS_MICROS);
-    market = await openMarket(server);
+    market = (await createMarket(server)).market_id;
   });
   after(async () => {
     await server.stop();

@@ -5,26 +5,22 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { client, type HttpResult } from '../helpers/http.js';
+import { admin, client, type HttpResult } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet, type TestUser } from '../helpers/users.js';
 import {
-  admin,
   adminEntries,
   adminEntriesPage,
-  assertError,
   contestConfig,
   createContest,
-  createMarkets,
   enter,
-  createMarketsInProcess,
-  fundUsersInProcess,
   MoneyBook,
-  openContestsHarness,
-  seedContestInProcess,
   up,
   type AdminEntry,
 } from '../helpers/contests.js';
+import { createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+import { assertApiError } from '../helpers/errors.js';
+import { createMarkets } from '../helpers/markets.js';
 
 const BET = 1_000_000;
 const USERS = 5;
@@ -65,7 +61,7 @@ async function walk(id: string, limit: number) {
 }
 
 function assertValidation(res: HttpResult, path: string): void {
-  assertError(res, 400, 'VALIDATION_FAILED');
+  assertApiError(res, 400, 'VALIDATION_FAILED');
   assert.equal(res.body.details?.[0]?.path, path, JSON.stringify(res.body));
 }
 
@@ -166,21 +162,21 @@ describe('GET /v1/admin/contests/{id}/entries pages', () => {
   });
 
   it('an unknown query parameter is 400 VALIDATION_FAILED', async () => {
-    assertError(await admin(server).get(entriesPath(contestId, 'offset=10')), 400, 'VALIDATION_FAILED');
+    assertApiError(await admin(server).get(entriesPath(contestId, 'offset=10')), 400, 'VALIDATION_FAILED');
   });
 
   it('an unknown contest is 404 CONTEST_NOT_FOUND, with or without paging', async () => {
     const unknown = randomUUID();
-    assertError(await admin(server).get(`/v1/admin/contests/${unknown}/entries`), 404, 'CONTEST_NOT_FOUND');
-    assertError(await admin(server).get(entriesPath(unknown, 'limit=10')), 404, 'CONTEST_NOT_FOUND');
+    assertApiError(await admin(server).get(`/v1/admin/contests/${unknown}/entries`), 404, 'CONTEST_NOT_FOUND');
+    assertApiError(await admin(server).get(entriesPath(unknown, 'limit=10')), 404, 'CONTEST_NOT_FOUND');
     const cursor = (await adminEntriesPage(server, contestId, 'limit=1')).next_cursor!;
-    assertError(await admin(server).get(entriesPath(unknown, `limit=10&cursor=${cursor}`)), 404, 'CONTEST_NOT_FOUND');
+    assertApiError(await admin(server).get(entriesPath(unknown, `limit=10&cursor=${cursor}`)), 404, 'CONTEST_NOT_FOUND');
   });
 
   it('is for admins only: 401 without a bearer, 403 with a user token', async () => {
     const user = await loginWallet(server);
-    assertError(await client(server.baseUrl).get(entriesPath(contestId, 'limit=1')), 401, 'UNAUTHENTICATED');
-    assertError(await client(server.baseUrl, user.token).get(entriesPath(contestId, 'limit=1')), 403, 'FORBIDDEN');
+    assertApiError(await client(server.baseUrl).get(entriesPath(contestId, 'limit=1')), 401, 'UNAUTHENTICATED');
+    assertApiError(await client(server.baseUrl, user.token).get(entriesPath(contestId, 'limit=1')), 403, 'FORBIDDEN');
   });
 
   it('the OpenAPI document shows limit, cursor and next_cursor', async () => {

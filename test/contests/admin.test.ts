@@ -9,22 +9,20 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
 import {
-  assertError,
   contestConfig,
   createContest,
-  createMarket,
-  createMarkets,
   enter,
   getDetail,
   JPEG_BYTES,
   MoneyBook,
   PNG_BYTES,
   postContest,
-  resolveMarket,
   up,
   WEBP_BYTES,
   type ContestConfig,
 } from '../helpers/contests.js';
+import { assertApiError } from '../helpers/errors.js';
+import { createMarket, createMarkets, resolveMarket } from '../helpers/markets.js';
 
 // interface.md, "Contest detail", "markets[] item" and "caller object": the exact field lists.
 const DETAIL_FIELDS = [
@@ -171,7 +169,7 @@ describe('POST /v1/admin/contests', () => {
   for (const [what, mutate, path] of invalid) {
     it(`refuses ${what}: 400 VALIDATION_FAILED at ${path}`, async () => {
       const res = await postContest(server, mutate(contestConfig(marketIds.slice(0, 2))));
-      assertError(res, 400, 'VALIDATION_FAILED');
+      assertApiError(res, 400, 'VALIDATION_FAILED');
       assert.ok(
         res.body.details.some((d: { path: string }) => d.path === path),
         `expected a detail at ${path}: ${JSON.stringify(res.body.details)}`,
@@ -180,20 +178,20 @@ describe('POST /v1/admin/contests', () => {
   }
 
   it('refuses an unknown market: 404 MARKET_NOT_FOUND', async () => {
-    assertError(await postContest(server, contestConfig([marketIds[0]!, 999_999])), 404, 'MARKET_NOT_FOUND');
+    assertApiError(await postContest(server, contestConfig([marketIds[0]!, 999_999])), 404, 'MARKET_NOT_FOUND');
   });
 
   it('refuses a market that is no longer open: 422 MARKET_NOT_OPEN', async () => {
     const resolved = await createMarket(server, 'resolved before the contest');
     await resolveMarket(server, resolved.market_id, 'YES');
-    assertError(await postContest(server, contestConfig([marketIds[0]!, resolved.market_id])), 422, 'MARKET_NOT_OPEN');
+    assertApiError(await postContest(server, contestConfig([marketIds[0]!, resolved.market_id])), 422, 'MARKET_NOT_OPEN');
   });
 
   it('is for admins only: 401 without a bearer, 403 with a user token', async () => {
     const user = await loginWallet(server);
     const config = contestConfig(marketIds.slice(0, 1));
-    assertError(await client(server.baseUrl).post('/v1/admin/contests', config), 401, 'UNAUTHENTICATED');
-    assertError(await client(server.baseUrl, user.token).post('/v1/admin/contests', config), 403, 'FORBIDDEN');
+    assertApiError(await client(server.baseUrl).post('/v1/admin/contests', config), 401, 'UNAUTHENTICATED');
+    assertApiError(await client(server.baseUrl, user.token).post('/v1/admin/contests', config), 403, 'FORBIDDEN');
   });
 });
 
@@ -229,9 +227,9 @@ describe('contest images', () => {
 
   it('refuses an upload whose bytes are not PNG, JPEG or WebP, or contradict content_type', async () => {
     const gif = Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1').toString('base64');
-    assertError(await postContest(server, contestConfig(marketIds.slice(0, 1), { image: { base64: gif } })), 400, 'VALIDATION_FAILED');
-    const claimed = { base64: PNG_BYTES.toString('base64'), content_type: 'image/jpeg' };
-    assertError(await postContest(server, contestConfig(marketIds.slice(0, 1), { image: claimed })), 400, 'VALIDATION_FAILED');
+    assertApiError(await postContest(server, contestConfig(marketIds.slice(0, 1), { image: { base64: gif } })), 400, 'VALIDATION_FAILED');
+    const claimed = { base64: PNG_BYTES.toString('base64'), content_type: 'image/jpeg' as const };
+    assertApiError(await postContest(server, contestConfig(marketIds.slice(0, 1), { image: claimed })), 400, 'VALIDATION_FAILED');
   });
 
   it('accepts a 1 MiB image and refuses a larger one', async () => {
@@ -243,12 +241,12 @@ describe('contest images', () => {
     const over = Buffer.alloc(1024 * 1024 + 3, 7);
     PNG_BYTES.copy(over);
     const res = await postContest(server, contestConfig(marketIds.slice(0, 1), { image: { base64: over.toString('base64') } }));
-    assertError(res, 400, 'VALIDATION_FAILED');
+    assertApiError(res, 400, 'VALIDATION_FAILED');
   });
 
   it('is 404 CONTEST_NOT_FOUND for an unknown contest', async () => {
     const res = await client(server.baseUrl).get('/v1/contests/00000000-0000-4000-8000-000000000000/image');
-    assertError(res, 404, 'CONTEST_NOT_FOUND');
+    assertApiError(res, 404, 'CONTEST_NOT_FOUND');
   });
 });
 
@@ -290,7 +288,7 @@ describe('GET /v1/contests and GET /v1/contests/{id}', () => {
     assert.deepEqual(limited.body.contests.map((c: { contest_id: string }) => c.contest_id), [streak.contest_id, survivor.contest_id]);
     const culture = await client(server.baseUrl).get('/v1/contests?category=culture');
     assert.ok(culture.body.contests.every((c: { category: string }) => c.category === 'culture'));
-    assertError(await client(server.baseUrl).get('/v1/contests?status=closed'), 400, 'VALIDATION_FAILED');
+    assertApiError(await client(server.baseUrl).get('/v1/contests?status=closed'), 400, 'VALIDATION_FAILED');
     // The contract's own form: empty values filter nothing.
     const unfiltered = await client(server.baseUrl).get('/v1/contests?status=&category=');
     const all = await client(server.baseUrl).get('/v1/contests');
@@ -304,12 +302,12 @@ describe('GET /v1/contests and GET /v1/contests/{id}', () => {
     assert.equal((await getDetail(server, outcast.contest_id)).status, 200);
     for (const gameType of ['survivor', 'streak'] as const) {
       const contest = await createContest(server, contestConfig(marketIds.slice(0, 1), { game_type: gameType, winning_split_bps: [] }));
-      assertError(await getDetail(server, contest.contest_id), 404, 'CONTEST_NOT_FOUND');
+      assertApiError(await getDetail(server, contest.contest_id), 404, 'CONTEST_NOT_FOUND');
       const listed = await client(server.baseUrl).get(`/v1/contests?status=open`);
       assert.ok(listed.body.contests.some((c: { contest_id: string }) => c.contest_id === contest.contest_id));
     }
-    assertError(await getDetail(server, '00000000-0000-4000-8000-000000000000'), 404, 'CONTEST_NOT_FOUND');
-    assertError(await getDetail(server, 'not-a-uuid'), 400, 'VALIDATION_FAILED');
+    assertApiError(await getDetail(server, '00000000-0000-4000-8000-000000000000'), 404, 'CONTEST_NOT_FOUND');
+    assertApiError(await getDetail(server, 'not-a-uuid'), 400, 'VALIDATION_FAILED');
   });
 
   it('caller is null without a bearer, and {joined, entries} with one', async () => {
@@ -349,13 +347,13 @@ describe('GET /v1/contests and GET /v1/contests/{id}', () => {
 
   it('a bad bearer on the optional-auth detail is 401, a non-user token 403, never a silent null', async () => {
     const contest = await createContest(server, contestConfig(marketIds.slice(0, 1)));
-    assertError(await getDetail(server, contest.contest_id, 'not-a-real-session-token'), 401, 'UNAUTHENTICATED');
+    assertApiError(await getDetail(server, contest.contest_id, 'not-a-real-session-token'), 401, 'UNAUTHENTICATED');
     const malformed = await client(server.baseUrl).get(`/v1/contests/${contest.contest_id}`, { headers: { authorization: 'Basic abc' } });
-    assertError(malformed, 401, 'UNAUTHENTICATED');
+    assertApiError(malformed, 401, 'UNAUTHENTICATED');
     const user = await loginWallet(server);
     assert.equal((await client(server.baseUrl, user.token).post('/v1/auth/logout')).status, 200);
-    assertError(await getDetail(server, contest.contest_id, user.token), 401, 'UNAUTHENTICATED');
-    assertError(await getDetail(server, contest.contest_id, server.adminToken), 403, 'FORBIDDEN');
+    assertApiError(await getDetail(server, contest.contest_id, user.token), 401, 'UNAUTHENTICATED');
+    assertApiError(await getDetail(server, contest.contest_id, server.adminToken), 403, 'FORBIDDEN');
   });
 });
 
@@ -388,8 +386,8 @@ describe('POST /v1/admin/contests/{id}/void', () => {
     assert.equal(again.status, 200);
     assert.deepEqual(again.body, voided.body);
     await book.check();
-    assertError(await enter(server, a!, contest.contest_id, [up(marketIds[0]!)]), 422, 'CONTEST_CLOSED');
-    assertError(
+    assertApiError(await enter(server, a!, contest.contest_id, [up(marketIds[0]!)]), 422, 'CONTEST_CLOSED');
+    assertApiError(
       await client(server.baseUrl, server.adminToken).post('/v1/admin/contests/00000000-0000-4000-8000-000000000000/void'),
       404,
       'CONTEST_NOT_FOUND',
@@ -402,6 +400,6 @@ describe('POST /v1/admin/contests/{id}/void', () => {
     await resolveMarket(server, market.market_id, 'NO');
     assert.equal((await getDetail(server, contest.contest_id)).body.status, 'resolved');
     const res = await client(server.baseUrl, server.adminToken).post(`/v1/admin/contests/${contest.contest_id}/void`);
-    assertError(res, 422, 'CONTEST_CLOSED');
+    assertApiError(res, 422, 'CONTEST_CLOSED');
   });
 });

@@ -7,14 +7,13 @@ import {
   adminEntries,
   contestConfig,
   createContest,
-  createMarkets,
   down,
   enter,
   getDetail,
   MoneyBook,
-  resolveMarket,
   up,
 } from '../helpers/contests.js';
+import { createMarkets, resolveMarket } from '../helpers/markets.js';
 
 const BET = 1_000_000;
 

@@ -6,18 +6,16 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
   adminEntries,
-  assertError,
   contestConfig,
   createContest,
-  createMarket,
-  createMarkets,
   down,
   enter,
   getDetail,
   MoneyBook,
-  resolveMarket,
   up,
 } from '../helpers/contests.js';
+import { assertApiError } from '../helpers/errors.js';
+import { createMarket, createMarkets, resolveMarket } from '../helpers/markets.js';
 
 const BET = 1_000_000;
 
@@ -44,8 +42,8 @@ describe('bet_type num_bets', () => {
     const markets = await createMarkets(server, 4);
     const contest = await createContest(server, contestConfig(markets, { bet_type: { kind: 'num_bets', value: 2 } }));
     const user = await book.fundedUser(10 * BET);
-    assertError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'INVALID_PICKS');
-    assertError(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[1]!), up(markets[2]!)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[1]!), up(markets[2]!)]), 422, 'INVALID_PICKS');
     await entered(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[3]!)]), user, contest.contest_id, 0);
     const detail = (await getDetail(server, contest.contest_id, user.token)).body;
     assert.equal(detail.entries_filled, 1);
@@ -68,11 +66,11 @@ describe('bet_type bets_per_category', () => {
     const user = await book.fundedUser(10 * BET);
     const id = contest.contest_id;
     // A category missing altogether.
-    assertError(await enter(server, user, id, [up(markets[2]!), up(markets[3]!)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, id, [up(markets[2]!), up(markets[3]!)]), 422, 'INVALID_PICKS');
     // Right total, wrong distribution.
-    assertError(await enter(server, user, id, [up(markets[0]!), up(markets[2]!), up(markets[3]!), up(markets[4]!)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, id, [up(markets[0]!), up(markets[2]!), up(markets[3]!), up(markets[4]!)]), 422, 'INVALID_PICKS');
     // One short in a category.
-    assertError(await enter(server, user, id, [up(markets[0]!), up(markets[1]!), up(markets[2]!)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, id, [up(markets[0]!), up(markets[1]!), up(markets[2]!)]), 422, 'INVALID_PICKS');
     await entered(await enter(server, user, id, [up(markets[0]!), down(markets[1]!), up(markets[2]!), down(markets[4]!)]), user, id, 0);
   });
 });
@@ -82,7 +80,7 @@ describe('pick checks', () => {
     const markets = await createMarkets(server, 2);
     const contest = await createContest(server, contestConfig(markets, { bet_type: { kind: 'num_bets', value: 2 } }));
     const user = await book.fundedUser(BET);
-    assertError(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[0]!)]), 422, 'DUPLICATE_MARKET');
+    assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[0]!)]), 422, 'DUPLICATE_MARKET');
   });
 
   it('refuses a market that is not in the contest with INVALID_PICKS, existing elsewhere or not at all', async () => {
@@ -90,8 +88,8 @@ describe('pick checks', () => {
     const outsider = await createMarket(server, 'outsider');
     const contest = await createContest(server, contestConfig(markets));
     const user = await book.fundedUser(BET);
-    assertError(await enter(server, user, contest.contest_id, [up(outsider.market_id)]), 422, 'INVALID_PICKS');
-    assertError(await enter(server, user, contest.contest_id, [up(987_654)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, contest.contest_id, [up(outsider.market_id)]), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, contest.contest_id, [up(987_654)]), 422, 'INVALID_PICKS');
   });
 
   it('refuses a contest market that is no longer OPEN with MARKET_NOT_OPEN', async () => {
@@ -99,7 +97,7 @@ describe('pick checks', () => {
     const contest = await createContest(server, contestConfig(markets));
     await resolveMarket(server, markets[0]!, 'YES');
     const user = await book.fundedUser(BET);
-    assertError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'MARKET_NOT_OPEN');
+    assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'MARKET_NOT_OPEN');
     await entered(await enter(server, user, contest.contest_id, [up(markets[1]!)]), user, contest.contest_id, 0);
   });
 
@@ -115,17 +113,17 @@ describe('pick checks', () => {
       { contest_id: contest.contest_id, bets: [up(markets[0]!)], stake: 1 },
       { contest_id: 'nope', bets: [up(markets[0]!)] },
     ]) {
-      assertError(await api.post('/v1/user/contest_bet', body), 400, 'VALIDATION_FAILED');
+      assertApiError(await api.post('/v1/user/contest_bet', body), 400, 'VALIDATION_FAILED');
     }
-    assertError(await client(server.baseUrl).post('/v1/user/contest_bet', { contest_id: contest.contest_id, bets: [up(markets[0]!)] }), 401, 'UNAUTHENTICATED');
-    assertError(await enter(server, user, '00000000-0000-4000-8000-000000000000', [up(markets[0]!)]), 404, 'CONTEST_NOT_FOUND');
+    assertApiError(await client(server.baseUrl).post('/v1/user/contest_bet', { contest_id: contest.contest_id, bets: [up(markets[0]!)] }), 401, 'UNAUTHENTICATED');
+    assertApiError(await enter(server, user, '00000000-0000-4000-8000-000000000000', [up(markets[0]!)]), 404, 'CONTEST_NOT_FOUND');
   });
 
   it('refuses an entry the available balance cannot cover with INSUFFICIENT_BALANCE, reserving nothing', async () => {
     const markets = await createMarkets(server, 1);
     const contest = await createContest(server, contestConfig(markets));
     const user = await book.fundedUser(BET - 1);
-    assertError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'INSUFFICIENT_BALANCE');
+    assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'INSUFFICIENT_BALANCE');
     const detail = (await getDetail(server, contest.contest_id, user.token)).body;
     assert.equal(detail.entries_filled, 0);
     assert.deepEqual(detail.caller, { joined: false, entries: [] });
@@ -142,10 +140,10 @@ describe('time windows', () => {
     const closesMs = Date.now() + 1_500;
     const closing = await createContest(server, contestConfig(markets, { betting_closes_ms: closesMs }));
     const user = await book.fundedUser(5 * BET);
-    assertError(await enter(server, user, notYet.contest_id, [up(markets[0]!)]), 422, 'CONTEST_CLOSED');
+    assertApiError(await enter(server, user, notYet.contest_id, [up(markets[0]!)]), 422, 'CONTEST_CLOSED');
     await entered(await enter(server, user, closing.contest_id, [up(markets[0]!)]), user, closing.contest_id, 0);
     await new Promise((r) => setTimeout(r, Math.max(0, closesMs - Date.now()) + 100));
-    assertError(await enter(server, user, closing.contest_id, [up(markets[0]!)]), 422, 'CONTEST_CLOSED');
+    assertApiError(await enter(server, user, closing.contest_id, [up(markets[0]!)]), 422, 'CONTEST_CLOSED');
     assert.equal((await getDetail(server, closing.contest_id)).body.entries_filled, 1);
   });
 
@@ -156,7 +154,7 @@ describe('time windows', () => {
     const contest = await createContest(server, contestConfig([shortMarket.market_id, longMarket!]));
     const user = await book.fundedUser(BET);
     await new Promise((r) => setTimeout(r, Math.max(0, closesMs - Date.now()) + 100));
-    assertError(await enter(server, user, contest.contest_id, [up(shortMarket.market_id)]), 422, 'MARKET_NOT_OPEN');
+    assertApiError(await enter(server, user, contest.contest_id, [up(shortMarket.market_id)]), 422, 'MARKET_NOT_OPEN');
   });
 });
 
@@ -182,7 +180,7 @@ describe('entry_index', () => {
     const contest = await createContest(server, contestConfig(markets));
     const user = await book.fundedUser(BET);
     await entered(await enter(server, user, contest.contest_id, [up(markets[0]!)]), user, contest.contest_id, 0);
-    assertError(await enter(server, user, contest.contest_id, [up(markets[1]!)], 0), 422, 'ENTRY_NOT_FOUND');
+    assertApiError(await enter(server, user, contest.contest_id, [up(markets[1]!)], 0), 422, 'ENTRY_NOT_FOUND');
   });
 });
 
@@ -200,14 +198,14 @@ for (const gameType of ['survivor', 'streak'] as const) {
       assert.equal(continued.status, 200, JSON.stringify(continued.body));
       assert.deepEqual(continued.body, { contest_id: id, entry_index: 0, reserved_micros: '0' });
 
-      assertError(await enter(server, alice!, id, [up(markets[2]!)], 2), 422, 'ENTRY_NOT_FOUND');
-      assertError(await enter(server, bob!, id, [up(markets[2]!)], 0), 422, 'ENTRY_NOT_FOUND');
-      assertError(await enter(server, alice!, id, [down(markets[1]!)], 0), 422, 'DUPLICATE_MARKET');
-      assertError(await enter(server, alice!, id, [up(markets[2]!), up(markets[3]!)], 0), 422, 'INVALID_PICKS');
+      assertApiError(await enter(server, alice!, id, [up(markets[2]!)], 2), 422, 'ENTRY_NOT_FOUND');
+      assertApiError(await enter(server, bob!, id, [up(markets[2]!)], 0), 422, 'ENTRY_NOT_FOUND');
+      assertApiError(await enter(server, alice!, id, [down(markets[1]!)], 0), 422, 'DUPLICATE_MARKET');
+      assertApiError(await enter(server, alice!, id, [up(markets[2]!), up(markets[3]!)], 0), 422, 'INVALID_PICKS');
 
       // markets[0] resolves NO: entry 0 (up) is eliminated, entry 1 (down) lives on.
       await resolveMarket(server, markets[0]!, 'NO');
-      assertError(await enter(server, alice!, id, [up(markets[2]!)], 0), 422, 'ENTRY_ELIMINATED');
+      assertApiError(await enter(server, alice!, id, [up(markets[2]!)], 0), 422, 'ENTRY_ELIMINATED');
       const alive = await enter(server, alice!, id, [up(markets[2]!)], 1);
       assert.equal(alive.status, 200, JSON.stringify(alive.body));
       assert.deepEqual(alive.body, { contest_id: id, entry_index: 1, reserved_micros: '0' });
@@ -222,7 +220,7 @@ for (const gameType of ['survivor', 'streak'] as const) {
       );
       assert.deepEqual(entries.map((e) => [e.open_leg_count, e.resolved_win_count]), [[1, 0], [1, 1]]);
       // Continuations reserve nothing: two entries, two bet amounts.
-      assertError(await getDetail(server, id, alice!.token), 404, 'CONTEST_NOT_FOUND');
+      assertApiError(await getDetail(server, id, alice!.token), 404, 'CONTEST_NOT_FOUND');
       const listed = (await client(server.baseUrl).get('/v1/contests')).body.contests.find(
         (c: { contest_id: string }) => c.contest_id === id,
       );

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MAX_CACHED_PAGES, PageCache } from '../../src/http/page-cache.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
-import { admin, contestConfig, createContest, createMarkets, enter, listContests, resolveMarket, up } from '../helpers/contests.js';
+import { contestConfig, createContest, enter, listContests, up } from '../helpers/contests.js';
+import { admin } from '../helpers/http.js';
+import { createMarkets, resolveMarket } from '../helpers/markets.js';
 import { fundedUser } from '../helpers/users.js';
 
 const BET = 1_000_000;

@@ -9,26 +9,20 @@ import type { CreateContest } from '../../src/schemas/contests.js';
 import type { SettleProgress } from '../../src/contests/settlement.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import {
-  admin,
   contestConfig,
   type ContestConfig,
-  type ContestsHarness,
-  countContestReads,
   createContest,
-  createMarkets,
-  createMarketsInProcess,
   enter,
-  eventually,
-  fundUsersInProcess,
   listContests,
   listedIds,
   MoneyBook,
-  openContestsHarness,
-  resolveMarket,
-  resolveMarketsWhileStopped,
-  seedContestInProcess,
   up,
 } from '../helpers/contests.js';
+import { type ContestsHarness, countContestReads, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+import { admin } from '../helpers/http.js';
+import { createMarkets, resolveMarket } from '../helpers/markets.js';
+import { resolveMarketsWhileStopped } from '../helpers/store-writes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BET = 1_000_000;
 const servers: TestServer[] = [];
@@ -157,7 +151,7 @@ describe('GET /v1/contests across restarts', () => {
     await resolveMarketsWhileStopped(server.dataDir, [m[4]!], 'YES');
     server = await start(server);
     const s = server;
-    await eventually(async () => assert.deepEqual(await listedIds(s, 'status=open'), [newest]));
+    await waitFor(async () => assert.deepEqual(await listedIds(s, 'status=open'), [newest]), { timeoutMs: 10_000, what: 'only the newest contest listed open' });
     assert.deepEqual(await listedIds(server, 'status=resolved'), [c.open3, c.open2, c.resolved, c.open1]);
     assert.deepEqual(await listedIds(server, 'category=mentions&status=resolved'), [c.open2]);
   });

@@ -8,18 +8,17 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import type { TestUser } from '../helpers/users.js';
 import {
   adminEntries,
-  assertError,
   contestConfig,
   createContest,
-  createMarkets,
   down,
   enter,
   getDetail,
   MoneyBook,
-  resolveMarket,
   up,
   type Pick,
 } from '../helpers/contests.js';
+import { assertApiError } from '../helpers/errors.js';
+import { createMarkets, resolveMarket } from '../helpers/markets.js';
 
 const BET = 1_000_000;
 
@@ -154,7 +153,7 @@ describe('lineups', () => {
       net_payout_micros: -399_999,
       rank: 3,
     });
-    assertError(await enter(server, a, id, [up(m1), down(m2), up(m3)]), 422, 'CONTEST_CLOSED');
+    assertApiError(await enter(server, a, id, [up(m1), down(m2), up(m3)]), 422, 'CONTEST_CLOSED');
   });
 });
 
@@ -264,10 +263,10 @@ describe('survivor', () => {
     await continueEntry(d, id, 0, [up(m2)]);
 
     await resolveMarket(server, m1, 'YES');
-    assertError(await enter(server, c, id, [up(m2)], 0), 422, 'ENTRY_ELIMINATED');
+    assertApiError(await enter(server, c, id, [up(m2)], 0), 422, 'ENTRY_ELIMINATED');
     await continueEntry(a, id, 0, [up(m3)]);
     await resolveMarket(server, m2, 'YES');
-    assertError(await enter(server, b, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
+    assertApiError(await enter(server, b, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
     await continueEntry(d, id, 0, [down(m3)]);
     await resolveMarket(server, m3, 'VOID');
 
@@ -325,14 +324,14 @@ describe('streak', () => {
     await enterAll(id, [[a, [up(m1)]], [b, [up(m1)]], [c, [down(m1)]], [d, [up(m1)]], [e, [up(m1)]]]);
     await continueEntry(a, id, 0, [up(m2)]);
     await resolveMarket(server, m1, 'YES');
-    assertError(await enter(server, c, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
+    assertApiError(await enter(server, c, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
     await continueEntry(a, id, 0, [up(m3)]);
     await continueEntry(b, id, 0, [up(m3)]);
     await continueEntry(d, id, 0, [down(m3)]);
     await continueEntry(e, id, 0, [up(m3)]);
     await resolveMarket(server, m2, 'VOID');
     await resolveMarket(server, m3, 'YES');
-    assertError(await enter(server, d, id, [up(m4)], 0), 422, 'ENTRY_ELIMINATED');
+    assertApiError(await enter(server, d, id, [up(m4)], 0), 422, 'ENTRY_ELIMINATED');
     await continueEntry(a, id, 0, [up(m4)]);
     await continueEntry(b, id, 0, [down(m4)]);
     await continueEntry(e, id, 0, [down(m4)]);

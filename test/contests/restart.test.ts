@@ -9,16 +9,15 @@ import {
   adminEntries,
   contestConfig,
   createContest,
-  createMarkets,
   down,
   enter,
-  eventually,
   getDetail,
   MoneyBook,
-  resolveMarket,
-  resolveMarketsWhileStopped,
   up,
 } from '../helpers/contests.js';
+import { createMarkets, resolveMarket } from '../helpers/markets.js';
+import { resolveMarketsWhileStopped } from '../helpers/store-writes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BET = 1_000_000;
 const servers: TestServer[] = [];
@@ -102,7 +101,7 @@ describe('restarts', () => {
       ),
     );
     // Kill once the first entries are durable, while the rest are in flight.
-    while (acknowledged.length < 3) await new Promise((r) => setTimeout(r, 1));
+    await waitFor(() => acknowledged.length >= 3, { timeoutMs: 10_000, intervalMs: 1, what: 'three entries acknowledged' });
     await server.kill();
     await Promise.all(racing);
 
@@ -142,7 +141,7 @@ describe('restarts', () => {
     book = book.rebind(server);
     // The start queues the finish before it listens and serves without waiting for it.
     const s = server;
-    await eventually(async () => assert.ok(s.logs.some((l) => l['msg'] === 'contests recovered' && l['finished'] === 1)));
+    await waitFor(async () => assert.ok(s.logs.some((l) => l['msg'] === 'contests recovered' && l['finished'] === 1)), { timeoutMs: 10_000, what: 'the log of the recovery' });
     const detail = (await getDetail(server, contest.contest_id, users[1]!.token)).body;
     assert.equal(detail.status, 'resolved');
     assert.deepEqual(

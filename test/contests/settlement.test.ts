@@ -12,16 +12,12 @@ import { SettlementInterrupted, type SettleProgress } from '../../src/contests/s
 import { isApiError } from '../../src/errors.js';
 import {
   contestConfig,
-  type ContestsHarness,
-  createMarketsInProcess,
   down,
-  fundUsersInProcess,
-  openContestsHarness,
   type Pick,
-  resolveMarketsInStore,
-  seedContestInProcess,
   up,
 } from '../helpers/contests.js';
+import { type ContestsHarness, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+import { resolveMarketsInStore } from '../helpers/store-writes.js';
 
 const BET = 1_000_000;
 const CREDIT_MICROS = 10n * BigInt(BET);
@@ -228,7 +224,7 @@ describe('resolution in batches', () => {
   it('turns the event loop between every two batches; a reader never sees "resolved" before every entry is settled', async () => {
     const batchEntries = 50;
     const h = await open(settleOptions(batchEntries, []));
-    const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
+    const { markets, contestId } = await seedOutcast(h, 200, 1000);
 
     // A reader on every turn of the event loop (setImmediate), for as long as the resolution runs.
     const seen: Array<{ settled: number; status: string }> = [];
@@ -358,7 +354,7 @@ describe('a settlement that stops midway in a running process', () => {
         },
       },
     });
-    const { markets, users, contestId } = await seedOutcast(h, 50, 200);
+    const { markets, contestId } = await seedOutcast(h, 50, 200);
     const [extra] = await fundUsersInProcess(h, 1, CREDIT_MICROS);
     await h.markets.resolve(markets[0]!, 'YES');
     await h.markets.resolve(markets[1]!, 'YES');

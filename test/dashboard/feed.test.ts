@@ -2,21 +2,13 @@
 // only way in, the figures are the registry's (they agree with /metrics), and the token is never logged.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Frame } from '../../src/dashboard/frame.js';
 import { client } from '../helpers/http.js';
 import { loginWallet } from '../helpers/users.js';
 import { openFeed, startRfqFlow } from '../helpers/dashboard.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
-interface Frame {
-  atMs: number;
-  rfqTotals: { created: number; ended: number };
-  rfqPerS: Record<string, number>;
-  latencyMs: { p50: number | null; p99: number | null };
-  quotesPerRfq: number | null;
-  makers: Array<{ maker: string; connections: number; quotes: number; fills: number; lastLookAccepted: number }>;
-  shardQueueDepths: number[];
-  money: Record<string, unknown>;
-}
 
 /** The value of an unlabelled line, or the sum of a metric's lines, in the /metrics text. */
 function metricSum(text: string, name: string): number {
@@ -55,7 +47,7 @@ describe('dashboard live feed', () => {
     await feed.next((m) => m['type'] === 'history');
     assert.deepEqual(feed.messages.slice(0, 2), [{ type: 'auth_result', ok: true }, { type: 'history', frames: [] }]);
     const flow = await startRfqFlow(server);
-    while (flow.done < 8) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => flow.done >= 8, { timeoutMs: 60_000, intervalMs: 50, what: 'eight RFQs done' });
     await flow.stop();
     // A frame taken after the flow stopped: every RFQ of it has ended.
     const stoppedAtMs = Date.now();

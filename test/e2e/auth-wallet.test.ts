@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Signature, Wallet } from 'ethers';
-import { client, validationFailed } from '../helpers/http.js';
+import type { Static } from '@sinclair/typebox';
+import type { WalletChallengeResponse } from '../../src/schemas/auth.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum, loginWallet } from '../helpers/users.js';
 
@@ -16,11 +19,7 @@ const DAY_MS = 86_400_000;
 
 const unauthenticated = (message: string) => ({ status: 401, body: { code: 'UNAUTHENTICATED', message } });
 
-interface Challenge {
-  message: string;
-  nonce: string;
-  expires_at_ms: number;
-}
+type Challenge = Static<typeof WalletChallengeResponse>;
 
 describe('wallet login (SIWE)', () => {
   let server: TestServer;

@@ -3,13 +3,13 @@
 // the admin, and resolution by the oracle, which is final.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { client, validationFailed } from '../helpers/http.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { marketKey } from '../../src/markets/markets.js';
 import { windowKey } from '../../src/markets/windows.js';
 import { openStore } from '../../src/store/db.js';
-
-type Market = Record<string, unknown> & { market_id: number };
+import type { Market } from '../../src/schemas/markets.js';
 
 const MARKET_NOT_FOUND = { code: 'MARKET_NOT_FOUND', message: 'no such market' };
 

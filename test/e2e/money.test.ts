@@ -5,12 +5,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { admin, contestConfig, createMarkets, enter, eventually, getDetail, postContest, up } from '../helpers/contests.js';
-import { client } from '../helpers/http.js';
+import { contestConfig, enter, getDetail, postContest, up } from '../helpers/contests.js';
+import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { autoQuote, balanceOf, openMarket, resolveMarket, unsignedBody, type BalanceView } from '../helpers/rfq.js';
+import { createMarket, createMarkets, resolveMarket } from '../helpers/markets.js';
+import { autoQuote, balanceOf, unsignedBody, type BalanceView } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { fundedUser, type TestUser } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 const USDC = 1_000_000;
 const FUNDS = 10 * USDC;
@@ -70,7 +72,7 @@ describe('a 3-leg parlay, every outcome, both sides to the micro', () => {
   /** A taker with a filled position on three fresh markets, both sides checked after the fill. */
   async function filledParlay(): Promise<{ taker: TestUser; markets: number[]; requestId: string }> {
     const taker = await fundedUser(server, FUNDS);
-    const markets = [await openMarket(server), await openMarket(server), await openMarket(server)];
+    const markets = [(await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id];
     const res = await client(server.baseUrl, taker.token).post(
       '/v1/rfq/unsigned?wait_ms=3000',
       unsignedBody(markets.map((market_id) => ({ market_id, direction: 'up' as const })), { wager_micros: WAGER }),
@@ -101,7 +103,7 @@ describe('a 3-leg parlay, every outcome, both sides to the micro', () => {
       const { taker, markets, requestId } = await filledParlay();
       for (const [i, outcome] of c.outcomes.entries()) await resolveMarket(server, markets[i]!, outcome);
       makerAvailable += BigInt(c.maker);
-      await eventually(async () => assert.deepEqual(await balanceOf(server, taker), view(c.taker, 0, 0)), 5_000);
+      await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), view(c.taker, 0, 0)), { timeoutMs: 5_000, what: "the taker's settled balance" });
       assert.deepEqual(await makerBalance(maker), { available: makerAvailable, locked: 0n, pending: 0n });
       const position = await positionOf(taker, requestId);
       assert.equal(position.status, c.status);
@@ -123,15 +125,15 @@ describe('collateral', () => {
     const covered = await quotingMaker(1_000 * USDC, 2);
     try {
       const taker = await fundedUser(server, FUNDS);
-      const market = await openMarket(server);
+      const market = (await createMarket(server)).market_id;
       const res = await client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
       assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
       assert.equal(res.body.odds, 2, 'the covered maker filled');
       assert.equal(res.body.quotes_received, 1, 'the refused quote is not counted');
-      await eventually(async () => {
+      await waitFor(async () => {
         const reject = poor.socket.received.find((m) => m.type === 'quote_reject' && m.request_id === res.body.request_id);
         assert.equal((reject as { reason?: string } | undefined)?.reason, 'INSUFFICIENT_COLLATERAL');
-      }, 2_000);
+      }, { timeoutMs: 2_000, what: 'the quote_reject INSUFFICIENT_COLLATERAL' });
       assert.deepEqual(await makerBalance(poor), { available: BigInt(4 * USDC - 1), locked: 0n, pending: 0n });
       assert.deepEqual(await makerBalance(covered), { available: BigInt(998 * USDC), locked: BigInt(2 * USDC), pending: 0n });
       await assertLedgerCheck();
@@ -150,7 +152,7 @@ describe('collateral', () => {
     const next = await quotingMaker(1_000 * USDC, 2);
     try {
       const takers = await Promise.all(Array.from({ length: 50 }, () => fundedUser(server, FUNDS)));
-      const market = await openMarket(server);
+      const market = (await createMarket(server)).market_id;
       const results = await Promise.all(
         takers.map((t) =>
           client(server.baseUrl, t.token).post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: USDC })),
@@ -167,8 +169,8 @@ describe('collateral', () => {
       await assertLedgerCheck();
       // Settled (the takers lost): the locked liability comes back to each maker with the stakes.
       await resolveMarket(server, market, 'NO');
-      await eventually(async () => assert.deepEqual(await makerBalance(best), { available: BigInt(FILLS * 3 * USDC + 2 * USDC - 1), locked: 0n, pending: 0n }), 5_000);
-      await eventually(async () => assert.deepEqual(await makerBalance(next), { available: BigInt(1_040 * USDC), locked: 0n, pending: 0n }), 5_000);
+      await waitFor(async () => assert.deepEqual(await makerBalance(best), { available: BigInt(FILLS * 3 * USDC + 2 * USDC - 1), locked: 0n, pending: 0n }), { timeoutMs: 5_000, what: "the best maker's settled balance" });
+      await waitFor(async () => assert.deepEqual(await makerBalance(next), { available: BigInt(1_040 * USDC), locked: 0n, pending: 0n }), { timeoutMs: 5_000, what: "the next maker's settled balance" });
       await assertLedgerCheck();
     } finally {
       best.stop();
@@ -230,7 +232,7 @@ describe("contests' pools", () => {
     assert.equal((await enter(server, winner!, contest.body.contest_id, [up(markets[0]!)])).status, 201);
     assert.equal((await enter(server, loser!, contest.body.contest_id, [{ market_id: markets[0]!, direction: 'down' }])).status, 201);
     await resolveMarket(server, markets[0]!, 'YES');
-    await eventually(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), 5_000);
+    await waitFor(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), { timeoutMs: 5_000, what: 'the contest resolved' });
     const pot = BigInt(POOL + 2 * USDC);
     const won = (await balanceOf(server, winner!)).available - BigInt(FUNDS - USDC);
     assert.ok(won > 0n && won <= pot);
@@ -247,7 +249,7 @@ describe("contests' pools", () => {
     assert.equal(contest.status, 201);
     const funded = await protocol();
     await resolveMarket(server, markets[0]!, 'YES');
-    await eventually(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), 5_000);
+    await waitFor(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), { timeoutMs: 5_000, what: 'the contest resolved' });
     assert.deepEqual(await protocol(), { available: funded.available + BigInt(9 * USDC), committed: funded.committed - BigInt(9 * USDC) });
     await assertLedgerCheck();
   });

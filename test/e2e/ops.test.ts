@@ -14,6 +14,7 @@ import { client, request } from '../helpers/http.js';
 import { mainScript } from '../helpers/paths.js';
 import { removeDataDir, restartServer, startServer, testServiceEnv, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The routes of the foundation (issue 3); other areas add theirs beside them. */
 const FOUNDATION_OPERATIONS = [
@@ -257,11 +258,7 @@ describe('graceful shutdown', () => {
       const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
       // LMDB's file appears at start-up's first step (app.ts opens the store), after main.ts listens for
       // signals; the shards and verify threads are still to start. Before, a signal then killed the process.
-      const deadline = Date.now() + 15_000;
-      while (!existsSync(join(dataDir, 'data.mdb'))) {
-        assert.ok(Date.now() < deadline, 'the service never opened its store');
-        await sleep(1);
-      }
+      await waitFor(() => existsSync(join(dataDir, 'data.mdb')), { timeoutMs: 15_000, intervalMs: 1, what: 'the service to open its store' });
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
       const messages = stdout.trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg);

@@ -2,7 +2,8 @@
 // validation that refuses an empty PATCH, bad values and unknown fields without changing anything.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { client, validationFailed } from '../helpers/http.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
 

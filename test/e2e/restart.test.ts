@@ -4,11 +4,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { Market } from '../../src/schemas/markets.js';
 import { client } from '../helpers/http.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
-
-type Market = Record<string, unknown> & { market_id: number };
 
 describe('restart keeps state', () => {
   let first: TestServer;

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
-import { client, validationFailed } from '../helpers/http.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum, loginWallet } from '../helpers/users.js';
 

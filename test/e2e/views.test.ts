@@ -13,7 +13,8 @@ import { VIEWS_SCAN_MAX } from '../../src/schemas/views.js';
 import { openStore } from '../../src/store/db.js';
 import { client, type HttpResult } from '../helpers/http.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { autoQuote, openMarket, resolveMarket, unsignedBody, type LegBody } from '../helpers/rfq.js';
+import { createMarket, resolveMarket } from '../helpers/markets.js';
+import { autoQuote, unsignedBody, type LegBody } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 
@@ -69,7 +70,7 @@ describe('the money views (contract section 11), end to end', () => {
     idle = await connectNewMaker(server); // registered and connected, quotes nothing: no fills of its own
     autoQuote(maker, { odds: ODDS });
     takers = [await takerOfShard(server, 0), await takerOfShard(server, 1)];
-    const [a, b, c, d] = await Promise.all([openMarket(server), openMarket(server), openMarket(server), openMarket(server)]);
+    const [a, b, c, d] = [(await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id];
     m = { a: a!, b: b!, c: c!, d: d! };
     const up = (market: number): LegBody => ({ market_id: market, direction: 'up' });
     // Interleaved between the shards, so that newest first across the maker's fills is not key order.

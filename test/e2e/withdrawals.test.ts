@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { admin } from '../helpers/contests.js';
-import { client } from '../helpers/http.js';
+import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
-import { autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { createMarket } from '../helpers/markets.js';
+import { autoQuote, balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { fundedUser } from '../helpers/users.js';
 
@@ -129,7 +129,7 @@ describe('withdrawals racing RFQs for one balance', () => {
       const FUNDS = 10 * USDC;
       const user = await fundedUser(server, FUNDS);
       const api = client(server.baseUrl, user.token);
-      const market = await openMarket(server);
+      const market = (await createMarket(server)).market_id;
       // 12 RFQs and 12 withdrawals of 1 USDC each, all at once, for 10 USDC.
       const answers = await Promise.all(
         Array.from({ length: 24 }, (_, i) =>

@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { connectMaker, registerMaker } from './makers.js';
 import { autoQuote, fundedTaker, unsignedBody } from './rfq.js';
 import type { TestServer } from './server.js';
+import { waitFor } from './wait.js';
 
 export const FEED_PATH = '/v1/admin/dashboard/ws';
 
@@ -59,15 +60,13 @@ export function openFeed(server: TestServer, token: string): Promise<FeedClient>
   const messages: Array<Record<string, unknown>> = [];
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   ws.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
-  const next = async (match: (m: Record<string, unknown>) => boolean, timeoutMs = 10_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = messages.find(match);
-      if (found !== undefined) return found;
-      assert.ok(Date.now() < deadline, `no matching feed message within ${timeoutMs} ms: ${JSON.stringify(messages).slice(0, 500)}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
+  const next = (match: (m: Record<string, unknown>) => boolean, timeoutMs = 10_000) =>
+    waitFor(() => messages.find(match) ?? false, {
+      timeoutMs,
+      get what() {
+        return `a matching feed message (received: ${JSON.stringify(messages).slice(0, 500)})`;
+      },
+    });
   return new Promise((resolve, reject) => {
     ws.once('error', reject);
     ws.once('open', () => {

@@ -44,7 +44,7 @@ export function client(baseUrl: string, token?: string) {
   };
 }
 
-/** The whole 400 response (status and body) for a validation failure with one detail (contract section 2). */
-export function validationFailed(path: string, message: string) {
-  return { status: 400, body: { code: 'VALIDATION_FAILED', message: 'request failed validation', details: [{ path, message }] } };
+/** A client with the admin token of `server` (a TestServer or an in-process one). */
+export function admin(server: { baseUrl: string; adminToken: string }) {
+  return client(server.baseUrl, server.adminToken);
 }

@@ -2,18 +2,15 @@
 // the real service's signed or admin route.
 import { Wallet, type HDNodeWallet } from 'ethers';
 import { oracleReportBytes } from '../../src/oracle/signing.js';
+import type { Market } from '../../src/schemas/markets.js';
+import type { SignedPriceReport, UnsignedPriceReport } from '../../src/schemas/oracle.js';
 import { client, type HttpResult } from './http.js';
 import type { TestServer } from './server.js';
+import { waitFor } from './wait.js';
 
-export interface Report {
-  asset: string;
-  ts_ms: number;
-  price_e8: number;
-}
-
-export interface SignedReport extends Report {
-  signature: string;
-}
+/** A report as POST /v1/admin/oracle/prices takes it, and as signed (src/schemas/oracle.ts). */
+export type Report = UnsignedPriceReport;
+export type SignedReport = SignedPriceReport;
 
 /** ethers' personal-sign of the report bytes, as the route wants it: base64 of r||s||v. */
 export async function signReport(wallet: Wallet | HDNodeWallet, report: Report): Promise<SignedReport> {
@@ -41,7 +38,8 @@ export function getMarket(server: TestServer, marketId: number): Promise<HttpRes
 export async function windowMarket(server: TestServer, asset: string, durationSecs: number, atMs: number) {
   const res = await client(server.baseUrl).get(`/v1/markets/lookup?asset=${asset}&duration_secs=${durationSecs}&at_ms=${atMs}`);
   if (res.status !== 200) throw new Error(`lookup ${asset}/${durationSecs}/${atMs}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.market as { market_id: number; window_start_ms: number; window_end_ms: number; [k: string]: unknown };
+  // A price market (src/schemas/markets.ts): its window bounds are always there.
+  return res.body.market as Market & { window_start_ms: number; window_end_ms: number };
 }
 
 /** Polls GET /v1/markets/{id} until `check` accepts the market, or fails after timeoutMs. */
@@ -51,13 +49,14 @@ export async function waitForMarket(
   check: (market: Record<string, unknown>) => boolean,
   timeoutMs = 5_000,
 ): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await getMarket(server, marketId);
-    if (res.status === 200 && check(res.body.market)) return res.body.market;
-    if (Date.now() > deadline) throw new Error(`market ${marketId} not as expected: ${JSON.stringify(res.body)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  let last: HttpResult | null = null;
+  return waitFor(
+    async () => {
+      last = await getMarket(server, marketId);
+      return last.status === 200 && check(last.body.market) && (last.body.market as Record<string, unknown>);
+    },
+    { timeoutMs, get what() { return `market ${marketId} as expected (last read: ${JSON.stringify(last?.body)})`; } },
+  );
 }
 
 export const newOracleWallet = (): HDNodeWallet => Wallet.createRandom();

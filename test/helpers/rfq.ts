@@ -1,61 +1,39 @@
-// Arrange helpers for RFQ tests: markets, request bodies, signed orders (signed by ethers, the independent
-// signer), quoting makers, and the money invariant.
+// Arrange helpers for RFQ tests: a funded taker, request bodies, signed orders (signed by ethers, the
+// independent signer), quoting makers, and the money invariant. Markets: helpers/markets.ts.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { HDNodeWallet, Wallet } from 'ethers';
+import type { Static } from '@sinclair/typebox';
 import { encodeOrder, oddsToE4 } from '../../src/rfq/codec.js';
+import type { Leg, Order } from '../../src/schemas/rfq.js';
+import type { BalanceResponse } from '../../src/schemas/users.js';
 import { client } from './http.js';
 import type { ConnectedMaker } from './makers.js';
+import { createMarket } from './markets.js';
 import type { TestServer } from './server.js';
+import { waitFor } from './wait.js';
 import { credit, loginWallet, type TestUser } from './users.js';
 
-export interface LegBody {
-  market_id: number;
-  direction: 'up' | 'down';
-}
-
-/** A fresh OPEN mention market (closes in an hour unless told otherwise). */
-export async function openMarket(server: TestServer, bettingClosesAtMs = Date.now() + 3_600_000): Promise<number> {
-  const result = await client(server.baseUrl, server.adminToken).post('/v1/admin/mention-markets', {
-    name: `market ${randomUUID().slice(0, 8)}`,
-    source_kind: 'test',
-    source_event_id: randomUUID(),
-    source_market_id: randomUUID(),
-    betting_closes_at_ms: bettingClosesAtMs,
-  });
-  assert.equal(result.status, 201, JSON.stringify(result.body));
-  return result.body.market_id as number;
-}
+/** A leg of an RFQ body (src/schemas/rfq.ts). */
+export type LegBody = Leg;
 
 /** A logged-in taker credited with `fundsMicros`, an open market to bet on, and the taker's API client. */
 export async function fundedTaker(server: TestServer, fundsMicros: number) {
   const user = await loginWallet(server);
   await credit(server, user.address, fundsMicros);
-  const market = await openMarket(server);
+  const market = (await createMarket(server)).market_id;
   return { user, market, api: client(server.baseUrl, user.token) };
-}
-
-export async function resolveMarket(server: TestServer, marketId: number, outcome: 'YES' | 'NO' | 'VOID') {
-  const result = await client(server.baseUrl, server.adminToken).post(`/v1/admin/markets/${marketId}/resolve`, { outcome });
-  assert.equal(result.status, 200, JSON.stringify(result.body));
 }
 
 export function unsignedBody(legs: LegBody[], overrides: Record<string, unknown> = {}) {
   return { wager_micros: 2_000_000, min_odds: 1.5, legs, shield_on: false, idempotency_key: randomUUID(), ...overrides };
 }
 
-export interface OrderFields {
-  wager_micros: number;
-  min_odds: number;
-  legs: LegBody[];
-  nonce: number;
-  expires_at_ms: number;
-  order_type?: 1 | 2;
-  shield_on: boolean;
-}
+/** An order of POST /v1/rfq (src/schemas/rfq.ts) before it is signed: without `user` and `signature`. */
+export type OrderFields = Omit<Order, 'user' | 'signature'>;
 
 /** The order body of POST /v1/rfq, signed over its binary bytes with EIP-191 by `wallet`. */
-export async function signedOrder(wallet: HDNodeWallet | Wallet, fields: OrderFields, user = wallet.address) {
+export async function signedOrder(wallet: HDNodeWallet | Wallet, fields: OrderFields, user = wallet.address): Promise<Order> {
   const bytes = encodeOrder({
     user: user.toLowerCase().startsWith('0x') ? user.toLowerCase() : `0x${user.toLowerCase()}`,
     wagerMicros: fields.wager_micros,
@@ -88,12 +66,10 @@ export interface QuotePolicy {
 export async function rfqIdsHeard(maker: ConnectedMaker): Promise<string[]> {
   const probeId = `probe-${randomUUID()}`;
   maker.send({ type: 'quote', request_id: 'ffffffff-0000-7000-8000-000000000000', quote_id: probeId, odds: 2, max_wager_micros: '1' });
-  const isAnswered = () => maker.socket.received.some((m) => m.type === 'quote_reject' && m.quote_id === probeId);
-  const startMs = Date.now();
-  while (!isAnswered()) {
-    assert.ok(Date.now() - startMs < 5_000, 'the probe quote was not answered');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await waitFor(() => maker.socket.received.some((m) => m.type === 'quote_reject' && m.quote_id === probeId), {
+    intervalMs: 5,
+    what: 'the answer to the probe quote',
+  });
   return maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
 }
 
@@ -132,7 +108,7 @@ export interface BalanceView {
 }
 
 export async function balanceOf(server: TestServer, user: TestUser): Promise<BalanceView> {
-  const result = await client(server.baseUrl, user.token).get('/v1/user/balance');
+  const result = await client(server.baseUrl, user.token).get<Static<typeof BalanceResponse>>('/v1/user/balance');
   assert.equal(result.status, 200);
   return {
     available: BigInt(result.body.available_micros),

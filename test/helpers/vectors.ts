@@ -2,19 +2,11 @@
 // test/fixtures/README.md), read and typed in one place for every test that checks our bytes against them.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { Order } from '../../src/schemas/rfq.js';
 import { repoRoot } from './paths.js';
 
-/** An order as the vectors give it: the JSON a client would send, without its signature. */
-export interface VectorOrder {
-  user: string;
-  wager_micros: number;
-  min_odds: number;
-  nonce: number;
-  expires_at_ms: number;
-  order_type?: 1 | 2;
-  shield_on: boolean;
-  legs: Array<{ market_id: number; direction: 'up' | 'down' }>;
-}
+/** An order as the vectors give it: the JSON a client would send (src/schemas/rfq.ts), without its signature. */
+export type VectorOrder = Omit<Order, 'signature'>;
 
 export interface SignedOrderVector {
   order: VectorOrder;

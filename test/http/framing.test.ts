@@ -7,7 +7,8 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { framingError } from '../../src/http/framing.js';
-import { client, validationFailed } from '../helpers/http.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 
 interface RawExchange {

@@ -10,6 +10,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
 import { fundedTaker, unsignedBody } from '../helpers/rfq.js';
 import type { TestUser } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 const FUNDS_MICROS = 100_000_000;
 const WAGER_MICROS = 2_000_000;
@@ -99,15 +100,15 @@ test('a client that goes away while its create body is unread gives its place ba
       'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"wager_micros":',
   );
   // Both places taken (read from the gauge, so no probe of ours takes a place meanwhile), then a create is shed.
-  await waitUntil(async () => (await inFlightCreates()) === MAX_IN_FLIGHT);
+  await waitFor(async () => (await inFlightCreates()) === MAX_IN_FLIGHT, { what: 'both in-flight places taken' });
   assert.equal((await create(bodyOf(), { waitMs: 0 })).status, 503);
   socket.destroy();
   // The abort frees the place: a create gets through again while the first one is still held.
-  await waitUntil(async () => {
+  await waitFor(async () => {
     const answer = await create(bodyOf(), { waitMs: 0 });
     if (answer.status === 201) await silentMaker.next('rfq');
     return answer.status === 201;
-  });
+  }, { what: 'a create let through after the abort' });
   for (const answer of await Promise.all(held)) assert.equal(answer.status, 201);
 });
 
@@ -128,11 +129,3 @@ async function inFlightCreates(): Promise<number> {
   return Number(line.split(' ')[1]);
 }
 
-/** Polls `check` every 20 ms for up to 5 s (the server acts on a socket's close a turn later). */
-async function waitUntil(check: () => Promise<boolean>): Promise<void> {
-  const deadlineMs = Date.now() + 5000;
-  while (!(await check())) {
-    assert.ok(Date.now() < deadlineMs, 'condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -9,26 +9,20 @@ import { isApiError } from '../../src/errors.js';
 import { decodeCursor, encodeCursor, isSafeIntegers } from '../../src/http/paging.js';
 import { MENTION_SCAN_MAX } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
-import { client, type HttpResult } from '../helpers/http.js';
+import { admin, client, type HttpResult } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import {
-  admin,
   adminEntriesPage,
-  assertError,
   contestConfig,
   createContest,
-  createMarket,
-  createMarkets,
-  createMarketsInProcess,
-  fundUsersInProcess,
-  openContestsHarness,
-  seedContestInProcess,
   up,
-  type ContestsHarness,
 } from '../helpers/contests.js';
+import { type ContestsHarness, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+import { assertApiError } from '../helpers/errors.js';
+import { createMarket, createMarkets } from '../helpers/markets.js';
 
 function assertCursorRefused(res: HttpResult, message: RegExp): void {
-  assertError(res, 400, 'VALIDATION_FAILED');
+  assertApiError(res, 400, 'VALIDATION_FAILED');
   assert.equal(res.body.details?.[0]?.path, '/cursor', JSON.stringify(res.body));
   assert.match(res.body.details[0].message, message);
 }
@@ -114,7 +108,7 @@ describe('public and admin lists over HTTP', () => {
   it('GET /v1/contests: limit is 1..100, default 100; next_cursor is null on the last page', async () => {
     for (const limit of ['0', '101', '1000', '1.5', 'x']) {
       const res = await anonymous().get(`/v1/contests?limit=${limit}`);
-      assertError(res, 400, 'VALIDATION_FAILED');
+      assertApiError(res, 400, 'VALIDATION_FAILED');
       assert.equal(res.body.details[0].path, '/limit');
     }
     const all = await page<{ contest_id: string }>('/v1/contests');
@@ -148,7 +142,7 @@ describe('public and admin lists over HTTP', () => {
   it('GET /v1/mention-markets: limit is 1..100; a status filter pages too', async () => {
     for (const limit of ['0', '101']) {
       const res = await anonymous().get(`/v1/mention-markets?limit=${limit}`);
-      assertError(res, 400, 'VALIDATION_FAILED');
+      assertApiError(res, 400, 'VALIDATION_FAILED');
       assert.equal(res.body.details[0].path, '/limit');
     }
     const voided = (await createMarket(server, 'to void')).market_id;

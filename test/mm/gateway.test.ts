@@ -8,7 +8,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import { MakerSocket, connectMaker, domainTagOf, signChallenge, type TestMaker } from '../helpers/makers.js';
-import { RecordingDispatcher, gatedVerifyPool, startStandaloneGateway, type StandaloneGateway } from './standalone-gateway.js';
+import { RecordingDispatcher, gatedVerifyPool, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
+import { waitFor } from '../helpers/wait.js';
 import type { RfqMessage } from '../../src/schemas/mm.js';
 
 function rfq(overrides: Partial<RfqMessage> = {}): RfqMessage {
@@ -313,7 +314,7 @@ describe('maker gateway while a signature is being verified', () => {
     const challenge = await socket.next('auth_challenge');
     const response = { type: 'auth_response', address: maker.checksumAddress, signature: await signChallenge(maker.wallet, challenge, domainTagOf(gw)) };
     socket.send(response);
-    while (gate.held === heldBefore) await nextTurn();
+    await waitFor(() => gate.held !== heldBefore, { intervalMs: 0, what: 'the auth response held at the gate' });
     return { socket, response };
   }
 
@@ -348,7 +349,7 @@ describe('maker gateway while a signature is being verified', () => {
     await socket.close();
     const completedBefore = gate.completed;
     gate.release();
-    while (gate.completed === completedBefore) await nextTurn();
+    await waitFor(() => gate.completed !== completedBefore, { intervalMs: 0, what: 'the held verification completed' });
     // A session would be a durable LMDB write after this point: leave it ample time to (wrongly) land.
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(sessionCount(), sessionsBefore);

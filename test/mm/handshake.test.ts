@@ -14,7 +14,6 @@ import {
   domainTagOf,
   registerMaker,
   signChallenge,
-  withRecoveryIdV,
   type TestMaker,
 } from '../helpers/makers.js';
 import type { AuthChallengeMessage } from '../../src/schemas/mm.js';

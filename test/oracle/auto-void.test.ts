@@ -11,13 +11,14 @@ import { pino } from 'pino';
 import { createService } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { AutoVoidSweep, VOIDS_PER_TURN } from '../../src/oracle/auto-void.js';
-import { eventually } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker } from '../helpers/makers.js';
+import { createMarket } from '../helpers/markets.js';
 import { waitForMarket } from '../helpers/oracle.js';
-import { autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { autoQuote, balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { removeDataDir, startServer, testServiceEnv } from '../helpers/server.js';
 import { credit, loginWallet } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -121,7 +122,7 @@ describe('auto-void end to end', () => {
       autoQuote(maker, { odds: 2.5 });
       const taker = await loginWallet(server);
       await credit(server, taker.address, 50_000_000);
-      const marketId = await openMarket(server, Date.now() + 1_500);
+      const marketId = (await createMarket(server, 'voided unresolved', Date.now() + 1_500)).market_id;
       const rfq = await client(server.baseUrl, taker.token).post(
         '/v1/rfq/unsigned?wait_ms=3000',
         unsignedBody([{ market_id: marketId, direction: 'up' }], { wager_micros: 4_000_000 }),
@@ -131,7 +132,7 @@ describe('auto-void end to end', () => {
       const market = await waitForMarket(server, marketId, (m) => m['status'] !== 'OPEN', 5_000);
       assert.deepEqual([market['status'], market['outcome'], market['resolved_by']], ['VOIDED', null, 'auto_void']);
       // The settlement commits after the market's resolution is visible.
-      await eventually(async () => assert.deepEqual(await balanceOf(server, taker), { available: 50_000_000n, reserved: 0n, atRisk: 0n }), 2_000);
+      await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), { available: 50_000_000n, reserved: 0n, atRisk: 0n }), { timeoutMs: 2_000, what: 'the refund of the voided market' });
     } finally {
       await server.stop();
       removeDataDir(server);

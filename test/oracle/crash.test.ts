@@ -3,13 +3,13 @@
 // settles the position then, once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { eventually } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { getMarket, postAdminReports, waitForMarket, windowMarket } from '../helpers/oracle.js';
 import { autoQuote, balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 import { openStore } from '../../src/store/db.js';
 import { OraclePrices } from '../../src/oracle/prices.js';
 
@@ -66,7 +66,7 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
     const market = await waitForMarket(server, window.market_id, (m) => m['status'] !== 'OPEN', 2_000);
     assert.deepEqual([market['outcome'], market['resolved_by'], market['start_price_e8'], market['end_price_e8']], ['YES', 'oracle', '100', '101']);
     // The market is visible as resolved once its transaction commits; the settlement's commits follow.
-    await eventually(async () => assert.deepEqual(await balanceOf(server, taker), WON), 2_000);
+    await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), WON), { timeoutMs: 2_000, what: "the taker's winnings" });
     // Once: another restart pays nothing twice.
     await server.stop();
     server = await restartServer(server);
@@ -81,6 +81,6 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
     server = await restartServer(server);
     await waitForMarket(server, window.market_id, (m) => m['status'] === 'RESOLVED', 2_000);
     assert.equal((await getMarket(server, window.market_id)).body.market.outcome, 'YES');
-    await eventually(async () => assert.deepEqual(await balanceOf(server, taker), WON), 2_000);
+    await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), WON), { timeoutMs: 2_000, what: "the taker's winnings" });
   });
 });

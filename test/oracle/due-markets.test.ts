@@ -3,7 +3,8 @@
 // fields and the due index existed still works.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { client, validationFailed } from '../helpers/http.js';
+import { validationFailed } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
 import { getMarket, postAdminReports, waitForMarket, windowMarket } from '../helpers/oracle.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { openStore } from '../../src/store/db.js';

@@ -4,11 +4,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Wallet } from 'ethers';
+import { assertApiError } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, openMarket, resolveMarket, rfqIdsHeard, signedOrder, unsignedBody, type OrderFields } from '../helpers/rfq.js';
+import { createMarket, resolveMarket } from '../helpers/markets.js';
+import { assertMoneyInvariant, autoQuote, rfqIdsHeard, signedOrder, unsignedBody, type OrderFields } from '../helpers/rfq.js';
 
 const FUNDS = 50_000_000n;
 let server: TestServer;
@@ -24,7 +26,7 @@ before(async () => {
   other = await loginWallet(server);
   await credit(server, user.address, Number(FUNDS));
   await credit(server, other.address, Number(FUNDS));
-  market = await openMarket(server);
+  market = (await createMarket(server)).market_id;
   // A maker that always declines: every RFQ ends at once (timeout) and leaves no position open.
   maker = await connectNewMaker(server);
   autoQuote(maker, { odds: 0, isDecline: true });
@@ -50,12 +52,6 @@ const orderFields = (overrides: Partial<OrderFields> = {}): OrderFields => ({
   ...overrides,
 });
 
-async function expectError(result: Promise<{ status: number; body: any }>, status: number, code: string) {
-  const { status: actual, body } = await result;
-  assert.deepEqual({ status: actual, code: body.code }, { status, code }, JSON.stringify(body));
-  assert.equal(typeof body.message, 'string');
-}
-
 test('a signed order from the session wallet is created (201) and replayed (200, same request_id)', async () => {
   const order = await signedOrder(user.wallet, orderFields());
   const created = await api().post('/v1/rfq?wait_ms=5000', { order });
@@ -76,7 +72,7 @@ test('same (wallet, nonce) with other content is 409 IDEMPOTENCY_CONFLICT', asyn
   const fields = orderFields();
   const first = await api().post('/v1/rfq', { order: await signedOrder(user.wallet, fields) });
   assert.equal(first.status, 201);
-  await expectError(api().post('/v1/rfq', { order: await signedOrder(user.wallet, { ...fields, wager_micros: 3_000_000 }) }), 409, 'IDEMPOTENCY_CONFLICT');
+  assertApiError(await api().post('/v1/rfq', { order: await signedOrder(user.wallet, { ...fields, wager_micros: 3_000_000 }) }), 409, 'IDEMPOTENCY_CONFLICT');
 });
 
 test('a replay after expires_at_ms is still 200 with the same request_id', async () => {
@@ -90,38 +86,38 @@ test('a replay after expires_at_ms is still 200 with the same request_id', async
 
 test('an expired order is 400 ORDER_EXPIRED', async () => {
   const order = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1 }));
-  await expectError(api().post('/v1/rfq', { order }), 400, 'ORDER_EXPIRED');
+  assertApiError(await api().post('/v1/rfq', { order }), 400, 'ORDER_EXPIRED');
 });
 
 test('expiry is checked before the legs and the wager (contract section 6): an expired order is ORDER_EXPIRED whatever else is wrong', async () => {
-  const resolved = await openMarket(server);
+  const resolved = (await createMarket(server)).market_id;
   await resolveMarket(server, resolved, 'YES');
   const onResolved = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1, legs: [{ market_id: resolved, direction: 'up' }] }));
-  await expectError(api().post('/v1/rfq', { order: onResolved }), 400, 'ORDER_EXPIRED');
+  assertApiError(await api().post('/v1/rfq', { order: onResolved }), 400, 'ORDER_EXPIRED');
   const tooSmall = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1, wager_micros: 1 }));
-  await expectError(api().post('/v1/rfq', { order: tooSmall }), 400, 'ORDER_EXPIRED');
+  assertApiError(await api().post('/v1/rfq', { order: tooSmall }), 400, 'ORDER_EXPIRED');
 });
 
 test('an order signed by another key is 403 SIGNER_MISMATCH', async () => {
   const order = await signedOrder(Wallet.createRandom(), orderFields(), user.wallet.address);
-  await expectError(api().post('/v1/rfq', { order }), 403, 'SIGNER_MISMATCH');
+  assertApiError(await api().post('/v1/rfq', { order }), 403, 'SIGNER_MISMATCH');
 });
 
 test("another wallet's valid order on my session is 403 SIGNER_MISMATCH", async () => {
   const order = await signedOrder(other.wallet, orderFields());
-  await expectError(api().post('/v1/rfq', { order }), 403, 'SIGNER_MISMATCH');
+  assertApiError(await api().post('/v1/rfq', { order }), 403, 'SIGNER_MISMATCH');
 });
 
 test('a signature that is not base64 of 65 bytes, or high-s, is 400 INVALID_SIGNATURE', async () => {
   const order = await signedOrder(user.wallet, orderFields());
-  await expectError(api().post('/v1/rfq', { order: { ...order, signature: 'AAAA' } }), 400, 'INVALID_SIGNATURE');
+  assertApiError(await api().post('/v1/rfq', { order: { ...order, signature: 'AAAA' } }), 400, 'INVALID_SIGNATURE');
   // Flip s to n - s (and v): the same point, a second valid-looking signature that EIP-2 forbids.
   const sig = Buffer.from(order.signature, 'base64');
   const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
   const s = BigInt('0x' + sig.subarray(32, 64).toString('hex'));
   sig.set(Buffer.from((n - s).toString(16).padStart(64, '0'), 'hex'), 32);
   sig[64] = sig[64] === 27 ? 28 : 27;
-  await expectError(api().post('/v1/rfq', { order: { ...order, signature: sig.toString('base64') } }), 400, 'INVALID_SIGNATURE');
+  assertApiError(await api().post('/v1/rfq', { order: { ...order, signature: sig.toString('base64') } }), 400, 'INVALID_SIGNATURE');
 });
 
 test('schema violations are 400 VALIDATION_FAILED with details', async () => {
@@ -141,21 +137,21 @@ test('schema violations are 400 VALIDATION_FAILED with details', async () => {
   }
   // A wager beyond 2^53 - 1 cannot be represented exactly: refused, never rounded.
   const raw = JSON.stringify(unsignedBody([{ market_id: market, direction: 'up' }])).replace('"wager_micros":2000000', '"wager_micros":9007199254740993');
-  await expectError(api().post('/v1/rfq/unsigned', undefined, { rawBody: raw, headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_FAILED');
+  assertApiError(await api().post('/v1/rfq/unsigned', undefined, { rawBody: raw, headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_FAILED');
 });
 
 test('legs must exist, be open and be distinct; the wager must be in range and funded', async () => {
-  const closing = await openMarket(server, Date.now() + 150);
+  const closing = (await createMarket(server, 'closing', Date.now() + 150)).market_id;
   await new Promise((r) => setTimeout(r, 200));
   const leg = { market_id: market, direction: 'up' as const };
-  await expectError(api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: 999_999, direction: 'up' }])), 404, 'MARKET_NOT_FOUND');
-  await expectError(api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: closing, direction: 'up' }])), 422, 'MARKET_NOT_OPEN');
-  await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg, { ...leg, direction: 'down' }])), 422, 'DUPLICATE_MARKET');
-  await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 999_999 })), 422, 'WAGER_OUT_OF_RANGE');
-  await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 10_000_000_001 })), 422, 'WAGER_OUT_OF_RANGE');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: 999_999, direction: 'up' }])), 404, 'MARKET_NOT_FOUND');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: closing, direction: 'up' }])), 422, 'MARKET_NOT_OPEN');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg, { ...leg, direction: 'down' }])), 422, 'DUPLICATE_MARKET');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 999_999 })), 422, 'WAGER_OUT_OF_RANGE');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 10_000_000_001 })), 422, 'WAGER_OUT_OF_RANGE');
   const rfqsSeen = () => maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
   const seenBefore = rfqsSeen().length;
-  await expectError(api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: Number(FUNDS) + 1 })), 422, 'INSUFFICIENT_BALANCE');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: Number(FUNDS) + 1 })), 422, 'INSUFFICIENT_BALANCE');
   // Makers hear of an RFQ at admission or while its create commits, so an unaffordable one must be refused
   // before any maker hears of it: the next rfq frame the maker gets is the next accepted RFQ's.
   const accepted = await api().post('/v1/rfq/unsigned?wait_ms=2000', unsignedBody([leg]));
@@ -169,7 +165,7 @@ test('unsigned replay: same key and content is 200 with the same id; other conte
   assert.equal(created.status, 201);
   const replay = await api().post('/v1/rfq/unsigned', body);
   assert.deepEqual([replay.status, replay.body], [200, created.body]);
-  await expectError(api().post('/v1/rfq/unsigned', { ...body, min_odds: 1.6 }), 409, 'IDEMPOTENCY_CONFLICT');
+  assertApiError(await api().post('/v1/rfq/unsigned', { ...body, min_odds: 1.6 }), 409, 'IDEMPOTENCY_CONFLICT');
   // The key belongs to the user: another user with the same key creates its own RFQ.
   const theirs = await api(other).post('/v1/rfq/unsigned', body);
   assert.equal(theirs.status, 201);
@@ -201,17 +197,17 @@ test("a user reading or cancelling another user's RFQ gets 404 RFQ_NOT_FOUND, as
   assert.equal(first.body.status === 'pending', false, 'the RFQ ended (no maker is connected)');
   const second = await api().get(`/v1/rfq/${created.body.request_id}`);
   assert.deepEqual({ status: second.status, body: second.body }, { status: 200, body: first.body });
-  await expectError(api(other).get(`/v1/rfq/${created.body.request_id}`), 404, 'RFQ_NOT_FOUND');
-  await expectError(api(other).post(`/v1/rfq/${created.body.request_id}/cancel`), 404, 'RFQ_NOT_FOUND');
-  await expectError(api().get(`/v1/rfq/${randomUUID()}`), 404, 'RFQ_NOT_FOUND');
-  await expectError(api().get('/v1/rfq/not-a-uuid'), 400, 'VALIDATION_FAILED');
+  assertApiError(await api(other).get(`/v1/rfq/${created.body.request_id}`), 404, 'RFQ_NOT_FOUND');
+  assertApiError(await api(other).post(`/v1/rfq/${created.body.request_id}/cancel`), 404, 'RFQ_NOT_FOUND');
+  assertApiError(await api().get(`/v1/rfq/${randomUUID()}`), 404, 'RFQ_NOT_FOUND');
+  assertApiError(await api().get('/v1/rfq/not-a-uuid'), 400, 'VALIDATION_FAILED');
 });
 
 test('RFQ routes need a user session: none is 401, a maker token is 403', async () => {
   const body = unsignedBody([{ market_id: market, direction: 'up' }]);
-  await expectError(client(server.baseUrl).post('/v1/rfq/unsigned', body), 401, 'UNAUTHENTICATED');
-  await expectError(client(server.baseUrl, maker.sessionToken).post('/v1/rfq/unsigned', body), 403, 'FORBIDDEN');
-  await expectError(client(server.baseUrl, server.adminToken).get(`/v1/rfq/${randomUUID()}`), 403, 'FORBIDDEN');
+  assertApiError(await client(server.baseUrl).post('/v1/rfq/unsigned', body), 401, 'UNAUTHENTICATED');
+  assertApiError(await client(server.baseUrl, maker.sessionToken).post('/v1/rfq/unsigned', body), 403, 'FORBIDDEN');
+  assertApiError(await client(server.baseUrl, server.adminToken).get(`/v1/rfq/${randomUUID()}`), 403, 'FORBIDDEN');
 });
 
 test('an order that expires during its last look fails ORDER_EXPIRED and releases the wager', async () => {

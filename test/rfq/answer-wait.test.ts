@@ -8,6 +8,7 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { autoQuote, fundedTaker, unsignedBody } from '../helpers/rfq.js';
+import { waitFor } from '../helpers/wait.js';
 
 async function unclaimedResults(server: TestServer): Promise<number> {
   const text = (await client(server.baseUrl, server.adminToken).get('/metrics')).body as string;
@@ -32,11 +33,10 @@ test('only a create that waits for its result has it held, and its answer takes 
       polledIds.push(created.body.request_id as string);
     }
     for (const id of polledIds) {
-      let status = 'pending';
-      for (let tries = 0; status === 'pending' && tries < 500; tries++) {
-        status = (await api.get(`/v1/rfq/${id}`)).body.status as string;
-        if (status === 'pending') await new Promise((r) => setTimeout(r, 5));
-      }
+      const status = await waitFor(async () => {
+        const read = (await api.get(`/v1/rfq/${id}`)).body.status as string;
+        return read !== 'pending' && read;
+      }, { timeoutMs: 10_000, intervalMs: 5, what: `rfq ${id} no longer pending` });
       assert.equal(status, 'completed', id);
     }
     assert.equal(await unclaimedResults(server), 0, 'results nobody will claim are not held');

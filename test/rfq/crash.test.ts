@@ -7,7 +7,8 @@ import { client, type HttpResult } from '../helpers/http.js';
 import { restartServer, startServer } from '../helpers/server.js';
 import { credit, loginWallet } from '../helpers/users.js';
 import { connectNewMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, fundedTaker, openMarket, signedOrder, unsignedBody } from '../helpers/rfq.js';
+import { createMarket } from '../helpers/markets.js';
+import { assertMoneyInvariant, autoQuote, fundedTaker, signedOrder, unsignedBody } from '../helpers/rfq.js';
 import { shardOfUser } from '../../src/rfq/ids.js';
 
 const FUNDS = 1_000_000_000n;
@@ -17,7 +18,7 @@ test('kill -9 during a burst: every acknowledged RFQ survives, ends terminal, an
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '2000' } });
   const user = await loginWallet(server);
   await credit(server, user.address, Number(FUNDS));
-  const market = await openMarket(server);
+  const market = (await createMarket(server)).market_id;
   const quoter = await connectNewMaker(server);
   const silent = await connectNewMaker(server); // never answers: RFQs it sees stay pending until the window ends
   autoQuote(quoter, { odds: 2, maxWagerMicros: '1000000000' });

@@ -9,7 +9,8 @@ import { client } from '../helpers/http.js';
 import { restartServer, startServer } from '../helpers/server.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { assertMoneyInvariant, autoQuote, balanceOf, fundedTaker, unsignedBody } from '../helpers/rfq.js';
-import { contestConfig, createContest, createMarket, enter, up } from '../helpers/contests.js';
+import { contestConfig, createContest, enter, up } from '../helpers/contests.js';
+import { createMarket } from '../helpers/markets.js';
 
 const WAGER = 2_000_000;
 

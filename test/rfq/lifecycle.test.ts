@@ -6,7 +6,8 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, balanceOf, openMarket, resolveMarket, unsignedBody } from '../helpers/rfq.js';
+import { createMarket, resolveMarket } from '../helpers/markets.js';
+import { assertMoneyInvariant, autoQuote, balanceOf, unsignedBody } from '../helpers/rfq.js';
 
 const FUNDS = 100_000_000n;
 let server: TestServer;
@@ -21,8 +22,8 @@ before(async () => {
   server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '400', PARLAYD_LAST_LOOK_MS: '300' } });
   user = await loginWallet(server);
   await credit(server, user.address, Number(FUNDS));
-  marketA = await openMarket(server);
-  marketB = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
+  marketB = (await createMarket(server)).market_id;
 });
 
 after(async () => {
@@ -83,7 +84,7 @@ test('the best odds fill, every maker hears its own result, and the wager moves 
   assert.deepEqual((await api().get(`/v1/rfq/${rfqLow.request_id}`)).body, result.body);
   // Settle it as a loss (leg B was "down"; NO would win it, YES loses) so the test leaves no open position.
   await resolveMarket(server, marketB, 'YES');
-  marketB = await openMarket(server);
+  marketB = (await createMarket(server)).market_id;
   netMicros -= 2_000_000n;
   await endTest();
 });
@@ -101,7 +102,7 @@ test('equal odds go to the earlier quote', async () => {
   assert.equal((await first!.next('rfq_result')).outcome, 'won');
   assert.equal((await second!.next('rfq_result')).outcome, 'lost');
   await resolveMarket(server, marketA, 'YES'); // leg "up" wins: payout 4 USDC for a 2 USDC stake
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros += 2_000_000n;
   await endTest();
 });
@@ -148,7 +149,7 @@ test('IOC fills what the best quote takes and releases the rest', async () => {
   const balance = await assertMoneyInvariant(server, user, netMicros);
   assert.equal(balance.atRisk, 1_500_000n);
   await resolveMarket(server, marketA, 'NO'); // lost
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros -= 1_500_000n;
   await endTest();
 });
@@ -162,7 +163,7 @@ test('last look: accept fills, reject and silence fall back to the next quote, a
   assert.equal(filled.body.status, 'completed');
   assert.equal(filled.body.odds, 2.2, 'the 3.0 maker rejected and the 2.8 maker stayed silent past the last look');
   await resolveMarket(server, marketA, 'VOID'); // voided leg: the stake comes back
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   await Promise.all(makers.map((m) => m.close()));
 
   const [onlyRejecter] = await makersNamed(1);
@@ -242,7 +243,7 @@ test('a quote cancelled before selection does not fill; a disconnected maker\'s 
   assert.equal(result.body.odds, 1.8);
   assert.equal(result.body.quotes_received, 3);
   await resolveMarket(server, marketA, 'NO');
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros -= 2_000_000n;
   await endTest();
 });
@@ -252,7 +253,7 @@ test('a leg market that resolves during the quote window fails the RFQ MARKET_CL
   const created = api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
   const rfq = await maker!.next('rfq');
   await resolveMarket(server, marketA, 'YES');
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 2, max_wager_micros: '9000000' });
   const result = await created;
   assert.equal(result.body.status, 'failed');
@@ -269,7 +270,7 @@ test('a leg market that resolves during a last look is not filled: MARKET_CLOSED
   await maker!.next('last_look');
   // The taker's leg has lost: a fill now would hand the maker a bet whose result it knows.
   await resolveMarket(server, marketA, 'NO');
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   maker!.send({ type: 'last_look_response', request_id: rfq.request_id, quote_id: 'll', accept: true });
   const result = await created;
   assert.deepEqual([result.body.status, result.body.error, result.body.filled_wager_micros], ['failed', 'MARKET_CLOSED', null]);
@@ -295,7 +296,7 @@ test('a last look left unanswered to the end falls back to a standing plain quot
   assert.deepEqual([result.body.status, result.body.odds, result.body.filled_wager_micros], ['completed', 2, '2000000']);
   assert.equal((await plain!.next('rfq_result')).outcome, 'won');
   await resolveMarket(server, marketA, 'NO'); // lost
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros -= 2_000_000n;
   await endTest();
 });
@@ -328,7 +329,7 @@ test('quote_tolerance is snapshotted at creation: lenient accepts 2% under min_o
   assert.equal(strict.body.error, 'NO_ACCEPTABLE_QUOTE');
   await api().patch('/v1/user/preferences', { quote_tolerance: 'normal' });
   await resolveMarket(server, marketA, 'NO');
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros -= 2_000_000n;
   await endTest();
 });
@@ -361,7 +362,7 @@ test('a maker may have 16 quotes standing on one RFQ: the 17th is QUOTE_LIMIT, a
   const result = await created;
   assert.deepEqual([result.body.status, result.body.odds, result.body.quotes_received], ['completed', 2.5, 17]);
   await resolveMarket(server, marketA, 'NO'); // lost
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros -= 2_000_000n;
   await endTest();
 });
@@ -387,7 +388,7 @@ test('cancel racing a fill ends in exactly one of the two, and the money agrees 
   const balance = await assertMoneyInvariant(server, user, netMicros);
   assert.equal(balance.atRisk, BigInt(completed) * 1_000_000n, 'exactly the fills that won the race are at risk');
   await resolveMarket(server, marketA, 'NO');
-  marketA = await openMarket(server);
+  marketA = (await createMarket(server)).market_id;
   netMicros -= BigInt(completed) * 1_000_000n;
   await endTest();
 });

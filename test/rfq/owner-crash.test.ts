@@ -10,12 +10,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { readHold } from '../../src/ledger/ledger.js';
 import { openStore } from '../../src/store/db.js';
-import { admin, contestConfig, createContest, createMarket, enter, eventually, getDetail, up } from '../helpers/contests.js';
-import { client, type HttpResult } from '../helpers/http.js';
+import { contestConfig, createContest, enter, getDetail, up } from '../helpers/contests.js';
+import { admin, client, type HttpResult } from '../helpers/http.js';
 import { connectNewMaker } from '../helpers/makers.js';
-import { autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { createMarket } from '../helpers/markets.js';
+import { autoQuote, balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { fundedUser, type TestUser } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 const WAGER = 1_000_000;
 // The one maker answers every RFQ, which closes it at once: the long window only keeps a slow machine from timing out.
@@ -40,7 +42,7 @@ describe('a kill -9 during each kind of shard message', () => {
   it('RFQ creates and fills: every acknowledged RFQ is found, and the ledger agrees', async () => {
     const server = await startServer({ env: ENV });
     const takers = await users(server, 10, 10 * WAGER);
-    const market = await openMarket(server);
+    const market = (await createMarket(server)).market_id;
     const maker = await connectNewMaker(server);
     autoQuote(maker, { odds: 2 });
     const requests = takers.flatMap((taker) =>
@@ -93,7 +95,7 @@ describe('a kill -9 during each kind of shard message', () => {
   it('position settlement: the next start settles what the crash cut short, each position once', async () => {
     const server = await startServer({ env: ENV });
     const takers = await users(server, 10, 10 * WAGER);
-    const market = await openMarket(server);
+    const market = (await createMarket(server)).market_id;
     const maker = await connectNewMaker(server);
     autoQuote(maker, { odds: 2 });
     const fills = await Promise.all(
@@ -122,7 +124,7 @@ describe('a kill -9 during each kind of shard message', () => {
   it('fills and settlements in one burst, both sides: the ledger check agrees after the restart, and after the rest settles', async () => {
     const server = await startServer({ env: ENV });
     const takers = await users(server, 10, 10 * WAGER);
-    const [settling, filling] = [await openMarket(server), await openMarket(server)];
+    const [settling, filling] = [(await createMarket(server)).market_id, (await createMarket(server)).market_id];
     const maker = await connectNewMaker(server);
     autoQuote(maker, { odds: 2 });
     const rfqOn = (taker: TestUser, market: number) => () =>
@@ -142,9 +144,9 @@ describe('a kill -9 during each kind of shard message', () => {
     // Everything settles once it is resolved: nothing is left at risk or locked, and the ledger still agrees.
     await admin(restarted).post(`/v1/admin/markets/${settling}/resolve`, { outcome: 'NO' });
     await admin(restarted).post(`/v1/admin/markets/${filling}/resolve`, { outcome: 'NO' });
-    await eventually(async () => {
+    await waitFor(async () => {
       for (const taker of takers) assert.deepEqual((await balanceOf(restarted, taker)).atRisk, 0n);
-    }, 5_000);
+    }, { timeoutMs: 5_000, what: "every taker's fill settled" });
     const mm = await client(restarted.baseUrl, restarted.adminToken).get('/v1/admin/ledger/check');
     assert.equal(mm.body.locked_micros, '0', 'no maker collateral stays locked');
     await checkOk();
@@ -169,7 +171,7 @@ describe('a kill -9 during each kind of shard message', () => {
     await killDuring(server, [() => admin(server).post(`/v1/admin/markets/${market.market_id}/resolve`, { outcome: 'YES' })], 25);
     const restarted = await restartServer(server);
     await admin(restarted).post(`/v1/admin/markets/${market.market_id}/resolve`, { outcome: 'YES' });
-    await eventually(async () => assert.equal((await getDetail(restarted, contest.contest_id)).body.status, 'resolved'));
+    await waitFor(async () => assert.equal((await getDetail(restarted, contest.contest_id)).body.status, 'resolved'), { timeoutMs: 10_000, what: 'the contest resolved' });
     // Every entry wins an outcast contest with no prize pool: each gets its stake back.
     for (const user of people) assert.deepEqual(await balanceOf(restarted, user), { available: BigInt(40 * WAGER), reserved: 0n, atRisk: 0n });
     assert.equal(await restarted.stop(), 0);

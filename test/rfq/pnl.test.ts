@@ -5,7 +5,8 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, autoQuote, openMarket, resolveMarket, unsignedBody } from '../helpers/rfq.js';
+import { createMarket, resolveMarket } from '../helpers/markets.js';
+import { assertMoneyInvariant, autoQuote, unsignedBody } from '../helpers/rfq.js';
 
 let server: TestServer;
 let user: TestUser;
@@ -31,7 +32,7 @@ const fill = async (legs: { market_id: number; direction: 'up' | 'down' }[], shi
 };
 
 test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided leg refunds the stake', async () => {
-  const [a, b, c, d] = await Promise.all([openMarket(server), openMarket(server), openMarket(server), openMarket(server)]);
+  const [a, b, c, d] = [(await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id];
   await fill([{ market_id: a, direction: 'up' }, { market_id: b, direction: 'down' }]); // wins: 14 USDC
   await fill([{ market_id: a, direction: 'up' }, { market_id: c, direction: 'up' }], true); // c is NO: lost
   await fill([{ market_id: b, direction: 'down' }, { market_id: d, direction: 'up' }]); // d voided: refunded

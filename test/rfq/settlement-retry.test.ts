@@ -31,7 +31,8 @@ import { Settlement } from '../../src/rfq/settlement.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { autoQuote, balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { createMarket } from '../helpers/markets.js';
+import { autoQuote, balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { removeDataDir, startServer, testServiceEnv, type TestServer } from '../helpers/server.js';
 import { startInProcessShards } from '../helpers/shards.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
@@ -66,7 +67,7 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
   async function filledPosition(): Promise<FilledPosition> {
     const user = await loginWallet(server);
     await credit(server, user.address, Number(FUNDS_MICROS));
-    const marketId = await openMarket(server);
+    const marketId = (await createMarket(server)).market_id;
     const body = unsignedBody([{ market_id: marketId, direction: 'up' }], { wager_micros: Number(WAGER_MICROS) });
     const result = await client(server.baseUrl, user.token).post('/v1/rfq/unsigned?wait_ms=5000', body);
     assert.equal(result.body.status, 'completed', JSON.stringify(result.body));

@@ -8,8 +8,9 @@ import { startServer } from '../helpers/server.js';
 import { Wallet } from 'ethers';
 import { client } from '../helpers/http.js';
 import { connectMaker, connectNewMaker, registerMaker } from '../helpers/makers.js';
-import { assertMoneyInvariant, balanceOf, fundedTaker, openMarket, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
-import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
+import { assertMoneyInvariant, balanceOf, fundedTaker, rfqIdsHeard, unsignedBody } from '../helpers/rfq.js';
+import { contestConfig, createContest, enter, getDetail, up } from '../helpers/contests.js';
+import { createMarket } from '../helpers/markets.js';
 import { credit, loginWallet } from '../helpers/users.js';
 
 const WAGER = 2_000_000;
@@ -36,7 +37,7 @@ test('of two RFQs the balance covers once, makers hear of one, and the other is 
 test('two submissions with one key on their way together: makers hear of one RFQ, and both answers name it', async () => {
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
-    const { user, market, api } = await fundedTaker(server, 10 * WAGER);
+    const { market, api } = await fundedTaker(server, 10 * WAGER);
     const silent = await connectNewMaker(server);
     const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
     const answers = await Promise.all([1, 2, 3].map(() => api.post('/v1/rfq/unsigned', body)));
@@ -190,7 +191,7 @@ test('a maker never fills its own wallet: its quote is OWN_RFQ and counts as a d
     const wallet = Wallet.createRandom();
     const user = await loginWallet(server, wallet);
     await credit(server, user.address, 10 * WAGER);
-    const market = await openMarket(server);
+    const market = (await createMarket(server)).market_id;
     // Registered as a maker after its user logged in: the user session still works, the maker connects.
     await registerMaker(server, wallet);
     const self = await connectMaker(server, wallet);

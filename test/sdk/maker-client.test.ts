@@ -19,8 +19,9 @@ import { repoRoot } from '../helpers/paths.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { registerMaker } from '../helpers/makers.js';
-import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
-import { startFreezableRelay } from './freezable-relay.js';
+import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
+import { startFreezableRelay } from '../helpers/freezable-relay.js';
+import { waitFor } from '../helpers/wait.js';
 import { priceRfq } from '../../scripts/demo-maker.js';
 
 const WS = WebSocket as unknown as SocketConstructor;
@@ -33,15 +34,6 @@ function record(c: MakerClient) {
   ];
   for (const name of names) c.on(name, (payload: unknown) => events.push({ name, payload }));
   return events;
-}
-
-/** Waits until `predicate` holds, checking on every event loop turn, within timeoutMs. */
-async function until(predicate: () => boolean, timeoutMs = 5_000, label = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`${label} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('maker SDK signer', () => {
@@ -126,8 +118,8 @@ describe('maker SDK against the service', () => {
     const events = record(mm);
     await mm.connect();
     assert.equal((await client(server.baseUrl, server.adminToken).delete(`/v1/admin/market-makers/${maker.address}`)).status, 200);
-    await until(() => events.some((e) => e.name === 'auth_failed'), 5_000, 'auth_failed');
-    await until(() => events.filter((e) => e.name === 'disconnected').length === 2, 5_000, 'second disconnect');
+    await waitFor(() => events.some((e) => e.name === 'auth_failed'), { timeoutMs: 5_000, intervalMs: 5, what: 'auth_failed' });
+    await waitFor(() => events.filter((e) => e.name === 'disconnected').length === 2, { timeoutMs: 5_000, intervalMs: 5, what: 'second disconnect' });
     const names = events.map((e) => e.name);
     assert.deepEqual(names, ['authenticated', 'server_error', 'disconnected', 'auth_failed', 'disconnected']);
     assert.deepEqual(events[2]!.payload, { code: 1008, reason: 'MAKER_REMOVED', willReconnect: true, reconnectInMs: 10 });
@@ -146,7 +138,7 @@ describe('maker SDK session renewal', () => {
       const events = record(mm);
       await mm.connect();
       const first = mm.session!;
-      await until(() => events.filter((e) => e.name === 'authenticated').length === 2, 5_000, 'second authentication');
+      await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, { timeoutMs: 5_000, intervalMs: 5, what: 'second authentication' });
       assert.deepEqual(events.map((e) => e.name), ['authenticated', 'session_expired', 'disconnected', 'authenticated']);
       // Immediately, not after the 5 s backoff: AUTH_EXPIRED is a renewal, not a failure.
       assert.deepEqual(events[2]!.payload, { code: 1008, reason: 'AUTH_EXPIRED', willReconnect: true, reconnectInMs: 0 });
@@ -213,9 +205,9 @@ describe('maker SDK reconnect after a drop', () => {
       await mm.connect();
       const first = mm.session!;
       relay.cut();
-      await until(() => events.filter((e) => e.name === 'disconnected').length >= 5, 10_000, 'reconnect attempts');
+      await waitFor(() => events.filter((e) => e.name === 'disconnected').length >= 5, { timeoutMs: 10_000, intervalMs: 5, what: 'reconnect attempts' });
       relay.restore();
-      await until(() => events.filter((e) => e.name === 'authenticated').length === 2, 10_000, 'authenticated again');
+      await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, { timeoutMs: 10_000, intervalMs: 5, what: 'authenticated again' });
       const drops = events.filter((e) => e.name === 'disconnected').map((e) => e.payload as MakerClientEvents['disconnected']);
       assert.equal(drops[0]!.code, 1006); // no close frame: the link was cut
       assert.deepEqual(drops.slice(0, 5).map((d) => d.reconnectInMs), [20, 40, 80, 160, 200]);
@@ -260,14 +252,14 @@ describe('maker SDK on a link that goes silent without closing', () => {
         relay.freeze();
         const frozenAtMs = Date.now();
         // Generous, yet below the close timeout: a client that waits for the close handshake to give up fails.
-        await until(() => events.filter((e) => e.name === 'authenticated').length === 2, WS_CLOSE_TIMEOUT_MS / 2, 'reconnected after the freeze');
+        await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, { timeoutMs: WS_CLOSE_TIMEOUT_MS / 2, intervalMs: 5, what: 'reconnected after the freeze' });
         assert.ok(Date.now() - frozenAtMs < WS_CLOSE_TIMEOUT_MS);
         assert.deepEqual(events.map((e) => e.name), ['authenticated', 'disconnected', 'authenticated'], JSON.stringify(events));
         assert.deepEqual(events[1]!.payload, { code: 1006, reason: 'server silent', willReconnect: true, reconnectInMs: 20 });
         assert.equal(relay.acceptedCount, 2); // the new session came over a new connection, past the frozen one
         assert.notEqual(mm.session!.sessionToken, first.sessionToken);
         // terminate() frees the dead socket at once instead of holding it through the close timeout.
-        if (impl.hasTerminate) await until(() => relay.frozenOpenCount === 0, WS_CLOSE_TIMEOUT_MS / 2, 'dead socket released');
+        if (impl.hasTerminate) await waitFor(() => relay.frozenOpenCount === 0, { timeoutMs: WS_CLOSE_TIMEOUT_MS / 2, intervalMs: 5, what: 'dead socket released' });
       } finally {
         mm.close(); // before the relay closes, so the drop it causes does not start a reconnect
         await relay.close();
@@ -290,7 +282,7 @@ describe('maker SDK close() on a link that went silent', () => {
       relay.freeze();
       mm.close();
       // The close frame cannot reach the server; without the grace the socket stays open 30 s.
-      await until(() => relay.frozenOpenCount === 0, 10_000, 'dead socket released after close()');
+      await waitFor(() => relay.frozenOpenCount === 0, { timeoutMs: 10_000, intervalMs: 5, what: 'dead socket released after close()' });
     } finally {
       await relay.close();
       await server.stop();
@@ -387,7 +379,7 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
     for (const quoteId of decisions.keys()) {
       gw.gateway.send(makerId, { type: 'last_look', request_id: requestId, quote_id: quoteId, fill_wager_micros: '1000000', deadline_ms: Date.now() + 200 });
     }
-    await until(() => dispatcher.events.filter((e) => e.kind === 'last_look_response' && e.makerId === makerId).length === 2);
+    await waitFor(() => dispatcher.events.filter((e) => e.kind === 'last_look_response' && e.makerId === makerId).length === 2, { intervalMs: 5, what: 'two last_look_responses' });
     const answers = dispatcher.events.filter((e) => e.kind === 'last_look_response' && e.makerId === makerId).map((e) => 'msg' in e && e.msg);
     assert.deepEqual(answers, [
       { type: 'last_look_response', request_id: requestId, quote_id: 'accept-me', accept: true },
@@ -417,7 +409,7 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
       const notSeen = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`rfq ${i} not seen within 3 s`)), 3_000).unref());
       assert.equal((await Promise.race([seen, notSeen])).request_id, message.request_id);
     }
-    await until(() => events.filter((e) => e.name === 'client_error').length === 2);
+    await waitFor(() => events.filter((e) => e.name === 'client_error').length === 2, { intervalMs: 5, what: 'two client_errors' });
     assert.match(String((events.find((e) => e.name === 'client_error')?.payload as { error: Error }).error.message), /bug in the bot/);
     assert.ok(!events.some((e) => e.name === 'disconnected'), 'the socket was not closed');
     assert.ok(gw.gateway.connectedMakerIds().includes(makerId));

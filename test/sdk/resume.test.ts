@@ -7,16 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import WebSocket from 'ws';
 import { MakerClient, type RfqMessage, type SocketConstructor } from '../../src/sdk/index.js';
-import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../mm/standalone-gateway.js';
-import { startFreezableRelay } from './freezable-relay.js';
-
-async function until(predicate: () => boolean, timeoutMs: number, label: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`${label} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
+import { startFreezableRelay } from '../helpers/freezable-relay.js';
+import { waitFor } from '../helpers/wait.js';
 
 const rfqMessage = (): RfqMessage => ({
   type: 'rfq',
@@ -54,7 +47,7 @@ describe('maker SDK resume', () => {
       await mm.connect();
       const burst = Array.from({ length: 10 }, rfqMessage);
       for (const rfq of burst.slice(0, 5)) gw.gateway.broadcast(rfq);
-      await until(() => seen.length === 5, 5_000, 'first half delivered');
+      await waitFor(() => seen.length === 5, { timeoutMs: 5_000, intervalMs: 5, what: 'first half delivered' });
       relay.freeze();
       for (const rfq of burst.slice(5)) gw.gateway.broadcast(rfq); // written to a socket whose link is dead
       const answer = await resumed;
@@ -64,7 +57,7 @@ describe('maker SDK resume', () => {
       // The stream goes on: a new rfq arrives once, after the replay.
       const later = rfqMessage();
       gw.gateway.broadcast(later);
-      await until(() => seen.length === 11, 5_000, 'live rfq after the resume');
+      await waitFor(() => seen.length === 11, { timeoutMs: 5_000, intervalMs: 5, what: 'live rfq after the resume' });
       assert.equal(seen[10], later.request_id);
     } finally {
       mm.close();
@@ -88,7 +81,7 @@ describe('maker SDK resume', () => {
       await mm.connect();
       relay.freeze();
       gw.gateway.broadcast(rfqMessage());
-      await until(() => authentications === 2, 10_000, 'reconnected');
+      await waitFor(() => authentications === 2, { timeoutMs: 10_000, intervalMs: 5, what: 'reconnected' });
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(seen, []);
     } finally {

@@ -19,7 +19,8 @@ import { openStore } from '../../src/store/db.js';
 import { contestConfig, PNG_BYTES, postContest } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
-import { balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
+import { createMarket } from '../helpers/markets.js';
+import { balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { fundedUser } from '../helpers/users.js';
 
@@ -91,7 +92,7 @@ describe('a full disk (issue 21)', () => {
     server = await startServer({ dataDir, env: { PARLAYD_LMDB_MAP_SIZE_MB: '64', PARLAYD_QUOTE_WINDOW_MS: String(QUOTE_WINDOW_MS) } });
     const admin = client(server.baseUrl, server.adminToken);
     const taker = await fundedUser(server, FUNDS);
-    const market = await openMarket(server);
+    const market = (await createMarket(server)).market_id;
     maker = await connectNewMaker(server); // hears the RFQ, never quotes: it ends `timeout` after the window
     const api = client(server.baseUrl, taker.token);
 
@@ -111,7 +112,7 @@ describe('a full disk (issue 21)', () => {
     // A main-thread write that no admission point refuses (a contest with a 600 KB image: more pages than
     // LMDB can reuse) fails its asynchronous commit: 503, and lmdb-js's unhandled rejections of it do not
     // stop the process (room.ts guardCommitFailures).
-    const image = { content_type: 'image/png', base64: Buffer.concat([PNG_BYTES, Buffer.alloc(600_000, 7)]).toString('base64') };
+    const image = { content_type: 'image/png' as const, base64: Buffer.concat([PNG_BYTES, Buffer.alloc(600_000, 7)]).toString('base64') };
     const contest = await postContest(server, contestConfig([market], { image }));
     assert.equal(contest.status, 503, JSON.stringify(contest.body));
     assert.equal(contest.body.code, 'OVERLOADED');

@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
-import { auditLedger } from '../../src/ledger/audit.js';
 import { openStore } from '../../src/store/db.js';
 import { ROOM_CHECK_INTERVAL_MS } from '../../src/store/room.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { contestConfig, createContest, createMarket, enter, getDetail, up } from '../helpers/contests.js';
+import { contestConfig, createContest, enter, getDetail, up } from '../helpers/contests.js';
 import { client, type HttpResult } from '../helpers/http.js';
-import { balanceOf, openMarket, unsignedBody } from '../helpers/rfq.js';
-import { restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { createMarket } from '../helpers/markets.js';
+import { balanceOf, unsignedBody } from '../helpers/rfq.js';
+import { assertLedgerAgrees, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { fundedUser, type TestUser } from '../helpers/users.js';
 
 const CREDIT_MICROS = 1_000_000;
@@ -56,15 +56,6 @@ async function assertNoUser(dataDir: string, wallet: string): Promise<void> {
   }
 }
 
-async function assertLedgerAgrees(dataDir: string): Promise<void> {
-  const store = openStore(dataDir);
-  try {
-    assert.deepEqual(auditLedger(store).differences, []);
-  } finally {
-    await store.close();
-  }
-}
-
 describe('a full store (issue 21)', () => {
   const servers: TestServer[] = [];
   // A failed assertion must not leave the child running: the test process would wait on its pipes.
@@ -73,7 +64,7 @@ describe('a full store (issue 21)', () => {
     const server = await startServer({ env: { PARLAYD_LMDB_MAP_SIZE_MB: '2' } });
     servers.push(server);
     const people = await Promise.all(Array.from({ length: 4 }, () => fundedUser(server, 10 * CREDIT_MICROS)));
-    const market = await openMarket(server);
+    const market = (await createMarket(server)).market_id;
     const entryMarket = (await createMarket(server, 'full')).market_id as number;
     const contest = await createContest(server, contestConfig([entryMarket], { bet_amount_micros: CREDIT_MICROS, entry_cap: 100 }));
     const { acked, refused } = await fillUntilRefused(server, people);

@@ -1,6 +1,6 @@
 // A MakerGateway on its own uWS app, in this process, with the real store, sessions, registry and verify
 // pool: the RFQ engine's side of the gateway (dispatcher, broadcast, send) is reachable only from here.
-// Used by gateway.test.ts and the SDK tests.
+// Used by mm/gateway.test.ts and the SDK tests (sdk/maker-client, sdk/resume).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { MakerGateway, type MakerDispatcher, type MakerGatewayDeps } from '../..
 import { MAKER_WS_PATH } from '../../src/mm/protocol.js';
 import { MakerRegistry } from '../../src/mm/registry.js';
 import { openStore, type Store } from '../../src/store/db.js';
-import { DEFAULT_DOMAIN_TAG, type TestMaker } from '../helpers/makers.js';
+import { DEFAULT_DOMAIN_TAG, type TestMaker } from './makers.js';
 
 export interface StandaloneGateway {
   baseUrl: string;

@@ -1,0 +1,65 @@
+// The test helpers' own checks (test/helpers/README.md): helper modules live in test/helpers/, and the one
+// polling helper and the one error assertion fail when they must (a helper that cannot fail would make every
+// test that uses it unable to fail).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { assertApiError } from '../helpers/errors.js';
+import { repoRoot } from '../helpers/paths.js';
+import { waitFor, WaitTimeoutError } from '../helpers/wait.js';
+
+/** Scripts a test runs by path as their own process: not helpers, so they may sit beside their test. */
+const SPAWNED_FIXTURES = ['test/crypto/fixtures/close-during-start.ts'];
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? tsFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+test('every .ts under test/ is a test file, a helper in test/helpers/, or a fixture spawned by path', () => {
+  const misplaced = tsFiles(join(repoRoot, 'test'))
+    .map((path) => relative(repoRoot, path))
+    .filter((path) => !path.endsWith('.test.ts') && !path.startsWith('test/helpers/') && !SPAWNED_FIXTURES.includes(path));
+  assert.deepEqual(misplaced, []);
+});
+
+test('waitFor resolves with the first value that is not false, and waits through failed assertions', async () => {
+  let calls = 0;
+  assert.equal(await waitFor(() => ++calls >= 3 && calls, { intervalMs: 1, what: 'three calls' }), 3);
+  calls = 0;
+  await waitFor(() => assert.ok(++calls >= 2, 'not yet'), { intervalMs: 1, what: 'two calls' });
+  assert.equal(calls, 2);
+});
+
+test('waitFor fails after its timeout, naming what it waited for and the last failed assertion', async () => {
+  await assert.rejects(waitFor(() => false, { timeoutMs: 30, intervalMs: 5, what: 'nothing' }), (err: unknown) => {
+    assert.ok(err instanceof WaitTimeoutError);
+    assert.match(err.message, /^timed out after \d+ ms \(\d+ probes\) waiting for nothing; the last probe returned false$/);
+    return true;
+  });
+  await assert.rejects(waitFor(() => assert.equal(1, 2), { timeoutMs: 30, intervalMs: 5, what: 'one to be two' }), (err: unknown) => {
+    assert.ok(err instanceof WaitTimeoutError);
+    assert.match(err.message, /waiting for one to be two; the last probe failed: /);
+    assert.ok(err.cause instanceof assert.AssertionError);
+    return true;
+  });
+});
+
+test('waitFor fails at once on an error that is not a failed assertion', async () => {
+  const startMs = Date.now();
+  await assert.rejects(waitFor(() => { throw new RangeError('broken'); }, { timeoutMs: 5_000, what: 'never' }), RangeError);
+  assert.ok(Date.now() - startMs < 1_000);
+});
+
+test('assertApiError checks the status, the code, the ErrorBody shape and, when given, the details', () => {
+  const body = { code: 'VALIDATION_FAILED', message: 'request failed validation', details: [{ path: '/limit', message: 'too big' }] };
+  assert.deepEqual(assertApiError({ status: 400, body }, 400, 'VALIDATION_FAILED', body.details), body);
+  assert.throws(() => assertApiError({ status: 409, body }, 400, 'VALIDATION_FAILED'), assert.AssertionError);
+  assert.throws(() => assertApiError({ status: 400, body }, 400, 'NOT_FOUND'), assert.AssertionError);
+  assert.throws(() => assertApiError({ status: 400, body: { code: 'VALIDATION_FAILED' } }, 400, 'VALIDATION_FAILED'), assert.AssertionError);
+  assert.throws(() => assertApiError({ status: 400, body: 'text' }, 400, 'VALIDATION_FAILED'), assert.AssertionError);
+  assert.throws(() => assertApiError({ status: 400, body }, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'too big' }]), assert.AssertionError);
+});
