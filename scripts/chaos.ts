@@ -88,21 +88,38 @@ function startLoad(server: TestServer, world: World, rng: Rng, market: number): 
   const jobs: Array<Promise<unknown>> = [];
   const each = <T>(request: () => Promise<HttpResult<T>>, onOk: (r: HttpResult<T>) => void) =>
     // A request the kill cut off has no answer: it was not acknowledged, so nothing is expected of it.
-    jobs.push(request().then((r) => r.status < 300 && onOk(r)).catch(() => undefined));
+    jobs.push(
+      request()
+        .then((r) => r.status < 300 && onOk(r))
+        .catch(() => undefined),
+    );
   for (let i = 0; i < PER_KIND; i++) {
     const taker = world.takers[int(rng, world.takers.length)]!;
     const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER_MICROS });
-    each(() => client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', body), (r) => {
-      world.ackedRfqs.push({ taker, requestId: r.body.request_id as string });
-    });
+    each(
+      () => client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', body),
+      (r) => {
+        world.ackedRfqs.push({ taker, requestId: r.body.request_id as string });
+      },
+    );
     const key = randomUUID();
     const creditBody = { wallet: taker.address, amount_micros: WAGER_MICROS, idempotency_key: key };
-    each(() => admin(server).post('/v1/admin/users/credit', creditBody), () => world.ackedCredits.push({ taker, key }));
-    each(() => enter(server, taker, world.contestId, [up(world.entryMarket)]), () => world.ackedEntries++);
+    each(
+      () => admin(server).post('/v1/admin/users/credit', creditBody),
+      () => world.ackedCredits.push({ taker, key }),
+    );
+    each(
+      () => enter(server, taker, world.contestId, [up(world.entryMarket)]),
+      () => world.ackedEntries++,
+    );
   }
   // The round's market is resolved part way through: its fills settle while RFQs on it are still coming.
   const resolveAfterMs = int(rng, KILL_MAX_MS);
-  jobs.push(sleep(resolveAfterMs).then(() => admin(server).post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' })).catch(() => undefined));
+  jobs.push(
+    sleep(resolveAfterMs)
+      .then(() => admin(server).post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' }))
+      .catch(() => undefined),
+  );
   return Promise.all(jobs);
 }
 
@@ -111,10 +128,15 @@ async function checkAcked(server: TestServer, world: World): Promise<void> {
     const found = await client(server.baseUrl, taker.token).get(`/v1/rfq/${requestId}`);
     assert.equal(found.status, 200, `acked RFQ ${requestId} is found by its owner`);
   }
-  const balances = async () => Promise.all(world.takers.map(async (t) => JSON.stringify((await client(server.baseUrl, t.token).get('/v1/user/balance')).body)));
+  const balances = async () =>
+    Promise.all(world.takers.map(async (t) => JSON.stringify((await client(server.baseUrl, t.token).get('/v1/user/balance')).body)));
   const before = await balances();
   for (const { taker, key } of world.ackedCredits) {
-    const replay = await admin(server).post('/v1/admin/users/credit', { wallet: taker.address, amount_micros: WAGER_MICROS, idempotency_key: key });
+    const replay = await admin(server).post('/v1/admin/users/credit', {
+      wallet: taker.address,
+      amount_micros: WAGER_MICROS,
+      idempotency_key: key,
+    });
     assert.equal(replay.status, 200, `acked credit ${key} replays as 200`);
   }
   assert.deepEqual(await balances(), before, 'replaying acked credits credits nothing');
@@ -156,10 +178,18 @@ export async function runChaos(rounds: number, seed: number, log: (line: string)
       assert.equal(await server.stop(), 0, 'a clean stop');
       await auditStopped(world.dataDir);
       assert.ok(Date.now() < roundDeadline, `round ${round} took over ${ROUND_TIMEOUT_MS} ms`);
-      log(`round ${round}: killed after ${afterMs} ms; acked so far ${world.ackedRfqs.length} RFQs, ${world.ackedCredits.length} credits, ${world.ackedEntries} entries; all found, ledger agrees`);
+      log(
+        `round ${round}: killed after ${afterMs} ms; acked so far ${world.ackedRfqs.length} RFQs, ${world.ackedCredits.length} credits, ${world.ackedEntries} entries; all found, ledger agrees`,
+      );
       if (round < rounds) server = await start(world);
     }
-    return { rounds, ackedRfqs: world.ackedRfqs.length, ackedCredits: world.ackedCredits.length, ackedEntries: world.ackedEntries, killAfterMs };
+    return {
+      rounds,
+      ackedRfqs: world.ackedRfqs.length,
+      ackedCredits: world.ackedCredits.length,
+      ackedEntries: world.ackedEntries,
+      killAfterMs,
+    };
   } finally {
     await server.kill();
     rmSync(world.dataDir, { recursive: true, force: true });
@@ -167,7 +197,9 @@ export async function runChaos(rounds: number, seed: number, log: (line: string)
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string', default: '10' }, seed: { type: 'string', default: String(Date.now() % 1e9) } } });
+  const { values } = parseArgs({
+    options: { rounds: { type: 'string', default: '10' }, seed: { type: 'string', default: String(Date.now() % 1e9) } },
+  });
   const rounds = Number(values.rounds);
   const seed = Number(values.seed);
   if (!Number.isSafeInteger(rounds) || rounds < 1 || rounds > 100 || !Number.isSafeInteger(seed)) {

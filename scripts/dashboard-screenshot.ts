@@ -4,7 +4,10 @@
 import { parseArgs } from 'node:util';
 import { launchChromium } from '../test/helpers/browser.js';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { 'wait-s': { type: 'string', default: '30' }, out: { type: 'string', default: 'docs/dashboard.png' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { 'wait-s': { type: 'string', default: '30' }, out: { type: 'string', default: 'docs/dashboard.png' } },
+});
 const url = positionals[0];
 if (url === undefined) throw new Error('usage: dashboard-screenshot <dashboard URL with #token=…> [--wait-s N] [--out FILE]');
 const chromium = await launchChromium({ width: 1400, height: 1000 });

@@ -129,7 +129,12 @@ async function main(): Promise<void> {
     });
     openQuotes.set(quoteId, decision.maxWagerMicros);
     if (openQuotes.size > MAX_OPEN_QUOTES) openQuotes.delete(openQuotes.keys().next().value!);
-    log('quoted', { request_id: rfq.request_id, quote_id: quoteId, odds: decision.odds, max_wager_micros: String(decision.maxWagerMicros) });
+    log('quoted', {
+      request_id: rfq.request_id,
+      quote_id: quoteId,
+      odds: decision.odds,
+      max_wager_micros: String(decision.maxWagerMicros),
+    });
   });
   const stop = () => {
     log('stopping');

@@ -39,7 +39,9 @@ function whenListening(service: ChildProcess): Promise<number> {
       if (!line.includes('"listening"')) return;
       resolve((JSON.parse(line) as { port: number }).port);
     });
-    service.once('exit', (code) => reject(new Error(`the service exited with ${code} before listening (is port ${process.env['PARLAYD_PORT'] ?? 8080} taken?)`)));
+    service.once('exit', (code) =>
+      reject(new Error(`the service exited with ${code} before listening (is port ${process.env['PARLAYD_PORT'] ?? 8080} taken?)`)),
+    );
   });
 }
 
@@ -82,13 +84,23 @@ async function main(): Promise<void> {
 
   try {
     progress.update(0, 'starting the service');
-    service = startChild('src/main.js', [], { PARLAYD_DATA_DIR: dataDir, PARLAYD_ADMIN_TOKEN: adminToken, PARLAYD_ORACLE_ADDRESSES: oracleKey.address }, logPath);
+    service = startChild(
+      'src/main.js',
+      [],
+      { PARLAYD_DATA_DIR: dataDir, PARLAYD_ADMIN_TOKEN: adminToken, PARLAYD_ORACLE_ADDRESSES: oracleKey.address },
+      logPath,
+    );
     const port = await whenListening(service);
     const host = process.env['PARLAYD_HOST'] ?? '127.0.0.1';
     const api = { baseUrl: `http://${host}:${port}`, adminToken };
     progress.update(1, 'starting the oracle feeder');
     // The key goes in the environment, so the feeder does not print it (scripts/oracle-feed.ts).
-    feeder = startChild('scripts/oracle-feed.js', ['--url', api.baseUrl], { PARLAYD_ORACLE_KEY: '0x' + Buffer.from(oracleKey.privateKey).toString('hex') }, logPath);
+    feeder = startChild(
+      'scripts/oracle-feed.js',
+      ['--url', api.baseUrl],
+      { PARLAYD_ORACLE_KEY: '0x' + Buffer.from(oracleKey.privateKey).toString('hex') },
+      logPath,
+    );
     progress.update(2, 'registering and connecting makers');
     makers = await startMakers(api, `ws://${host}:${port}`);
     progress.update(3, 'funding takers and contest players');

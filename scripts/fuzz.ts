@@ -22,13 +22,24 @@ async function balances(server: TestServer, users: TestUser[]): Promise<string[]
 }
 
 /** One whole run; the report's failures list every break found (empty: passed). */
-export async function fuzzService(seed: number, count: number, maxMs = 120_000, onProgress?: (report: Readonly<FuzzReport>) => void): Promise<FuzzReport> {
+export async function fuzzService(
+  seed: number,
+  count: number,
+  maxMs = 120_000,
+  onProgress?: (report: Readonly<FuzzReport>) => void,
+): Promise<FuzzReport> {
   // No rate limit: the fuzzer is one caller on one address, and a 429 answer would hide the route's own.
   const server = await startServer({ env: { PARLAYD_RATE_LIMIT_PER_S: '0' } });
   try {
     const users = await Promise.all(Array.from({ length: 3 }, () => fundedUser(server, FUNDS_MICROS)));
     const before = await balances(server, users);
-    const report = await runFuzz(server, { seed, count, userToken: users[0]!.token, maxMs, ...(onProgress === undefined ? {} : { onProgress }) });
+    const report = await runFuzz(server, {
+      seed,
+      count,
+      userToken: users[0]!.token,
+      maxMs,
+      ...(onProgress === undefined ? {} : { onProgress }),
+    });
     const health = await client(server.baseUrl).get('/healthz');
     if (health.status !== 200) report.failures.push(`/healthz answered ${health.status}`);
     const after = await balances(server, users);
@@ -49,7 +60,9 @@ export async function fuzzService(seed: number, count: number, maxMs = 120_000, 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seed: { type: 'string', default: String(Date.now() % 1e9) }, count: { type: 'string', default: '2000' } } });
+  const { values } = parseArgs({
+    options: { seed: { type: 'string', default: String(Date.now() % 1e9) }, count: { type: 'string', default: '2000' } },
+  });
   const seed = Number(values.seed);
   const count = Number(values.count);
   if (!Number.isSafeInteger(seed) || !Number.isSafeInteger(count) || count < 1 || count > 1_000_000) {

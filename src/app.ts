@@ -65,7 +65,12 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function createService(config: Config, log: Logger, clock: Clock = systemClock, shardOptions: ShardPoolOptions = {}): Promise<RunningService> {
+export async function createService(
+  config: Config,
+  log: Logger,
+  clock: Clock = systemClock,
+  shardOptions: ShardPoolOptions = {},
+): Promise<RunningService> {
   const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
   // Before any thread reads a record: a data directory of an earlier version is brought up to this one.
   await migrateStore(store, log);
@@ -80,7 +85,17 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
   const rateLimiter = new RateLimiter(config.rateLimit);
   const makerStats = new MakerStats();
-  const makerGateway = new MakerGateway({ config, clock, log, registry: makers, sessions, verifyPool, metrics: metrics.registry, rateLimiter, stats: makerStats });
+  const makerGateway = new MakerGateway({
+    config,
+    clock,
+    log,
+    registry: makers,
+    sessions,
+    verifyPool,
+    metrics: metrics.registry,
+    rateLimiter,
+    stats: makerStats,
+  });
   // Issue 22: the desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). A fill's
   // result reaches it after the fill committed and this thread's reads were renewed (shard-pool.ts), so the
   // maker's locked bucket it reads for max_locked_micros includes that fill.
@@ -101,7 +116,14 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
   const oracle = createOracle({ store, markets, verifyPool, clock, log, config });
   // The main thread's ledger: makers' and the protocol's money, decided inside its transactions (ledger.ts).
   const ledger = new Ledger(store, NO_USERS);
-  const ledgerCheck = new LedgerCheckRunner(config.dataDir, config.lmdbMapSizeMb * 1024 * 1024, clock, store, () => makers.list().map((m) => m.address), metrics.registry);
+  const ledgerCheck = new LedgerCheckRunner(
+    config.dataDir,
+    config.lmdbMapSizeMb * 1024 * 1024,
+    clock,
+    store,
+    () => makers.list().map((m) => m.address),
+    metrics.registry,
+  );
   const services: Services = {
     config,
     clock,
@@ -165,7 +187,14 @@ export async function createService(config: Config, log: Logger, clock: Clock = 
     },
   });
   const app = createHttpApp({
-    routes, tokens: services.sessions, rateLimiter, authRateLimiter, log, metrics: services.metrics, isStopping: () => closing !== null, shedder,
+    routes,
+    tokens: services.sessions,
+    rateLimiter,
+    authRateLimiter,
+    log,
+    metrics: services.metrics,
+    isStopping: () => closing !== null,
+    shedder,
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));

@@ -10,8 +10,7 @@ import { convertFlatStrings } from './schemas/convert-strings.js';
 import { parseAddress } from './crypto/address.js';
 import { DEV_DOMAIN_TAG, DOMAIN_TAG_PATTERN } from './crypto/maker-challenge.js';
 
-const Ms = (defaultMs: number, minimumMs = 1) =>
-  Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
+const Ms = (defaultMs: number, minimumMs = 1) => Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
 const defaultThreads = Math.max(1, availableParallelism() - 1);
 
 export const EnvSchema = Type.Object({

@@ -107,9 +107,13 @@ export const errors = {
   marketNotFound: (marketId: number) => new ApiError('MARKET_NOT_FOUND', `market ${marketId} does not exist`),
   /** Not OPEN, or OPEN but past its betting close (markets.ts isOpenForBetting). */
   marketNotOpen: (marketId: number) => new ApiError('MARKET_NOT_OPEN', `market ${marketId} is not open for betting`),
-  noPriceMarket: (asset: string, durationSecs: number) => new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`),
+  noPriceMarket: (asset: string, durationSecs: number) =>
+    new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`),
   priceWindowTooFarBack: (windowsBack: number) =>
-    new ApiError('MARKET_NOT_FOUND', `no market for that window: a past window is created on lookup only up to ${windowsBack} windows back`),
+    new ApiError(
+      'MARKET_NOT_FOUND',
+      `no market for that window: a past window is created on lookup only up to ${windowsBack} windows back`,
+    ),
   priceWindowTooFarAhead: (windowsAhead: number) => fieldError('/at_ms', `at most ${windowsAhead} windows after the current one`),
 
   // -- RFQs (rfq/): signatures, legs, wager, shard limits.
@@ -128,7 +132,8 @@ export const errors = {
 
   // -- Contests (contests/contests.ts, contests/rules.ts).
   contestNotOpen: (status: string) => new ApiError('CONTEST_CLOSED', `contest is ${status}`),
-  contestSettling: (kind: 'void' | 'resolve') => new ApiError('CONTEST_CLOSED', `contest is being ${kind === 'void' ? 'voided' : 'resolved'}`),
+  contestSettling: (kind: 'void' | 'resolve') =>
+    new ApiError('CONTEST_CLOSED', `contest is being ${kind === 'void' ? 'voided' : 'resolved'}`),
   contestEntryNotOpenYet: () => new ApiError('CONTEST_CLOSED', 'contest entry has not opened yet'),
   contestBettingClosed: () => new ApiError('CONTEST_CLOSED', 'contest betting has closed'),
   contestResolvedCannotVoid: () => new ApiError('CONTEST_CLOSED', 'contest is resolved and can no longer be voided'),
@@ -136,7 +141,8 @@ export const errors = {
   contestFull: () => new ApiError('CONTEST_FULL'),
   duplicatePick: (marketId: number) => new ApiError('DUPLICATE_MARKET', `market ${marketId} is picked twice in this entry`),
   pickNotInContest: (marketId: number) => new ApiError('INVALID_PICKS', `market ${marketId} is not a market of this contest`),
-  wrongPickCount: (required: number, picked: number) => new ApiError('INVALID_PICKS', `exactly ${required} picks are required, got ${picked}`),
+  wrongPickCount: (required: number, picked: number) =>
+    new ApiError('INVALID_PICKS', `exactly ${required} picks are required, got ${picked}`),
   wrongCategoryPickCount: (category: string, required: number, picked: number) =>
     new ApiError('INVALID_PICKS', `exactly ${required} picks are required in category "${category}", got ${picked}`),
   entryNotContinuable: (gameType: string) => new ApiError('ENTRY_NOT_FOUND', `${gameType} entries cannot be continued; omit entry_index`),

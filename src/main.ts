@@ -40,7 +40,13 @@ async function main(): Promise<void> {
   const { createService } = await import('./app.js');
   const service = await createService(config, log).catch(exitOnConfigError);
   log.info(
-    { host: config.host, port: service.port, metricsPort: service.metricsPort, dataDir: config.dataDir, recoverBackend: service.recoverBackend },
+    {
+      host: config.host,
+      port: service.port,
+      metricsPort: service.metricsPort,
+      dataDir: config.dataDir,
+      recoverBackend: service.recoverBackend,
+    },
     'listening',
   );
   if (config.isAdminTokenGenerated) {

@@ -40,7 +40,8 @@ export async function runClosedLoop(options: ClosedLoopOptions): Promise<ClosedL
   const result = await loop(options, options.durationMs, histogram, counter);
   if (meter !== null) {
     const share = meter();
-    const serverUsPerReq = result.completed === 0 ? 0 : Math.round(((share.serverPercent / 100) * result.seconds * 1e6) / result.completed * 10) / 10;
+    const serverUsPerReq =
+      result.completed === 0 ? 0 : Math.round((((share.serverPercent / 100) * result.seconds * 1e6) / result.completed) * 10) / 10;
     result.cpu = { ...share, serverUsPerReq };
   }
   return result;

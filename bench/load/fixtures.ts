@@ -26,7 +26,10 @@ export async function fundedUser(server: BenchServer, creditMicros: number): Pro
   const wallet = randomWallet();
   const challenge = await call<{ message: string }>(server, 'POST', '/v1/auth/wallet/challenge', { address: wallet.checksumAddress });
   const signature = signatureHex(personalSign(wallet.privateKey, challenge.message));
-  const login = await call<{ session_token: string; user_id: string }>(server, 'POST', '/v1/auth/wallet', { message: challenge.message, signature });
+  const login = await call<{ session_token: string; user_id: string }>(server, 'POST', '/v1/auth/wallet', {
+    message: challenge.message,
+    signature,
+  });
   await adminPost(server, '/v1/admin/users/credit', { wallet: wallet.address, amount_micros: creditMicros, idempotency_key: randomUUID() });
   return { ...wallet, token: login.session_token, userId: login.user_id };
 }

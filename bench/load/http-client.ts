@@ -26,7 +26,13 @@ export interface Sent {
   text: string;
 }
 
-export async function send(pool: Pool, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: string): Promise<Sent> {
+export async function send(
+  pool: Pool,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Sent> {
   const res = await pool.request({ method, path, headers, ...(body === undefined ? {} : { body }) });
   return { status: res.statusCode, text: await res.body.text() };
 }

@@ -23,7 +23,19 @@ import { oracle } from './scenarios/oracle.js';
 import { overload } from './scenarios/overload.js';
 import { Progress } from '../../scripts/progress.js';
 
-const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [ceiling, micro, get, unsigned, signed, fanout, handshakeScenario, shards, memory, oracle, overload];
+const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [
+  ceiling,
+  micro,
+  get,
+  unsigned,
+  signed,
+  fanout,
+  handshakeScenario,
+  shards,
+  memory,
+  oracle,
+  overload,
+];
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -59,7 +71,9 @@ async function main(): Promise<void> {
     results: new Map(),
     log: (message) => progress.print(`[${((performance.now() - startedMs) / 1000).toFixed(1).padStart(6)} s] ${message}`),
   };
-  ctx.log(`run ${meta.runId}: ${meta.machine.cores} cores, ${meta.machine.cpuModel}, node ${meta.machine.node}${values.quick ? ' (quick)' : ''}`);
+  ctx.log(
+    `run ${meta.runId}: ${meta.machine.cores} cores, ${meta.machine.cpuModel}, node ${meta.machine.node}${values.quick ? ' (quick)' : ''}`,
+  );
   for (const [done, scenario] of selected.entries()) {
     progress.update(done, scenario.name);
     ctx.log(`--- ${scenario.name}: ${scenario.describe}`);

@@ -58,7 +58,10 @@ function onFrame(ws: RawWebSocket, data: Buffer): void {
       }
     }
     if (policy === 'quote') {
-      answer(ws, `{"type":"quote","request_id":"${requestId}","quote_id":"q${(++quoteSeq).toString(36)}","odds":2.5,"max_wager_micros":"100000000000"}`);
+      answer(
+        ws,
+        `{"type":"quote","request_id":"${requestId}","quote_id":"q${(++quoteSeq).toString(36)}","odds":2.5,"max_wager_micros":"100000000000"}`,
+      );
     } else if (policy === 'decline') {
       answer(ws, `{"type":"decline","request_id":"${requestId}"}`);
     }
@@ -110,7 +113,13 @@ function connectOne(port: number, domainTag: string, privateKey: Uint8Array, add
     };
     ws.onMessage = (data) => {
       if (isAuthenticated) return onFrame(ws, data);
-      const message = JSON.parse(data.toString()) as { type: string; nonce?: string; timestamp?: number; success?: boolean; reason?: string };
+      const message = JSON.parse(data.toString()) as {
+        type: string;
+        nonce?: string;
+        timestamp?: number;
+        success?: boolean;
+        reason?: string;
+      };
       if (message.type === 'auth_challenge') {
         const bytes = buildMakerChallenge(domainTag, hexToBytes(message.nonce!)!, message.timestamp!);
         ws.send(JSON.stringify({ type: 'auth_response', address, signature: signatureHex(personalSign(privateKey, bytes)) }));

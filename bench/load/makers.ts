@@ -57,7 +57,10 @@ export class MakerFarm {
         const more = share - this.#connected[i]!;
         if (more <= 0) return;
         const perWorker = Math.max(1, Math.floor(concurrency / this.#workers.length));
-        const event = await worker.ask({ kind: 'connect', wsUrl: server.wsUrl, domainTag, keys, count: more, concurrency: perWorker }, 'connected');
+        const event = await worker.ask(
+          { kind: 'connect', wsUrl: server.wsUrl, domainTag, keys, count: more, concurrency: perWorker },
+          'connected',
+        );
         this.#connected[i] = event.connected;
       }),
     );

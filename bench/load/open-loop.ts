@@ -109,7 +109,12 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopRes
       }
       finishIfDone();
     });
-    const start: PacerStart = { startEpochMs: performance.timeOrigin + t0, intervalMs, count: scheduled, stop: stop.buffer as SharedArrayBuffer };
+    const start: PacerStart = {
+      startEpochMs: performance.timeOrigin + t0,
+      intervalMs,
+      count: scheduled,
+      stop: stop.buffer as SharedArrayBuffer,
+    };
     pacer.postMessage(start);
   });
 }

@@ -101,7 +101,7 @@ export class RawHttpPool {
     const pool = new RawHttpPool(port, connections);
     // In rounds of OPEN_BATCH connects at once: thousands one after another (overload) took seconds, and
     // all at once would overflow the listen backlog (somaxconn).
-    for (let opened = 0; opened < connections; ) {
+    for (let opened = 0; opened < connections;) {
       const round = Math.min(OPEN_BATCH, connections - opened);
       const conns = await Promise.all(Array.from({ length: round }, () => pool.#connect()));
       for (const conn of conns) pool.#release(conn);
@@ -124,7 +124,11 @@ export class RawHttpPool {
     }
     if (conn !== undefined) return this.#send(conn, bytes);
     const queued = new Promise<RawResponse>((resolve, reject) => this.#queued.push({ bytes, resolve, reject }));
-    if (this.#live < this.size) this.#connect().then((c) => this.#release(c), (err: Error) => this.#queued.shift()?.reject(err));
+    if (this.#live < this.size)
+      this.#connect().then(
+        (c) => this.#release(c),
+        (err: Error) => this.#queued.shift()?.reject(err),
+      );
     return queued;
   }
 
@@ -152,7 +156,11 @@ export class RawHttpPool {
   #release(conn: RawConnection): void {
     if (conn.isClosed) {
       this.#forget(conn);
-      if (this.#queued.length > 0) this.#connect().then((c) => this.#release(c), (err: Error) => this.#queued.shift()?.reject(err));
+      if (this.#queued.length > 0)
+        this.#connect().then(
+          (c) => this.#release(c),
+          (err: Error) => this.#queued.shift()?.reject(err),
+        );
       return;
     }
     const next = this.#queued.shift();

@@ -156,7 +156,9 @@ export class RawWebSocket {
     this.#head = null;
     const text = head.toString('latin1', 0, end);
     if (!/^HTTP\/1\.1 101 /.test(text)) return this.#failUpgrade(`refused: ${text.split('\r\n')[0]}`);
-    const expected = createHash('sha1').update(this.#key + GUID).digest('base64');
+    const expected = createHash('sha1')
+      .update(this.#key + GUID)
+      .digest('base64');
     if (ACCEPT_RE.exec(text)?.[1] !== expected) return this.#failUpgrade('wrong Sec-WebSocket-Accept');
     this.#state = 'open';
     this.onOpen();

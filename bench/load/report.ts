@@ -92,9 +92,12 @@ function targetRows(r: Results): TargetRow[] {
         (bound === null ? '' : `; bound (HTTP + recovery only, every core, same client) ${bound.reqPerS} req/s`),
       ratio:
         `${pct(ratio)} (with makers ${pct(r.signed.sustainedPerS / r.signed.recoveriesPerSAllCores)})` +
-        (boundRatio === null || admissionOfBound === null ? '' : `; the bound reaches ${pct(boundRatio)}, admission is ${pct(admissionOfBound)} of the bound`),
+        (boundRatio === null || admissionOfBound === null
+          ? ''
+          : `; the bound reaches ${pct(boundRatio)}, admission is ${pct(admissionOfBound)} of the bound`),
       // Below 80 % for the bound itself, no implementation can meet the target on this machine and client.
-      verdict: ratio >= 0.8 ? 'met' : boundRatio !== null && boundRatio < 0.8 ? 'missed (unreachable here: the bound misses too)' : 'missed',
+      verdict:
+        ratio >= 0.8 ? 'met' : boundRatio !== null && boundRatio < 0.8 ? 'missed (unreachable here: the bound misses too)' : 'missed',
     });
   } else rows.push({ target: 'signed ≥ 80 % of recoveries/s', measured: '-', ratio: '-', verdict: 'not run' });
 
@@ -121,7 +124,16 @@ function targetRows(r: Results): TargetRow[] {
 }
 
 function httpRow(name: string, x: ClosedLoopResult): Array<string | number> {
-  return [name, x.reqPerS, x.latency.p50Ms, x.latency.p99Ms, x.errors, x.cpu?.serverPercent ?? '-', x.cpu?.clientPercent ?? '-', x.cpu?.serverUsPerReq ?? '-'];
+  return [
+    name,
+    x.reqPerS,
+    x.latency.p50Ms,
+    x.latency.p99Ms,
+    x.errors,
+    x.cpu?.serverPercent ?? '-',
+    x.cpu?.clientPercent ?? '-',
+    x.cpu?.serverUsPerReq ?? '-',
+  ];
 }
 
 function table(headers: string[], rows: Array<Array<string | number>>): string {
@@ -140,7 +152,10 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
     '',
     '## Targets',
     '',
-    table(['target', 'measured', 'ratio', 'verdict'], targetRows(r).map((t) => [t.target, t.measured, t.ratio, t.verdict])),
+    table(
+      ['target', 'measured', 'ratio', 'verdict'],
+      targetRows(r).map((t) => [t.target, t.measured, t.ratio, t.verdict]),
+    ),
     '',
   ];
   if (r.ceiling !== undefined || r.get !== undefined) {
@@ -154,7 +169,7 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       '',
       table(['server', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU %', 'client CPU %', 'server CPU µs/req'], rows),
       '',
-      'A client at ~100 % CPU means the figure is the client\'s limit; server CPU µs per request still compares the servers.',
+      "A client at ~100 % CPU means the figure is the client's limit; server CPU µs per request still compares the servers.",
       '',
     );
   }
@@ -165,7 +180,18 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       `## ${ladder.kind} RFQs, open loop, ${ladder.makers} quoting makers, ${ladder.shards} shard(s): create → completed`,
       '',
       table(
-        ['offered /s', 'completed /s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'errors', 'send lag p99 ms', 'CPU server/client %', 'saturated'],
+        [
+          'offered /s',
+          'completed /s',
+          'p50 ms',
+          'p99 ms',
+          'p99.9 ms',
+          'max ms',
+          'errors',
+          'send lag p99 ms',
+          'CPU server/client %',
+          'saturated',
+        ],
         ladder.steps.map((s) => [
           s.offeredPerS,
           s.throughputPerS,
@@ -182,7 +208,9 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       '',
       `Sustained ${ladder.sustainedPerS}/s, peak ${ladder.peakPerS}/s. Admission alone (no makers, 128 callers): ` +
         `${ladder.admission.reqPerS} RFQ/s, p50 ${ladder.admission.latency.p50Ms} ms, server CPU ${ladder.admission.cpu?.serverPercent ?? '?'} %.` +
-        (ladder.recoveriesPerSAllCores === null ? '' : ` Recoveries/s of all cores (bench:micro, this run): ${ladder.recoveriesPerSAllCores}.`) +
+        (ladder.recoveriesPerSAllCores === null
+          ? ''
+          : ` Recoveries/s of all cores (bench:micro, this run): ${ladder.recoveriesPerSAllCores}.`) +
         (bound === null
           ? ''
           : ` The recovery bound (the same requests against a server that only parses, hashes and recovers, on every core): ` +
@@ -195,7 +223,18 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       '## Fan-out: POST sent → rfq received by the last maker (makers declining)',
       '',
       table(
-        ['makers', 'samples', 'last p50 ms', 'last p99 ms', 'last max ms', 'first p50 ms', 'server broadcast ms', 'RFQ/s', 'deliveries/s', 'missed'],
+        [
+          'makers',
+          'samples',
+          'last p50 ms',
+          'last p99 ms',
+          'last max ms',
+          'first p50 ms',
+          'server broadcast ms',
+          'RFQ/s',
+          'deliveries/s',
+          'missed',
+        ],
         r.fanout.steps.map((s) => [
           s.makers,
           s.samples,
@@ -214,7 +253,15 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
   }
   if (r.handshake !== undefined) {
     const h = r.handshake;
-    out.push('## Maker handshakes', '', table(['handshakes/s', 'p50 ms', 'p99 ms', 'failures', 'concurrency'], [[h.handshakesPerS, h.latency.p50Ms, h.latency.p99Ms, h.failures, h.concurrency]]), '');
+    out.push(
+      '## Maker handshakes',
+      '',
+      table(
+        ['handshakes/s', 'p50 ms', 'p99 ms', 'failures', 'concurrency'],
+        [[h.handshakesPerS, h.latency.p50Ms, h.latency.p99Ms, h.failures, h.concurrency]],
+      ),
+      '',
+    );
   }
   if (r.shards !== undefined) {
     out.push(
@@ -222,7 +269,15 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       '',
       table(
         ['shards', 'completed RFQ/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU %', 'client CPU %'],
-        r.shards.steps.map((s) => [s.shards, s.reqPerS, s.latency.p50Ms, s.latency.p99Ms, s.errors, s.cpu?.serverPercent ?? '-', s.cpu?.clientPercent ?? '-']),
+        r.shards.steps.map((s) => [
+          s.shards,
+          s.reqPerS,
+          s.latency.p50Ms,
+          s.latency.p99Ms,
+          s.errors,
+          s.cpu?.serverPercent ?? '-',
+          s.cpu?.clientPercent ?? '-',
+        ]),
       ),
       '',
     );
@@ -237,8 +292,18 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
         ['state', 'RSS MiB', 'anon MiB', 'file MiB'],
         [
           ['started', mib(mm.baseline.rssBytes), mib(mm.baseline.rssAnonBytes), mib(mm.baseline.rssFileBytes)],
-          [`+ ${mm.storedRfqs} stored RFQs`, mib(mm.afterStored.rssBytes), mib(mm.afterStored.rssAnonBytes), mib(mm.afterStored.rssFileBytes)],
-          [`+ ${mm.activeRfqs} active RFQs`, mib(mm.afterActive.rssBytes), mib(mm.afterActive.rssAnonBytes), mib(mm.afterActive.rssFileBytes)],
+          [
+            `+ ${mm.storedRfqs} stored RFQs`,
+            mib(mm.afterStored.rssBytes),
+            mib(mm.afterStored.rssAnonBytes),
+            mib(mm.afterStored.rssFileBytes),
+          ],
+          [
+            `+ ${mm.activeRfqs} active RFQs`,
+            mib(mm.afterActive.rssBytes),
+            mib(mm.afterActive.rssAnonBytes),
+            mib(mm.afterActive.rssFileBytes),
+          ],
           [`+ ${mm.makers} makers`, mib(mm.afterMakers.rssBytes), mib(mm.afterMakers.rssAnonBytes), mib(mm.afterMakers.rssFileBytes)],
         ],
       ),
@@ -247,7 +312,13 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
       '',
     );
   }
-  out.push('Charts: ' + ['http.svg', 'unsigned-latency.svg', 'signed-latency.svg', 'fanout.svg', 'fanout-throughput.svg', 'shards.svg'].map((f) => `[${f}](${f})`).join(', '), '');
+  out.push(
+    'Charts: ' +
+      ['http.svg', 'unsigned-latency.svg', 'signed-latency.svg', 'fanout.svg', 'fanout-throughput.svg', 'shards.svg']
+        .map((f) => `[${f}](${f})`)
+        .join(', '),
+    '',
+  );
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, 'summary.md'), out.join('\n'));
   writeCharts(r);
@@ -257,13 +328,17 @@ function writeCharts(r: Results): void {
   const write = (name: string, svg: string) => writeFileSync(join(resultsDir, name), svg);
   if (r.ceiling !== undefined || r.get !== undefined) {
     const bars = [];
-    if (r.ceiling !== undefined) bars.push({ label: 'uWS empty', value: r.ceiling.uws.reqPerS }, { label: 'node:http empty', value: r.ceiling.http.reqPerS });
+    if (r.ceiling !== undefined)
+      bars.push({ label: 'uWS empty', value: r.ceiling.uws.reqPerS }, { label: 'node:http empty', value: r.ceiling.http.reqPerS });
     if (r.get !== undefined) bars.push({ label: 'parlayd GET /v1/rfq/{id}', value: r.get.reqPerS });
     write('http.svg', barChart({ title: 'HTTP throughput, closed loop, 64 connections', yLabel: 'requests / s', bars }));
   }
   for (const ladder of [r.unsigned, r.signed]) {
     if (ladder === undefined) continue;
-    const series = (name: string, pick: (s: LadderResult['steps'][number]) => number) => ({ name, points: ladder.steps.map((s) => [s.offeredPerS, Math.max(pick(s), 0.01)] as [number, number]) });
+    const series = (name: string, pick: (s: LadderResult['steps'][number]) => number) => ({
+      name,
+      points: ladder.steps.map((s) => [s.offeredPerS, Math.max(pick(s), 0.01)] as [number, number]),
+    });
     write(
       `${ladder.kind}-latency.svg`,
       lineChart({
@@ -271,8 +346,19 @@ function writeCharts(r: Results): void {
         xLabel: 'offered RFQ / s',
         yLabel: 'latency ms (log)',
         isLogY: true,
-        series: [series('p50', (s) => s.latency.p50Ms), series('p99', (s) => s.latency.p99Ms), series('p99.9', (s) => s.latency.p999Ms), series('max', (s) => s.latency.maxMs)],
-        marks: ladder.kind === 'unsigned' ? [{ y: 2, label: 'p50 target' }, { y: 10, label: 'p99 target' }] : [],
+        series: [
+          series('p50', (s) => s.latency.p50Ms),
+          series('p99', (s) => s.latency.p99Ms),
+          series('p99.9', (s) => s.latency.p999Ms),
+          series('max', (s) => s.latency.maxMs),
+        ],
+        marks:
+          ladder.kind === 'unsigned'
+            ? [
+                { y: 2, label: 'p50 target' },
+                { y: 10, label: 'p99 target' },
+              ]
+            : [],
       }),
     );
   }
@@ -295,13 +381,21 @@ function writeCharts(r: Results): void {
     );
     write(
       'fanout-throughput.svg',
-      barChart({ title: 'RFQ throughput against connected makers (declining)', yLabel: 'RFQ / s', bars: steps.map((s) => ({ label: `${s.makers} makers`, value: s.rfqPerS })) }),
+      barChart({
+        title: 'RFQ throughput against connected makers (declining)',
+        yLabel: 'RFQ / s',
+        bars: steps.map((s) => ({ label: `${s.makers} makers`, value: s.rfqPerS })),
+      }),
     );
   }
   if (r.shards !== undefined) {
     write(
       'shards.svg',
-      barChart({ title: 'Completed RFQ/s against shard workers (10 quoting makers)', yLabel: 'RFQ / s', bars: r.shards.steps.map((s) => ({ label: `${s.shards} shard${s.shards > 1 ? 's' : ''}`, value: s.reqPerS })) }),
+      barChart({
+        title: 'Completed RFQ/s against shard workers (10 quoting makers)',
+        yLabel: 'RFQ / s',
+        bars: r.shards.steps.map((s) => ({ label: `${s.shards} shard${s.shards > 1 ? 's' : ''}`, value: s.reqPerS })),
+      }),
     );
   }
 }

@@ -82,7 +82,12 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
     PARLAYD_DATA_DIR: dataDir,
     PARLAYD_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
     // BENCH_SERVER_ENV="PARLAYD_SHARDS=2 ..." sets service variables for experiments; a scenario's own win.
-    ...Object.fromEntries((process.env['BENCH_SERVER_ENV'] ?? '').split(' ').filter((kv) => kv.includes('=')).map((kv) => kv.split('=', 2) as [string, string])),
+    ...Object.fromEntries(
+      (process.env['BENCH_SERVER_ENV'] ?? '')
+        .split(' ')
+        .filter((kv) => kv.includes('='))
+        .map((kv) => kv.split('=', 2) as [string, string]),
+    ),
     ...options.env,
   };
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), mainScript], {

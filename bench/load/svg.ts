@@ -42,7 +42,8 @@ function axis(min: number, max: number, isLog: boolean, fromPx: number, toPx: nu
     const lo = Math.floor(Math.log10(Math.max(min, 1e-6)));
     const hi = Math.ceil(Math.log10(Math.max(max, min * 10, 1e-6)));
     const ticks: number[] = [];
-    for (let e = lo; e <= hi; e++) for (const m of [1, 2, 5]) if (m * 10 ** e >= 10 ** lo && m * 10 ** e <= 10 ** hi) ticks.push(m * 10 ** e);
+    for (let e = lo; e <= hi; e++)
+      for (const m of [1, 2, 5]) if (m * 10 ** e >= 10 ** lo && m * 10 ** e <= 10 ** hi) ticks.push(m * 10 ** e);
     const span = hi - lo || 1;
     return { toPx: (v) => fromPx + ((Math.log10(Math.max(v, 10 ** lo)) - lo) / span) * (toPx - fromPx), ticks };
   }
@@ -94,7 +95,9 @@ export function lineChart(spec: LineChartSpec): string {
     body.push(`<line x1="${px}" x2="${px}" y1="${PAD.top}" y2="${plotBottom}" stroke="#f0f0f0"/>`);
     body.push(`<text x="${px}" y="${plotBottom + 16}" text-anchor="middle">${fmt(t)}</text>`);
   }
-  body.push(`<rect x="${PAD.left}" y="${PAD.top}" width="${plotRight - PAD.left}" height="${plotBottom - PAD.top}" fill="none" stroke="#888"/>`);
+  body.push(
+    `<rect x="${PAD.left}" y="${PAD.top}" width="${plotRight - PAD.left}" height="${plotBottom - PAD.top}" fill="none" stroke="#888"/>`,
+  );
   for (const mark of spec.marks ?? []) {
     const py = y.toPx(mark.y);
     body.push(`<line x1="${PAD.left}" x2="${plotRight}" y1="${py}" y2="${py}" stroke="#555" stroke-dasharray="5 4"/>`);
@@ -104,7 +107,8 @@ export function lineChart(spec: LineChartSpec): string {
     const color = COLORS[i % COLORS.length]!;
     const path = s.points.map(([px, py]) => `${x.toPx(px).toFixed(1)},${y.toPx(py).toFixed(1)}`).join(' ');
     body.push(`<polyline points="${path}" fill="none" stroke="${color}" stroke-width="2"/>`);
-    for (const [px, py] of s.points) body.push(`<circle cx="${x.toPx(px).toFixed(1)}" cy="${y.toPx(py).toFixed(1)}" r="3" fill="${color}"/>`);
+    for (const [px, py] of s.points)
+      body.push(`<circle cx="${x.toPx(px).toFixed(1)}" cy="${y.toPx(py).toFixed(1)}" r="3" fill="${color}"/>`);
     const ly = PAD.top + 14 + i * 18;
     body.push(`<line x1="${plotRight + 10}" x2="${plotRight + 30}" y1="${ly - 4}" y2="${ly - 4}" stroke="${color}" stroke-width="2"/>`);
     body.push(`<text x="${plotRight + 34}" y="${ly}">${esc(s.name)}</text>`);
@@ -127,8 +131,12 @@ export function barChart(spec: BarChartSpec): string {
     const color = COLORS[i % COLORS.length]!;
     const x0 = PAD.left + i * slot + slot * 0.15;
     const top = y.toPx(bar.value);
-    body.push(`<rect x="${x0.toFixed(1)}" y="${top.toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" height="${(plotBottom - top).toFixed(1)}" fill="${color}"/>`);
-    body.push(`<text x="${(x0 + slot * 0.35).toFixed(1)}" y="${(top - 5).toFixed(1)}" text-anchor="middle">${fmt(bar.value)}${bar.note === undefined ? '' : ` ${esc(bar.note)}`}</text>`);
+    body.push(
+      `<rect x="${x0.toFixed(1)}" y="${top.toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" height="${(plotBottom - top).toFixed(1)}" fill="${color}"/>`,
+    );
+    body.push(
+      `<text x="${(x0 + slot * 0.35).toFixed(1)}" y="${(top - 5).toFixed(1)}" text-anchor="middle">${fmt(bar.value)}${bar.note === undefined ? '' : ` ${esc(bar.note)}`}</text>`,
+    );
     body.push(`<text x="${(x0 + slot * 0.35).toFixed(1)}" y="${plotBottom + 16}" text-anchor="middle">${esc(bar.label)}</text>`);
   });
   body.push(`<line x1="${PAD.left}" x2="${plotRight}" y1="${plotBottom}" y2="${plotBottom}" stroke="#888"/>`);

@@ -105,10 +105,14 @@ async function main(): Promise<void> {
     bench.add('recover native', () => void native(hash, sig65));
   }
   bench
-    .add('worker round trip (batch of 1)', () => new Promise<void>((done) => {
-      pendingEcho = done;
-      echo.postMessage([{ kind: 'ping' }]);
-    }))
+    .add(
+      'worker round trip (batch of 1)',
+      () =>
+        new Promise<void>((done) => {
+          pendingEcho = done;
+          echo.postMessage([{ kind: 'ping' }]);
+        }),
+    )
     .add('LMDB put, durable (store.transact)', () => store.transact(() => void rfqs.put(`bench:${putSeq++}`, record)))
     .add('LMDB put, durable (shard group commit)', () => groupStore.transact(() => void groupRfqs.put(`bench:${putSeq++}`, record)))
     .add('LMDB get', () => void rfqs.get(record.requestId))

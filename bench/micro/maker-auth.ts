@@ -35,7 +35,13 @@ async function main(): Promise<void> {
   const hash = personalMessageHash(bytes);
   const response = { type: 'auth_response', address: signer.address, signature: signatureHex };
   const quoteFrame = new TextEncoder().encode(
-    JSON.stringify({ type: 'quote', request_id: '3f1c2a9e-8b7d-4c6a-9e2f-1a2b3c4d5e6f', quote_id: 'q-1', odds: 1.85, max_wager_micros: '100000000' }),
+    JSON.stringify({
+      type: 'quote',
+      request_id: '3f1c2a9e-8b7d-4c6a-9e2f-1a2b3c4d5e6f',
+      quote_id: 'q-1',
+      odds: 1.85,
+      max_wager_micros: '100000000',
+    }),
   ).buffer;
   const rfq = {
     type: 'rfq',
@@ -94,7 +100,9 @@ async function main(): Promise<void> {
     rows,
   };
   console.table(rows);
-  console.log(`backend ${recoverBackend}; verify pool of ${threads} thread(s): ${summary.poolRecoveriesPerS} recoveries/s with ${POOL_BATCH} in flight`);
+  console.log(
+    `backend ${recoverBackend}; verify pool of ${threads} thread(s): ${summary.poolRecoveriesPerS} recoveries/s with ${POOL_BATCH} in flight`,
+  );
   const outDir = resolve(repoRoot, 'bench/results');
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'maker-auth.json'), JSON.stringify(summary, null, 2) + '\n');

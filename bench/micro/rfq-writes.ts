@@ -32,7 +32,9 @@ const everyone: BalanceOwner = { name: 'the bench', owns: () => true };
 
 /** What this process has written through syscalls so far (/proc/self/io wchar): a commit's pwrites. */
 function bytesWritten(): number {
-  const line = readFileSync('/proc/self/io', 'utf8').split('\n').find((l) => l.startsWith('wchar:'));
+  const line = readFileSync('/proc/self/io', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('wchar:'));
   return Number(line?.split(/\s+/)[1] ?? 0);
 }
 
@@ -43,7 +45,19 @@ function bytesWritten(): number {
  */
 function countWrites(store: Store, without: string | undefined): () => number {
   let writes = 0;
-  for (const name of ['rfqs', 'rfqKeys', 'rfqActive', 'userRfqs', 'fills', 'makerTakerFills', 'openPositions', 'accounts', 'transfers', 'accountJournal', 'holds'] as const) {
+  for (const name of [
+    'rfqs',
+    'rfqKeys',
+    'rfqActive',
+    'userRfqs',
+    'fills',
+    'makerTakerFills',
+    'openPositions',
+    'accounts',
+    'transfers',
+    'accountJournal',
+    'holds',
+  ] as const) {
     const db = store.db<unknown>(name) as unknown as { put: (...a: unknown[]) => unknown; remove: (...a: unknown[]) => unknown };
     const put = db.put.bind(db);
     const remove = db.remove.bind(db);
@@ -87,41 +101,80 @@ async function main(): Promise<void> {
     const userId = `u${(n * 7919) % USERS}`;
     const nowMs = Date.now();
     const requestId = newRequestId(0, nowMs);
-    const legs = [{ marketId: 1 + (n % MARKETS), direction: 'up' as const }, { marketId: 1 + ((n * 3 + 1) % MARKETS), direction: 'down' as const }];
-    const command = { replayKey: `u:${userId}:k${n}`, contentHash: 'c'.repeat(64), userId, wagerMicros: WAGER_MICROS.toString() } as CreateRfq;
+    const legs = [
+      { marketId: 1 + (n % MARKETS), direction: 'up' as const },
+      { marketId: 1 + ((n * 3 + 1) % MARKETS), direction: 'down' as const },
+    ];
+    const command = {
+      replayKey: `u:${userId}:k${n}`,
+      contentHash: 'c'.repeat(64),
+      userId,
+      wagerMicros: WAGER_MICROS.toString(),
+    } as CreateRfq;
     const created: RfqRecord = {
-      requestId, userId, wallet: `0x${'a'.repeat(40)}`, kind: 'unsigned', legs, wagerMicros: WAGER_MICROS.toString(), minOddsE4: 11_000,
-      toleranceBps: 50, orderType: 2, isShielded: false, createdAtMs: nowMs, expiresAtMs: nowMs + 1_000, status: 'pending',
-      quotesReceived: 0, fill: null, error: null, terminalAtMs: null,
+      requestId,
+      userId,
+      wallet: `0x${'a'.repeat(40)}`,
+      kind: 'unsigned',
+      legs,
+      wagerMicros: WAGER_MICROS.toString(),
+      minOddsE4: 11_000,
+      toleranceBps: 50,
+      orderType: 2,
+      isShielded: false,
+      createdAtMs: nowMs,
+      expiresAtMs: nowMs + 1_000,
+      status: 'pending',
+      quotesReceived: 0,
+      fill: null,
+      error: null,
+      terminalAtMs: null,
     };
     const maker = makers[n % MAKERS]!;
     const fill: FillRecord = {
-      requestId, makerAddress: maker, quoteId: `q${n}`, taker: `0x${'a'.repeat(40)}`, userId, legs, filledWagerMicros: '4000000',
-      payoutMicros: '9000000', oddsE4: 22_500, atMs: nowMs, settledPaidMicros: null,
+      requestId,
+      makerAddress: maker,
+      quoteId: `q${n}`,
+      taker: `0x${'a'.repeat(40)}`,
+      userId,
+      legs,
+      filledWagerMicros: '4000000',
+      payoutMicros: '9000000',
+      oddsE4: 22_500,
+      atMs: nowMs,
+      settledPaidMicros: null,
     };
     const completed = endedRecord(created, {
-      status: 'completed', error: null, terminalAtMs: nowMs,
+      status: 'completed',
+      error: null,
+      terminalAtMs: nowMs,
       fill: { makerAddress: maker, quoteId: `q${n}`, oddsE4: 22_500, filledWagerMicros: '4000000', payoutMicros: '9000000' },
     });
-    const timed = <T>(fn: () => T) => () => {
-      const t0 = performance.now();
-      try {
-        return fn();
-      } finally {
-        cpu.push(performance.now() - t0);
-      }
-    };
+    const timed =
+      <T>(fn: () => T) =>
+      () => {
+        const t0 = performance.now();
+        try {
+          return fn();
+        } finally {
+          cpu.push(performance.now() - t0);
+        }
+      };
     return Promise.all([
       store.transact(timed(() => writes.createInTxn(command, created, false))),
-      store.transact(timed(() => {
-        writes.fillInTxn(completed, fill, () => true);
-        void store.db<RfqRecord>('rfqs').put(requestId, completed);
-      })),
+      store.transact(
+        timed(() => {
+          writes.fillInTxn(completed, fill, () => true);
+          void store.db<RfqRecord>('rfqs').put(requestId, completed);
+        }),
+      ),
     ]);
   }
 
   const rows: string[] = [];
-  rows.push('| RFQs per commit | LMDB writes per RFQ | write CPU µs per RFQ | KiB written per commit | 4 KiB pages per RFQ | commit ms (median) |');
+  rows.push(
+    '| RFQs per commit | LMDB writes per RFQ | write CPU µs per RFQ | KiB written per commit | 4 KiB pages per RFQ | commit ms (median) |',
+  );
   rows.push('|---|---|---|---|---|---|');
   for (const groupSize of [1, 2, 4, 8, 16]) {
     const rounds = isQuick ? 30 : 300;
@@ -138,7 +191,9 @@ async function main(): Promise<void> {
     }
     const rfqs = rounds * groupSize;
     const cpuPerRfq = (cpu.reduce((a, b) => a + b, 0) / rfqs) * 1000;
-    rows.push(`| ${groupSize} | ${((writeCount() - writesBefore) / rfqs).toFixed(1)} | ${cpuPerRfq.toFixed(1)} | ${(bytes / rounds / 1024).toFixed(0)} | ${(bytes / rfqs / 4096).toFixed(1)} | ${median(commitMs).toFixed(3)} |`);
+    rows.push(
+      `| ${groupSize} | ${((writeCount() - writesBefore) / rfqs).toFixed(1)} | ${cpuPerRfq.toFixed(1)} | ${(bytes / rounds / 1024).toFixed(0)} | ${(bytes / rfqs / 4096).toFixed(1)} | ${median(commitMs).toFixed(3)} |`,
+    );
   }
   console.log(rows.join('\n'));
   await store.close();

@@ -85,7 +85,13 @@ export function callTree(profile: CpuProfile): Frame {
 
   const build = (node: CpuProfileNode): Frame => {
     const selfSamples = (node.hitCount ?? 0) - idleSamples(node);
-    const frame: Frame = { name: frameName(node.callFrame), location: frameLocation(node.callFrame), selfSamples, samples: 0, children: [] };
+    const frame: Frame = {
+      name: frameName(node.callFrame),
+      location: frameLocation(node.callFrame),
+      selfSamples,
+      samples: 0,
+      children: [],
+    };
     const merged = new Map<string, Frame>();
     for (const id of node.children ?? []) {
       const child = byId.get(id);

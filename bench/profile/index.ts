@@ -30,16 +30,29 @@ function main(): void {
   }
   const out = outArg ?? dir;
   mkdirSync(out, { recursive: true });
-  const files = readdirSync(dir).filter((name) => FILE_NAME.test(name)).sort();
+  const files = readdirSync(dir)
+    .filter((name) => FILE_NAME.test(name))
+    .sort();
   if (files.length === 0) throw new Error(`no .cpuprofile files in ${dir}`);
-  const sections = ['# CPU profiles', '', `From \`${dir}\`. Shares are of each thread's samples. Busy = not sleeping (V8's \`(idle)\`, or piscina's wait for a task); waiting inside a native call, such as an fsync, counts as busy.`, ''];
+  const sections = [
+    '# CPU profiles',
+    '',
+    `From \`${dir}\`. Shares are of each thread's samples. Busy = not sleeping (V8's \`(idle)\`, or piscina's wait for a task); waiting inside a native call, such as an fsync, counts as busy.`,
+    '',
+  ];
   for (const file of files) {
     const [, pid, tid] = FILE_NAME.exec(file)!;
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const role = threadRole(profile, Number(tid));
     const name = `${pid}-${role}-t${tid}`;
     const summary = summarize(profile);
-    writeFileSync(join(out, `${name}.svg`), flameGraphSvg(profile, `${role} (pid ${pid}, thread ${tid}): ${pct(summary.busyShare)} busy over ${(summary.durationMs / 1000).toFixed(1)} s`));
+    writeFileSync(
+      join(out, `${name}.svg`),
+      flameGraphSvg(
+        profile,
+        `${role} (pid ${pid}, thread ${tid}): ${pct(summary.busyShare)} busy over ${(summary.durationMs / 1000).toFixed(1)} s`,
+      ),
+    );
     sections.push(
       `## ${role}: pid ${pid}, thread ${tid}`,
       '',

@@ -14,7 +14,13 @@ export interface DemoUser {
 }
 
 /** A JSON call; anything but 2xx throws with the service's error body (the demo has no other error path). */
-export async function call<T = Record<string, unknown>>(api: Api, method: string, path: string, token: string | null, body?: unknown): Promise<T> {
+export async function call<T = Record<string, unknown>>(
+  api: Api,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = {};
   if (token !== null) headers['authorization'] = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -24,7 +30,8 @@ export async function call<T = Record<string, unknown>>(api: Api, method: string
   return (text === '' ? {} : JSON.parse(text)) as T;
 }
 
-export const asAdmin = <T = Record<string, unknown>>(api: Api, method: string, path: string, body?: unknown) => call<T>(api, method, path, api.adminToken, body);
+export const asAdmin = <T = Record<string, unknown>>(api: Api, method: string, path: string, body?: unknown) =>
+  call<T>(api, method, path, api.adminToken, body);
 
 /** A fresh wallet logged in through the SIWE flow (contract section 3) and credited `fundsMicros`. */
 export async function fundedUser(api: Api, fundsMicros: number): Promise<DemoUser> {
@@ -51,6 +58,11 @@ export async function mentionMarket(api: Api, name: string, closesAtMs: number):
 
 /** The market of the price window of `durationSecs` that is open now (created by the lookup). */
 export async function windowMarket(api: Api, asset: string, durationSecs: number): Promise<number> {
-  const found = await call<{ market: { market_id: number } }>(api, 'GET', `/v1/markets/lookup?asset=${asset}&duration_secs=${durationSecs}&at_ms=${Date.now()}`, null);
+  const found = await call<{ market: { market_id: number } }>(
+    api,
+    'GET',
+    `/v1/markets/lookup?asset=${asset}&duration_secs=${durationSecs}&at_ms=${Date.now()}`,
+    null,
+  );
   return found.market.market_id;
 }

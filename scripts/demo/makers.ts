@@ -44,7 +44,10 @@ async function startMaker(api: Api, wsUrl: string, profile: MakerProfile): Promi
   const signer = privateKeySigner('0x' + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex'));
   await asAdmin(api, 'POST', '/v1/admin/market-makers', { address: signer.address, name: profile.name });
   // A maker quotes only what its collateral covers (docs/money.md): fund it for the whole demo.
-  await asAdmin(api, 'POST', `/v1/admin/market-makers/${signer.address}/credit`, { amount_micros: DEMO_MAKER_COLLATERAL_MICROS, idempotency_key: randomUUID() });
+  await asAdmin(api, 'POST', `/v1/admin/market-makers/${signer.address}/credit`, {
+    amount_micros: DEMO_MAKER_COLLATERAL_MICROS,
+    idempotency_key: randomUUID(),
+  });
   const isLastLook = profile.lastLookRejectShare !== null;
   const client = new MakerClient({
     url: wsUrl,
@@ -54,16 +57,26 @@ async function startMaker(api: Api, wsUrl: string, profile: MakerProfile): Promi
   // Timers of answers not yet sent, so close() leaves nothing behind.
   const pending = new Set<NodeJS.Timeout>();
   client.on('rfq', (rfq) => {
-    const timer = setTimeout(() => {
-      pending.delete(timer);
-      const decision = rfq.legs.length > profile.maxLegs ? null : priceRfq(rfq, { edgeBps: profile.edgeBps, maxPayoutMicros: MAX_PAYOUT_MICROS });
-      try {
-        if (decision === null || decision.kind === 'decline') client.decline(rfq.request_id);
-        else client.quote(rfq.request_id, { odds: decision.odds, maxWagerMicros: decision.maxWagerMicros, lastLook: isLastLook, quoteId: randomUUID() });
-      } catch {
-        // Disconnected meanwhile (the demo is stopping): nothing to answer on.
-      }
-    }, profile.latencyMs * (0.5 + Math.random()));
+    const timer = setTimeout(
+      () => {
+        pending.delete(timer);
+        const decision =
+          rfq.legs.length > profile.maxLegs ? null : priceRfq(rfq, { edgeBps: profile.edgeBps, maxPayoutMicros: MAX_PAYOUT_MICROS });
+        try {
+          if (decision === null || decision.kind === 'decline') client.decline(rfq.request_id);
+          else
+            client.quote(rfq.request_id, {
+              odds: decision.odds,
+              maxWagerMicros: decision.maxWagerMicros,
+              lastLook: isLastLook,
+              quoteId: randomUUID(),
+            });
+        } catch {
+          // Disconnected meanwhile (the demo is stopping): nothing to answer on.
+        }
+      },
+      profile.latencyMs * (0.5 + Math.random()),
+    );
     pending.add(timer);
   });
   client.on('client_error', () => undefined);

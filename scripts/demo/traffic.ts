@@ -62,7 +62,12 @@ async function takerLoop(api: Api, taker: DemoUser, longMarkets: readonly number
   }
 }
 
-async function contestLoop(api: Api, players: readonly DemoUser[], isStopped: () => boolean, onEvent: (line: string) => void): Promise<void> {
+async function contestLoop(
+  api: Api,
+  players: readonly DemoUser[],
+  isStopped: () => boolean,
+  onEvent: (line: string) => void,
+): Promise<void> {
   for (let round = 1; !isStopped(); round++) {
     const closesMs = Date.now() + CONTEST_OPEN_MS;
     const markets = await Promise.all(['A', 'B', 'C'].map((x) => mentionMarket(api, `Round ${round} market ${x}`, closesMs + 1_000)));
@@ -85,14 +90,18 @@ async function contestLoop(api: Api, players: readonly DemoUser[], isStopped: ()
     for (const player of players) {
       if (isStopped()) return;
       await sleep((CONTEST_OPEN_MS * 0.7) / players.length);
-      const bets = [...markets].sort(() => Math.random() - 0.5).slice(0, 2).map((market_id) => ({ market_id, direction: direction() }));
+      const bets = [...markets]
+        .sort(() => Math.random() - 0.5)
+        .slice(0, 2)
+        .map((market_id) => ({ market_id, direction: direction() }));
       await call(api, 'POST', '/v1/user/contest_bet', player.token, { contest_id: contest.contest_id, bets }).catch(() => undefined);
     }
     while (Date.now() < closesMs + 1_500) {
       if (isStopped()) return;
       await sleep(250);
     }
-    for (const market of markets) await asAdmin(api, 'POST', `/v1/admin/markets/${market}/resolve`, { outcome: Math.random() < 0.5 ? 'YES' : 'NO' });
+    for (const market of markets)
+      await asAdmin(api, 'POST', `/v1/admin/markets/${market}/resolve`, { outcome: Math.random() < 0.5 ? 'YES' : 'NO' });
     onEvent(`contest "Demo lineup #${round}" resolved`);
   }
 }

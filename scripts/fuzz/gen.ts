@@ -23,21 +23,53 @@ type Schema = Record<string, unknown>;
 
 /** Strings that have broken parsers elsewhere: edges of numbers, encodings, paths and injection. */
 const NASTY_STRINGS = [
-  '', ' ', '0', '-1', '1e309', 'NaN', '-0', '0x10', '9'.repeat(40), '１２３', '\u0000', '\uD800', '💥',
-  '../../etc/passwd', '%00', '%', '%ZZ', "' OR 1=1 --", '<script>', '__proto__', 'constructor', 'null', 'true',
-  '0x' + 'f'.repeat(40), '0x' + '0'.repeat(130), 'a'.repeat(5000), '{"a":1}', '\r\n\r\nX: y',
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  '-0',
+  '0x10',
+  '9'.repeat(40),
+  '１２３',
+  '\u0000',
+  '\uD800',
+  '💥',
+  '../../etc/passwd',
+  '%00',
+  '%',
+  '%ZZ',
+  "' OR 1=1 --",
+  '<script>',
+  '__proto__',
+  'constructor',
+  'null',
+  'true',
+  '0x' + 'f'.repeat(40),
+  '0x' + '0'.repeat(130),
+  'a'.repeat(5000),
+  '{"a":1}',
+  '\r\n\r\nX: y',
 ];
 const NASTY_NUMBERS = [0, -1, 1, 2 ** 31, 2 ** 53 + 1, -(2 ** 63), 1e308, 0.5, -0.0001, 1e-9, 123456789012345678];
 
 export function nastyValue(rng: Rng, depth = 0): unknown {
   switch (int(rng, depth > 3 ? 5 : 7)) {
-    case 0: return pick(rng, NASTY_STRINGS);
-    case 1: return pick(rng, NASTY_NUMBERS);
-    case 2: return null;
-    case 3: return rng() < 0.5;
-    case 4: return int(rng, 1000).toString();
-    case 5: return Array.from({ length: int(rng, 4) }, () => nastyValue(rng, depth + 1));
-    default: return { [pick(rng, NASTY_STRINGS)]: nastyValue(rng, depth + 1), __proto__x: 1 };
+    case 0:
+      return pick(rng, NASTY_STRINGS);
+    case 1:
+      return pick(rng, NASTY_NUMBERS);
+    case 2:
+      return null;
+    case 3:
+      return rng() < 0.5;
+    case 4:
+      return int(rng, 1000).toString();
+    case 5:
+      return Array.from({ length: int(rng, 4) }, () => nastyValue(rng, depth + 1));
+    default:
+      return { [pick(rng, NASTY_STRINGS)]: nastyValue(rng, depth + 1), __proto__x: 1 };
   }
 }
 
@@ -70,11 +102,16 @@ export function fromSchema(rng: Rng, schema: unknown, components: Record<string,
       const length = Math.min(int(rng, 4), typeof s['maxItems'] === 'number' ? s['maxItems'] : 4);
       return Array.from({ length }, () => fromSchema(rng, s['items'], components, depth + 1));
     }
-    case 'integer': return int(rng, 10_000_000);
-    case 'number': return rng() * 10;
-    case 'boolean': return rng() < 0.5;
-    case 'string': return typeof s['pattern'] === 'string' && s['pattern'].includes('0-9') ? String(int(rng, 1e9)) : 'x'.repeat(int(rng, 20));
-    default: return nastyValue(rng, depth);
+    case 'integer':
+      return int(rng, 10_000_000);
+    case 'number':
+      return rng() * 10;
+    case 'boolean':
+      return rng() < 0.5;
+    case 'string':
+      return typeof s['pattern'] === 'string' && s['pattern'].includes('0-9') ? String(int(rng, 1e9)) : 'x'.repeat(int(rng, 20));
+    default:
+      return nastyValue(rng, depth);
   }
 }
 
@@ -91,10 +128,17 @@ export function mutate(rng: Rng, value: unknown): unknown {
   const keys = Object.keys(copy);
   const key = keys.length > 0 ? pick(rng, keys) : 'extra';
   switch (int(rng, 4)) {
-    case 0: delete copy[key]; break;
-    case 1: copy[key] = nastyValue(rng); break;
-    case 2: copy[key] = mutate(rng, copy[key]); break;
-    default: copy[pick(rng, NASTY_STRINGS)] = nastyValue(rng);
+    case 0:
+      delete copy[key];
+      break;
+    case 1:
+      copy[key] = nastyValue(rng);
+      break;
+    case 2:
+      copy[key] = mutate(rng, copy[key]);
+      break;
+    default:
+      copy[pick(rng, NASTY_STRINGS)] = nastyValue(rng);
   }
   return copy;
 }
@@ -103,11 +147,16 @@ export function mutate(rng: Rng, value: unknown): unknown {
 export function bodyBytes(rng: Rng, value: unknown): string | Uint8Array {
   const json = JSON.stringify(value) ?? 'null';
   switch (int(rng, 8)) {
-    case 0: return json.slice(0, int(rng, json.length + 1));
-    case 1: return Uint8Array.from({ length: int(rng, 256) }, () => int(rng, 256));
-    case 2: return '['.repeat(2000 + int(rng, 5000));
-    case 3: return json.replace(/"/, "'");
-    default: return json;
+    case 0:
+      return json.slice(0, int(rng, json.length + 1));
+    case 1:
+      return Uint8Array.from({ length: int(rng, 256) }, () => int(rng, 256));
+    case 2:
+      return '['.repeat(2000 + int(rng, 5000));
+    case 3:
+      return json.replace(/"/, "'");
+    default:
+      return json;
   }
 }
 

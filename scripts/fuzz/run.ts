@@ -37,7 +37,14 @@ interface Operation {
 
 type Schema = Record<string, unknown>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'multipart/form-data; boundary=x', 'application/JSON', ''];
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'multipart/form-data; boundary=x',
+  'application/JSON',
+  '',
+];
 
 async function routeTable(baseUrl: string): Promise<{ operations: Operation[]; components: Record<string, Schema> }> {
   const document = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as Schema;
@@ -48,7 +55,8 @@ async function routeTable(baseUrl: string): Promise<{ operations: Operation[]; c
       const op = item[method] as Schema | undefined;
       if (op === undefined) continue;
       const parameters = (op['parameters'] ?? []) as Array<{ name: string; in: string }>;
-      const content = ((op['requestBody'] as Schema | undefined)?.['content'] as Schema | undefined)?.['application/json'] as Schema | undefined;
+      const content = ((op['requestBody'] as Schema | undefined)?.['content'] as Schema | undefined)?.['application/json'] as
+        Schema | undefined;
       operations.push({
         method: method.toUpperCase(),
         path,
@@ -141,7 +149,14 @@ const MAKER_SHAPES = (rng: Rng): unknown[] => [
 ];
 
 /** Random messages on a logged-in maker socket; a closed socket is reopened, a bounded number of times. */
-async function fuzzMaker(target: MakerTarget, rng: Rng, count: number, report: FuzzReport, deadlineMs: number, onProgress?: (report: Readonly<FuzzReport>) => void): Promise<void> {
+async function fuzzMaker(
+  target: MakerTarget,
+  rng: Rng,
+  count: number,
+  report: FuzzReport,
+  deadlineMs: number,
+  onProgress?: (report: Readonly<FuzzReport>) => void,
+): Promise<void> {
   let maker = await connectNewMaker(target);
   let reopens = 0;
   /** The largest frame sent on this socket: the close of an oversized one may arrive after later sends. */

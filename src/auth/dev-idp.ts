@@ -29,7 +29,10 @@ export function isDevIdpAlg(alg: unknown): alg is DevIdpAlg {
 }
 
 /** A fresh key pair; the kid is random unless given (tests reuse a kid to sign with a key the JWKS lacks). */
-export async function generateDevIdpKey(alg: DevIdpAlg, kid = `dev-${alg.toLowerCase()}-${randomBytes(6).toString('hex')}`): Promise<DevIdpKey> {
+export async function generateDevIdpKey(
+  alg: DevIdpAlg,
+  kid = `dev-${alg.toLowerCase()}-${randomBytes(6).toString('hex')}`,
+): Promise<DevIdpKey> {
   const options = alg === 'EdDSA' ? { crv: 'Ed25519', extractable: true } : { extractable: true };
   const { publicKey, privateKey } = await generateKeyPair(alg, options);
   return {
@@ -94,13 +97,15 @@ export async function mintIdToken(input: MintIdTokenInput): Promise<string> {
   const key = await importJWK(input.privateJwk, input.alg);
   const nowS = Math.floor(Date.now() / 1000);
   const expiresAtS = nowS + input.expiresInS;
-  return new SignJWT({ wallet: input.wallet })
-    .setProtectedHeader({ alg: input.alg, kid: input.kid, typ: 'JWT' })
-    .setIssuer(input.issuer)
-    .setAudience(input.audience)
-    .setSubject(input.sub)
-    // An already-expired token was also issued before it expired, as a real one would have been.
-    .setIssuedAt(Math.min(nowS, expiresAtS - 1))
-    .setExpirationTime(expiresAtS)
-    .sign(key);
+  return (
+    new SignJWT({ wallet: input.wallet })
+      .setProtectedHeader({ alg: input.alg, kid: input.kid, typ: 'JWT' })
+      .setIssuer(input.issuer)
+      .setAudience(input.audience)
+      .setSubject(input.sub)
+      // An already-expired token was also issued before it expired, as a real one would have been.
+      .setIssuedAt(Math.min(nowS, expiresAtS - 1))
+      .setExpirationTime(expiresAtS)
+      .sign(key)
+  );
 }

@@ -131,10 +131,12 @@ export class WalletLogin {
       throw refusal;
     }
     // A login: the pool's bounded login share (verify-pool.ts), so logins cannot starve signed orders.
-    const recovered = await this.verifyPool.recoverPersonalSigner(new TextEncoder().encode(message), signature, 'login').catch((err: unknown) => {
-      if (isPoolOverloaded(err)) throw overloaded();
-      throw err;
-    });
+    const recovered = await this.verifyPool
+      .recoverPersonalSigner(new TextEncoder().encode(message), signature, 'login')
+      .catch((err: unknown) => {
+        if (isPoolOverloaded(err)) throw overloaded();
+        throw err;
+      });
     // Another attempt with this nonce may have spent it while this one was recovered: the first use wins.
     if (!(await this.consumeNonce(fields.nonce, issued.expiresAtMs))) throw errors.siweRefused('nonceUnknownOrUsed');
     if (!recovered.ok) throw new ApiError('INVALID_SIGNATURE');
@@ -178,7 +180,6 @@ export class WalletLogin {
     return outcome === 'spent';
   }
 }
-
 
 function invalidAddress(): ApiError {
   return errors.notAnAddress('/address');

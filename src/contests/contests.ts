@@ -83,7 +83,18 @@ export class Contests {
     // lmdb-js's lazy map: one record decoded at a time, never all of them held at once.
     this.listIndex = new ContestListIndex(this.contests.getRange().map(({ value }) => value));
     this.entries = new ContestEntries(store, owners, this.marketOf);
-    this.resolution = new ContestResolution(store, clock, markets, log, this.lanes, this.listIndex, owners, ledger, this.marketOf, options.settlement);
+    this.resolution = new ContestResolution(
+      store,
+      clock,
+      markets,
+      log,
+      this.lanes,
+      this.listIndex,
+      owners,
+      ledger,
+      this.marketOf,
+      options.settlement,
+    );
     this.queries = new ContestQueries(store, this.listIndex, this.marketOf);
   }
 

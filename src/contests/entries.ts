@@ -168,5 +168,8 @@ export class ContestEntries {
 
 /** What an entry's idempotency key stands for: the contest, the entry continued (if any) and the picks. */
 function entryContentHash(request: ContestEntryRequest): string {
-  return hash('sha256', JSON.stringify([request.contest_id, request.entry_index ?? null, request.bets.map((b) => [b.market_id, b.direction])]));
+  return hash(
+    'sha256',
+    JSON.stringify([request.contest_id, request.entry_index ?? null, request.bets.map((b) => [b.market_id, b.direction])]),
+  );
 }

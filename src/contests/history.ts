@@ -22,7 +22,12 @@ export function userEntriesPage(
 ): { entries: UserEntry[]; next: UserEntryPosition | null } {
   const afterKey = page.after === null ? null : userEntryKey(userId, ...page.after);
   const positions: UserEntryPosition[] = [];
-  for (const key of table(store, 'userEntries').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true, limit: page.limit + 2 })) {
+  for (const key of table(store, 'userEntries').getKeys({
+    start: afterKey ?? `${userId}:~`,
+    end: `${userId}:`,
+    reverse: true,
+    limit: page.limit + 2,
+  })) {
     if (key === afterKey) continue;
     const [createdAtMs, contestId, entryIndex] = key.slice(userId.length + 1).split(':') as [string, string, string];
     positions.push([Number(createdAtMs), contestId, Number(entryIndex)]);
@@ -52,7 +57,10 @@ export function userContestEntriesPage(
   }
   const shown = indexes.slice(0, page.limit);
   const view = viewer(store, marketOf);
-  return { entries: shown.map((entryIndex) => view(contestId, userId, entryIndex)), next: indexes.length > page.limit ? shown.at(-1)! : null };
+  return {
+    entries: shown.map((entryIndex) => view(contestId, userId, entryIndex)),
+    next: indexes.length > page.limit ? shown.at(-1)! : null,
+  };
 }
 
 /** Reads an entry and its contest (each contest once per page) and makes its view. */
@@ -70,6 +78,12 @@ function viewer(store: Store, marketOf: MarketOf) {
     const isSurvivalGame = contest.gameType === 'survivor' || contest.gameType === 'streak';
     const state =
       entry.settlement !== null ? 'settled' : isSurvivalGame && isEliminated(entryOutcomes(entry, marketOf)) ? 'eliminated' : 'open';
-    return { contest_id: contestId, game_type: contest.gameType, state, stake_micros: entry.stakeMicros, ...callerEntryView(entry, marketOf) };
+    return {
+      contest_id: contestId,
+      game_type: contest.gameType,
+      state,
+      stake_micros: entry.stakeMicros,
+      ...callerEntryView(entry, marketOf),
+    };
   };
 }

@@ -97,7 +97,10 @@ export class ContestQueries {
       if (isSettling) {
         // Its final batch may have committed before the settlement's continuation updated the entry: the
         // record decides, and it can only hold the status before or the one the settlement writes.
-        assert.ok(contest.status === entry.status || contest.status === entry.pendingStatus, `settling contest ${entry.contestId} is ${contest.status}`);
+        assert.ok(
+          contest.status === entry.status || contest.status === entry.pendingStatus,
+          `settling contest ${entry.contestId} is ${contest.status}`,
+        );
         if (filter.status !== undefined && contest.status !== filter.status) return true;
       } else {
         // A status change that did not go through the actor's settle() (the only writer of a status) would show here.

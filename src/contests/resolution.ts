@@ -71,7 +71,10 @@ export class ContestResolution {
       const contest = this.contests.get(entry.contestId);
       assert.ok(contest !== undefined && contest.status === 'open', `open contest ${entry.contestId} is ${contest?.status ?? 'missing'}`);
       open.push(contest.contestId);
-      this.track(contest.contestId, contest.markets.map((m) => m.marketId));
+      this.track(
+        contest.contestId,
+        contest.markets.map((m) => m.marketId),
+      );
       return true;
     });
     const outcomes = await Promise.allSettled(open.map((contestId) => this.finishIfFinal(contestId)));
@@ -135,7 +138,10 @@ export class ContestResolution {
   }
 
   private untrackContest(contest: ContestRecord): void {
-    this.untrack(contest.contestId, contest.markets.map((m) => m.marketId));
+    this.untrack(
+      contest.contestId,
+      contest.markets.map((m) => m.marketId),
+    );
   }
 
   /**
@@ -153,18 +159,25 @@ export class ContestResolution {
         failures.push(err);
       }
     }
-    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} contest settlement(s) of market ${market.market_id} failed`);
+    if (failures.length > 0)
+      throw new AggregateError(failures, `${failures.length} contest settlement(s) of market ${market.market_id} failed`);
   }
 
   /** A settlement that stopped: an interrupt by the stop is expected, a broken invariant stops the process. */
   private logSettlementFailure(err: unknown, contestId: string, marketId: number | null): void {
     if (err instanceof SettlementInterrupted) {
-      this.log.info({ contestId, marketId, detail: err.message }, 'contest settlement stopped with the service; the next start continues it');
+      this.log.info(
+        { contestId, marketId, detail: err.message },
+        'contest settlement stopped with the service; the next start continues it',
+      );
       return;
     }
     this.log.error({ err, contestId, marketId }, 'contest settlement failed; a same-outcome resolve or the next start continues it');
     // A broken money invariant is a bug: stop rather than carry on with wrong balances (STYLE).
-    if (err instanceof AssertionError) setImmediate(() => { throw err; });
+    if (err instanceof AssertionError)
+      setImmediate(() => {
+        throw err;
+      });
   }
 
   /**
@@ -203,7 +216,10 @@ export class ContestResolution {
     const kind = contest.settling?.kind ?? this.settlementDue(contest);
     if (kind === null) return contest;
     if (contest.settling !== undefined) {
-      this.log.info({ contestId, kind, settled: contest.settling.settledCount, entries: contest.entriesFilled }, 'contest settlement continues');
+      this.log.info(
+        { contestId, kind, settled: contest.settling.settledCount, entries: contest.entriesFilled },
+        'contest settlement continues',
+      );
     }
     return this.settle(contest, kind);
   }

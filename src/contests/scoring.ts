@@ -135,7 +135,10 @@ export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array):
  */
 export function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number {
   // No market twice in an entry and at most 64 per contest, continuations included: keys stay in 0..65.
-  assert.ok(outcomes.length <= CONTEST_LIMITS.maxMarkets, `an entry holds ${outcomes.length} picks, more than ${CONTEST_LIMITS.maxMarkets}`);
+  assert.ok(
+    outcomes.length <= CONTEST_LIMITS.maxMarkets,
+    `an entry holds ${outcomes.length} picks, more than ${CONTEST_LIMITS.maxMarkets}`,
+  );
   const { won, lost } = countOutcomes(outcomes);
   switch (gameType) {
     case 'lineups':

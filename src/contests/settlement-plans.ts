@@ -9,7 +9,14 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Market } from '../schemas/markets.js';
 import type { Db } from '../store/db.js';
-import { contestEntriesAfter, entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
+import {
+  contestEntriesAfter,
+  entryRef,
+  type ContestRecord,
+  type EntryRecord,
+  type EntrySettlement,
+  type SettlingRecord,
+} from './records.js';
 import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
 import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
 
@@ -39,7 +46,12 @@ export function voidPlan(): SettlementPlan {
     kind: 'void',
     totalPaidMicros: 0n,
     settleEntry: (entry) => {
-      const settlement = { outcomes: entry.picks.map(() => 'voided' as const), payoutMicros: entry.stakeMicros, netPayoutMicros: 0, rank: null };
+      const settlement = {
+        outcomes: entry.picks.map(() => 'voided' as const),
+        payoutMicros: entry.stakeMicros,
+        netPayoutMicros: 0,
+        rank: null,
+      };
       return { settlement, paidMicros: 0n, payoutMicros: null };
     },
   };
@@ -68,7 +80,12 @@ export async function resolvePlan(
 }
 
 /** One score key per entry, indexed by seq. Page by page, with a turn of the event loop between pages. */
-async function readScoreKeys(contest: ContestRecord, entries: Db<EntryRecord>, marketOf: MarketOf, throwIfStopping: () => void): Promise<Uint8Array> {
+async function readScoreKeys(
+  contest: ContestRecord,
+  entries: Db<EntryRecord>,
+  marketOf: MarketOf,
+  throwIfStopping: () => void,
+): Promise<Uint8Array> {
   const entryCount = contest.entriesFilled;
   const keysBySeq = new Uint8Array(entryCount);
   const isSeen = new Uint8Array(entryCount);

@@ -102,7 +102,8 @@ export class ContestSettler {
     // A stop is checked before any work, between scoring pages and between batches, so it waits for one
     // page or one batch at most, whatever the number of contests and entries.
     this.throwIfStopping(contest);
-    const plan = kind === 'void' ? voidPlan() : await resolvePlan(contest, this.entries, this.marketOf, () => this.throwIfStopping(contest));
+    const plan =
+      kind === 'void' ? voidPlan() : await resolvePlan(contest, this.entries, this.marketOf, () => this.throwIfStopping(contest));
     if (kind === 'resolve' && (contest.settling === undefined || contest.settling.phase === 'collect')) {
       contest = await this.collectStakes(contest, atMs);
     }
@@ -136,11 +137,20 @@ export class ContestSettler {
         if (refs === undefined) byShard.set(shard, (refs = []));
         refs.push(entryRef(entry));
       }
-      await Promise.all([...byShard].map(([shard, refs]) => this.owners.moveMoney(shard, { op: 'collect_entries', contestId, refs, atMs })));
+      await Promise.all(
+        [...byShard].map(([shard, refs]) => this.owners.moveMoney(shard, { op: 'collect_entries', contestId, refs, atMs })),
+      );
       const isLast = rows.length <= this.batchEntries;
       const settling: SettlingRecord = isLast
         ? { kind: 'resolve', atMs, phase: 'pay', lastKey: '', settledCount: 0, paidMicros: 0 }
-        : { kind: 'resolve', atMs, phase: 'collect', lastKey: batch.at(-1)!.key, settledCount: (progress?.settledCount ?? 0) + batch.length, paidMicros: 0 };
+        : {
+            kind: 'resolve',
+            atMs,
+            phase: 'collect',
+            lastKey: batch.at(-1)!.key,
+            settledCount: (progress?.settledCount ?? 0) + batch.length,
+            paidMicros: 0,
+          };
       const next = inProgress(contest, settling);
       await this.store.transact(() => {
         void this.contests.put(contestId, next);
@@ -191,12 +201,21 @@ export class ContestSettler {
       });
     }
     assert.ok(paidMicros <= BigInt(totalPotMicros(contest)), `contest ${contestId} pays more than its pot`);
-    await Promise.all([...byShard].map(([shard, entries]) => this.owners.moveMoney(shard, { op: 'settle_entries', contestId, entries, atMs })));
+    await Promise.all(
+      [...byShard].map(([shard, entries]) => this.owners.moveMoney(shard, { op: 'settle_entries', contestId, entries, atMs })),
+    );
     const settledCount = (progress?.settledCount ?? 0) + batch.length;
     const isLast = rows.length <= this.batchEntries;
     const next = isLast
       ? finished(contest, plan, atMs, settledCount, paidMicros)
-      : inProgress(contest, { kind: plan.kind, atMs, phase: 'pay', lastKey: batch.at(-1)!.key, settledCount, paidMicros: Number(paidMicros) });
+      : inProgress(contest, {
+          kind: plan.kind,
+          atMs,
+          phase: 'pay',
+          lastKey: batch.at(-1)!.key,
+          settledCount,
+          paidMicros: Number(paidMicros),
+        });
     // On the contest's lane this is the contest record's only writer: no re-read is needed. The last batch
     // closes the pool in the same transaction: what the contest did not pay goes back to the protocol.
     await this.store.transact(() => {
@@ -213,7 +232,9 @@ export class ContestSettler {
  */
 export class SettlementInterrupted extends Error {
   constructor(contestId: string, settledCount: number, entryCount: number) {
-    super(`contest ${contestId}: settlement stopped with the service after ${settledCount} of ${entryCount} entries; the next start continues it`);
+    super(
+      `contest ${contestId}: settlement stopped with the service after ${settledCount} of ${entryCount} entries; the next start continues it`,
+    );
   }
 }
 
@@ -223,7 +244,11 @@ function inProgress(contest: ContestRecord, settling: SettlingRecord): ContestRe
 
 /** The contest once every entry is settled: the counts and the money are asserted whole before it is written. */
 function finished(contest: ContestRecord, plan: SettlementPlan, atMs: number, settledCount: number, paidMicros: bigint): ContestRecord {
-  assert.equal(settledCount, contest.entriesFilled, `contest ${contest.contestId}: settled ${settledCount} of ${contest.entriesFilled} entries`);
+  assert.equal(
+    settledCount,
+    contest.entriesFilled,
+    `contest ${contest.contestId}: settled ${settledCount} of ${contest.entriesFilled} entries`,
+  );
   assert.equal(paidMicros, plan.totalPaidMicros, `contest ${contest.contestId} paid ${paidMicros}, its scores pay ${plan.totalPaidMicros}`);
   const { settling: _progress, ...rest } = contest;
   const status = plan.kind === 'void' ? 'voided' : 'resolved';

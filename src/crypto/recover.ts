@@ -33,9 +33,7 @@ const nativeBinding = loadNativeBinding();
 
 /** libsecp256k1 backend; null when the native addon did not load on this machine. */
 export const recoverAddressNative: RecoverFn | null =
-  nativeBinding === null
-    ? null
-    : (hash32, sig65) => recoverWith(hash32, sig65, (sig, h) => recoverPublicKeyNative(nativeBinding, sig, h));
+  nativeBinding === null ? null : (hash32, sig65) => recoverWith(hash32, sig65, (sig, h) => recoverPublicKeyNative(nativeBinding, sig, h));
 
 export const recoverBackend: 'native' | 'noble' = recoverAddressNative === null ? 'noble' : 'native';
 
@@ -66,9 +64,7 @@ function recoverWith(
 
 function recoverPublicKeyNoble(sig: SplitSignature, hash32: Uint8Array): Uint8Array | null {
   try {
-    const point = secp256k1.Signature.fromBytes(sig.compact64, 'compact')
-      .addRecoveryBit(sig.recoveryId)
-      .recoverPublicKey(hash32);
+    const point = secp256k1.Signature.fromBytes(sig.compact64, 'compact').addRecoveryBit(sig.recoveryId).recoverPublicKey(hash32);
     return point.toBytes(false);
   } catch {
     // noble throws when r is not the x of a curve point or the result is the point at infinity: both are

@@ -175,7 +175,9 @@ export class VerifyPool {
    * orders before logins: a turn's logins never hold up its orders.
    */
   #flush(turn: PendingRecover[]): void {
-    const pending = turn.some((call) => call.share === 'login') ? [...turn.filter((c) => c.share === 'order'), ...turn.filter((c) => c.share === 'login')] : turn;
+    const pending = turn.some((call) => call.share === 'login')
+      ? [...turn.filter((c) => c.share === 'order'), ...turn.filter((c) => c.share === 'login')]
+      : turn;
     const sliceSize = Math.ceil(pending.length / this.#threads);
     for (let start = 0; start < pending.length; start += sliceSize) {
       const slice = pending.slice(start, start + sliceSize);

@@ -45,6 +45,7 @@ export function loadDashboardAssets(): DashboardAssets {
   const uplotDir = dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
   const byName = new Map<string, Asset>();
   for (const [name, contentType] of Object.entries(PAGE_FILES)) byName.set(name, { contentType, body: readFileSync(join(pageDir, name)) });
-  for (const [name, contentType] of Object.entries(UPLOT_FILES)) byName.set(name, { contentType, body: readFileSync(join(uplotDir, name)) });
+  for (const [name, contentType] of Object.entries(UPLOT_FILES))
+    byName.set(name, { contentType, body: readFileSync(join(uplotDir, name)) });
   return { page: { contentType: 'text/html; charset=utf-8', body: readFileSync(join(pageDir, 'index.html')) }, byName };
 }

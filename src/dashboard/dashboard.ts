@@ -17,7 +17,13 @@ export interface Dashboard {
 
 export function createDashboard(s: Services, rateLimiter: RateLimiter): Dashboard {
   const registry = s.metrics.registry;
-  registerDashboardGauges(registry, { clock: s.clock, makers: s.makers, gateway: s.makerGateway, markets: s.markets, contests: s.contests });
+  registerDashboardGauges(registry, {
+    clock: s.clock,
+    makers: s.makers,
+    gateway: s.makerGateway,
+    markets: s.markets,
+    contests: s.contests,
+  });
   return {
     routes: dashboardRoutes(loadDashboardAssets()),
     feed: new DashboardFeed({ registry, tokens: s.sessions, rateLimiter, log: s.log }),

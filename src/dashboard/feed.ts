@@ -73,7 +73,13 @@ export class DashboardFeed {
         // An upgrade is an anonymous request: it spends a token of its network's bucket, as any other does.
         if (this.#deps.rateLimiter.take(key, Date.now()) > 0) return refuse(res, '429 Too Many Requests');
         const viewer: Viewer = { isAuthenticated: false, isOpen: true, rateLimitKey: key, deadline: null };
-        res.upgrade(viewer, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+        res.upgrade(
+          viewer,
+          req.getHeader('sec-websocket-key'),
+          req.getHeader('sec-websocket-protocol'),
+          req.getHeader('sec-websocket-extensions'),
+          context,
+        );
       },
       open: (ws) => {
         this.#sockets.add(ws);
@@ -106,7 +112,8 @@ export class DashboardFeed {
     const nowMs = Date.now();
     const limiter = this.#deps.rateLimiter;
     // As server.ts authorizeCharged: a locked-out network is told nothing about its guess.
-    if (limiter.isEnabled && limiter.hasLockouts(nowMs) && limiter.lockoutOf(viewer.rateLimitKey, nowMs) > 0) return this.#refuse(ws, 'RATE_LIMITED');
+    if (limiter.isEnabled && limiter.hasLockouts(nowMs) && limiter.lockoutOf(viewer.rateLimitKey, nowMs) > 0)
+      return this.#refuse(ws, 'RATE_LIMITED');
     try {
       authorize('admin', token === null ? '' : `Bearer ${token}`, this.#deps.tokens);
     } catch (err) {

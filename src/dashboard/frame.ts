@@ -39,7 +39,12 @@ export interface Frame {
   marketsDue: number | null;
   contests: Array<{ contestId: string; title: string; entries: number; potMicros: number }>;
   /** Issue 18's money gauges; null while the service does not register them. */
-  money: { lockedCollateralMicros: number | null; openInterestMicros: number | null; ledgerCheckOk: boolean | null; ledgerCheckAtMs: number | null };
+  money: {
+    lockedCollateralMicros: number | null;
+    openInterestMicros: number | null;
+    ledgerCheckOk: boolean | null;
+    ledgerCheckAtMs: number | null;
+  };
 }
 
 type Series = readonly SeriesValue[] | undefined;
@@ -77,7 +82,11 @@ export function bucketsOf(series: Series, histogramName: string): Array<{ le: nu
  * bounds), interpolated linearly inside its bucket; in the +Inf bucket, the highest finite bound. null when
  * nothing was observed in between.
  */
-export function quantileBetween(prev: ReadonlyArray<{ le: number; count: number }>, curr: ReadonlyArray<{ le: number; count: number }>, q: number): number | null {
+export function quantileBetween(
+  prev: ReadonlyArray<{ le: number; count: number }>,
+  curr: ReadonlyArray<{ le: number; count: number }>,
+  q: number,
+): number | null {
   const before = new Map(prev.map((b) => [b.le, b.count]));
   const deltas = curr.map((b) => ({ le: b.le, count: Math.max(0, b.count - (before.get(b.le) ?? 0)) }));
   const total = deltas.at(-1)?.count ?? 0;

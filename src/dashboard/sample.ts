@@ -49,7 +49,11 @@ export async function takeSample(registry: Registry, atMs: number): Promise<Samp
     const read = await metric.get();
     metrics.set(
       name,
-      read.values.map((v) => ({ name: 'metricName' in v && typeof v.metricName === 'string' ? v.metricName : name, labels: v.labels, value: v.value })),
+      read.values.map((v) => ({
+        name: 'metricName' in v && typeof v.metricName === 'string' ? v.metricName : name,
+        labels: v.labels,
+        value: v.value,
+      })),
     );
   }
   return { atMs, metrics };

@@ -19,7 +19,10 @@ export function callerNetwork(addressText: string): string {
   const groups = expandIpv6(addressText);
   if (groups === null) return addressText;
   if (isIpv4Mapped(groups)) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
-  return `${groups.slice(0, NETWORK_GROUPS).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, NETWORK_GROUPS)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /**
@@ -37,7 +40,10 @@ export function callerWideNetwork(addressText: string): string {
   const groups = expandIpv6(addressText);
   if (groups === null) return addressText;
   if (isIpv4Mapped(groups)) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.0/24`;
-  return `${groups.slice(0, WIDE_NETWORK_GROUPS).map((g) => g.toString(16)).join(':')}::/48`;
+  return `${groups
+    .slice(0, WIDE_NETWORK_GROUPS)
+    .map((g) => g.toString(16))
+    .join(':')}::/48`;
 }
 
 /** The eight 16-bit groups of an IPv6 address in text, or null when it is not one. */

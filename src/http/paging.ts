@@ -42,7 +42,11 @@ export interface CursorScope {
 export function pageQueryProperties(page: { maxLimit: number; defaultLimit: number }) {
   return {
     limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: page.maxLimit, description: `items in the page, 1..${page.maxLimit} (default ${page.defaultLimit})` }),
+      Type.Integer({
+        minimum: 1,
+        maximum: page.maxLimit,
+        description: `items in the page, 1..${page.maxLimit} (default ${page.defaultLimit})`,
+      }),
     ),
     cursor: Type.Optional(
       Type.String({
@@ -89,8 +93,7 @@ export const isSafeIntegers =
   (values: readonly unknown[]): values is number[] =>
     values.length === count && values.every((v) => Number.isSafeInteger(v) && (v as number) >= 0);
 
-export const isOneString = (values: readonly unknown[]): values is [string] =>
-  values.length === 1 && typeof values[0] === 'string';
+export const isOneString = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
 
 /** The decoded array of a cursor in canonical form, or null. */
 function parseCanonical(cursor: string): unknown[] | null {
@@ -109,4 +112,3 @@ function parseCanonical(cursor: string): unknown[] | null {
 function filterTag(scope: CursorScope): string {
   return createHash('sha256').update(JSON.stringify(scope.filter)).digest('base64url').slice(0, FILTER_TAG_CHARS);
 }
-

@@ -10,9 +10,7 @@ interface Node<R> {
 }
 
 export type Match<R> =
-  | { kind: 'found'; route: R; params: Record<string, string> }
-  | { kind: 'method-not-allowed'; allowed: Method[] }
-  | { kind: 'not-found' };
+  { kind: 'found'; route: R; params: Record<string, string> } | { kind: 'method-not-allowed'; allowed: Method[] } | { kind: 'not-found' };
 
 const newNode = <R>(): Node<R> => ({ statics: new Map(), param: null, handlers: new Map() });
 

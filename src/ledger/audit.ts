@@ -21,15 +21,20 @@ export interface AuditReport {
 
 export function auditLedger(store: Store): AuditReport {
   const check = checkLedger(store);
-  const differences = check.differences.map((d) => `${d.account} ${d.bucket}: ${d.actual_micros}, its transfers add up to ${d.expected_micros}`);
+  const differences = check.differences.map(
+    (d) => `${d.account} ${d.bucket}: ${d.actual_micros}, its transfers add up to ${d.expected_micros}`,
+  );
   if (BigInt(check.total_micros) !== BigInt(check.credited_micros) - BigInt(check.withdrawn_micros)) {
-    differences.push(`money is not conserved: ${check.total_micros} held, ${check.credited_micros} credited − ${check.withdrawn_micros} withdrawn`);
+    differences.push(
+      `money is not conserved: ${check.total_micros} held, ${check.credited_micros} credited − ${check.withdrawn_micros} withdrawn`,
+    );
   }
 
   const holds = new Map<string, HoldRecord>();
   for (const { key, value } of table(store, 'holds').getRange()) holds.set(key, value);
   const held = new Map<string, bigint>();
-  for (const hold of holds.values()) held.set(`${hold.account} ${hold.bucket}`, (held.get(`${hold.account} ${hold.bucket}`) ?? 0n) + BigInt(hold.amountMicros));
+  for (const hold of holds.values())
+    held.set(`${hold.account} ${hold.bucket}`, (held.get(`${hold.account} ${hold.bucket}`) ?? 0n) + BigInt(hold.amountMicros));
   for (const { key: account, value: record } of table(store, 'accounts').getRange()) {
     for (const [bucket, amount] of Object.entries(record)) {
       if (bucket === 'available') continue;
@@ -44,11 +49,16 @@ export function auditLedger(store: Store): AuditReport {
   for (const [ref, hold] of holds) {
     const want = expected.get(ref);
     if (want === undefined) differences.push(`hold ${ref} is for nothing that holds money`);
-    else if (want.bucket !== hold.bucket || want.account !== hold.account || (!amountUnchecked.has(ref) && want.amountMicros !== hold.amountMicros)) {
+    else if (
+      want.bucket !== hold.bucket ||
+      want.account !== hold.account ||
+      (!amountUnchecked.has(ref) && want.amountMicros !== hold.amountMicros)
+    ) {
       differences.push(`hold ${ref} is ${JSON.stringify(hold)}, its record says ${JSON.stringify(want)}`);
     }
   }
-  for (const ref of expected.keys()) if (!holds.has(ref) && !amountUnchecked.has(ref)) differences.push(`${ref} holds money but has no hold`);
+  for (const ref of expected.keys())
+    if (!holds.has(ref) && !amountUnchecked.has(ref)) differences.push(`${ref} holds money but has no hold`);
   return { accounts: check.accounts, holds: holds.size, differences };
 }
 
@@ -72,7 +82,8 @@ export function holdsFromRecords(store: Store): { expected: Map<string, HoldReco
     const ref = rfqRef(fill.requestId);
     expected.set(ref, { account: userAccount(fill.userId), bucket: 'at_risk', amountMicros: fill.filledWagerMicros });
     const liability = BigInt(fill.payoutMicros) - BigInt(fill.filledWagerMicros);
-    if (liability > 0n) expected.set(lockRef(ref), { account: makerAccount(fill.makerAddress), bucket: 'locked', amountMicros: liability.toString() });
+    if (liability > 0n)
+      expected.set(lockRef(ref), { account: makerAccount(fill.makerAddress), bucket: 'locked', amountMicros: liability.toString() });
   }
   const entries = table(store, 'contestEntries');
   for (const { value: contest } of table(store, 'contests').getRange()) {
@@ -92,7 +103,11 @@ export function holdsFromRecords(store: Store): { expected: Map<string, HoldReco
   for (const key of table(store, 'withdrawalsByStatus').getKeys({ start: 'pending|', end: 'pending|~' })) {
     const withdrawal = table(store, 'withdrawals').get(key.slice(key.lastIndexOf('|') + 1));
     if (withdrawal !== undefined) {
-      expected.set(withdrawalRef(withdrawal.withdrawalId), { account: withdrawal.account, bucket: 'pending_withdrawal', amountMicros: withdrawal.amountMicros });
+      expected.set(withdrawalRef(withdrawal.withdrawalId), {
+        account: withdrawal.account,
+        bucket: 'pending_withdrawal',
+        amountMicros: withdrawal.amountMicros,
+      });
     }
   }
   return { expected, amountUnchecked };

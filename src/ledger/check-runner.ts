@@ -24,8 +24,16 @@ export class LedgerCheckRunner {
     makerAddresses: () => Iterable<string>,
     registry: Registry,
   ) {
-    this.#ok = new Gauge({ name: 'parlayd_ledger_check_ok', help: 'The last ledger check: 1 ok, 0 not (0 too until one has run: parlayd_ledger_check_at_ms is 0 then)', registers: [registry] });
-    this.#atMs = new Gauge({ name: 'parlayd_ledger_check_at_ms', help: 'When the last ledger check finished (ms since the epoch)', registers: [registry] });
+    this.#ok = new Gauge({
+      name: 'parlayd_ledger_check_ok',
+      help: 'The last ledger check: 1 ok, 0 not (0 too until one has run: parlayd_ledger_check_at_ms is 0 then)',
+      registers: [registry],
+    });
+    this.#atMs = new Gauge({
+      name: 'parlayd_ledger_check_at_ms',
+      help: 'When the last ledger check finished (ms since the epoch)',
+      registers: [registry],
+    });
     this.#openInterest = new Gauge({
       name: 'parlayd_open_interest_micros',
       help: "Open positions' taker stakes plus makers' locked liabilities, as the last ledger check summed them",
@@ -53,7 +61,8 @@ export class LedgerCheckRunner {
 
   #spawn(): Promise<LedgerCheck> {
     return new Promise((resolve, reject) => {
-      const workerData = this.mapSizeBytes === undefined ? { dataDir: this.dataDir } : { dataDir: this.dataDir, mapSizeBytes: this.mapSizeBytes };
+      const workerData =
+        this.mapSizeBytes === undefined ? { dataDir: this.dataDir } : { dataDir: this.dataDir, mapSizeBytes: this.mapSizeBytes };
       const worker = new Worker(new URL('./check-worker.js', import.meta.url), { workerData });
       let result: LedgerCheck | null = null;
       worker.once('message', (check: LedgerCheck) => {

@@ -30,7 +30,8 @@ export class Credits {
     // shard checks the key again in its transaction: that check decides.
     const previous = readCreditKey(this.store, idempotencyKey);
     const existing = this.users.findByWallet(wallet);
-    const isSame = existing !== undefined && previous?.account === userAccount(existing.userId) && previous.amountMicros === amountMicros.toString();
+    const isSame =
+      existing !== undefined && previous?.account === userAccount(existing.userId) && previous.amountMicros === amountMicros.toString();
     if (previous !== undefined && !isSame) throw new ApiError('IDEMPOTENCY_CONFLICT');
     // A new credit on a full store is refused before a user is made for its wallet: a refused request
     // writes nothing (the shard checks again before the money moves; a replay writes nothing, so it passes).
@@ -61,7 +62,8 @@ export class Credits {
     if (readCreditKey(this.store, idempotencyKey) === undefined) this.store.assertRoom();
     const record: CreditRecord = { account, amountMicros: amountMicros.toString(), atMs: this.clock.nowMs() };
     await this.store.transact(() => {
-      if (!checkCreditKey(this.store, idempotencyKey, record)) this.ledger.credit(account, amountMicros, creditRef(idempotencyKey), record.atMs);
+      if (!checkCreditKey(this.store, idempotencyKey, record))
+        this.ledger.credit(account, amountMicros, creditRef(idempotencyKey), record.atMs);
     });
   }
 }

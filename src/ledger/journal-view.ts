@@ -21,7 +21,11 @@ export function accountJournalPage(
   // Rebuilt from the cursor's parts under this account's prefix, so no cursor reaches another account's rows:
   // every key from `${account}|` on, in reverse, belongs to this account ('|' is in no account id).
   const afterKey = page.after === null ? null : journalKey(account, page.after[0], page.after[1]);
-  for (const { key, value: row } of table(store, 'accountJournal').getRange({ start: afterKey ?? `${account}|~`, end: `${account}|`, reverse: true })) {
+  for (const { key, value: row } of table(store, 'accountJournal').getRange({
+    start: afterKey ?? `${account}|~`,
+    end: `${account}|`,
+    reverse: true,
+  })) {
     // The range start is inclusive: the cursor's row is read again, and only its entries not yet listed are.
     const skip = key === afterKey ? page.after![2] : 0;
     for (let i = skip; i < row.deltas.length; i++) {

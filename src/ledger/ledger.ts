@@ -67,7 +67,12 @@ export function readAccount(store: Store, account: AccountId): Record<Bucket, bi
 
 export function readUserBalance(store: Store, userId: string): UserBalance {
   const b = readAccount(store, userAccount(userId));
-  return { availableMicros: b.available, reservedMicros: b.reserved, atRiskMicros: b.at_risk, pendingWithdrawalMicros: b.pending_withdrawal };
+  return {
+    availableMicros: b.available,
+    reservedMicros: b.reserved,
+    atRiskMicros: b.at_risk,
+    pendingWithdrawalMicros: b.pending_withdrawal,
+  };
 }
 
 /** Any thread: the hold of a reference, if money is still held for it. */
@@ -120,7 +125,15 @@ export class Ledger {
   release(ref: string, atMs: number): bigint | null {
     const hold = this.takeHold(ref, 'reserved');
     if (hold === null) return null;
-    this.transfer('release', ref, 'release', { account: hold.account, bucket: 'reserved' }, { account: hold.account, bucket: 'available' }, hold.amountMicros, atMs);
+    this.transfer(
+      'release',
+      ref,
+      'release',
+      { account: hold.account, bucket: 'reserved' },
+      { account: hold.account, bucket: 'available' },
+      hold.amountMicros,
+      atMs,
+    );
     return hold.amountMicros;
   }
 
@@ -141,11 +154,20 @@ export class Ledger {
     const { account } = hold;
     this.transfer('fill', ref, 'fill', { account, bucket: 'reserved' }, { account, bucket: 'at_risk' }, filledMicros, atMs);
     const restMicros = reservedMicros - filledMicros;
-    if (restMicros > 0n) this.transfer('release', ref, 'release', { account, bucket: 'reserved' }, { account, bucket: 'available' }, restMicros, atMs);
+    if (restMicros > 0n)
+      this.transfer('release', ref, 'release', { account, bucket: 'reserved' }, { account, bucket: 'available' }, restMicros, atMs);
     // The reservation's hold becomes the stake's, under the same reference: one write, not a remove and a put.
     void this.holds.put(ref, { account, bucket: 'at_risk', amountMicros: filledMicros.toString() });
     if (liabilityMicros > 0n) {
-      this.transfer('lock', ref, 'lock', { account: maker, bucket: 'available' }, { account: maker, bucket: 'locked' }, liabilityMicros, atMs);
+      this.transfer(
+        'lock',
+        ref,
+        'lock',
+        { account: maker, bucket: 'available' },
+        { account: maker, bucket: 'locked' },
+        liabilityMicros,
+        atMs,
+      );
       this.openHold(lockRef(ref), { account: maker, bucket: 'locked' }, liabilityMicros);
     }
     return true;
@@ -162,10 +184,26 @@ export class Ledger {
     const liability = this.takeHold(lockRef(ref), 'locked');
     const taker: Side = { account: stake.account, bucket: 'available' };
     const maker: Side = { account: makerAccount(makerAddress), bucket: 'available' };
-    this.transfer('settle_stake', ref, 'settle_stake', { account: stake.account, bucket: 'at_risk' }, outcome === 'lost' ? maker : taker, stake.amountMicros, atMs);
+    this.transfer(
+      'settle_stake',
+      ref,
+      'settle_stake',
+      { account: stake.account, bucket: 'at_risk' },
+      outcome === 'lost' ? maker : taker,
+      stake.amountMicros,
+      atMs,
+    );
     if (liability !== null) {
       assert.equal(liability.account, maker.account, `${ref} locked another maker's collateral`);
-      this.transfer('settle_liability', ref, 'settle_liability', { account: maker.account, bucket: 'locked' }, outcome === 'won' ? taker : maker, liability.amountMicros, atMs);
+      this.transfer(
+        'settle_liability',
+        ref,
+        'settle_liability',
+        { account: maker.account, bucket: 'locked' },
+        outcome === 'won' ? taker : maker,
+        liability.amountMicros,
+        atMs,
+      );
     }
     return true;
   }
@@ -181,7 +219,16 @@ export class Ledger {
     // A negative pool would move nothing yet open a negative hold: `committed` would differ from its holds.
     assert.ok(amountMicros >= 0n, `a prize pool is never negative (${ref})`);
     if (this.availableOf(PROTOCOL) < amountMicros) return false;
-    if (amountMicros > 0n) this.transfer('pool', ref, 'pool', { account: PROTOCOL, bucket: 'available' }, { account: PROTOCOL, bucket: 'committed' }, amountMicros, atMs);
+    if (amountMicros > 0n)
+      this.transfer(
+        'pool',
+        ref,
+        'pool',
+        { account: PROTOCOL, bucket: 'available' },
+        { account: PROTOCOL, bucket: 'committed' },
+        amountMicros,
+        atMs,
+      );
     this.openHold(ref, { account: PROTOCOL, bucket: 'committed' }, amountMicros);
     return true;
   }
@@ -190,7 +237,15 @@ export class Ledger {
   collect(entryRef: string, contestId: string, atMs: number): boolean {
     const stake = this.takeHold(entryRef, 'reserved');
     if (stake === null) return false;
-    this.transfer('collect', entryRef, 'collect', { account: stake.account, bucket: 'reserved' }, { account: PROTOCOL, bucket: 'committed' }, stake.amountMicros, atMs);
+    this.transfer(
+      'collect',
+      entryRef,
+      'collect',
+      { account: stake.account, bucket: 'reserved' },
+      { account: PROTOCOL, bucket: 'committed' },
+      stake.amountMicros,
+      atMs,
+    );
     this.adjustHold(poolRef(contestId), stake.amountMicros);
     return true;
   }
@@ -198,7 +253,15 @@ export class Ledger {
   /** A winner's prize, out of its contest's pot; written once per entry, with the settled entry. */
   payPrize(entryRef: string, contestId: string, userId: string, amountMicros: bigint, atMs: number): void {
     this.adjustHold(poolRef(contestId), -amountMicros);
-    this.transfer('prize', entryRef, 'prize', { account: PROTOCOL, bucket: 'committed' }, { account: userAccount(userId), bucket: 'available' }, amountMicros, atMs);
+    this.transfer(
+      'prize',
+      entryRef,
+      'prize',
+      { account: PROTOCOL, bucket: 'committed' },
+      { account: userAccount(userId), bucket: 'available' },
+      amountMicros,
+      atMs,
+    );
   }
 
   /** What the contest did not pay goes back to the protocol's available; null when it was closed already. */
@@ -206,7 +269,16 @@ export class Ledger {
     const ref = poolRef(contestId);
     const pool = this.takeHold(ref, 'committed');
     if (pool === null) return null;
-    if (pool.amountMicros > 0n) this.transfer('pool_return', ref, 'pool_return', { account: PROTOCOL, bucket: 'committed' }, { account: PROTOCOL, bucket: 'available' }, pool.amountMicros, atMs);
+    if (pool.amountMicros > 0n)
+      this.transfer(
+        'pool_return',
+        ref,
+        'pool_return',
+        { account: PROTOCOL, bucket: 'committed' },
+        { account: PROTOCOL, bucket: 'available' },
+        pool.amountMicros,
+        atMs,
+      );
     return pool.amountMicros;
   }
 
@@ -218,7 +290,15 @@ export class Ledger {
    */
   withdraw(account: AccountId, amountMicros: bigint, ref: string, atMs: number): boolean {
     if (userIdOf(account) === null && this.availableOf(account) < amountMicros) return false;
-    this.transfer('withdraw', ref, 'request', { account, bucket: 'available' }, { account, bucket: 'pending_withdrawal' }, amountMicros, atMs);
+    this.transfer(
+      'withdraw',
+      ref,
+      'request',
+      { account, bucket: 'available' },
+      { account, bucket: 'pending_withdrawal' },
+      amountMicros,
+      atMs,
+    );
     this.openHold(ref, { account, bucket: 'pending_withdrawal' }, amountMicros);
     return true;
   }
@@ -241,7 +321,15 @@ export class Ledger {
   // ---- the primitives ----
 
   /** One double-entry transfer, with both sides' account records and each account's journal row. */
-  private transfer(kind: TransferKind, ref: string, step: string, debit: Side | null, credit: Side | null, amountMicros: bigint, atMs: number): void {
+  private transfer(
+    kind: TransferKind,
+    ref: string,
+    step: string,
+    debit: Side | null,
+    credit: Side | null,
+    amountMicros: bigint,
+    atMs: number,
+  ): void {
     assert.ok(amountMicros > 0n, `a transfer moves a positive amount (${kind} of ${ref})`);
     assert.ok(debit !== null || credit !== null, 'a transfer has at least one side in the ledger');
     const id = transferId(ref, step);

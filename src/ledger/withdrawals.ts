@@ -84,7 +84,11 @@ export class Withdrawals {
     const key = keyOf(req.account, req.idempotencyKey);
     const writes: RecordWrite[] = [
       { db: 'withdrawals', key: record.withdrawalId, value: record },
-      { db: 'withdrawalKeys', key, value: { withdrawalId: record.withdrawalId, amountMicros: record.amountMicros, destination: record.destination } },
+      {
+        db: 'withdrawalKeys',
+        key,
+        value: { withdrawalId: record.withdrawalId, amountMicros: record.amountMicros, destination: record.destination },
+      },
       { db: 'accountWithdrawals', key: accountKey(record), value: true },
       { db: 'withdrawalsByStatus', key: statusKey('pending', record), value: true },
     ];
@@ -92,7 +96,13 @@ export class Withdrawals {
     try {
       if (req.userId !== null) {
         await this.owners.moveMoney(this.owners.shardOfUser(req.userId), {
-          op: 'withdraw', userId: req.userId, amountMicros: record.amountMicros, ref, writes, uniqueKeys: [{ db: 'withdrawalKeys', key }], atMs: createdAtMs,
+          op: 'withdraw',
+          userId: req.userId,
+          amountMicros: record.amountMicros,
+          ref,
+          writes,
+          uniqueKeys: [{ db: 'withdrawalKeys', key }],
+          atMs: createdAtMs,
         });
       } else {
         await this.store.transact(() => {
@@ -144,14 +154,18 @@ export class Withdrawals {
   pageOfAccount(account: AccountId, limit: number, before: string | null): { records: WithdrawalRecord[]; next: string | null } {
     const start = before ?? `${account}|~`;
     // The range starts at the cursor's own key (inclusive): one row more, then without it.
-    const keys = [...table(this.store, 'accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 2 })].filter((k) => k !== before);
+    const keys = [
+      ...table(this.store, 'accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 2 }),
+    ].filter((k) => k !== before);
     return this.page(keys, limit);
   }
 
   /** The operator's queue of one status, oldest first, after the key `after` (exclusive). */
   pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): { records: WithdrawalRecord[]; next: string | null } {
     const start = after ?? `${status}|`;
-    const keys = [...table(this.store, 'withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 2 })].filter((k) => k !== after);
+    const keys = [...table(this.store, 'withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 2 })].filter(
+      (k) => k !== after,
+    );
     return this.page(keys, limit);
   }
 
@@ -164,7 +178,8 @@ export class Withdrawals {
   private findReplay(req: WithdrawalRequest): WithdrawalRecord | null {
     const previous = table(this.store, 'withdrawalKeys').get(keyOf(req.account, req.idempotencyKey));
     if (previous === undefined) return null;
-    if (previous.amountMicros !== req.amountMicros.toString() || previous.destination !== req.destination) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    if (previous.amountMicros !== req.amountMicros.toString() || previous.destination !== req.destination)
+      throw new ApiError('IDEMPOTENCY_CONFLICT');
     return this.get(previous.withdrawalId) ?? null;
   }
 }

@@ -128,5 +128,10 @@ export async function buildDueIndexIfMissing(store: Store): Promise<number> {
 export function withOracleFields(stored: StoredMarket): Market {
   if (stored.resolved_by !== undefined && stored.start_price_e8 !== undefined && stored.end_price_e8 !== undefined) return stored as Market;
   // Only records from before the oracle get here (rarer every day): the copy is fine.
-  return { ...stored, resolved_by: stored.resolved_by ?? null, start_price_e8: stored.start_price_e8 ?? null, end_price_e8: stored.end_price_e8 ?? null };
+  return {
+    ...stored,
+    resolved_by: stored.resolved_by ?? null,
+    start_price_e8: stored.start_price_e8 ?? null,
+    end_price_e8: stored.end_price_e8 ?? null,
+  };
 }

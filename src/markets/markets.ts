@@ -14,10 +14,17 @@ import type { Config } from '../config.js';
 import { ApiError, errors } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
+import { MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome } from '../schemas/markets.js';
 import {
-  MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome,
-} from '../schemas/markets.js';
-import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, encodeDueCursor, decodeDueCursor, marketIdOfDueKey, withOracleFields } from './due-index.js';
+  allDueKeys,
+  dueAtMsOf,
+  dueKey,
+  dueKeysUpTo,
+  encodeDueCursor,
+  decodeDueCursor,
+  marketIdOfDueKey,
+  withOracleFields,
+} from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 import { table } from '../store/records.js';
 
@@ -53,7 +60,11 @@ export const marketKey = (marketId: number) => String(marketId).padStart(16, '0'
  */
 function assertMarketTimes(market: Market): void {
   const times = [
-    market.window_start_ms, market.window_end_ms, market.betting_closes_at_ms, market.live_ends_at_ms, market.resolution_time_ms,
+    market.window_start_ms,
+    market.window_end_ms,
+    market.betting_closes_at_ms,
+    market.live_ends_at_ms,
+    market.resolution_time_ms,
   ];
   for (const timeMs of times) {
     if (timeMs === undefined || timeMs === null) continue;

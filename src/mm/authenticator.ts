@@ -72,7 +72,9 @@ export class MakerAuthenticator {
     // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile. Under
     // pressure (more than half the places taken, this socket included) a new socket gets less: a maker
     // answers in milliseconds, and idle sockets then give their places back sooner.
-    const deadlineMs = this.pending.isUnderPressure ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs) : config.mmAuthTimeoutMs;
+    const deadlineMs = this.pending.isUnderPressure
+      ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs)
+      : config.mmAuthTimeoutMs;
     conn.authTimer = setTimeout(() => sender.fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
     sender.send(conn, challengeMessage(conn.challenge));
   }

@@ -10,7 +10,15 @@
 // frame, is passed through untouched.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectMessage, RfqResultMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type {
+  DeclineMessage,
+  LastLookResponseMessage,
+  QuoteCancelMessage,
+  QuoteMessage,
+  QuoteRejectMessage,
+  RfqResultMessage,
+  ServerToMakerMessage,
+} from '../schemas/mm.js';
 import type { WithdrawnQuote } from '../rfq/active-rfq.js';
 import type { MakerDispatcher } from './dispatch.js';
 import type { MakerGateway } from './gateway.js';
@@ -134,7 +142,12 @@ export class MakerDesk implements MakerDispatcher {
     if (writtenAt !== undefined) this.deps.stats.quoteLatency(address, performance.now() - writtenAt, receivedAtMs);
     else this.deps.stats.count(address, 'quotes', receivedAtMs);
     if (this.deps.protection.trippedOf(address) !== null) {
-      this.deps.gateway.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason: 'PROTECTION_TRIPPED' });
+      this.deps.gateway.send(makerId, {
+        type: 'quote_reject',
+        request_id: msg.request_id,
+        quote_id: msg.quote_id,
+        reason: 'PROTECTION_TRIPPED',
+      });
       return;
     }
     this.deps.book.add(makerId, address, {

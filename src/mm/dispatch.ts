@@ -75,7 +75,13 @@ export class MessageDispatch {
     if (msg.type === 'auth_response') return sender.sendError(conn, 'ALREADY_AUTHENTICATED');
     if (msg.type === 'resume') return this.#resume(conn, msg);
     const dispatcher = this.dispatcher;
-    if (dispatcher === null) return sender.sendError(conn, 'NOT_ACCEPTING', 'request_id' in msg ? msg.request_id : undefined, 'quote_id' in msg ? msg.quote_id : undefined);
+    if (dispatcher === null)
+      return sender.sendError(
+        conn,
+        'NOT_ACCEPTING',
+        'request_id' in msg ? msg.request_id : undefined,
+        'quote_id' in msg ? msg.quote_id : undefined,
+      );
     switch (msg.type) {
       case 'quote':
         msg.last_look ??= false;

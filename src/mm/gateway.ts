@@ -96,7 +96,11 @@ export class MakerGateway {
     assertDomainTag(deps.config.mmDomainTag);
     this.#deps = deps;
     const { config, clock, log } = deps;
-    this.#streams = new MakerStreams({ replayMs: config.mmReplayMs, maxMessages: config.mmReplayMaxMessages, maxDetached: MAX_DETACHED_STREAMS });
+    this.#streams = new MakerStreams({
+      replayMs: config.mmReplayMs,
+      maxMessages: config.mmReplayMaxMessages,
+      maxDetached: MAX_DETACHED_STREAMS,
+    });
     this.#refusals = new LogCounts(log, 'maker sockets refused or closed before authentication', config.mmRefusalLogIntervalMs);
     const metrics =
       deps.metrics === undefined
@@ -117,8 +121,21 @@ export class MakerGateway {
       authenticated: this.#authenticated,
       streams: this.#streams,
     });
-    this.#dispatch = new MessageDispatch({ clock, log, sessions: deps.sessions, streams: this.#streams, sender, authenticator: this.#auth });
-    this.#heartbeat = new Heartbeat({ intervalMs: config.mmHeartbeatMs, clock, authenticated: this.#authenticated, streams: this.#streams, sender });
+    this.#dispatch = new MessageDispatch({
+      clock,
+      log,
+      sessions: deps.sessions,
+      streams: this.#streams,
+      sender,
+      authenticator: this.#auth,
+    });
+    this.#heartbeat = new Heartbeat({
+      intervalMs: config.mmHeartbeatMs,
+      clock,
+      authenticated: this.#authenticated,
+      streams: this.#streams,
+      sender,
+    });
     this.#upgrades = new UpgradeGate({
       rateLimiter: deps.rateLimiter,
       pending: this.#auth.pending,

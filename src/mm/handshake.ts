@@ -20,8 +20,7 @@ export interface Challenge {
 }
 
 export type CheckedAuthResponse =
-  | { ok: true; address: string; signature65: Uint8Array }
-  | { ok: false; reason: AuthFailureReason; detail: string };
+  { ok: true; address: string; signature65: Uint8Array } | { ok: false; reason: AuthFailureReason; detail: string };
 
 /**
  * Why an auth_response was refused, in more words than its reason: logged (debug), never sent, since the maker
@@ -63,7 +62,11 @@ export function checkAuthResponse(challenge: Challenge, message: unknown, nowMs:
   if (nowMs >= challenge.expiresAtMs) return { ok: false, reason: 'CHALLENGE_EXPIRED', detail: AUTH_REFUSAL_DETAILS.challengeExpired };
   if (!authResponseCheck.Check(message)) {
     const first = authResponseCheck.Errors(message).First();
-    return { ok: false, reason: 'MALFORMED', detail: first === undefined ? AUTH_REFUSAL_DETAILS.badAuthResponse : `${first.path} ${first.message}` };
+    return {
+      ok: false,
+      reason: 'MALFORMED',
+      detail: first === undefined ? AUTH_REFUSAL_DETAILS.badAuthResponse : `${first.path} ${first.message}`,
+    };
   }
   const address = parseAddress(message.address);
   if (address === null) return { ok: false, reason: 'MALFORMED', detail: AUTH_REFUSAL_DETAILS.badChecksum };

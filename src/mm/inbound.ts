@@ -34,12 +34,14 @@ export function decodeFrame(frame: ArrayBuffer, isBinary: boolean): Record<strin
 export function validateMakerMessage(value: Record<string, unknown>): Inbound {
   const type = value['type'];
   const check = typeof type === 'string' ? checks.get(type) : undefined;
-  if (check === undefined) return { ok: false, error: makerError('UNKNOWN_TYPE', echoedId(value, 'request_id'), echoedId(value, 'quote_id')) };
+  if (check === undefined)
+    return { ok: false, error: makerError('UNKNOWN_TYPE', echoedId(value, 'request_id'), echoedId(value, 'quote_id')) };
   if (check.Check(value)) return { ok: true, message: value as MakerToServerMessage };
   const details: MakerErrorDetail[] = [];
   for (const error of check.Errors(value)) {
     // A custom kind (odds) reports "Expected kind ..."; its description states the actual rule.
-    const message = error.type === ValueErrorType.Kind && typeof error.schema.description === 'string' ? error.schema.description : error.message;
+    const message =
+      error.type === ValueErrorType.Kind && typeof error.schema.description === 'string' ? error.schema.description : error.message;
     details.push({ path: error.path === '' ? '/' : error.path, message });
     if (details.length === MAX_DETAILS) break;
   }

@@ -27,7 +27,8 @@ export class PendingAuth {
   readonly #order = new Set<Connection>();
 
   constructor(private readonly limits: PendingAuthLimits) {
-    for (const [name, value] of Object.entries(limits)) assert.ok(Number.isSafeInteger(value) && value >= 1, `${name} must be an integer >= 1`);
+    for (const [name, value] of Object.entries(limits))
+      assert.ok(Number.isSafeInteger(value) && value >= 1, `${name} must be an integer >= 1`);
   }
 
   get count(): number {

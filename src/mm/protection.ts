@@ -23,7 +23,12 @@ export interface ProtectionLimits {
 
 export type ProtectionSide = 'maker' | 'admin';
 
-export const NO_LIMITS: ProtectionLimits = Object.freeze({ window_ms: null, max_fills: null, max_filled_wager_micros: null, max_locked_micros: null });
+export const NO_LIMITS: ProtectionLimits = Object.freeze({
+  window_ms: null,
+  max_fills: null,
+  max_filled_wager_micros: null,
+  max_locked_micros: null,
+});
 
 const MAX_COUNTED_FILLS = 65_536;
 
@@ -33,7 +38,8 @@ const MAX_COUNTED_FILLS = 65_536;
  */
 export function tighterOf(a: ProtectionLimits, b: ProtectionLimits): ProtectionLimits {
   const min = <T extends number | bigint>(x: T | null, y: T | null): T | null => (x === null ? y : y === null ? x : x < y ? x : y);
-  const minMicros = (x: string | null, y: string | null) => min(x === null ? null : BigInt(x), y === null ? null : BigInt(y))?.toString() ?? null;
+  const minMicros = (x: string | null, y: string | null) =>
+    min(x === null ? null : BigInt(x), y === null ? null : BigInt(y))?.toString() ?? null;
   return {
     window_ms: a.window_ms === null ? b.window_ms : b.window_ms === null ? a.window_ms : Math.max(a.window_ms, b.window_ms),
     max_fills: min(a.max_fills, b.max_fills),
@@ -113,7 +119,12 @@ export class Protection {
 }
 
 /** Pure: the first limit reached (a count at or over its cap), or null. */
-function reachedLimit(limits: ProtectionLimits, fills: number, wagerMicros: bigint, lockedMicros: () => bigint): ProtectionTripReason | null {
+function reachedLimit(
+  limits: ProtectionLimits,
+  fills: number,
+  wagerMicros: bigint,
+  lockedMicros: () => bigint,
+): ProtectionTripReason | null {
   if (limits.max_fills !== null && fills >= limits.max_fills) return 'MAX_FILLS';
   if (limits.max_filled_wager_micros !== null && wagerMicros >= BigInt(limits.max_filled_wager_micros)) return 'MAX_FILLED_WAGER';
   if (limits.max_locked_micros !== null && lockedMicros() >= BigInt(limits.max_locked_micros)) return 'MAX_LOCKED';

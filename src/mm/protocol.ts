@@ -57,7 +57,10 @@ export const MAKER_ERRORS = {
   ALREADY_AUTHENTICATED: { closes: false, message: 'this connection is already authenticated' },
   AUTH_IN_PROGRESS: { closes: false, message: 'the auth_response of this connection is being verified' },
   NOT_ACCEPTING: { closes: false, message: 'the service is not accepting quotes yet' },
-  LAST_LOOK_NOT_PENDING: { closes: false, message: 'no last look is pending for this quote: it was answered, ran out, or was never offered' },
+  LAST_LOOK_NOT_PENDING: {
+    closes: false,
+    message: 'no last look is pending for this quote: it was answered, ran out, or was never offered',
+  },
   QUOTE_NOT_FOUND: { closes: false, message: 'no standing quote with this id: unknown, already ended, or already selected for a fill' },
   NOT_AUTHENTICATED: { closes: true, message: 'only auth_response is accepted before authentication' },
   AUTH_TIMEOUT: { closes: true, message: 'authentication was not completed in time' },
@@ -66,7 +69,8 @@ export const MAKER_ERRORS = {
   OVERLOADED: { closes: true, message: 'the service is overloaded; reconnect after a short delay' },
   AUTH_EVICTED: {
     closes: true,
-    message: 'too many sockets are awaiting authentication: this one, the longest waiting, made room for a new one; reconnect and answer the challenge at once',
+    message:
+      'too many sockets are awaiting authentication: this one, the longest waiting, made room for a new one; reconnect and answer the challenge at once',
   },
 } as const satisfies Record<string, { closes: boolean; message: string }>;
 export type MakerErrorCode = keyof typeof MAKER_ERRORS;
@@ -92,7 +96,12 @@ export function makerError(code: MakerErrorCode, requestId?: string, quoteId?: s
  * VALIDATION_FAILED for a message of a known `type`: the text names the type (`quote failed validation`), the
  * details say where. Fields in wire order: type, code, message, details, request_id, quote_id.
  */
-export function validationFailedError(messageType: string, details: MakerErrorDetail[], requestId?: string, quoteId?: string): ErrorMessage {
+export function validationFailedError(
+  messageType: string,
+  details: MakerErrorDetail[],
+  requestId?: string,
+  quoteId?: string,
+): ErrorMessage {
   const error: ErrorMessage = { type: 'error', code: 'VALIDATION_FAILED', message: failedValidationText(messageType), details };
   if (requestId !== undefined) error.request_id = requestId;
   if (quoteId !== undefined) error.quote_id = quoteId;

@@ -30,9 +30,7 @@ export interface StreamSlot {
 
 export type ResumeFailureReason = 'UNKNOWN_SESSION' | 'SEQ_TOO_OLD' | 'SEQ_AHEAD';
 
-export type ResumeDecision =
-  | { ok: true; bodies: string[] }
-  | { ok: false; reason: ResumeFailureReason; oldestSeq: number | null };
+export type ResumeDecision = { ok: true; bodies: string[] } | { ok: false; reason: ResumeFailureReason; oldestSeq: number | null };
 
 export class MakerStreams {
   readonly #byMakerId = new Map<MakerId, StreamSlot>();

@@ -37,7 +37,8 @@ export class MakerSender {
     if (conn.isClosed || conn.ws === null) return false;
     const serialized = JSON.stringify(message);
     // After auth_result every message is numbered and held for a resume (stream.ts); before it, none is.
-    const frame = conn.stream === null ? serialized : conn.stream.stream.append(bodyOf(serialized), this.deps.clock.nowMs(), replayDeadlineOf(message));
+    const frame =
+      conn.stream === null ? serialized : conn.stream.stream.append(bodyOf(serialized), this.deps.clock.nowMs(), replayDeadlineOf(message));
     return this.writer.write(conn, frame);
   }
 
@@ -83,7 +84,9 @@ export function replayDeadlineOf(message: ServerToMakerMessage): number {
     case 'rfq':
       return message.quote_deadline_ms;
     case 'error': // one that closed the old socket (HEARTBEAT_TIMEOUT...) is about that socket, not the stream
-      return (MAKER_ERRORS as Record<string, { closes: boolean } | undefined>)[message.code]?.closes === true ? NEVER_REPLAY : ALWAYS_REPLAY;
+      return (MAKER_ERRORS as Record<string, { closes: boolean } | undefined>)[message.code]?.closes === true
+        ? NEVER_REPLAY
+        : ALWAYS_REPLAY;
     case 'heartbeat':
     case 'AUTH_EXPIRED':
     case 'resumed':

@@ -89,7 +89,11 @@ export class MakerStats {
       last_look_offered: sum.lastLookOffered,
       last_look_rejected: sum.lastLookRejected,
       filled_wager_micros: sum.filledWagerMicros.toString(),
-      quote_latency_ms: { p50: percentile(sum.latencyBins, 0.5), p90: percentile(sum.latencyBins, 0.9), p99: percentile(sum.latencyBins, 0.99) },
+      quote_latency_ms: {
+        p50: percentile(sum.latencyBins, 0.5),
+        p90: percentile(sum.latencyBins, 0.9),
+        p99: percentile(sum.latencyBins, 0.99),
+      },
     };
   }
 

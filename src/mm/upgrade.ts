@@ -49,7 +49,8 @@ export class UpgradeGate {
     const limiter = this.deps.rateLimiter;
     if (limiter?.isEnabled === true) {
       const retryAfterS = limiter.take(anonymousKey(remoteNetwork), Date.now());
-      if (retryAfterS > 0) return this.#refuse(res, 'UPGRADE_RATE_LIMITED', '429 Too Many Requests', UPGRADE_RATE_LIMITED_BODY, retryAfterS);
+      if (retryAfterS > 0)
+        return this.#refuse(res, 'UPGRADE_RATE_LIMITED', '429 Too Many Requests', UPGRADE_RATE_LIMITED_BODY, retryAfterS);
     }
     const refusal = this.deps.pending.refusalFor(remoteNetwork, remoteWideNetwork);
     if (refusal === 'PER_ADDRESS') return this.#refuse(res, 'UPGRADE_PER_IP', '429 Too Many Requests', RATE_LIMITED_BODY);
@@ -62,7 +63,13 @@ export class UpgradeGate {
     }
     const userData: UserData = { conn: new Connection(++this.#connSeq, remote, remoteNetwork, remoteWideNetwork) };
     // uWS opens the socket (the gateway's open handler) inside this call, so the count is right for the next upgrade.
-    res.upgrade(userData, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    res.upgrade(
+      userData,
+      req.getHeader('sec-websocket-key'),
+      req.getHeader('sec-websocket-protocol'),
+      req.getHeader('sec-websocket-extensions'),
+      context,
+    );
   }
 
   /** Answers an upgrade with an error instead of a socket; Retry-After 1 s unless given (the refusals clear quickly). */

@@ -24,7 +24,12 @@ export async function listenForMetrics(registry: Registry, host: string, port: n
       },
       () => {
         if (isAborted) return;
-        res.cork(() => res.writeStatus('500 Internal Server Error').writeHeader('Content-Type', 'application/json').end(JSON.stringify(new ApiError('INTERNAL').toBody())));
+        res.cork(() =>
+          res
+            .writeStatus('500 Internal Server Error')
+            .writeHeader('Content-Type', 'application/json')
+            .end(JSON.stringify(new ApiError('INTERNAL').toBody())),
+        );
       },
     );
   });

@@ -12,9 +12,7 @@ export interface HttpMetrics {
 }
 
 /** Latency buckets from 50 µs to 10 s: the interesting range of a fast service spans five decades. */
-export const LATENCY_BUCKETS_S = [
-  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10,
-];
+export const LATENCY_BUCKETS_S = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
 export function createHttpMetrics(): HttpMetrics {
   const registry = new Registry();

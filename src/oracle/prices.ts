@@ -51,7 +51,10 @@ export class OraclePrices {
   /** Newest accepted ts_ms per asset, mirrored after each commit; read from LMDB at construction. */
   private readonly latestTsMs = new Map<string, number>();
 
-  constructor(private readonly store: Store, assets: readonly string[]) {
+  constructor(
+    private readonly store: Store,
+    assets: readonly string[],
+  ) {
     for (const asset of assets) {
       const latest = this.latestStoredTsMs(asset);
       if (latest !== null) this.latestTsMs.set(asset, latest);
@@ -116,7 +119,10 @@ export class OraclePrices {
     for (const [asset, tsMs] of latestInTxn) {
       if (tsMs !== null && tsMs > (this.latestTsMs.get(asset) ?? -1)) this.latestTsMs.set(asset, tsMs);
     }
-    assert.ok(outcomes.every((o) => o !== undefined), 'every report has an outcome');
+    assert.ok(
+      outcomes.every((o) => o !== undefined),
+      'every report has an outcome',
+    );
     return outcomes;
   }
 

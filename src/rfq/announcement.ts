@@ -15,7 +15,8 @@ export function rfqTimes(
   nowMs: number,
   windows: Pick<ShardInit, 'quoteWindowMs' | 'lastLookMs'>,
 ): RfqTimes {
-  const quoteDeadlineMs = command.rfqKind === 'signed' ? Math.min(nowMs + windows.quoteWindowMs, command.expiresAtMs) : nowMs + windows.quoteWindowMs;
+  const quoteDeadlineMs =
+    command.rfqKind === 'signed' ? Math.min(nowMs + windows.quoteWindowMs, command.expiresAtMs) : nowMs + windows.quoteWindowMs;
   return {
     createdAtMs: nowMs,
     quoteDeadlineMs,

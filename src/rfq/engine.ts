@@ -18,7 +18,11 @@ export interface RfqEngine {
 }
 
 /** The pool alone, started: what owns the balances. Services that move money (contests, credits) take it. */
-export function startShardPool(s: Pick<Services, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>, makers: MakerFanout, options: ShardPoolOptions = {}) {
+export function startShardPool(
+  s: Pick<Services, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>,
+  makers: MakerFanout,
+  options: ShardPoolOptions = {},
+) {
   let pool: ShardPool | null = null;
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,

@@ -155,7 +155,9 @@ export class RfqFinalization {
     const nowMs = this.deps.clock.nowMs();
     const { fill, fillRecord } = fillOf(record, candidate, nowMs);
     const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
-    const written = await this.persistTerminal(rfq, () => this.deps.writes.fillInTxn(completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)));
+    const written = await this.persistTerminal(rfq, () =>
+      this.deps.writes.fillInTxn(completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)),
+    );
     if (written === null) return;
     if (written === UNCOVERED) {
       rfq.uncoveredCount++;

@@ -36,7 +36,6 @@ export type MatchDecision =
   | { kind: 'fail'; reason: Extract<RfqFailureReason, 'NO_ACCEPTABLE_QUOTE' | 'INSUFFICIENT_LIQUIDITY'> }
   | { kind: 'timeout' };
 
-
 /**
  * Exact, without rounding: odds_e4 ≥ min_odds_e4 × (1 − bps/10000) ⇔ odds_e4 × 10000 ≥ min_odds_e4 × (10000 − bps).
  * Both sides stay below 2^53 (odds_e4 < 2^32, factor ≤ 10000).
@@ -55,8 +54,7 @@ export function decide(input: MatchInput): MatchDecision {
   if (input.quotesReceived === 0) return { kind: 'timeout' };
   const acceptable = input.quotes.filter((q) => isAcceptable(q.oddsE4, input.minOddsE4, input.toleranceBps));
   if (acceptable.length === 0) return { kind: 'fail', reason: 'NO_ACCEPTABLE_QUOTE' };
-  const sized =
-    input.orderType === ORDER_TYPE_FOK ? acceptable.filter((q) => q.maxWagerMicros >= input.wagerMicros) : acceptable;
+  const sized = input.orderType === ORDER_TYPE_FOK ? acceptable.filter((q) => q.maxWagerMicros >= input.wagerMicros) : acceptable;
   if (sized.length === 0) return { kind: 'fail', reason: 'INSUFFICIENT_LIQUIDITY' };
   const candidates = [...sized].sort(compareQuotes).map((quote) => ({
     quote,

@@ -65,7 +65,14 @@ export interface CreateRfq {
 
 /** A record another owner decided, committed by the shard in the same transaction as the money it goes with. */
 export type RecordWrite = TypedWrite<
-  'contests' | 'contestEntries' | 'userEntries' | 'entryKeys' | 'withdrawals' | 'withdrawalKeys' | 'accountWithdrawals' | 'withdrawalsByStatus'
+  | 'contests'
+  | 'contestEntries'
+  | 'userEntries'
+  | 'entryKeys'
+  | 'withdrawals'
+  | 'withdrawalKeys'
+  | 'accountWithdrawals'
+  | 'withdrawalsByStatus'
 >;
 
 /**

@@ -36,10 +36,16 @@ export function createRfqMetrics(
     verifyQueue: () => number;
   },
 ): RfqMetrics {
-  const histogram = (name: string, help: string) =>
-    new Histogram({ name, help, buckets: LATENCY_BUCKETS_S, registers: [registry] });
+  const histogram = (name: string, help: string) => new Histogram({ name, help, buckets: LATENCY_BUCKETS_S, registers: [registry] });
   const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
   gauge('parlayd_rfq_active', 'RFQs active in shard actors (as last reported by the shards)', gauges.activeRfqs);
   gauge('parlayd_rfq_shard_queue_depth', 'Calls sent to shards and not yet answered', gauges.outstandingCalls);
   new Gauge({
@@ -51,7 +57,11 @@ export function createRfqMetrics(
       gauges.outstandingCallsByShard().forEach((depth, shard) => this.set({ shard: String(shard) }, depth));
     },
   });
-  gauge('parlayd_rfq_unclaimed_results', 'Terminal results held for a create answer that waits for them (wait_ms)', gauges.unclaimedResults);
+  gauge(
+    'parlayd_rfq_unclaimed_results',
+    'Terminal results held for a create answer that waits for them (wait_ms)',
+    gauges.unclaimedResults,
+  );
   gauge('parlayd_rfq_waiters', 'Requests held open by wait_ms, and places taken for requests about to wait', gauges.waiters);
   gauge('parlayd_verify_pool_utilization', 'Signature-recovery pool utilization (0..1)', gauges.verifyUtilization);
   gauge('parlayd_verify_pool_queue', 'Recoveries waiting for a pool thread', gauges.verifyQueue);
@@ -78,13 +88,23 @@ export function createRfqMetrics(
       buckets: QUOTES_PER_RFQ_BUCKETS,
       registers: [registry],
     }),
-    makerQuotesTotal: new Counter({ name: 'parlayd_mm_quotes_total', help: 'Quotes received, by maker address', labelNames: ['maker'], registers: [registry] }),
+    makerQuotesTotal: new Counter({
+      name: 'parlayd_mm_quotes_total',
+      help: 'Quotes received, by maker address',
+      labelNames: ['maker'],
+      registers: [registry],
+    }),
     makerLastLookTotal: new Counter({
       name: 'parlayd_mm_last_look_total',
       help: 'Last-look answers, by maker address and answer (accepted, rejected); silence is not counted',
       labelNames: ['maker', 'answer'],
       registers: [registry],
     }),
-    makerFillsTotal: new Counter({ name: 'parlayd_mm_fills_total', help: 'RFQs filled, by the filling maker address', labelNames: ['maker'], registers: [registry] }),
+    makerFillsTotal: new Counter({
+      name: 'parlayd_mm_fills_total',
+      help: 'RFQs filled, by the filling maker address',
+      labelNames: ['maker'],
+      registers: [registry],
+    }),
   };
 }

@@ -31,20 +31,22 @@ export class RfqWrites {
     const active = table(this.store, 'rfqActive');
     // On a full disk the shard waits for room instead of failing at start (the process would only restart
     // into the same full disk); it takes no message meanwhile (shard-host.ts holds them).
-    return this.store.room.untilWritten(() => this.store.transact(() => {
-      let failed = 0;
-      for (const requestId of active.getKeys()) {
-        const record = rfqs.get(requestId);
-        if (record !== undefined && !owner.owns(record.userId)) continue;
-        void active.remove(requestId);
-        if (record === undefined || isTerminal(record.status)) continue;
-        const nowMs = this.clock.nowMs();
-        this.ledger.release(rfqRef(requestId), nowMs);
-        void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
-        failed++;
-      }
-      return failed;
-    }));
+    return this.store.room.untilWritten(() =>
+      this.store.transact(() => {
+        let failed = 0;
+        for (const requestId of active.getKeys()) {
+          const record = rfqs.get(requestId);
+          if (record !== undefined && !owner.owns(record.userId)) continue;
+          void active.remove(requestId);
+          if (record === undefined || isTerminal(record.status)) continue;
+          const nowMs = this.clock.nowMs();
+          this.ledger.release(rfqRef(requestId), nowMs);
+          void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
+          failed++;
+        }
+        return failed;
+      }),
+    );
   }
 
   /**
@@ -89,21 +91,26 @@ export class RfqWrites {
    * the failed commit was kept, and `end` reads the money it moves inside the transaction. Meanwhile the RFQ
    * reads as its stored record (`pending`) and its wager stays reserved; new work gets 503 (assertRoom).
    */
-  async persistTerminal(rfq: ActiveRfq, end: () => RfqRecord | typeof UNCOVERED): Promise<{ record: RfqRecord; persistUs: number } | typeof UNCOVERED | null> {
+  async persistTerminal(
+    rfq: ActiveRfq,
+    end: () => RfqRecord | typeof UNCOVERED,
+  ): Promise<{ record: RfqRecord; persistUs: number } | typeof UNCOVERED | null> {
     const { requestId } = rfq.record;
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
-    const record = await this.store.room.untilWritten(() => this.store.transact(() => {
-      const stored = table(this.store, 'rfqs').get(requestId);
-      if (stored === undefined) return null;
-      assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
-      const ended = end();
-      if (ended === UNCOVERED) return UNCOVERED;
-      assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
-      void table(this.store, 'rfqs').put(requestId, ended);
-      void table(this.store, 'rfqActive').remove(requestId);
-      return ended;
-    }));
+    const record = await this.store.room.untilWritten(() =>
+      this.store.transact(() => {
+        const stored = table(this.store, 'rfqs').get(requestId);
+        if (stored === undefined) return null;
+        assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
+        const ended = end();
+        if (ended === UNCOVERED) return UNCOVERED;
+        assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
+        void table(this.store, 'rfqs').put(requestId, ended);
+        void table(this.store, 'rfqActive').remove(requestId);
+        return ended;
+      }),
+    );
     return record === null || record === UNCOVERED ? record : { record, persistUs: Number(process.hrtime.bigint() - startNs) / 1000 };
   }
 

@@ -65,7 +65,11 @@ export class Settlement {
       const atMs = this.clock.nowMs();
       const results = await Promise.all(
         [...byShard].map(([shard, ids]) =>
-          this.owners.moveMoney<Extract<MoneyResult, { op: 'settle_positions' }>>(shard, { op: 'settle_positions', requestIds: [...ids], atMs }),
+          this.owners.moveMoney<Extract<MoneyResult, { op: 'settle_positions' }>>(shard, {
+            op: 'settle_positions',
+            requestIds: [...ids],
+            atMs,
+          }),
         ),
       );
       for (const result of results) settled += result.settled;

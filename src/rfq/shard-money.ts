@@ -32,11 +32,15 @@ export class ShardMoney {
       case 'credit':
         return this.credit(op);
       case 'reserve':
-        return this.debit(op, () => this.book.ledger.reserve(op.userId, BigInt(op.amountMicros), op.ref, op.atMs)).then(() => ({ op: 'reserve' }));
-      case 'withdraw':
-        return this.debit(op, () => this.book.ledger.withdraw(userAccount(op.userId), BigInt(op.amountMicros), op.ref, op.atMs)).then(() => ({
-          op: 'withdraw',
+        return this.debit(op, () => this.book.ledger.reserve(op.userId, BigInt(op.amountMicros), op.ref, op.atMs)).then(() => ({
+          op: 'reserve',
         }));
+      case 'withdraw':
+        return this.debit(op, () => this.book.ledger.withdraw(userAccount(op.userId), BigInt(op.amountMicros), op.ref, op.atMs)).then(
+          () => ({
+            op: 'withdraw',
+          }),
+        );
       case 'collect_entries':
         return this.store.transact(() => ({ op: 'collect_entries', collected: this.collectInTxn(op.contestId, op.refs, op.atMs) }));
       case 'settle_entries':
@@ -75,7 +79,8 @@ export class ShardMoney {
     try {
       await this.store.transact(() => {
         // Read inside the transaction: the user's records are this shard's to write, so nothing can race it.
-        for (const { db, key } of op.uniqueKeys) if (table(this.store, db).get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+        for (const { db, key } of op.uniqueKeys)
+          if (table(this.store, db).get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
         move();
         this.write(op.writes);
       });

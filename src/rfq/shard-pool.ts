@@ -26,7 +26,8 @@ export interface MakerFanout {
 /** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
 /** Events sent after a commit of the shard: what the main thread reads next must see it. */
-const followsCommit = (event: ShardToMain) => event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
+const followsCommit = (event: ShardToMain) =>
+  event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
 
 /** A create as admission made it; the pool adds the call's own fields. */
 export type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;

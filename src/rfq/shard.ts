@@ -52,7 +52,16 @@ export class RfqShard {
     this.writes = new RfqWrites(store, this.book.ledger, clock);
     this.toMaker = (makerId, message) => emit({ kind: 'to_maker', makerId, frame: JSON.stringify(message) });
     const { active, writes, toMaker } = this;
-    this.finalization = new RfqFinalization({ store, writes, ledger: this.book.ledger, clock, lastLookMs: init.lastLookMs, active, emit, toMaker });
+    this.finalization = new RfqFinalization({
+      store,
+      writes,
+      ledger: this.book.ledger,
+      clock,
+      lastLookMs: init.lastLookMs,
+      active,
+      emit,
+      toMaker,
+    });
   }
 
   /** At start, before any message: RfqWrites.failInterrupted for this shard's users. */
@@ -70,7 +79,9 @@ export class RfqShard {
         void this.outcome(() => this.create(message)).then((outcome) => this.emit({ kind: 'created', callId: message.callId, outcome }));
         return;
       case 'money':
-        void this.outcome(() => this.money.run(message.op)).then((outcome) => this.emit({ kind: 'money', callId: message.callId, outcome }));
+        void this.outcome(() => this.money.run(message.op)).then((outcome) =>
+          this.emit({ kind: 'money', callId: message.callId, outcome }),
+        );
         return;
       case 'status':
         void this.outcome(() => this.status(message.requestId, message.userId)).then((outcome) =>
@@ -95,7 +106,11 @@ export class RfqShard {
       case 'maker_disconnected':
         return this.onMakerDisconnected(message.makerId);
       case 'withdraw_quotes': // issue 22 (maker's quote book): decided by active-rfq.ts withdrawQuotesOf
-        return this.emit({ kind: 'withdrawn', callId: message.callId, outcome: { ok: true, value: withdrawQuotesOf(this.active.values(), new Set(message.makerIds)) } });
+        return this.emit({
+          kind: 'withdrawn',
+          callId: message.callId,
+          outcome: { ok: true, value: withdrawQuotesOf(this.active.values(), new Set(message.makerIds)) },
+        });
       default: {
         const unknown: never = message;
         throw new Error(`unknown shard message ${JSON.stringify(unknown)}`);
@@ -178,7 +193,9 @@ export class RfqShard {
     const created: RfqRecord = { ...record };
     try {
       const holdMs = Math.min(command.answerWaitMs, this.init.createCoalesceMs);
-      const persistUs = await this.writes.commitCreate(rfq, holdMs, () => this.writes.createInTxn(command, created, rfq.phase !== 'closing'));
+      const persistUs = await this.writes.commitCreate(rfq, holdMs, () =>
+        this.writes.createInTxn(command, created, rfq.phase !== 'closing'),
+      );
       return { result: toRfqResult(created), isReplay: false, persistUs };
     } catch (err) {
       // The commit failed (disk or map full): the RFQ never existed. Makers that quoted it hear it was

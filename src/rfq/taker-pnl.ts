@@ -25,7 +25,8 @@ export function takerPnlPage(
   let from = page.afterTaker === null ? `${makerAddress}|` : `${makerAddress}|${page.afterTaker}|~`;
   for (let visited = 0; visited < TAKER_PNL_SCAN_MAX; visited++) {
     let taker: string | null = null;
-    for (const key of index.getKeys({ start: from, end, limit: 1 })) taker = key.slice(makerAddress.length + 1, key.indexOf('|', makerAddress.length + 1));
+    for (const key of index.getKeys({ start: from, end, limit: 1 }))
+      taker = key.slice(makerAddress.length + 1, key.indexOf('|', makerAddress.length + 1));
     if (taker === null) return { takers, nextTaker: null };
     if (takers.length === page.limit) return { takers, nextTaker: takers.at(-1)!.taker };
     from = `${makerAddress}|${taker}|~`;

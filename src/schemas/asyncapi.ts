@@ -40,7 +40,10 @@ export const MESSAGE_EXAMPLES: { [K in MakerToServerMessage['type'] | ServerToMa
       type: 'rfq',
       seq: 8,
       request_id: UUID_EXAMPLE,
-      legs: [{ market_id: 42, direction: 'up' }, { market_id: 43, direction: 'down' }],
+      legs: [
+        { market_id: 42, direction: 'up' },
+        { market_id: 43, direction: 'down' },
+      ],
       wager_micros: '5000000',
       order_type: 2,
       quote_deadline_ms: 1763800000300,
@@ -59,7 +62,7 @@ export const MESSAGE_EXAMPLES: { [K in MakerToServerMessage['type'] | ServerToMa
     { type: 'rfq_result', request_id: UUID_EXAMPLE, outcome: 'won', quote_id: 'q-1', odds: 3.85, filled_wager_micros: '5000000' },
     { type: 'rfq_result', request_id: UUID_EXAMPLE, outcome: 'lost' },
   ],
-  resume: [{ type: 'resume', session_token: 'q7Xc...the previous socket\'s token...', last_seq: 41 }],
+  resume: [{ type: 'resume', session_token: "q7Xc...the previous socket's token...", last_seq: 41 }],
   resumed: [{ type: 'resumed', seq: 6, replayed: 4, next_seq: 7 }],
   resume_failed: [
     { type: 'resume_failed', seq: 2, reason: 'SEQ_TOO_OLD', oldest_seq: 120 },

@@ -26,12 +26,7 @@ export const ContestCategory = Type.Union([Type.Literal('mentions'), Type.Litera
 export type ContestCategory = Static<typeof ContestCategory>;
 export const ContestStatus = Type.Union([Type.Literal('open'), Type.Literal('resolved'), Type.Literal('voided')]);
 export type ContestStatus = Static<typeof ContestStatus>;
-export const GameType = Type.Union([
-  Type.Literal('lineups'),
-  Type.Literal('outcast'),
-  Type.Literal('survivor'),
-  Type.Literal('streak'),
-]);
+export const GameType = Type.Union([Type.Literal('lineups'), Type.Literal('outcast'), Type.Literal('survivor'), Type.Literal('streak')]);
 export type GameType = Static<typeof GameType>;
 export const BetType = StrictObject(
   {
@@ -41,18 +36,9 @@ export const BetType = StrictObject(
   { $id: 'ContestBetType' },
 );
 export type BetType = Static<typeof BetType>;
-export const PickOutcome = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('won'),
-  Type.Literal('lost'),
-  Type.Literal('voided'),
-]);
+export const PickOutcome = Type.Union([Type.Literal('pending'), Type.Literal('won'), Type.Literal('lost'), Type.Literal('voided')]);
 export type PickOutcome = Static<typeof PickOutcome>;
-export const ImageContentType = Type.Union([
-  Type.Literal('image/png'),
-  Type.Literal('image/jpeg'),
-  Type.Literal('image/webp'),
-]);
+export const ImageContentType = Type.Union([Type.Literal('image/png'), Type.Literal('image/jpeg'), Type.Literal('image/webp')]);
 export type ImageContentType = Static<typeof ImageContentType>;
 
 /** Per-contest category label of a market (bets_per_category counts picks per label). */
@@ -124,9 +110,7 @@ export const CallerEntry = Type.Object(
   {
     entry_index: Int32(0, 2_147_483_647),
     created_at_ms: Ms,
-    picks: Type.Array(
-      Type.Object({ market_id: MarketId, direction: Direction, outcome: PickOutcome }, { additionalProperties: false }),
-    ),
+    picks: Type.Array(Type.Object({ market_id: MarketId, direction: Direction, outcome: PickOutcome }, { additionalProperties: false })),
     open_leg_count: Int32(0, 2_147_483_647),
     resolved_win_count: Int32(0, 2_147_483_647),
     payout_micros: Nullable(Micros()),

@@ -4,7 +4,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, SafeInt, StrictObject, Uuid } from './common.js';
 import { PROTECTION_TRIP_REASONS } from './mm-stream.js';
 
-const MicrosLimit = Nullable(Type.String({ pattern: '^[1-9][0-9]{0,18}$', description: 'positive decimal string of USDC micros; null: no limit' }));
+const MicrosLimit = Nullable(
+  Type.String({ pattern: '^[1-9][0-9]{0,18}$', description: 'positive decimal string of USDC micros; null: no limit' }),
+);
 export const ProtectionLimitsSchema = StrictObject(
   {
     window_ms: Nullable(SafeInt({ minimum: 1, maximum: 86_400_000, description: 'the counting window; null: since the last reset' })),
@@ -19,7 +21,12 @@ export const ProtectionView = Type.Object(
     maker: ProtectionLimitsSchema,
     admin: ProtectionLimitsSchema,
     effective: ProtectionLimitsSchema,
-    tripped: Nullable(Type.Union(PROTECTION_TRIP_REASONS.map((r) => Type.Literal(r)), { description: 'the limit that tripped; null: quotes are taken' })),
+    tripped: Nullable(
+      Type.Union(
+        PROTECTION_TRIP_REASONS.map((r) => Type.Literal(r)),
+        { description: 'the limit that tripped; null: quotes are taken' },
+      ),
+    ),
   },
   { $id: 'MakerProtection' },
 );
@@ -31,7 +38,9 @@ export const StandingQuote = Type.Object({
   last_look: Type.Boolean(),
   received_at_ms: SafeInt(),
 });
-const Percentile = Nullable(Type.Number({ description: 'ms; the upper edge of its histogram bin (bins grow by 25 %); null without quotes' }));
+const Percentile = Nullable(
+  Type.Number({ description: 'ms; the upper edge of its histogram bin (bins grow by 25 %); null without quotes' }),
+);
 export const StatsView = Type.Object(
   {
     since_ms: SafeInt({ description: 'the start actually counted from: since_ms, or the oldest retained minute (1 h)' }),

@@ -16,4 +16,4 @@ export const QuoteId = Type.String({ minLength: 1, maxLength: 64, description: "
  * carries one, gapless from 1 per socket. Optional in the schemas only because the handshake messages
  * before it have none.
  */
-export const Seq = Type.Optional(SafeInt({ minimum: 1, description: 'position in this socket\'s stream, gapless from 1' }));
+export const Seq = Type.Optional(SafeInt({ minimum: 1, description: "position in this socket's stream, gapless from 1" }));

@@ -14,7 +14,10 @@ export const ResumeMessage = StrictObject(
     session_token: Type.String({ minLength: 1, maxLength: 256, description: 'the session token of the socket whose stream is resumed' }),
     last_seq: SafeInt({ description: 'the last seq read on that socket (0: none)' }),
   },
-  { $id: 'resume', description: 'After auth_result: replay what the named stream sent after last_seq. Answered by resumed or resume_failed.' },
+  {
+    $id: 'resume',
+    description: 'After auth_result: replay what the named stream sent after last_seq. Answered by resumed or resume_failed.',
+  },
 );
 
 export const ResumedMessage = Type.Object(
@@ -48,7 +51,7 @@ export const ResumeFailedMessage = Type.Object(
 
 export const QuoteCancelAllMessage = StrictObject(
   { type: Type.Literal('quote_cancel_all') },
-  { $id: 'quote_cancel_all', description: "Withdraws every standing quote of this maker (all its sockets). Answered by quotes_cancelled." },
+  { $id: 'quote_cancel_all', description: 'Withdraws every standing quote of this maker (all its sockets). Answered by quotes_cancelled.' },
 );
 
 export const QuoteCancelledMessage = Type.Object(
@@ -58,7 +61,10 @@ export const QuoteCancelledMessage = Type.Object(
 
 export const QuotesCancelledMessage = Type.Object(
   { type: Type.Literal('quotes_cancelled'), seq: Seq, count: SafeInt({ description: 'standing quotes withdrawn' }) },
-  { $id: 'quotes_cancelled', description: 'Answer to quote_cancel_all. A quote already selected for a fill is not withdrawn (its rfq_result tells).' },
+  {
+    $id: 'quotes_cancelled',
+    description: 'Answer to quote_cancel_all. A quote already selected for a fill is not withdrawn (its rfq_result tells).',
+  },
 );
 
 // ---------------------------------------------------------------------------------------------------------
@@ -75,7 +81,8 @@ export const ProtectionTrippedMessage = Type.Object(
   },
   {
     $id: 'protection_tripped',
-    description: 'A fill reached a protection limit: standing quotes were withdrawn and new ones get quote_reject PROTECTION_TRIPPED until protection_reset.',
+    description:
+      'A fill reached a protection limit: standing quotes were withdrawn and new ones get quote_reject PROTECTION_TRIPPED until protection_reset.',
   },
 );
 

@@ -19,7 +19,6 @@ import { OrderType } from './rfq.js';
 /** 32 random bytes as 64 hex chars. Lowercase is what the server sends. */
 const NonceHex = Type.String({ pattern: '^[0-9a-f]{64}$', description: '32 random bytes, 64 lowercase hex chars' });
 
-
 const MessageText = Type.String({ maxLength: 512, description: 'human-readable detail; never parse it' });
 
 /** Upper bound on quoted odds: odds_e4 = odds * 10^4 then stays far inside the u32 of the signed format. */
@@ -47,7 +46,6 @@ const Odds = Type.Unsafe<number>({
   'x-max-decimals': 4,
   description: `decimal payout multiplier, > 1 and <= ${ODDS_MAX}, at most 4 decimals (the server uses odds * 10^4 as an integer)`,
 });
-
 
 // ---------------------------------------------------------------------------------------------------------
 // Handshake (interface.md "Market-maker WebSocket flow")
@@ -162,7 +160,10 @@ export const DeclineMessage = StrictObject(
 
 export const QuoteCancelMessage = StrictObject(
   { type: Type.Literal('quote_cancel'), request_id: Uuid, quote_id: QuoteId },
-  { $id: 'quote_cancel', description: 'Withdraws a quote that was not yet selected. Answered by quote_cancelled or error QUOTE_NOT_FOUND.' },
+  {
+    $id: 'quote_cancel',
+    description: 'Withdraws a quote that was not yet selected. Answered by quote_cancelled or error QUOTE_NOT_FOUND.',
+  },
 );
 
 export const QuoteAckMessage = Type.Object(
@@ -189,7 +190,7 @@ export const QUOTE_REJECT_REASONS = {
   QUOTE_LIMIT: 'the maker already has 16 quotes standing on the rfq (a quote_cancel frees a place)',
   MAX_WAGER_NOT_POSITIVE: 'max_wager_micros is not positive',
   INSUFFICIENT_COLLATERAL: "the quote's liability exceeds the maker's available balance; counts as a decline",
-  PROTECTION_TRIPPED: "a protection limit tripped: quotes are refused until protection_reset",
+  PROTECTION_TRIPPED: 'a protection limit tripped: quotes are refused until protection_reset',
 } as const satisfies Record<string, string>;
 export type QuoteRejectReason = keyof typeof QUOTE_REJECT_REASONS;
 export const QuoteRejectReason = Type.Union(
@@ -238,7 +239,8 @@ export const RfqResultMessage = Type.Object(
   },
   {
     $id: 'rfq_result',
-    description: 'End of an rfq for this maker. quote_id, odds and filled_wager_micros only for the winner; a loser learns only that it lost.',
+    description:
+      'End of an rfq for this maker. quote_id, odds and filled_wager_micros only for the winner; a loser learns only that it lost.',
   },
 );
 

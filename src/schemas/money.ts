@@ -58,5 +58,7 @@ export const LedgerCheckResponse = Type.Object({
   // Open interest: every user's at-risk stakes and every maker's locked liabilities.
   at_risk_micros: MicrosString,
   locked_micros: MicrosString,
-  differences: Type.Array(Type.Object({ account: Type.String(), bucket: Type.String(), expected_micros: MicrosString, actual_micros: MicrosString })),
+  differences: Type.Array(
+    Type.Object({ account: Type.String(), bucket: Type.String(), expected_micros: MicrosString, actual_micros: MicrosString }),
+  ),
 });

@@ -30,7 +30,10 @@ export const Order = StrictObject({
   shield_on: Type.Boolean(),
   // Any text up to the bound reaches admission, which answers 400 INVALID_SIGNATURE for one that is not base64
   // of 65 bytes (contract section 2), the empty string included.
-  signature: Type.String({ maxLength: MAX_SIGNATURE_CHARS, description: 'base64 of the 65-byte signature (88 chars); other text is 400 INVALID_SIGNATURE' }),
+  signature: Type.String({
+    maxLength: MAX_SIGNATURE_CHARS,
+    description: 'base64 of the 65-byte signature (88 chars); other text is 400 INVALID_SIGNATURE',
+  }),
 });
 export type Order = Static<typeof Order>;
 
@@ -100,7 +103,10 @@ export const TakerPnl = Type.Object({
   fills: Type.Integer({ minimum: 0 }),
   wagered_micros: MicrosString,
   paid_micros: MicrosString,
-  pnl_micros: Type.String({ pattern: '^-?[0-9]+$', description: "the taker's result on settled fills, paid − wagered (positive when the taker won)" }),
+  pnl_micros: Type.String({
+    pattern: '^-?[0-9]+$',
+    description: "the taker's result on settled fills, paid − wagered (positive when the taker won)",
+  }),
 });
 export type TakerPnl = Static<typeof TakerPnl>;
 export const TakerPnlResponse = Type.Object({

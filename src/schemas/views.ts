@@ -20,9 +20,11 @@ export const PositionLeg = Type.Object(
     market_id: MarketId,
     direction: Direction,
     market_status: MarketStatus,
-    outcome: Nullable(Type.Union([Type.Literal('YES'), Type.Literal('NO'), Type.Literal('VOID')], {
-      description: "the market's outcome once resolved, VOID once voided, null while open",
-    })),
+    outcome: Nullable(
+      Type.Union([Type.Literal('YES'), Type.Literal('NO'), Type.Literal('VOID')], {
+        description: "the market's outcome once resolved, VOID once voided, null while open",
+      }),
+    ),
   },
   { $id: 'PositionLeg' },
 );
@@ -43,10 +45,12 @@ export const Position = Type.Object(
     payout_micros: MicrosString,
     status: Type.Union([Type.Literal('open'), Type.Literal('won'), Type.Literal('lost'), Type.Literal('voided')]),
     paid_micros: Nullable(MicrosString),
-    settled_at_ms: Nullable(Type.Integer({
-      minimum: 0,
-      description: 'null while open, and for a position settled before the money model (schema 5), which kept no time',
-    })),
+    settled_at_ms: Nullable(
+      Type.Integer({
+        minimum: 0,
+        description: 'null while open, and for a position settled before the money model (schema 5), which kept no time',
+      }),
+    ),
   },
   { $id: 'Position', description: 'A filled RFQ of the caller: its stake, and once settled what it paid (0 when lost)' },
 );
@@ -61,8 +65,21 @@ export const PositionList = Type.Object(
 );
 
 const TRANSFER_KINDS = [
-  'credit', 'reserve', 'release', 'fill', 'lock', 'settle_stake', 'settle_liability', 'pool', 'collect', 'prize', 'pool_return',
-  'withdraw', 'withdraw_complete', 'withdraw_fail', 'opening',
+  'credit',
+  'reserve',
+  'release',
+  'fill',
+  'lock',
+  'settle_stake',
+  'settle_liability',
+  'pool',
+  'collect',
+  'prize',
+  'pool_return',
+  'withdraw',
+  'withdraw_complete',
+  'withdraw_fail',
+  'opening',
 ] as const satisfies readonly TransferKind[];
 const BUCKETS = ['available', 'reserved', 'at_risk', 'pending_withdrawal', 'locked', 'committed'] as const satisfies readonly Bucket[];
 // Fails to compile when ledger/accounts.ts gains a kind or a bucket that the wire schema does not list.
@@ -88,7 +105,7 @@ export const JournalList = Type.Object(
   { entries: Type.Array(JournalEntry), ...nextCursorProperty },
   {
     description:
-      'Newest first (by at_ms, then transfer id, descending); a transfer between two of the caller\'s own buckets gives two ' +
+      "Newest first (by at_ms, then transfer id, descending); a transfer between two of the caller's own buckets gives two " +
       'entries, in debit-then-credit order, which a page boundary may split',
   },
 );
@@ -105,11 +122,16 @@ export const MakerFill = Type.Object(
     payout_micros: MicrosString,
     liability_micros: MicrosString,
     status: Type.Union([Type.Literal('open'), Type.Literal('taker_won'), Type.Literal('taker_lost'), Type.Literal('voided')]),
-    maker_pnl_micros: Nullable(Type.String({
-      pattern: '^-?[0-9]+$',
-      description: "null while open; else the maker's result, filled wager − paid: +filled wager when the taker lost, −liability when it won, 0 voided",
-    })),
-    settled_at_ms: Nullable(Type.Integer({ minimum: 0, description: 'null while open, and for a fill settled before the money model (schema 5)' })),
+    maker_pnl_micros: Nullable(
+      Type.String({
+        pattern: '^-?[0-9]+$',
+        description:
+          "null while open; else the maker's result, filled wager − paid: +filled wager when the taker lost, −liability when it won, 0 voided",
+      }),
+    ),
+    settled_at_ms: Nullable(
+      Type.Integer({ minimum: 0, description: 'null while open, and for a fill settled before the money model (schema 5)' }),
+    ),
   },
   { $id: 'MakerFill' },
 );

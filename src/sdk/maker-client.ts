@@ -5,11 +5,24 @@
 // its life (open, drop, reconnect); its parts: events.ts (listeners), quoting.ts (what a maker sends),
 // resume.ts (the stream's seq), auth.ts (the challenge's answer), reconnect.ts (backoff), socket.ts (the
 // WebSocket), options.ts, errors.ts, maker-http.ts (the maker's HTTP routes).
-import type { AuthChallengeMessage, AuthFailureReason, LastLookMessage, MakerToServerMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type {
+  AuthChallengeMessage,
+  AuthFailureReason,
+  LastLookMessage,
+  MakerToServerMessage,
+  ServerToMakerMessage,
+} from '../schemas/mm.js';
 import { authResponse, stopsClient } from './auth.js';
 import { clientErrors } from './errors.js';
 import { ClientEvents, type Listener, type MakerClientEvents } from './events.js';
-import { httpBaseOf, makerRequest, type ProtectionLimitsBody, type ProtectionView, type StandingQuote, type StatsView } from './maker-http.js';
+import {
+  httpBaseOf,
+  makerRequest,
+  type ProtectionLimitsBody,
+  type ProtectionView,
+  type StandingQuote,
+  type StatsView,
+} from './maker-http.js';
 import { DEFAULT_DOMAIN_TAG, type MakerClientOptions } from './options.js';
 import { QuoteIds, quoteMessage, type QuoteOptions } from './quoting.js';
 import { backoffDelayMs, reconnectPolicyOf, type ReconnectOptions } from './reconnect.js';
@@ -197,7 +210,11 @@ export class MakerClient {
         return this.#answerChallenge(socket, message);
       case 'auth_result':
         if (message.success) {
-          const resume = this.#stream.onAuthenticated(this.#session?.sessionToken ?? null, message.session_token, this.#options.resume !== false);
+          const resume = this.#stream.onAuthenticated(
+            this.#session?.sessionToken ?? null,
+            message.session_token,
+            this.#options.resume !== false,
+          );
           if (resume !== null) this.#sendOn(socket, resume);
           this.#isAuthenticated = true;
           this.#attempt = 0;

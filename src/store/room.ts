@@ -76,7 +76,8 @@ export function isStorageFull(err: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT' || /MDB_MAP_FULL|No space left|Disk quota exceeded|MDB_MAP_RESIZED/i.test(err.message);
 }
 
-const isIoError = (err: Error) => (err as { code?: unknown }).code === 5 || (err as { code?: unknown }).code === 'EIO' || /Input\/output error/.test(err.message);
+const isIoError = (err: Error) =>
+  (err as { code?: unknown }).code === 5 || (err as { code?: unknown }).code === 'EIO' || /Input\/output error/.test(err.message);
 
 /**
  * lmdb-js rejects a failed asynchronous commit with "Commit failed (see commitError for details)" and the
@@ -151,7 +152,11 @@ export class StorageRoom {
   async asOperatingError(err: unknown): Promise<unknown> {
     let cause = err;
     const commitError = (err as { commitError?: unknown } | null)?.commitError;
-    if (commitError instanceof Promise) cause = await commitError.then(() => err, (inner: unknown) => inner);
+    if (commitError instanceof Promise)
+      cause = await commitError.then(
+        () => err,
+        (inner: unknown) => inner,
+      );
     const isFull = isStorageFull(cause) || (cause instanceof Error && isIoError(cause) && this.#isDiskLow());
     if (!isFull) return err;
     this.#slots[REFUSE_UNTIL_MS] = Date.now() + REFUSE_AFTER_FAILURE_MS;

@@ -63,11 +63,20 @@ describe('in process on a real store', () => {
       rmSync(otherDir, { recursive: true, force: true });
     }
     // One hex digit of the expiry changed (a later expiry): the MAC no longer matches.
-    const edited = last.message.replace(`Nonce: ${last.nonce}`, `Nonce: ${(parseInt(last.nonce[0]!, 16) ^ 1).toString(16)}${last.nonce.slice(1)}`);
-    await assert.rejects(login.verify(edited, await wallet.signMessage(edited)), { code: 'UNAUTHENTICATED', message: 'unknown or already used nonce' });
+    const edited = last.message.replace(
+      `Nonce: ${last.nonce}`,
+      `Nonce: ${(parseInt(last.nonce[0]!, 16) ^ 1).toString(16)}${last.nonce.slice(1)}`,
+    );
+    await assert.rejects(login.verify(edited, await wallet.signMessage(edited)), {
+      code: 'UNAUTHENTICATED',
+      message: 'unknown or already used nonce',
+    });
     // The untouched one still logs in, once.
     assert.equal(await login.verify(last.message, await wallet.signMessage(last.message)), wallet.address.toLowerCase());
-    await assert.rejects(login.verify(last.message, await wallet.signMessage(last.message)), { code: 'UNAUTHENTICATED', message: 'unknown or already used nonce' });
+    await assert.rejects(login.verify(last.message, await wallet.signMessage(last.message)), {
+      code: 'UNAUTHENTICATED',
+      message: 'unknown or already used nonce',
+    });
   });
 
   it('past the bound of used nonces a login is 503 OVERLOADED and spends nothing; once they expire, logins work again', async () => {
@@ -170,11 +179,21 @@ describe('the auth routes have their own per-IP limit', () => {
     return new Promise((resolve, reject) => {
       const text = JSON.stringify(body);
       const req = http.request(
-        { host: '127.0.0.1', port: server.port, path, method: path === '/healthz' ? 'GET' : 'POST', localAddress: from, agent: false, headers: { 'content-type': 'application/json' } },
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path,
+          method: path === '/healthz' ? 'GET' : 'POST',
+          localAddress: from,
+          agent: false,
+          headers: { 'content-type': 'application/json' },
+        },
         (res) => {
           let answer = '';
           res.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(answer), retryAfter: res.headers['retry-after'] as string | undefined }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, body: JSON.parse(answer), retryAfter: res.headers['retry-after'] as string | undefined }),
+          );
         },
       );
       req.on('error', reject).end(path === '/healthz' ? undefined : text);
@@ -186,9 +205,15 @@ describe('the auth routes have their own per-IP limit', () => {
     const address = Wallet.createRandom().address;
     const answers = [];
     for (let i = 0; i < BURST + 2; i++) answers.push(await postFrom(from, '/v1/auth/wallet/challenge', { address }));
-    assert.deepEqual(answers.slice(0, BURST).map((a) => a.status), Array(BURST).fill(200));
+    assert.deepEqual(
+      answers.slice(0, BURST).map((a) => a.status),
+      Array(BURST).fill(200),
+    );
     const limited = answers.at(-1)!;
-    assert.deepEqual({ status: limited.status, body: limited.body }, { status: 429, body: { code: 'RATE_LIMITED', message: 'rate limit exceeded' } });
+    assert.deepEqual(
+      { status: limited.status, body: limited.body },
+      { status: 429, body: { code: 'RATE_LIMITED', message: 'rate limit exceeded' } },
+    );
     assert.ok(Number(limited.retryAfter) >= 1);
     // Logins share the bucket: a login is an auth route too.
     assert.equal((await postFrom(from, '/v1/auth/wallet', { message: 'x', signature: '0x00' })).status, 429);

@@ -62,8 +62,16 @@ describe('expiry sweep, in process on a real store', () => {
     clock.advance(5_000);
     const result = await sessions.sweepExpiredBatch();
     assert.deepEqual(result, { examined: 2, removed: 1, isPassDone: true });
-    assert.deepEqual(keysOf(store, 'sessions').filter((k) => k === expiring.sessionKey || k === live.sessionKey), [live.sessionKey]);
-    assert.deepEqual(sessions.resolve(live.token), { kind: 'user', userId: 'u-live', wallet: '0x' + '2'.repeat(40), sessionKey: live.sessionKey });
+    assert.deepEqual(
+      keysOf(store, 'sessions').filter((k) => k === expiring.sessionKey || k === live.sessionKey),
+      [live.sessionKey],
+    );
+    assert.deepEqual(sessions.resolve(live.token), {
+      kind: 'user',
+      userId: 'u-live',
+      wallet: '0x' + '2'.repeat(40),
+      sessionKey: live.sessionKey,
+    });
     // The wall clock steps back: a cache entry still held would answer (its expiry is ahead again); the
     // swept record is gone from LMDB, so only a dropped cache entry gives null.
     clock.advance(-5_000);
@@ -79,15 +87,27 @@ describe('expiry sweep, in process on a real store', () => {
     const existing = new Set(keysOf(store, 'sessions'));
     const issued = [];
     for (let i = 0; i < 30; i++) issued.push(await sessions.issueUser(`u${i}`, '0x' + '3'.repeat(40), i < 25 ? 1_000 : HOUR_MS));
-    assert.equal(existing.size, 0, 'the store holds only this test\'s sessions');
+    assert.equal(existing.size, 0, "the store holds only this test's sessions");
 
     clock.advance(2_000);
     const results = [];
     do results.push(await sessions.sweepExpiredBatch());
     while (!results.at(-1)!.isPassDone);
-    assert.deepEqual(results.map((r) => r.examined), [10, 10, 10, 0]);
-    assert.equal(results.reduce((sum, r) => sum + r.removed, 0), 25);
-    assert.deepEqual(keysOf(store, 'sessions').sort(), issued.slice(25).map((s) => s.sessionKey).sort());
+    assert.deepEqual(
+      results.map((r) => r.examined),
+      [10, 10, 10, 0],
+    );
+    assert.equal(
+      results.reduce((sum, r) => sum + r.removed, 0),
+      25,
+    );
+    assert.deepEqual(
+      keysOf(store, 'sessions').sort(),
+      issued
+        .slice(25)
+        .map((s) => s.sessionKey)
+        .sort(),
+    );
     for (const session of issued.slice(25)) await sessions.revoke(session.sessionKey);
   });
 
@@ -127,7 +147,10 @@ describe('expiry sweep, in process on a real store', () => {
       assert.deepEqual(keysOf(store, 'loginNonces'), [], 'a challenge is stateless');
       await assert.rejects(login.verify(first.message, '0x12'), { code: 'INVALID_SIGNATURE' });
       assert.deepEqual(keysOf(store, 'loginNonces'), [first.nonce], 'spent by its first use, good or bad');
-      await assert.rejects(login.verify(first.message, wrongSignature), { code: 'UNAUTHENTICATED', message: 'unknown or already used nonce' });
+      await assert.rejects(login.verify(first.message, wrongSignature), {
+        code: 'UNAUTHENTICATED',
+        message: 'unknown or already used nonce',
+      });
       clock.advance(200_000);
       const second = login.challenge(Wallet.createRandom().address);
       await assert.rejects(login.verify(second.message, '0x12'), { code: 'INVALID_SIGNATURE' });

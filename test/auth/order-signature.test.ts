@@ -61,7 +61,12 @@ describe('order.signature encoding', () => {
       );
     }
     const balance = await client(server.baseUrl, user.token).get('/v1/user/balance');
-    assert.deepEqual(balance.body, { available_micros: String(FUNDS_MICROS), reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
+    assert.deepEqual(balance.body, {
+      available_micros: String(FUNDS_MICROS),
+      reserved_micros: '0',
+      at_risk_micros: '0',
+      pending_withdrawal_micros: '0',
+    });
   });
 
   it('a signature over 512 characters is 400 VALIDATION_FAILED', async () => {

@@ -28,14 +28,18 @@ function drawnFrames(svg: string): Array<{ label: string; samples: number; x: nu
   return frames.map((m) => ({ label: m[1]!, samples: Number(m[2]), x: Number(m[3]), y: Number(m[4]), width: Number(m[5]) }));
 }
 
-test('a CPU profile renders as a flame graph and a table with the workload\'s shape', () => {
+test("a CPU profile renders as a flame graph and a table with the workload's shape", () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-flame-'));
   try {
     writeFileSync(join(dir, 'workload.js'), WORKLOAD);
-    const profiled = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`, join(dir, 'workload.js')], { encoding: 'utf8' });
+    const profiled = spawnSync(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`, join(dir, 'workload.js')], {
+      encoding: 'utf8',
+    });
     assert.equal(profiled.status, 0, profiled.stderr);
 
-    const rendered = spawnSync(process.execPath, [join(repoRoot, 'dist/bench/profile/index.js'), join(dir, 'prof'), join(dir, 'out')], { encoding: 'utf8' });
+    const rendered = spawnSync(process.execPath, [join(repoRoot, 'dist/bench/profile/index.js'), join(dir, 'prof'), join(dir, 'out')], {
+      encoding: 'utf8',
+    });
     assert.equal(rendered.status, 0, rendered.stderr);
     const svgName = readdirSync(join(dir, 'out')).find((name) => name.endsWith('-main-thread-t0.svg'));
     assert.ok(svgName !== undefined, `a flame graph for the main thread: ${readdirSync(join(dir, 'out')).join(', ')}`);

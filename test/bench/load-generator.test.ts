@@ -15,7 +15,10 @@ async function listen(server: Server): Promise<number> {
 
 /** Rejects instead of hanging: a stranded request is the failure these tests look for. */
 function within<T>(ms: number, promise: Promise<T>): Promise<T> {
-  return Promise.race([promise, new Promise<T>((_resolve, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    promise,
+    new Promise<T>((_resolve, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref()),
+  ]);
 }
 
 test('the raw HTTP pool queues past its size and replaces connections the server closed while idle', async () => {
@@ -31,7 +34,8 @@ test('the raw HTTP pool queues past its size and replaces connections the server
   try {
     const post = encodeRequest(port, 'POST', '/x', { 'content-type': 'application/json' }, '{"n":"é"}');
     const first = await within(5000, Promise.all(Array.from({ length: 5 }, () => pool.request(post))));
-    for (const answer of first) assert.deepEqual([answer.status, JSON.parse(answer.body.toString())], [200, { method: 'POST', body: '{"n":"é"}' }]);
+    for (const answer of first)
+      assert.deepEqual([answer.status, JSON.parse(answer.body.toString())], [200, { method: 'POST', body: '{"n":"é"}' }]);
     // What uWS does to a keep-alive connection idle for 10 s: the server closes both, and the pool must notice.
     let closed = 0;
     const bothClosed = new Promise<void>((resolve) => {
@@ -42,7 +46,10 @@ test('the raw HTTP pool queues past its size and replaces connections the server
     await new Promise((resolve) => setTimeout(resolve, 100)); // for the client to read the FINs
     const get = encodeRequest(port, 'GET', '/y', {});
     const second = await within(5000, Promise.all(Array.from({ length: 3 }, () => pool.request(get))));
-    assert.deepEqual(second.map((a) => a.status), [200, 200, 200]);
+    assert.deepEqual(
+      second.map((a) => a.status),
+      [200, 200, 200],
+    );
   } finally {
     pool.close();
     server.closeAllConnections();
@@ -65,7 +72,11 @@ test('the open loop sends every scheduled request exactly once, paced by its thr
     }),
   );
   assert.deepEqual([result.scheduled, result.sent, result.completed, result.errors, result.isSaturated], [100, 100, 90, 10, false]);
-  assert.deepEqual(seen, Array.from({ length: 100 }, (_, i) => i), 'in order, once each');
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 100 }, (_, i) => i),
+    'in order, once each',
+  );
   assert.equal(result.latency.count, 100);
   assert.equal(result.sendLag.count, 100);
 });

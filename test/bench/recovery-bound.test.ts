@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawnListening } from '../../bench/load/scenarios/ceiling.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 
-
 async function post(port: number, order: Record<string, unknown>): Promise<number> {
   const answer = await fetch(`http://127.0.0.1:${port}/v1/rfq`, {
     method: 'POST',

@@ -89,7 +89,10 @@ after(async () => {
 describe('GET /v1/admin/contests/{id}/entries pages', () => {
   it('limit=10 over 25 entries: pages of 10, 10 and 5, every entry once, next_cursor null on the last', async () => {
     const pages = await walk(contestId, 10);
-    assert.deepEqual(pages.map((p) => p.entries.length), [10, 10, 5]);
+    assert.deepEqual(
+      pages.map((p) => p.entries.length),
+      [10, 10, 5],
+    );
     assert.equal(typeof pages[0]!.next_cursor, 'string');
     assert.equal(typeof pages[1]!.next_cursor, 'string');
     assert.equal(pages[2]!.next_cursor, null);
@@ -106,7 +109,10 @@ describe('GET /v1/admin/contests/{id}/entries pages', () => {
 
   it('a limit that divides the count ends with a full page whose next_cursor is null (no empty page)', async () => {
     const pages = await walk(contestId, 5);
-    assert.deepEqual(pages.map((p) => p.entries.length), [5, 5, 5, 5, 5]);
+    assert.deepEqual(
+      pages.map((p) => p.entries.length),
+      [5, 5, 5, 5, 5],
+    );
     assert.equal(pages[4]!.next_cursor, null);
     assert.deepEqual(new Set(pages.flatMap((p) => p.entries.map(keyOf))), made);
     const single = await adminEntriesPage(server, contestId, `limit=${ENTRIES}`);
@@ -183,7 +189,10 @@ describe('GET /v1/admin/contests/{id}/entries pages', () => {
     const doc = (await client(server.baseUrl).get('/v1/openapi.json')).body;
     const operation = doc.paths['/v1/admin/contests/{id}/entries'].get;
     const query = operation.parameters.filter((p: { in: string }) => p.in === 'query');
-    assert.deepEqual(query.map((p: { name: string; required: boolean }) => [p.name, p.required]).sort(), [['cursor', false], ['limit', false]]);
+    assert.deepEqual(query.map((p: { name: string; required: boolean }) => [p.name, p.required]).sort(), [
+      ['cursor', false],
+      ['limit', false],
+    ]);
     const limit = query.find((p: { name: string }) => p.name === 'limit').schema;
     assert.deepEqual([limit.type, limit.minimum, limit.maximum], ['integer', 1, 1000]);
     const body = JSON.stringify(operation.responses['200']);

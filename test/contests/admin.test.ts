@@ -26,21 +26,66 @@ import { createMarket, createMarkets, resolveMarket } from '../helpers/markets.j
 
 // interface.md, "Contest detail", "markets[] item" and "caller object": the exact field lists.
 const DETAIL_FIELDS = [
-  'contest_id', 'title', 'category', 'status', 'bet_amount_micros', 'protocol_prize_pool_micros', 'total_pot_micros',
-  'entries_filled', 'entry_cap', 'entry_opens_at_ms', 'betting_closes_ms', 'live_ends_at_ms', 'resolved_at_ms',
-  'created_at_ms', 'image_url', 'description', 'bet_type', 'game_type', 'winning_split_bps', 'markets', 'caller',
+  'contest_id',
+  'title',
+  'category',
+  'status',
+  'bet_amount_micros',
+  'protocol_prize_pool_micros',
+  'total_pot_micros',
+  'entries_filled',
+  'entry_cap',
+  'entry_opens_at_ms',
+  'betting_closes_ms',
+  'live_ends_at_ms',
+  'resolved_at_ms',
+  'created_at_ms',
+  'image_url',
+  'description',
+  'bet_type',
+  'game_type',
+  'winning_split_bps',
+  'markets',
+  'caller',
 ];
 const MARKET_FIELDS = [
-  'market_id', 'category', 'name', 'description', 'status', 'outcome', 'source_kind', 'source_event_id',
-  'source_market_id', 'betting_closes_at_ms', 'live_ends_at_ms', 'resolution_time_ms',
+  'market_id',
+  'category',
+  'name',
+  'description',
+  'status',
+  'outcome',
+  'source_kind',
+  'source_event_id',
+  'source_market_id',
+  'betting_closes_at_ms',
+  'live_ends_at_ms',
+  'resolution_time_ms',
 ];
 const ENTRY_FIELDS = [
-  'entry_index', 'created_at_ms', 'picks', 'open_leg_count', 'resolved_win_count', 'payout_micros',
-  'net_payout_micros', 'rank',
+  'entry_index',
+  'created_at_ms',
+  'picks',
+  'open_leg_count',
+  'resolved_win_count',
+  'payout_micros',
+  'net_payout_micros',
+  'rank',
 ];
 const SUMMARY_FIELDS = [
-  'contest_id', 'title', 'category', 'status', 'game_type', 'bet_type', 'bet_amount_micros', 'total_pot_micros',
-  'entries_filled', 'entry_cap', 'betting_closes_ms', 'image_url', 'created_at_ms',
+  'contest_id',
+  'title',
+  'category',
+  'status',
+  'game_type',
+  'bet_type',
+  'bet_amount_micros',
+  'total_pot_micros',
+  'entries_filled',
+  'entry_cap',
+  'betting_closes_ms',
+  'image_url',
+  'created_at_ms',
 ];
 const sorted = (keys: string[]) => [...keys].sort();
 const detailSchema = TypeCompiler.Compile(ContestDetail);
@@ -127,7 +172,10 @@ describe('POST /v1/admin/contests', () => {
       resolution_time_ms: null,
     });
     assert.equal(typeof detail.markets[0].betting_closes_at_ms, 'number');
-    assert.deepEqual(detail.markets.map((m: { category: string }) => m.category), ['politics', 'tech', 'tech']);
+    assert.deepEqual(
+      detail.markets.map((m: { category: string }) => m.category),
+      ['politics', 'tech', 'tech'],
+    );
 
     assertDetailShape(detail);
     const fetched = await getDetail(server, detail.contest_id);
@@ -139,11 +187,18 @@ describe('POST /v1/admin/contests', () => {
     ['bet_type kind outside num_bets | bets_per_category', (c) => ({ ...c, bet_type: { kind: 'parlay', value: 1 } }), '/bet_type/kind'],
     ['bet_type value 0', (c) => ({ ...c, bet_type: { kind: 'num_bets', value: 0 } }), '/bet_type/value'],
     ['num_bets larger than the number of markets', (c) => ({ ...c, bet_type: { kind: 'num_bets', value: 3 } }), '/bet_type/value'],
-    ['a category with fewer markets than bets_per_category', (c) => ({
-      ...c,
-      bet_type: { kind: 'bets_per_category', value: 2 },
-      markets: [{ ...c.markets[0]!, category: 'a' }, { ...c.markets[1]!, category: 'b' }],
-    }), '/bet_type/value'],
+    [
+      'a category with fewer markets than bets_per_category',
+      (c) => ({
+        ...c,
+        bet_type: { kind: 'bets_per_category', value: 2 },
+        markets: [
+          { ...c.markets[0]!, category: 'a' },
+          { ...c.markets[1]!, category: 'b' },
+        ],
+      }),
+      '/bet_type/value',
+    ],
     ['game_type outside the four', (c) => ({ ...c, game_type: 'bingo' }), '/game_type'],
     ['winning_split_bps summing over 10000', (c) => ({ ...c, winning_split_bps: [6000, 4001] }), '/winning_split_bps'],
     ['a split share above 10000', (c) => ({ ...c, winning_split_bps: [10_001] }), '/winning_split_bps/0'],
@@ -153,7 +208,11 @@ describe('POST /v1/admin/contests', () => {
     ['the same market twice', (c) => ({ ...c, markets: [c.markets[0], c.markets[0]] }), '/markets/1/market_id'],
     ['no markets', (c) => ({ ...c, markets: [] }), '/markets'],
     ['an empty category label', (c) => ({ ...c, markets: [{ ...c.markets[0]!, category: '' }] }), '/markets/0/category'],
-    ['a category label with surrounding spaces', (c) => ({ ...c, markets: [{ ...c.markets[0]!, category: ' a ' }] }), '/markets/0/category'],
+    [
+      'a category label with surrounding spaces',
+      (c) => ({ ...c, markets: [{ ...c.markets[0]!, category: ' a ' }] }),
+      '/markets/0/category',
+    ],
     ['category outside mentions | sports | culture', (c) => ({ ...c, category: 'finance' }), '/category'],
     ['betting_closes_ms in the past', (c) => ({ ...c, betting_closes_ms: Date.now() - 1000 }), '/betting_closes_ms'],
     ['entry_opens_at_ms not before betting_closes_ms', (c) => ({ ...c, entry_opens_at_ms: c.betting_closes_ms }), '/entry_opens_at_ms'],
@@ -253,12 +312,24 @@ describe('contest images', () => {
 describe('GET /v1/contests and GET /v1/contests/{id}', () => {
   it('lists every game_type newest first, filtered by status and category, with summary fields only', async () => {
     const sports = await createContest(server, contestConfig(marketIds.slice(0, 1), { category: 'sports', title: 'S1' }));
-    const survivor = await createContest(server, contestConfig(marketIds.slice(0, 1), {
-      category: 'sports', title: 'S2', game_type: 'survivor', winning_split_bps: [],
-    }));
-    const streak = await createContest(server, contestConfig(marketIds.slice(0, 1), {
-      category: 'sports', title: 'S3', game_type: 'streak', winning_split_bps: [],
-    }));
+    const survivor = await createContest(
+      server,
+      contestConfig(marketIds.slice(0, 1), {
+        category: 'sports',
+        title: 'S2',
+        game_type: 'survivor',
+        winning_split_bps: [],
+      }),
+    );
+    const streak = await createContest(
+      server,
+      contestConfig(marketIds.slice(0, 1), {
+        category: 'sports',
+        title: 'S3',
+        game_type: 'streak',
+        winning_split_bps: [],
+      }),
+    );
     const res = await client(server.baseUrl).get('/v1/contests?category=sports&status=open');
     assert.equal(res.status, 200);
     const ids = res.body.contests.map((c: { contest_id: string }) => c.contest_id);
@@ -268,24 +339,30 @@ describe('GET /v1/contests and GET /v1/contests/{id}', () => {
       assert.equal(summary.category, 'sports');
       assert.equal(summary.status, 'open');
     }
-    assert.deepEqual(res.body.contests.find((c: { contest_id: string }) => c.contest_id === sports.contest_id), {
-      contest_id: sports.contest_id,
-      title: 'S1',
-      category: 'sports',
-      status: 'open',
-      game_type: 'lineups',
-      bet_type: { kind: 'num_bets', value: 1 },
-      bet_amount_micros: 1_000_000,
-      total_pot_micros: 0,
-      entries_filled: 0,
-      entry_cap: 100,
-      betting_closes_ms: sports['betting_closes_ms'],
-      image_url: `/v1/contests/${sports.contest_id}/image`,
-      created_at_ms: sports['created_at_ms'],
-    });
+    assert.deepEqual(
+      res.body.contests.find((c: { contest_id: string }) => c.contest_id === sports.contest_id),
+      {
+        contest_id: sports.contest_id,
+        title: 'S1',
+        category: 'sports',
+        status: 'open',
+        game_type: 'lineups',
+        bet_type: { kind: 'num_bets', value: 1 },
+        bet_amount_micros: 1_000_000,
+        total_pot_micros: 0,
+        entries_filled: 0,
+        entry_cap: 100,
+        betting_closes_ms: sports['betting_closes_ms'],
+        image_url: `/v1/contests/${sports.contest_id}/image`,
+        created_at_ms: sports['created_at_ms'],
+      },
+    );
     assert.ok(listSchema.Check(res.body));
     const limited = await client(server.baseUrl).get('/v1/contests?category=sports&limit=2');
-    assert.deepEqual(limited.body.contests.map((c: { contest_id: string }) => c.contest_id), [streak.contest_id, survivor.contest_id]);
+    assert.deepEqual(
+      limited.body.contests.map((c: { contest_id: string }) => c.contest_id),
+      [streak.contest_id, survivor.contest_id],
+    );
     const culture = await client(server.baseUrl).get('/v1/contests?category=culture');
     assert.ok(culture.body.contests.every((c: { category: string }) => c.category === 'culture'));
     assertApiError(await client(server.baseUrl).get('/v1/contests?status=closed'), 400, 'VALIDATION_FAILED');
@@ -330,16 +407,19 @@ describe('GET /v1/contests and GET /v1/contests/{id}', () => {
     const entry = detail.caller.entries[0];
     assert.deepEqual(sorted(Object.keys(entry)), sorted(ENTRY_FIELDS));
     assert.ok(Math.abs(entry.created_at_ms - Date.now()) < 60_000);
-    assert.deepEqual({ ...entry, created_at_ms: 0 }, {
-      entry_index: 0,
-      created_at_ms: 0,
-      picks: [{ market_id: marketIds[1], direction: 'up', outcome: 'pending' }],
-      open_leg_count: 1,
-      resolved_win_count: 0,
-      payout_micros: null,
-      net_payout_micros: null,
-      rank: null,
-    });
+    assert.deepEqual(
+      { ...entry, created_at_ms: 0 },
+      {
+        entry_index: 0,
+        created_at_ms: 0,
+        picks: [{ market_id: marketIds[1], direction: 'up', outcome: 'pending' }],
+        open_leg_count: 1,
+        resolved_win_count: 0,
+        payout_micros: null,
+        net_payout_micros: null,
+        rank: null,
+      },
+    );
     // Another user's view never shows this entry.
     assert.deepEqual((await getDetail(server, contest.contest_id, other.token)).body.caller, { joined: false, entries: [] });
     assert.equal((await getDetail(server, contest.contest_id)).body.caller, null);
@@ -377,8 +457,17 @@ describe('POST /v1/admin/contests/{id}/void', () => {
     const detail = (await getDetail(server, contest.contest_id, a!.token)).body;
     assert.equal(detail.status, 'voided');
     assert.deepEqual(
-      detail.caller.entries.map((e: Record<string, unknown>) => [e['entry_index'], e['payout_micros'], e['net_payout_micros'], e['rank'], e['open_leg_count']]),
-      [[0, 1_000_000, 0, null, 0], [1, 1_000_000, 0, null, 0]],
+      detail.caller.entries.map((e: Record<string, unknown>) => [
+        e['entry_index'],
+        e['payout_micros'],
+        e['net_payout_micros'],
+        e['rank'],
+        e['open_leg_count'],
+      ]),
+      [
+        [0, 1_000_000, 0, null, 0],
+        [1, 1_000_000, 0, null, 0],
+      ],
     );
     assert.equal(detail.caller.entries[0].picks[0].outcome, 'voided');
 

@@ -3,16 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
-import {
-  adminEntries,
-  contestConfig,
-  createContest,
-  down,
-  enter,
-  getDetail,
-  MoneyBook,
-  up,
-} from '../helpers/contests.js';
+import { adminEntries, contestConfig, createContest, down, enter, getDetail, MoneyBook, up } from '../helpers/contests.js';
 import { createMarkets, resolveMarket } from '../helpers/markets.js';
 
 const BET = 1_000_000;
@@ -33,9 +24,15 @@ describe('concurrent entries', () => {
   it('50 users racing for 10 places: exactly 10 are accepted, the others get CONTEST_FULL, balances exact', async () => {
     const markets = await createMarkets(server, 1);
     const pool = 2_000_000;
-    const contest = await createContest(server, contestConfig(markets, {
-      entry_cap: 10, protocol_prize_pool_micros: pool, game_type: 'outcast', winning_split_bps: [],
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        entry_cap: 10,
+        protocol_prize_pool_micros: pool,
+        game_type: 'outcast',
+        winning_split_bps: [],
+      }),
+    );
     const users = await book.fundedUsers(50, 3 * BET);
     const responses = await Promise.all(
       users.map((u, i) => enter(server, u, contest.contest_id, [i % 2 === 0 ? up(markets[0]!) : down(markets[0]!)])),
@@ -78,11 +75,17 @@ describe('concurrent entries', () => {
     const user = await book.fundedUser(40 * BET);
     const responses = await Promise.all(Array.from({ length: 30 }, () => enter(server, user, contest.contest_id, [up(markets[0]!)])));
     assert.ok(responses.every((r) => r.status === 201));
-    assert.deepEqual(responses.map((r) => r.body.entry_index).sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i));
+    assert.deepEqual(
+      responses.map((r) => r.body.entry_index).sort((a, b) => a - b),
+      Array.from({ length: 30 }, (_, i) => i),
+    );
     book.staked(user, 30 * BET);
     const detail = (await getDetail(server, contest.contest_id, user.token)).body;
     assert.equal(detail.entries_filled, 30);
-    assert.deepEqual(detail.caller.entries.map((e: { entry_index: number }) => e.entry_index), Array.from({ length: 30 }, (_, i) => i));
+    assert.deepEqual(
+      detail.caller.entries.map((e: { entry_index: number }) => e.entry_index),
+      Array.from({ length: 30 }, (_, i) => i),
+    );
   });
 
   it('racing entries beyond the balance: exactly as many as the balance covers are accepted', async () => {
@@ -114,8 +117,15 @@ describe('concurrent entries', () => {
     assert.equal(detail.entries_filled, entries.length);
     for (const e of entries) {
       assert.notEqual(e.payout_micros, null);
-      book.staked(users.find((u) => u.userId === e.user_id)!, BET);
-      book.settled(users.find((u) => u.userId === e.user_id)!, BET, e.payout_micros!);
+      book.staked(
+        users.find((u) => u.userId === e.user_id)!,
+        BET,
+      );
+      book.settled(
+        users.find((u) => u.userId === e.user_id)!,
+        BET,
+        e.payout_micros!,
+      );
     }
     assert.ok(entries.reduce((s, e) => s + e.payout_micros!, 0) <= detail.total_pot_micros);
   });

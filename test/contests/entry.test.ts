@@ -4,16 +4,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import {
-  adminEntries,
-  contestConfig,
-  createContest,
-  down,
-  enter,
-  getDetail,
-  MoneyBook,
-  up,
-} from '../helpers/contests.js';
+import { adminEntries, contestConfig, createContest, down, enter, getDetail, MoneyBook, up } from '../helpers/contests.js';
 import { assertApiError } from '../helpers/errors.js';
 import { createMarket, createMarkets, resolveMarket } from '../helpers/markets.js';
 
@@ -31,7 +22,12 @@ after(async () => {
   await server.stop();
 });
 
-async function entered(res: Awaited<ReturnType<typeof enter>>, user: Parameters<MoneyBook['staked']>[0], contestId: string, entryIndex: number) {
+async function entered(
+  res: Awaited<ReturnType<typeof enter>>,
+  user: Parameters<MoneyBook['staked']>[0],
+  contestId: string,
+  entryIndex: number,
+) {
   assert.equal(res.status, 201, JSON.stringify(res.body));
   assert.deepEqual(res.body, { contest_id: contestId, entry_index: entryIndex, reserved_micros: String(BET) });
   book.staked(user, BET);
@@ -43,7 +39,11 @@ describe('bet_type num_bets', () => {
     const contest = await createContest(server, contestConfig(markets, { bet_type: { kind: 'num_bets', value: 2 } }));
     const user = await book.fundedUser(10 * BET);
     assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!)]), 422, 'INVALID_PICKS');
-    assertApiError(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[1]!), up(markets[2]!)]), 422, 'INVALID_PICKS');
+    assertApiError(
+      await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[1]!), up(markets[2]!)]),
+      422,
+      'INVALID_PICKS',
+    );
     await entered(await enter(server, user, contest.contest_id, [up(markets[0]!), down(markets[3]!)]), user, contest.contest_id, 0);
     const detail = (await getDetail(server, contest.contest_id, user.token)).body;
     assert.equal(detail.entries_filled, 1);
@@ -59,16 +59,23 @@ describe('bet_type bets_per_category', () => {
   it('needs exactly value picks in each category of the contest', async () => {
     const markets = await createMarkets(server, 5);
     const categories = ['politics', 'politics', 'tech', 'tech', 'tech'];
-    const contest = await createContest(server, contestConfig(markets, {
-      bet_type: { kind: 'bets_per_category', value: 2 },
-      markets: markets.map((market_id, i) => ({ market_id, category: categories[i]! })),
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        bet_type: { kind: 'bets_per_category', value: 2 },
+        markets: markets.map((market_id, i) => ({ market_id, category: categories[i]! })),
+      }),
+    );
     const user = await book.fundedUser(10 * BET);
     const id = contest.contest_id;
     // A category missing altogether.
     assertApiError(await enter(server, user, id, [up(markets[2]!), up(markets[3]!)]), 422, 'INVALID_PICKS');
     // Right total, wrong distribution.
-    assertApiError(await enter(server, user, id, [up(markets[0]!), up(markets[2]!), up(markets[3]!), up(markets[4]!)]), 422, 'INVALID_PICKS');
+    assertApiError(
+      await enter(server, user, id, [up(markets[0]!), up(markets[2]!), up(markets[3]!), up(markets[4]!)]),
+      422,
+      'INVALID_PICKS',
+    );
     // One short in a category.
     assertApiError(await enter(server, user, id, [up(markets[0]!), up(markets[1]!), up(markets[2]!)]), 422, 'INVALID_PICKS');
     await entered(await enter(server, user, id, [up(markets[0]!), down(markets[1]!), up(markets[2]!), down(markets[4]!)]), user, id, 0);
@@ -115,7 +122,11 @@ describe('pick checks', () => {
     ]) {
       assertApiError(await api.post('/v1/user/contest_bet', body), 400, 'VALIDATION_FAILED');
     }
-    assertApiError(await client(server.baseUrl).post('/v1/user/contest_bet', { contest_id: contest.contest_id, bets: [up(markets[0]!)] }), 401, 'UNAUTHENTICATED');
+    assertApiError(
+      await client(server.baseUrl).post('/v1/user/contest_bet', { contest_id: contest.contest_id, bets: [up(markets[0]!)] }),
+      401,
+      'UNAUTHENTICATED',
+    );
     assertApiError(await enter(server, user, '00000000-0000-4000-8000-000000000000', [up(markets[0]!)]), 404, 'CONTEST_NOT_FOUND');
   });
 
@@ -133,10 +144,13 @@ describe('pick checks', () => {
 describe('time windows', () => {
   it('is CONTEST_CLOSED before entry_opens_at_ms and after betting_closes_ms', async () => {
     const markets = await createMarkets(server, 1);
-    const notYet = await createContest(server, contestConfig(markets, {
-      entry_opens_at_ms: Date.now() + 600_000,
-      betting_closes_ms: Date.now() + 3_600_000,
-    }));
+    const notYet = await createContest(
+      server,
+      contestConfig(markets, {
+        entry_opens_at_ms: Date.now() + 600_000,
+        betting_closes_ms: Date.now() + 3_600_000,
+      }),
+    );
     const closesMs = Date.now() + 1_500;
     const closing = await createContest(server, contestConfig(markets, { betting_closes_ms: closesMs }));
     const user = await book.fundedUser(5 * BET);
@@ -172,7 +186,10 @@ describe('entry_index', () => {
     const detail = (await getDetail(server, first.contest_id, alice!.token)).body;
     assert.equal(detail.entries_filled, 4);
     assert.equal(detail.total_pot_micros, 4 * BET);
-    assert.deepEqual(detail.caller.entries.map((e: { entry_index: number }) => e.entry_index), [0, 1, 2]);
+    assert.deepEqual(
+      detail.caller.entries.map((e: { entry_index: number }) => e.entry_index),
+      [0, 1, 2],
+    );
   });
 
   it('cannot continue a lineups or outcast entry: ENTRY_NOT_FOUND', async () => {
@@ -218,7 +235,13 @@ for (const gameType of ['survivor', 'streak'] as const) {
           [1, [`${markets[0]}:down:won`, `${markets[2]}:up:pending`]],
         ],
       );
-      assert.deepEqual(entries.map((e) => [e.open_leg_count, e.resolved_win_count]), [[1, 0], [1, 1]]);
+      assert.deepEqual(
+        entries.map((e) => [e.open_leg_count, e.resolved_win_count]),
+        [
+          [1, 0],
+          [1, 1],
+        ],
+      );
       // Continuations reserve nothing: two entries, two bet amounts.
       assertApiError(await getDetail(server, id, alice!.token), 404, 'CONTEST_NOT_FOUND');
       const listed = (await client(server.baseUrl).get('/v1/contests')).body.contests.find(

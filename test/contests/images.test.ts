@@ -6,7 +6,6 @@ import { decodeImage, defaultImage, detectImageType } from '../../src/contests/i
 import { isApiError } from '../../src/errors.js';
 import { JPEG_BYTES, PNG_BYTES, WEBP_BYTES } from '../helpers/contests.js';
 
-
 function assertValidation(fn: () => unknown, path: string): void {
   assert.throws(fn, (err: unknown) => {
     assert.ok(isApiError(err));

@@ -52,7 +52,10 @@ describe('GET /v1/contests after each kind of change', () => {
     assert.deepEqual(await listTwice(), []);
 
     const a = (await createContest(server, contestConfig([markets[0]!]))).contest_id;
-    assert.deepEqual((await listTwice()).map((c) => c.contest_id), [a]);
+    assert.deepEqual(
+      (await listTwice()).map((c) => c.contest_id),
+      [a],
+    );
 
     const entered = await enter(server, user, a, [up(markets[0]!)]);
     assert.equal(entered.status, 201, JSON.stringify(entered.body));
@@ -60,15 +63,27 @@ describe('GET /v1/contests after each kind of change', () => {
     assert.equal((await listTwice('status=open'))[0]!.entries_filled, 1);
 
     const b = (await createContest(server, contestConfig([markets[1]!]))).contest_id;
-    assert.deepEqual((await listTwice('status=open')).map((c) => c.contest_id), [b, a]);
+    assert.deepEqual(
+      (await listTwice('status=open')).map((c) => c.contest_id),
+      [b, a],
+    );
     const voided = await admin(server).post(`/v1/admin/contests/${b}/void`, {});
     assert.equal(voided.status, 200);
-    assert.deepEqual((await listTwice('status=open')).map((c) => c.contest_id), [a]);
-    assert.deepEqual((await listTwice('status=voided')).map((c) => c.contest_id), [b]);
+    assert.deepEqual(
+      (await listTwice('status=open')).map((c) => c.contest_id),
+      [a],
+    );
+    assert.deepEqual(
+      (await listTwice('status=voided')).map((c) => c.contest_id),
+      [b],
+    );
 
     await resolveMarket(server, markets[0]!, 'YES');
     const resolved = await listTwice('status=resolved');
-    assert.deepEqual(resolved.map((c) => [c.contest_id, c.status]), [[a, 'resolved']]);
+    assert.deepEqual(
+      resolved.map((c) => [c.contest_id, c.status]),
+      [[a, 'resolved']],
+    );
     assert.deepEqual(await listTwice('status=open'), []);
   });
 });

@@ -8,17 +8,15 @@ import type { ContestRecord } from '../../src/contests/records.js';
 import type { CreateContest } from '../../src/schemas/contests.js';
 import type { SettleProgress } from '../../src/contests/settlement.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { contestConfig, type ContestConfig, createContest, enter, listContests, listedIds, MoneyBook, up } from '../helpers/contests.js';
 import {
-  contestConfig,
-  type ContestConfig,
-  createContest,
-  enter,
-  listContests,
-  listedIds,
-  MoneyBook,
-  up,
-} from '../helpers/contests.js';
-import { type ContestsHarness, countContestReads, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+  type ContestsHarness,
+  countContestReads,
+  createMarketsInProcess,
+  fundUsersInProcess,
+  openContestsHarness,
+  seedContestInProcess,
+} from '../helpers/contests-in-process.js';
 import { admin } from '../helpers/http.js';
 import { createMarkets, resolveMarket } from '../helpers/markets.js';
 import { resolveMarketsWhileStopped } from '../helpers/store-writes.js';
@@ -71,7 +69,11 @@ function expectations(c: Record<'open1' | 'resolved' | 'voidedByAdmin' | 'open2'
 async function assertListed(server: TestServer, expected: Record<string, string[]>): Promise<void> {
   for (const [query, ids] of Object.entries(expected)) {
     const listed = await listContests(server, query);
-    assert.deepEqual(listed.map((c) => c.contest_id), ids, `GET /v1/contests?${query}`);
+    assert.deepEqual(
+      listed.map((c) => c.contest_id),
+      ids,
+      `GET /v1/contests?${query}`,
+    );
     const status = new URLSearchParams(query).get('status');
     if (status !== null) for (const c of listed) assert.equal(c.status, status, `GET /v1/contests?${query}`);
   }
@@ -151,7 +153,10 @@ describe('GET /v1/contests across restarts', () => {
     await resolveMarketsWhileStopped(server.dataDir, [m[4]!], 'YES');
     server = await start(server);
     const s = server;
-    await waitFor(async () => assert.deepEqual(await listedIds(s, 'status=open'), [newest]), { timeoutMs: 10_000, what: 'only the newest contest listed open' });
+    await waitFor(async () => assert.deepEqual(await listedIds(s, 'status=open'), [newest]), {
+      timeoutMs: 10_000,
+      what: 'only the newest contest listed open',
+    });
     assert.deepEqual(await listedIds(server, 'status=resolved'), [c.open3, c.open2, c.resolved, c.open1]);
     assert.deepEqual(await listedIds(server, 'category=mentions&status=resolved'), [c.open2]);
   });
@@ -181,17 +186,39 @@ describe('Contests.list in process (real LMDB)', () => {
       [{}, 10, newestFirst.slice(0, 10)],
       [{}, undefined, newestFirst.slice(0, 100)],
       [{ status: 'open' }, 10, newestFirst.slice(0, 10)],
-      [{ category: 'sports' }, 10, ids.filter((_, i) => categories[i % 3] === 'sports').reverse().slice(0, 10)],
+      [
+        { category: 'sports' },
+        10,
+        ids
+          .filter((_, i) => categories[i % 3] === 'sports')
+          .reverse()
+          .slice(0, 10),
+      ],
       [{ status: 'voided' }, 10, ids.slice(0, 10).reverse()],
-      [{ status: 'voided', category: 'mentions' }, undefined, ids.slice(0, 10).filter((_, i) => categories[i % 3] === 'mentions').reverse()],
+      [
+        { status: 'voided', category: 'mentions' },
+        undefined,
+        ids
+          .slice(0, 10)
+          .filter((_, i) => categories[i % 3] === 'mentions')
+          .reverse(),
+      ],
       [{ status: 'resolved' }, undefined, []],
     ];
     for (const [filter, limit, expected] of cases) {
       reads.reset();
       const listed = h.contests.list(filter, { limit }).contests;
-      assert.deepEqual(listed.map((c) => c.contest_id), expected, JSON.stringify(filter));
+      assert.deepEqual(
+        listed.map((c) => c.contest_id),
+        expected,
+        JSON.stringify(filter),
+      );
       // One read per contest listed, none for those the index filtered out.
-      assert.equal(reads.count, expected.length, `${JSON.stringify(filter)} read ${reads.count} contest records for ${expected.length} listed`);
+      assert.equal(
+        reads.count,
+        expected.length,
+        `${JSON.stringify(filter)} read ${reads.count} contest records for ${expected.length} listed`,
+      );
     }
 
     // Every page after the first, wherever its cursor points, reads only the records it returns too.
@@ -208,10 +235,18 @@ describe('Contests.list in process (real LMDB)', () => {
         after = page.next;
       }
       const all = h.contests.list(filter, { limit: 100 });
-      assert.deepEqual(walked.slice(0, 100), all.contests.map((c) => c.contest_id), JSON.stringify(filter));
+      assert.deepEqual(
+        walked.slice(0, 100),
+        all.contests.map((c) => c.contest_id),
+        JSON.stringify(filter),
+      );
       assert.equal(new Set(walked).size, walked.length, 'no contest twice');
     }
-    assert.equal(h.contests.list({}, { limit: 100, after: { createdAtMs: 0, seq: 0 } }).contests.length, 0, 'nothing is older than the start of time');
+    assert.equal(
+      h.contests.list({}, { limit: 100, after: { createdAtMs: 0, seq: 0 } }).contests.length,
+      0,
+      'nothing is older than the start of time',
+    );
   });
 
   it("a settlement's final batch: the list shows the status LMDB holds, also before the settlement's continuation ran, and after it failed", async () => {

@@ -6,17 +6,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { TestUser } from '../helpers/users.js';
-import {
-  adminEntries,
-  contestConfig,
-  createContest,
-  down,
-  enter,
-  getDetail,
-  MoneyBook,
-  up,
-  type Pick,
-} from '../helpers/contests.js';
+import { adminEntries, contestConfig, createContest, down, enter, getDetail, MoneyBook, up, type Pick } from '../helpers/contests.js';
 import { assertApiError } from '../helpers/errors.js';
 import { createMarkets, resolveMarket } from '../helpers/markets.js';
 
@@ -44,7 +34,10 @@ async function allVoidedAgainstALoser(gameType: 'outcast' | 'survivor') {
   const contest = await createContest(server, contestConfig([m1, m2], { game_type: gameType, winning_split_bps: [] }));
   const users = await book.fundedUsers(2, BET);
   const [a, b] = users as [TestUser, TestUser];
-  await enterAll(contest.contest_id, [[a, [up(m1)]], [b, [up(m2)]]]);
+  await enterAll(contest.contest_id, [
+    [a, [up(m1)]],
+    [b, [up(m2)]],
+  ]);
   await resolveMarket(server, m1, 'VOID');
   await resolveMarket(server, m2, 'NO');
   assert.deepEqual(await results(contest.contest_id, users), [
@@ -86,11 +79,14 @@ describe('lineups', () => {
     const markets = await createMarkets(server, 3);
     const [m1, m2, m3] = markets as [number, number, number];
     const pool = 1_000_001;
-    const contest = await createContest(server, contestConfig(markets, {
-      protocol_prize_pool_micros: pool,
-      bet_type: { kind: 'num_bets', value: 3 },
-      winning_split_bps: [5000, 3000, 2000],
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        protocol_prize_pool_micros: pool,
+        bet_type: { kind: 'num_bets', value: 3 },
+        winning_split_bps: [5000, 3000, 2000],
+      }),
+    );
     const id = contest.contest_id;
     const users = await book.fundedUsers(5, 3 * BET);
     const [a, b, c, d, e] = users as [TestUser, TestUser, TestUser, TestUser, TestUser];
@@ -107,7 +103,10 @@ describe('lineups', () => {
     await resolveMarket(server, m2, 'NO');
     const midway = (await getDetail(server, id, c.token)).body;
     assert.equal(midway.status, 'open');
-    assert.deepEqual(midway.caller.entries[0].picks.map((p: { outcome: string }) => p.outcome), ['pending', 'lost', 'voided']);
+    assert.deepEqual(
+      midway.caller.entries[0].picks.map((p: { outcome: string }) => p.outcome),
+      ['pending', 'lost', 'voided'],
+    );
     assert.equal(midway.caller.entries[0].open_leg_count, 1);
     assert.equal(midway.caller.entries[0].resolved_win_count, 0);
     assert.equal(midway.caller.entries[0].payout_micros, null);
@@ -124,21 +123,33 @@ describe('lineups', () => {
       { payout: 0, rank: 5 },
       { payout: 600_000, rank: 3 },
     ];
-    assert.deepEqual(await results(id, users), expected.map((x) => ({ ...x, net: x.payout - BET })));
+    assert.deepEqual(
+      await results(id, users),
+      expected.map((x) => ({ ...x, net: x.payout - BET })),
+    );
     users.forEach((u, i) => book.settled(u, BET, expected[i]!.payout));
     // The whole pot is paid (the split sums to 10000): the users together gain exactly the protocol pool.
-    assert.equal(expected.reduce((s, x) => s + x.payout, 0), pot);
-    assert.equal(expected.reduce((s, x) => s + (x.payout - BET), 0), pool);
+    assert.equal(
+      expected.reduce((s, x) => s + x.payout, 0),
+      pot,
+    );
+    assert.equal(
+      expected.reduce((s, x) => s + (x.payout - BET), 0),
+      pool,
+    );
 
     const detail = (await getDetail(server, id, c.token)).body;
     assert.equal(detail.status, 'resolved');
     assert.equal(typeof detail.resolved_at_ms, 'number');
     assert.equal(detail.total_pot_micros, pot);
-    assert.deepEqual(detail.markets.map((m: { status: string; outcome: string | null }) => [m.status, m.outcome]), [
-      ['RESOLVED', 'YES'],
-      ['RESOLVED', 'NO'],
-      ['VOIDED', null],
-    ]);
+    assert.deepEqual(
+      detail.markets.map((m: { status: string; outcome: string | null }) => [m.status, m.outcome]),
+      [
+        ['RESOLVED', 'YES'],
+        ['RESOLVED', 'NO'],
+        ['VOIDED', null],
+      ],
+    );
     assert.deepEqual(detail.caller.entries[0], {
       entry_index: 0,
       created_at_ms: detail.caller.entries[0].created_at_ms,
@@ -161,9 +172,15 @@ describe('outcast', () => {
   it('the entries whose non-voided picks all won split the pot', async () => {
     const markets = await createMarkets(server, 3);
     const [m1, m2, m3] = markets as [number, number, number];
-    const contest = await createContest(server, contestConfig(markets, {
-      game_type: 'outcast', winning_split_bps: [], protocol_prize_pool_micros: 1, bet_type: { kind: 'num_bets', value: 2 },
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        game_type: 'outcast',
+        winning_split_bps: [],
+        protocol_prize_pool_micros: 1,
+        bet_type: { kind: 'num_bets', value: 2 },
+      }),
+    );
     const users = await book.fundedUsers(4, BET);
     const [a, b, c, d] = users as [TestUser, TestUser, TestUser, TestUser];
     await enterAll(contest.contest_id, [
@@ -189,9 +206,14 @@ describe('outcast', () => {
   it('with no clean entry, the entries with the most wins split the pot', async () => {
     const markets = await createMarkets(server, 2);
     const [m1, m2] = markets as [number, number];
-    const contest = await createContest(server, contestConfig(markets, {
-      game_type: 'outcast', winning_split_bps: [], bet_type: { kind: 'num_bets', value: 2 },
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        game_type: 'outcast',
+        winning_split_bps: [],
+        bet_type: { kind: 'num_bets', value: 2 },
+      }),
+    );
     const users = await book.fundedUsers(3, BET);
     const [x, y, z] = users as [TestUser, TestUser, TestUser];
     await enterAll(contest.contest_id, [
@@ -221,9 +243,15 @@ describe('outcast', () => {
   it('an all-voided entry wins over an entry with one win and one loss', async () => {
     const markets = await createMarkets(server, 4);
     const [m1, m2, m3, m4] = markets as [number, number, number, number];
-    const contest = await createContest(server, contestConfig(markets, {
-      game_type: 'outcast', winning_split_bps: [], protocol_prize_pool_micros: 1, bet_type: { kind: 'num_bets', value: 2 },
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        game_type: 'outcast',
+        winning_split_bps: [],
+        protocol_prize_pool_micros: 1,
+        bet_type: { kind: 'num_bets', value: 2 },
+      }),
+    );
     const users = await book.fundedUsers(3, BET);
     const [a, b, c] = users as [TestUser, TestUser, TestUser];
     await enterAll(contest.contest_id, [
@@ -243,7 +271,10 @@ describe('outcast', () => {
       { payout: 0, net: -BET, rank: 3 },
     ]);
     users.forEach((u, i) => book.settled(u, BET, expected[i]!));
-    assert.equal(expected.reduce((sum, x) => sum + x, 0), 1 + 3 * BET); // the whole pot, exactly
+    assert.equal(
+      expected.reduce((sum, x) => sum + x, 0),
+      1 + 3 * BET,
+    ); // the whole pot, exactly
   });
 });
 
@@ -251,13 +282,23 @@ describe('survivor', () => {
   it('eliminates an entry at its first lost pick; the entries never eliminated split the pot', async () => {
     const markets = await createMarkets(server, 3);
     const [m1, m2, m3] = markets as [number, number, number];
-    const contest = await createContest(server, contestConfig(markets, {
-      game_type: 'survivor', winning_split_bps: [], protocol_prize_pool_micros: 500_000,
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        game_type: 'survivor',
+        winning_split_bps: [],
+        protocol_prize_pool_micros: 500_000,
+      }),
+    );
     const id = contest.contest_id;
     const users = await book.fundedUsers(4, BET);
     const [a, b, c, d] = users as [TestUser, TestUser, TestUser, TestUser];
-    await enterAll(id, [[a, [up(m1)]], [b, [up(m1)]], [c, [down(m1)]], [d, [up(m1)]]]);
+    await enterAll(id, [
+      [a, [up(m1)]],
+      [b, [up(m1)]],
+      [c, [down(m1)]],
+      [d, [up(m1)]],
+    ]);
     await continueEntry(a, id, 0, [up(m2)]);
     await continueEntry(b, id, 0, [down(m2)]);
     await continueEntry(d, id, 0, [up(m2)]);
@@ -285,13 +326,22 @@ describe('survivor', () => {
 
   it('an all-voided survivor wins over an entry eliminated after one win', async () => {
     const [m1, m2, m3] = (await createMarkets(server, 3)) as [number, number, number];
-    const contest = await createContest(server, contestConfig([m1, m2, m3], {
-      game_type: 'survivor', winning_split_bps: [], protocol_prize_pool_micros: 500_000,
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig([m1, m2, m3], {
+        game_type: 'survivor',
+        winning_split_bps: [],
+        protocol_prize_pool_micros: 500_000,
+      }),
+    );
     const id = contest.contest_id;
     const users = await book.fundedUsers(3, BET);
     const [a, b, c] = users as [TestUser, TestUser, TestUser];
-    await enterAll(id, [[a, [up(m1)]], [b, [up(m2)]], [c, [down(m2)]]]);
+    await enterAll(id, [
+      [a, [up(m1)]],
+      [b, [up(m2)]],
+      [c, [down(m2)]],
+    ]);
     await resolveMarket(server, m2, 'NO'); // B lost, C won
     await continueEntry(c, id, 0, [up(m3)]);
     await resolveMarket(server, m3, 'NO'); // C lost its second pick
@@ -305,9 +355,15 @@ describe('survivor', () => {
       { payout: 0, net: -BET, rank: 2 },
     ]);
     users.forEach((u, i) => book.settled(u, BET, expected[i]!));
-    assert.equal(expected.reduce((sum, x) => sum + x, 0), 500_000 + 3 * BET); // the whole pot, exactly
+    assert.equal(
+      expected.reduce((sum, x) => sum + x, 0),
+      500_000 + 3 * BET,
+    ); // the whole pot, exactly
     const entryOfC = (await adminEntries(server, id)).find((x) => x.user_id === c.userId)!;
-    assert.deepEqual(entryOfC.picks.map((p) => p.outcome), ['won', 'lost']);
+    assert.deepEqual(
+      entryOfC.picks.map((p) => p.outcome),
+      ['won', 'lost'],
+    );
   });
 });
 
@@ -315,13 +371,24 @@ describe('streak', () => {
   it('continues entries round by round; the longest runs of consecutive wins split the pot', async () => {
     const markets = await createMarkets(server, 4);
     const [m1, m2, m3, m4] = markets as [number, number, number, number];
-    const contest = await createContest(server, contestConfig(markets, {
-      game_type: 'streak', winning_split_bps: [], protocol_prize_pool_micros: 1,
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        game_type: 'streak',
+        winning_split_bps: [],
+        protocol_prize_pool_micros: 1,
+      }),
+    );
     const id = contest.contest_id;
     const users = await book.fundedUsers(5, BET);
     const [a, b, c, d, e] = users as [TestUser, TestUser, TestUser, TestUser, TestUser];
-    await enterAll(id, [[a, [up(m1)]], [b, [up(m1)]], [c, [down(m1)]], [d, [up(m1)]], [e, [up(m1)]]]);
+    await enterAll(id, [
+      [a, [up(m1)]],
+      [b, [up(m1)]],
+      [c, [down(m1)]],
+      [d, [up(m1)]],
+      [e, [up(m1)]],
+    ]);
     await continueEntry(a, id, 0, [up(m2)]);
     await resolveMarket(server, m1, 'YES');
     assertApiError(await enter(server, c, id, [up(m3)], 0), 422, 'ENTRY_ELIMINATED');
@@ -349,7 +416,10 @@ describe('streak', () => {
     [0, 2_500_001, 0, 0, 2_500_000].forEach((p, i) => book.settled(users[i]!, BET, p));
     const entries = await adminEntries(server, id);
     const entryOfA = entries.find((x) => x.user_id === a.userId)!;
-    assert.deepEqual(entryOfA.picks.map((p) => p.outcome), ['won', 'voided', 'won', 'lost']);
+    assert.deepEqual(
+      entryOfA.picks.map((p) => p.outcome),
+      ['won', 'voided', 'won', 'lost'],
+    );
   });
 });
 
@@ -358,7 +428,10 @@ describe('whole contests', () => {
     const markets = await createMarkets(server, 2);
     const contest = await createContest(server, contestConfig(markets, { protocol_prize_pool_micros: 3_000_000 }));
     const users = await book.fundedUsers(2, BET);
-    await enterAll(contest.contest_id, [[users[0]!, [up(markets[0]!)]], [users[1]!, [down(markets[1]!)]]]);
+    await enterAll(contest.contest_id, [
+      [users[0]!, [up(markets[0]!)]],
+      [users[1]!, [down(markets[1]!)]],
+    ]);
     await resolveMarket(server, markets[0]!, 'VOID');
     await resolveMarket(server, markets[1]!, 'VOID');
     const detail = (await getDetail(server, contest.contest_id, users[0]!.token)).body;

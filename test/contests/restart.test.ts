@@ -5,16 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import type { TestUser } from '../helpers/users.js';
-import {
-  adminEntries,
-  contestConfig,
-  createContest,
-  down,
-  enter,
-  getDetail,
-  MoneyBook,
-  up,
-} from '../helpers/contests.js';
+import { adminEntries, contestConfig, createContest, down, enter, getDetail, MoneyBook, up } from '../helpers/contests.js';
 import { createMarkets, resolveMarket } from '../helpers/markets.js';
 import { resolveMarketsWhileStopped } from '../helpers/store-writes.js';
 import { waitFor } from '../helpers/wait.js';
@@ -40,12 +31,21 @@ describe('restarts', () => {
     let server = await start();
     let book = new MoneyBook(server);
     const markets = await createMarkets(server, 2);
-    const contest = await createContest(server, contestConfig(markets, {
-      bet_type: { kind: 'num_bets', value: 2 }, winning_split_bps: [6000, 4000], protocol_prize_pool_micros: 1_000_000,
-    }));
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        bet_type: { kind: 'num_bets', value: 2 },
+        winning_split_bps: [6000, 4000],
+        protocol_prize_pool_micros: 1_000_000,
+      }),
+    );
     const users = await book.fundedUsers(3, 2 * BET);
     const [a, b, c] = users as [TestUser, TestUser, TestUser];
-    for (const [user, picks] of [[a, [up(markets[0]!), up(markets[1]!)]], [b, [up(markets[0]!), down(markets[1]!)]], [c, [down(markets[0]!), down(markets[1]!)]]] as const) {
+    for (const [user, picks] of [
+      [a, [up(markets[0]!), up(markets[1]!)]],
+      [b, [up(markets[0]!), down(markets[1]!)]],
+      [c, [down(markets[0]!), down(markets[1]!)]],
+    ] as const) {
       const res = await enter(server, user, contest.contest_id, [...picks]);
       assert.equal(res.status, 201, JSON.stringify(res.body));
       book.staked(user, BET);
@@ -72,11 +72,21 @@ describe('restarts', () => {
     const entries = await adminEntries(server, contest.contest_id);
     const byKey = new Map(entries.map((e) => [`${e.user_id}:${e.entry_index}`, e]));
     assert.deepEqual(
-      [[a, 0], [b, 0], [c, 0], [a, 1]].map(([u, i]) => {
+      [
+        [a, 0],
+        [b, 0],
+        [c, 0],
+        [a, 1],
+      ].map(([u, i]) => {
         const e = byKey.get(`${(u as TestUser).userId}:${i}`)!;
         return [e.payout_micros, e.rank];
       }),
-      [[3_000_000, 1], [1_000_000, 2], [0, 4], [1_000_000, 2]],
+      [
+        [3_000_000, 1],
+        [1_000_000, 2],
+        [0, 4],
+        [1_000_000, 2],
+      ],
     );
     book.settled(a, BET, 3_000_000);
     book.settled(b, BET, 1_000_000);
@@ -126,7 +136,10 @@ describe('restarts', () => {
     const markets = await createMarkets(server, 2);
     const contest = await createContest(server, contestConfig(markets, { game_type: 'outcast', winning_split_bps: [] }));
     const users = await book.fundedUsers(2, BET);
-    for (const [user, pick] of [[users[0]!, up(markets[1]!)], [users[1]!, down(markets[1]!)]] as const) {
+    for (const [user, pick] of [
+      [users[0]!, up(markets[1]!)],
+      [users[1]!, down(markets[1]!)],
+    ] as const) {
       assert.equal((await enter(server, user, contest.contest_id, [pick])).status, 201);
       book.staked(user, BET);
     }
@@ -141,7 +154,10 @@ describe('restarts', () => {
     book = book.rebind(server);
     // The start queues the finish before it listens and serves without waiting for it.
     const s = server;
-    await waitFor(async () => assert.ok(s.logs.some((l) => l['msg'] === 'contests recovered' && l['finished'] === 1)), { timeoutMs: 10_000, what: 'the log of the recovery' });
+    await waitFor(async () => assert.ok(s.logs.some((l) => l['msg'] === 'contests recovered' && l['finished'] === 1)), {
+      timeoutMs: 10_000,
+      what: 'the log of the recovery',
+    });
     const detail = (await getDetail(server, contest.contest_id, users[1]!.token)).body;
     assert.equal(detail.status, 'resolved');
     assert.deepEqual(

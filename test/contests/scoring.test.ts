@@ -220,7 +220,11 @@ describe('every game type', () => {
       const split = Array.from({ length: 1 + random(6) }, () => random(1667)); // Σ ≤ 10000, as configs must be
       for (const gameType of ['lineups', 'outcast', 'survivor', 'streak'] as const) {
         const splitBps = gameType === 'lineups' ? split : [];
-        assert.deepEqual(score(gameType, potMicros, list, splitBps), modelScores(gameType, potMicros, list, splitBps), `${gameType}, round ${round}`);
+        assert.deepEqual(
+          score(gameType, potMicros, list, splitBps),
+          modelScores(gameType, potMicros, list, splitBps),
+          `${gameType}, round ${round}`,
+        );
       }
     }
   });
@@ -234,7 +238,9 @@ function modelScores(gameType: GameType, potMicros: bigint, list: ScoringEntry[]
     if (gameType === 'streak') {
       let best = 0;
       let run = 0;
-      for (const o of outcomes) if (o === W) best = Math.max(best, ++run); else if (o === L) run = 0;
+      for (const o of outcomes)
+        if (o === W) best = Math.max(best, ++run);
+        else if (o === L) run = 0;
       return best;
     }
     return outcomes.includes(L) ? wins : Infinity;
@@ -255,7 +261,9 @@ function modelScores(gameType: GameType, potMicros: bigint, list: ScoringEntry[]
     const amountMicros =
       gameType === 'lineups'
         ? (potMicros * bpsUpTo(place + members.length)) / 10_000n - (potMicros * bpsUpTo(place)) / 10_000n
-        : key === distinctKeys[0] ? potMicros : 0n;
+        : key === distinctKeys[0]
+          ? potMicros
+          : 0n;
     share(amountMicros, members);
     place += members.length;
   }

@@ -46,12 +46,15 @@ describe('SerialQueues', () => {
     assert.equal(await next, 'next');
   });
 
-  it('refuses client work beyond the bound with OVERLOADED, but never the service\'s own tasks', async () => {
+  it("refuses client work beyond the bound with OVERLOADED, but never the service's own tasks", async () => {
     const queues = new SerialQueues(2);
     let release!: () => void;
     const first = queues.run('k', () => new Promise<void>((r) => (release = r)));
     const second = queues.run('k', async () => undefined);
-    await assert.rejects(queues.run('k', async () => undefined), (err: unknown) => isApiError(err) && err.code === 'OVERLOADED');
+    await assert.rejects(
+      queues.run('k', async () => undefined),
+      (err: unknown) => isApiError(err) && err.code === 'OVERLOADED',
+    );
     const internal = queues.run('k', async () => 'resolved', false);
     assert.equal(queues.depth('k'), 3);
     release();

@@ -10,13 +10,14 @@ import type { ContestsOptions } from '../../src/contests/contests.js';
 import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
 import { SettlementInterrupted, type SettleProgress } from '../../src/contests/settlement.js';
 import { isApiError } from '../../src/errors.js';
+import { contestConfig, down, type Pick, up } from '../helpers/contests.js';
 import {
-  contestConfig,
-  down,
-  type Pick,
-  up,
-} from '../helpers/contests.js';
-import { type ContestsHarness, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+  type ContestsHarness,
+  createMarketsInProcess,
+  fundUsersInProcess,
+  openContestsHarness,
+  seedContestInProcess,
+} from '../helpers/contests-in-process.js';
 import { resolveMarketsInStore } from '../helpers/store-writes.js';
 
 const BET = 1_000_000;
@@ -64,7 +65,10 @@ function settleOptions(batchEntries: number, progress: SettleProgress[], crashAf
  * earliest winners by seq (the winners are seqs 0, 4, 8, ...), so they spread across many batches.
  */
 const outcast = {
-  picksOf: (markets: readonly number[]) => (seq: number): Pick[] => markets.map((m, i) => (i < seq % 4 ? down(m) : up(m))),
+  picksOf:
+    (markets: readonly number[]) =>
+    (seq: number): Pick[] =>
+      markets.map((m, i) => (i < seq % 4 ? down(m) : up(m))),
   config: (markets: readonly number[], entryCount: number) =>
     contestConfig(markets, {
       game_type: 'outcast',
@@ -96,7 +100,10 @@ const lineups = {
   entryCount: 600,
   potMicros: 600_000_006,
   winsOf: (seq: number) => (seq === 0 ? 3 : seq <= 2 ? 2 : seq % 2 === 1 ? 1 : 0),
-  picksOf: (markets: readonly number[]) => (seq: number): Pick[] => markets.map((m, i) => (i < lineups.winsOf(seq) ? up(m) : down(m))),
+  picksOf:
+    (markets: readonly number[]) =>
+    (seq: number): Pick[] =>
+      markets.map((m, i) => (i < lineups.winsOf(seq) ? up(m) : down(m))),
   config: (markets: readonly number[]) =>
     contestConfig(markets, {
       winning_split_bps: [5000, 3000, 2000],
@@ -202,8 +209,14 @@ describe('resolution in batches', () => {
     assert.equal(contest.paidMicros, paid);
     assert.equal(contest.settling, undefined);
     // 2000 = 31 × 64 + 16: 32 batches, each settling at most 64, only the last one final.
-    assert.deepEqual(progress.map((p) => p.settledCount), Array.from({ length: 32 }, (_, i) => Math.min(2000, (i + 1) * 64)));
-    assert.deepEqual(progress.map((p) => p.isFinished), Array.from({ length: 32 }, (_, i) => i === 31));
+    assert.deepEqual(
+      progress.map((p) => p.settledCount),
+      Array.from({ length: 32 }, (_, i) => Math.min(2000, (i + 1) * 64)),
+    );
+    assert.deepEqual(
+      progress.map((p) => p.isFinished),
+      Array.from({ length: 32 }, (_, i) => i === 31),
+    );
   });
 
   it('pays exactly what the rules pay in one piece: lineups places, ties and the rounding micro (600 entries, batches of 64)', async () => {
@@ -241,11 +254,15 @@ describe('resolution in batches', () => {
 
     assert.equal(seen.at(-1)!.settled, 1000);
     const steps = seen.slice(1).map((s, i) => s.settled - seen[i]!.settled);
-    assert.ok(steps.every((step) => step >= 0 && step <= batchEntries), `at most one batch per turn, saw steps ${steps.filter((s) => s > 0)}`);
+    assert.ok(
+      steps.every((step) => step >= 0 && step <= batchEntries),
+      `at most one batch per turn, saw steps ${steps.filter((s) => s > 0)}`,
+    );
     // Every batch boundary was seen by some turn: 1000 / 50 = 20 batches, so 19 boundaries strictly in
     // between (a turn may also see a batch half written: each shard commits its part of it on its own).
     const midway = new Set(seen.filter((s) => s.settled > 0 && s.settled < 1000).map((s) => s.settled));
-    for (let boundary = batchEntries; boundary < 1000; boundary += batchEntries) assert.ok(midway.has(boundary), `batch boundary ${boundary} seen`);
+    for (let boundary = batchEntries; boundary < 1000; boundary += batchEntries)
+      assert.ok(midway.has(boundary), `batch boundary ${boundary} seen`);
     // The last batch's entries commit in their shards before this thread writes "resolved": a reader may see
     // all of them settled while the contest still reads open, never the other way round.
     for (const s of seen) if (s.status === 'resolved') assert.equal(s.settled, 1000, 'resolved before every entry was settled');
@@ -271,10 +288,10 @@ describe('a crash between batches', () => {
       const midway = contestOf(h, contestId);
       assert.equal(midway.status, 'open');
       assert.equal(midway.paidMicros, null);
-      assert.deepEqual(
-        midway.settling && { kind: midway.settling.kind, settledCount: midway.settling.settledCount },
-        { kind: 'resolve', settledCount: settledBefore },
-      );
+      assert.deepEqual(midway.settling && { kind: midway.settling.kind, settledCount: midway.settling.settledCount }, {
+        kind: 'resolve',
+        settledCount: settledBefore,
+      });
       assert.equal(settledCount(h, contestId), settledBefore);
       // Nothing else may change the contest meanwhile: a void is refused once paying has begun.
       await assert.rejects(h.contests.voidContest(contestId), (err) => isApiError(err) && err.code === 'CONTEST_CLOSED');
@@ -290,7 +307,10 @@ describe('a crash between batches', () => {
       assert.equal(contest.paidMicros, paid);
       // The decision keeps its time across the restart.
       assert.equal(contest.resolvedAtMs, midway.settling!.atMs);
-      assert.deepEqual(progress.map((p) => p.settledCount).slice(crashAfterBatch - 1, crashAfterBatch + 1), [settledBefore, Math.min(1000, settledBefore + 64)]);
+      assert.deepEqual(progress.map((p) => p.settledCount).slice(crashAfterBatch - 1, crashAfterBatch + 1), [
+        settledBefore,
+        Math.min(1000, settledBefore + 64),
+      ]);
     });
   }
 
@@ -334,7 +354,10 @@ describe('a settlement that stops midway in a running process', () => {
     assert.equal(contestOf(h, contestId).status, 'resolved');
     assert.equal(paid, 1_001_000_123);
     // The retry went on from batch 4: 16 batches in all, none repeated.
-    assert.deepEqual(progress.map((p) => p.settledCount), Array.from({ length: 16 }, (_, i) => Math.min(1000, (i + 1) * 64)));
+    assert.deepEqual(
+      progress.map((p) => p.settledCount),
+      Array.from({ length: 16 }, (_, i) => Math.min(1000, (i + 1) * 64)),
+    );
   });
 
   it('retried resolves during a settlement queue one finish, not one each: an entry still gets CONTEST_CLOSED, not OVERLOADED', async () => {
@@ -456,7 +479,11 @@ function assertRefundedExactlyOnce(h: ContestsHarness, contestId: string, userId
   const refs = new Set(entries.map(entryRef));
   for (const userId of userIds) {
     const movements = h.journalOf(userId).filter((j) => refs.has(j.ref) && j.kind !== 'reserve');
-    assert.deepEqual(movements.map((j) => j.kind), Array.from({ length: entriesPerUser }, () => 'release'), `refunds of ${userId}`);
+    assert.deepEqual(
+      movements.map((j) => j.kind),
+      Array.from({ length: entriesPerUser }, () => 'release'),
+      `refunds of ${userId}`,
+    );
     assert.equal(new Set(movements.map((j) => j.ref)).size, entriesPerUser, `one refund per entry of ${userId}`);
     const balance = h.balanceOf(userId);
     assert.deepEqual([balance.availableMicros, balance.reservedMicros], [CREDIT_MICROS, 0n]);

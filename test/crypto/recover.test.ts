@@ -101,17 +101,28 @@ describe('signing vectors', () => {
     const bytes = buildMakerChallenge(c.domain_tag, mustHex(c.nonce_hex), c.timestamp);
     assert.equal(bytes.length, 75);
     assert.equal(bytesToHex(bytes), c.bytes_hex);
-    assertAllBackends(personalMessageHash(bytes), mustSig(parseSignatureHex(c.signature_hex)), {
-      ok: true,
-      address: SIGNER,
-    }, 'maker challenge');
+    assertAllBackends(
+      personalMessageHash(bytes),
+      mustSig(parseSignatureHex(c.signature_hex)),
+      {
+        ok: true,
+        address: SIGNER,
+      },
+      'maker challenge',
+    );
   });
 });
 
 describe('maker challenge', () => {
   it('a domain tag is exactly 35 printable ASCII bytes', () => {
     assert.equal(isValidDomainTag('parlayd:mm:ws-auth:v1:localhost.dev'), true);
-    for (const bad of ['parlayd:mm:ws-auth:v1:localhost.de', 'parlayd:mm:ws-auth:v1:localhost.devv', 'parlayd:mm:ws-auth:v1:localhost.dé', 'parlayd:mm:ws-auth:v1:localhost\n.d', 42]) {
+    for (const bad of [
+      'parlayd:mm:ws-auth:v1:localhost.de',
+      'parlayd:mm:ws-auth:v1:localhost.devv',
+      'parlayd:mm:ws-auth:v1:localhost.dé',
+      'parlayd:mm:ws-auth:v1:localhost\n.d',
+      42,
+    ]) {
       assert.equal(isValidDomainTag(bad), false, String(bad));
       assert.throws(() => assertDomainTag(bad));
     }
@@ -138,7 +149,16 @@ describe('signature parsing', () => {
     // The char before '=' carries 2 unused bits; a non-zero value decodes to the same bytes in lax decoders.
     const lastData = good.charAt(86);
     const nonCanonical = good.slice(0, 86) + String.fromCharCode(lastData.charCodeAt(0) + 1) + '=';
-    for (const bad of [good.slice(0, -1), sixtyFour, sixtySix, nonCanonical, good.replace(/\+/g, '-').replace(/\//g, '_'), ` ${good}`, `${good}\n`, good + '==']) {
+    for (const bad of [
+      good.slice(0, -1),
+      sixtyFour,
+      sixtySix,
+      nonCanonical,
+      good.replace(/\+/g, '-').replace(/\//g, '_'),
+      ` ${good}`,
+      `${good}\n`,
+      good + '==',
+    ]) {
       assert.equal(parseSignatureBase64(bad), null, bad);
     }
     assert.equal(parseSignatureBase64(42), null);
@@ -155,7 +175,12 @@ describe('signature parsing', () => {
 
   it('splitSignature accepts v in {0, 1, 27, 28} only', () => {
     const sig = mustSig(parseSignatureHex(order.signature_hex_v27));
-    const expected = new Map([[0, 0], [1, 1], [27, 0], [28, 1]]);
+    const expected = new Map([
+      [0, 0],
+      [1, 1],
+      [27, 0],
+      [28, 1],
+    ]);
     for (let v = 0; v < 256; v++) {
       const copy = sig.slice();
       copy[64] = v;
@@ -185,7 +210,10 @@ describe('refused signatures', () => {
     const twin = withScalars(sig, r, CURVE_N - s, v === 27 ? 28 : 27);
     // Proof that the twin is the malleable copy, not garbage: noble without the low-s rule recovers the signer.
     const twinPoint = new secp256k1.Signature(r, CURVE_N - s, v === 27 ? 1 : 0).recoverPublicKey(hash);
-    assert.equal(bytesToHex(twinPoint.toBytes(false)), bytesToHex(new secp256k1.Signature(r, s, v - 27).recoverPublicKey(hash).toBytes(false)));
+    assert.equal(
+      bytesToHex(twinPoint.toBytes(false)),
+      bytesToHex(new secp256k1.Signature(r, s, v - 27).recoverPublicKey(hash).toBytes(false)),
+    );
     assertAllBackends(hash, twin, { ok: false, reason: 'HIGH_S' }, 'high-s twin');
     const twinV0 = twin.slice();
     twinV0[64] = (twinV0[64] ?? 0) - 27;

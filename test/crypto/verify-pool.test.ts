@@ -13,7 +13,6 @@ import { parseSignatureBase64, parseSignatureHex } from '../../src/crypto/signat
 import { isPoolOverloaded, VerifyPool, VerifyPoolOverloadedError } from '../../src/crypto/verify-pool.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 
-
 function mustBytes(bytes: Uint8Array | null): Uint8Array {
   assert.ok(bytes !== null);
   return bytes;
@@ -83,7 +82,10 @@ describe('VerifyPool', () => {
       return { message: c.message, sig65: badV };
     });
     const pooled = await Promise.all(calls.map((c) => pool.recoverPersonalSigner(c.message, c.sig65)));
-    assert.deepEqual(pooled.map((r) => r.ok), calls.map((_, i) => i % 3 !== 1));
+    assert.deepEqual(
+      pooled.map((r) => r.ok),
+      calls.map((_, i) => i % 3 !== 1),
+    );
     pooled.forEach((result, i) => assert.deepEqual(result, recoverPersonalSigner(calls[i]!.message, calls[i]!.sig65)));
     assert.equal(new Set(pooled.filter((r) => r.ok).map((r) => (r.ok ? r.address : ''))).size, 8, 'eight distinct signers');
   });
@@ -104,9 +106,7 @@ describe('VerifyPool bounded queue', () => {
     try {
       const c = vectorCases()[0];
       assert.ok(c !== undefined);
-      const settled = await Promise.allSettled(
-        Array.from({ length: 100 }, () => pool.recoverPersonalSigner(c.message, c.sig65)),
-      );
+      const settled = await Promise.allSettled(Array.from({ length: 100 }, () => pool.recoverPersonalSigner(c.message, c.sig65)));
       const rejected = settled.filter((s) => s.status === 'rejected');
       const fulfilled = settled.filter((s) => s.status === 'fulfilled');
       assert.ok(rejected.length > 0, 'some calls must be refused');

@@ -9,7 +9,6 @@ import { openFeed, startRfqFlow } from '../helpers/dashboard.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
-
 /** The value of an unlabelled line, or the sum of a metric's lines, in the /metrics text. */
 function metricSum(text: string, name: string): number {
   return text
@@ -45,7 +44,10 @@ describe('dashboard live feed', () => {
   it('with the admin token: history, then a frame a second whose totals follow the RFQs and agree with /metrics', async () => {
     const feed = await openFeed(server, server.adminToken);
     await feed.next((m) => m['type'] === 'history');
-    assert.deepEqual(feed.messages.slice(0, 2), [{ type: 'auth_result', ok: true }, { type: 'history', frames: [] }]);
+    assert.deepEqual(feed.messages.slice(0, 2), [
+      { type: 'auth_result', ok: true },
+      { type: 'history', frames: [] },
+    ]);
     const flow = await startRfqFlow(server);
     await waitFor(() => flow.done >= 8, { timeoutMs: 60_000, intervalMs: 50, what: 'eight RFQs done' });
     await flow.stop();
@@ -59,8 +61,14 @@ describe('dashboard live feed', () => {
     // Both makers quoted every RFQ; the last-look maker (better odds) filled each one it was asked about.
     assert.equal(frame.makers.length, 2);
     for (const maker of frame.makers) assert.equal(maker.quotes, flow.done, JSON.stringify(maker));
-    assert.equal(frame.makers.reduce((sum, m) => sum + m.fills, 0), metricSum(metrics, 'parlayd_mm_fills_total'));
-    assert.ok(frame.makers.some((m) => m.fills > 0 && m.lastLookAccepted === m.fills), JSON.stringify(frame.makers));
+    assert.equal(
+      frame.makers.reduce((sum, m) => sum + m.fills, 0),
+      metricSum(metrics, 'parlayd_mm_fills_total'),
+    );
+    assert.ok(
+      frame.makers.some((m) => m.fills > 0 && m.lastLookAccepted === m.fills),
+      JSON.stringify(frame.makers),
+    );
     assert.deepEqual(frame.shardQueueDepths, [0]);
     // The makers' locked collateral is read from the ledger (the flow's fills are open); the ledger check has
     // not run yet: its figures are absent, never 0.
@@ -70,13 +78,18 @@ describe('dashboard live feed', () => {
     assert.deepEqual([frame.money['ledgerCheckOk'], frame.money['ledgerCheckAtMs'], frame.money['openInterestMicros']], [null, null, null]);
     // Once it ran, the next frame shows its result and the open interest it summed.
     const checkedAtMs = Date.now();
-    const { frame: after } = (await feed.next((m) => m['type'] === 'frame' && (m['frame'] as Frame).atMs > checkedAtMs + 50)) as { frame: Frame };
+    const { frame: after } = (await feed.next((m) => m['type'] === 'frame' && (m['frame'] as Frame).atMs > checkedAtMs + 50)) as {
+      frame: Frame;
+    };
     assert.equal(after.money['ledgerCheckOk'], true);
     assert.ok((after.money['ledgerCheckAtMs'] as number) >= checkedAtMs - 1_000);
     assert.equal(after.money['openInterestMicros'], Number(check.at_risk_micros) + Number(check.locked_micros));
     // Some frame while the RFQs flowed saw them: a rate, a latency, quotes per RFQ.
     const frames = feed.messages.filter((m) => m['type'] === 'frame').map((m) => m['frame'] as Frame);
-    assert.ok(frames.some((f) => f.rfqPerS['completed']! > 0 && f.latencyMs.p50 !== null && f.quotesPerRfq === 2), JSON.stringify(frames).slice(0, 2000));
+    assert.ok(
+      frames.some((f) => f.rfqPerS['completed']! > 0 && f.latencyMs.p50 !== null && f.quotesPerRfq === 2),
+      JSON.stringify(frames).slice(0, 2000),
+    );
     feed.close();
   });
 

@@ -8,12 +8,57 @@ import type { Sample, SeriesValue } from '../../src/dashboard/sample.js';
 const buckets = (counts: Array<[number, number]>) => counts.map(([le, count]) => ({ le, count }));
 
 describe('quantileBetween', () => {
-  const before = buckets([[0.1, 10], [0.25, 10], [0.5, 10], [Infinity, 10]]);
+  const before = buckets([
+    [0.1, 10],
+    [0.25, 10],
+    [0.5, 10],
+    [Infinity, 10],
+  ]);
   const cases: Array<{ name: string; after: Array<[number, number]>; q: number; want: number | null }> = [
-    { name: 'nothing observed in between is null', after: [[0.1, 10], [0.25, 10], [0.5, 10], [Infinity, 10]], q: 0.5, want: null },
-    { name: 'all in one bucket: interpolated inside it', after: [[0.1, 10], [0.25, 20], [0.5, 20], [Infinity, 20]], q: 0.5, want: 0.175 },
-    { name: 'p99 across two buckets', after: [[0.1, 60], [0.25, 110], [0.5, 110], [Infinity, 110]], q: 0.99, want: 0.1 + 0.15 * (99 - 50) / 50 },
-    { name: 'in the +Inf bucket: the highest finite bound', after: [[0.1, 10], [0.25, 10], [0.5, 10], [Infinity, 20]], q: 0.5, want: 0.5 },
+    {
+      name: 'nothing observed in between is null',
+      after: [
+        [0.1, 10],
+        [0.25, 10],
+        [0.5, 10],
+        [Infinity, 10],
+      ],
+      q: 0.5,
+      want: null,
+    },
+    {
+      name: 'all in one bucket: interpolated inside it',
+      after: [
+        [0.1, 10],
+        [0.25, 20],
+        [0.5, 20],
+        [Infinity, 20],
+      ],
+      q: 0.5,
+      want: 0.175,
+    },
+    {
+      name: 'p99 across two buckets',
+      after: [
+        [0.1, 60],
+        [0.25, 110],
+        [0.5, 110],
+        [Infinity, 110],
+      ],
+      q: 0.99,
+      want: 0.1 + (0.15 * (99 - 50)) / 50,
+    },
+    {
+      name: 'in the +Inf bucket: the highest finite bound',
+      after: [
+        [0.1, 10],
+        [0.25, 10],
+        [0.5, 10],
+        [Infinity, 20],
+      ],
+      q: 0.5,
+      want: 0.5,
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -54,23 +99,39 @@ describe('deriveFrame', () => {
   });
 
   it('the money gauges are shown as they are', () => {
-    const frame = deriveFrame(sample(0, {}), sample(1_000, {
-      parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
-      parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 7_000_000)],
-      parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
-      parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 123)],
-    }));
-    assert.deepEqual(frame.money, { lockedCollateralMicros: 5_000_000, openInterestMicros: 7_000_000, ledgerCheckOk: false, ledgerCheckAtMs: 123 });
+    const frame = deriveFrame(
+      sample(0, {}),
+      sample(1_000, {
+        parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
+        parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 7_000_000)],
+        parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
+        parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 123)],
+      }),
+    );
+    assert.deepEqual(frame.money, {
+      lockedCollateralMicros: 5_000_000,
+      openInterestMicros: 7_000_000,
+      ledgerCheckOk: false,
+      ledgerCheckAtMs: 123,
+    });
   });
 
   it('before the first ledger check (its time still 0) the check and the open interest it sums are absent', () => {
-    const frame = deriveFrame(sample(0, {}), sample(1_000, {
-      parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
-      parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 0)],
-      parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
-      parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 0)],
-    }));
-    assert.deepEqual(frame.money, { lockedCollateralMicros: 5_000_000, openInterestMicros: null, ledgerCheckOk: null, ledgerCheckAtMs: null });
+    const frame = deriveFrame(
+      sample(0, {}),
+      sample(1_000, {
+        parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
+        parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 0)],
+        parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
+        parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 0)],
+      }),
+    );
+    assert.deepEqual(frame.money, {
+      lockedCollateralMicros: 5_000_000,
+      openInterestMicros: null,
+      ledgerCheckOk: null,
+      ledgerCheckAtMs: null,
+    });
   });
 
   it('makers: quote rate over the interval, hit rate = fills / quotes, last-look answers', () => {
@@ -80,10 +141,23 @@ describe('deriveFrame', () => {
       parlayd_mm_maker_connections: [line('parlayd_mm_maker_connections', 1, { maker, name: 'alpha' })],
       parlayd_mm_quotes_total: [line('parlayd_mm_quotes_total', 20, { maker })],
       parlayd_mm_fills_total: [line('parlayd_mm_fills_total', 5, { maker })],
-      parlayd_mm_last_look_total: [line('parlayd_mm_last_look_total', 3, { maker, answer: 'accepted' }), line('parlayd_mm_last_look_total', 2, { maker, answer: 'rejected' })],
+      parlayd_mm_last_look_total: [
+        line('parlayd_mm_last_look_total', 3, { maker, answer: 'accepted' }),
+        line('parlayd_mm_last_look_total', 2, { maker, answer: 'rejected' }),
+      ],
     });
     assert.deepEqual(deriveFrame(prev, curr).makers, [
-      { maker, name: 'alpha', connections: 1, quotesPerS: 5, quotes: 20, fills: 5, hitRate: 0.25, lastLookAccepted: 3, lastLookRejected: 2 },
+      {
+        maker,
+        name: 'alpha',
+        connections: 1,
+        quotesPerS: 5,
+        quotes: 20,
+        fills: 5,
+        hitRate: 0.25,
+        lastLookAccepted: 3,
+        lastLookRejected: 2,
+      },
     ]);
   });
 });

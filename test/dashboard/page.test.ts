@@ -17,7 +17,11 @@ interface PageElement {
   height: number;
   getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
 }
-declare const document: { querySelector(selector: string): PageElement | null; querySelectorAll(selector: string): { length: number }; cookie: string };
+declare const document: {
+  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): { length: number };
+  cookie: string;
+};
 declare const sessionStorage: { length: number; getItem(key: string): string | null };
 declare const localStorage: { length: number };
 
@@ -34,7 +38,8 @@ function countPixelsOf(page: Page, chartId: string, rgb: readonly [number, numbe
       const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
       let count = 0;
       for (let i = 0; i < data.length; i += 4) {
-        if (data[i + 3]! > 200 && Math.abs(data[i]! - r) < 24 && Math.abs(data[i + 1]! - g) < 24 && Math.abs(data[i + 2]! - b) < 24) count++;
+        if (data[i + 3]! > 200 && Math.abs(data[i]! - r) < 24 && Math.abs(data[i + 1]! - g) < 24 && Math.abs(data[i + 2]! - b) < 24)
+          count++;
       }
       return count;
     },
@@ -67,7 +72,13 @@ describe('dashboard page in headless chromium', { skip: skipWithoutChromium }, (
     await page.locator('#auth-error').waitFor({ state: 'visible' });
     assert.equal(await textOf(page, '#auth-error'), 'That token was refused: it is not the admin token.');
     assert.equal(await page.locator('#board').isHidden(), true);
-    assert.equal(await page.locator('#v-ended').innerText({ timeout: 1_000 }).catch(() => '—'), '—');
+    assert.equal(
+      await page
+        .locator('#v-ended')
+        .innerText({ timeout: 1_000 })
+        .catch(() => '—'),
+      '—',
+    );
     assert.deepEqual(await page.evaluate(() => [sessionStorage.length, localStorage.length]), [0, 0]);
     await page.close();
   });
@@ -89,14 +100,20 @@ describe('dashboard page in headless chromium', { skip: skipWithoutChromium }, (
     await page.locator('#board').waitFor({ state: 'visible' });
     assert.equal(await page.locator('#login').isHidden(), true, 'the token form stays on screen');
     // The token: in this tab's sessionStorage only, and in no URL the page used.
-    assert.deepEqual(await page.evaluate(() => [sessionStorage.getItem('parlayd.adminToken'), localStorage.length, document.cookie]), [server.adminToken, 0, '']);
+    assert.deepEqual(await page.evaluate(() => [sessionStorage.getItem('parlayd.adminToken'), localStorage.length, document.cookie]), [
+      server.adminToken,
+      0,
+      '',
+    ]);
     assert.ok(!page.url().includes(server.adminToken));
     await page.waitForFunction(() => document.querySelector('#v-ended')!.textContent === '0');
 
     const flow = await startRfqFlow(server);
     try {
       const endedWhen = async (atLeast: number) => {
-        await page.waitForFunction((n) => Number(document.querySelector('#v-ended')!.textContent!.replace(/,/g, '')) >= n, atLeast, { timeout: 15_000 });
+        await page.waitForFunction((n) => Number(document.querySelector('#v-ended')!.textContent!.replace(/,/g, '')) >= n, atLeast, {
+          timeout: 15_000,
+        });
         return Number((await textOf(page, '#v-ended')).replace(/,/g, ''));
       };
       const first = await endedWhen(1);
@@ -111,7 +128,7 @@ describe('dashboard page in headless chromium', { skip: skipWithoutChromium }, (
       // The open interest comes from the ledger check, which has not run: a dash, not 0.
       assert.equal(await textOf(page, '#v-open-interest'), '—');
       // Charts: lines drawn in the series' colours, on the canvas.
-      await page.waitForFunction(() => (document.querySelectorAll('#chart-rates canvas').length === 1), undefined, { timeout: 5_000 });
+      await page.waitForFunction(() => document.querySelectorAll('#chart-rates canvas').length === 1, undefined, { timeout: 5_000 });
       await page.waitForTimeout(1_200); // at least two points on each line
       assert.ok((await countPixelsOf(page, 'chart-rates', COMPLETED_RGB)) > 30, 'the completed-RFQs line is not drawn');
       assert.ok((await countPixelsOf(page, 'chart-latency', P99_RGB)) > 30, 'the p99 latency line is not drawn');

@@ -44,7 +44,13 @@ describe('admin routes and auth modes', () => {
     const resolve = adminRoutes.find((r) => r.path === '/v1/admin/markets/1/resolve');
     assert.ok(credit && mention && resolve, 'the openapi document lists the admin routes');
     credit.body = { wallet: user.address, amount_micros: 1_000_000, idempotency_key: randomUUID() };
-    mention.body = { name: 'refused', source_kind: 'x', source_event_id: 'e', source_market_id: 'm', betting_closes_at_ms: Date.now() + 60_000 };
+    mention.body = {
+      name: 'refused',
+      source_kind: 'x',
+      source_event_id: 'e',
+      source_market_id: 'm',
+      betting_closes_at_ms: Date.now() + 60_000,
+    };
     resolve.body = { outcome: 'YES' };
   });
   after(async () => {
@@ -62,7 +68,11 @@ describe('admin routes and auth modes', () => {
 
   it('admin routes without a token are 401 UNAUTHENTICATED', async () => {
     for (const route of adminRoutes) {
-      assert.deepEqual(await call(route.method, route.path, route.body, {}), { status: 401, body: UNAUTHENTICATED }, `${route.method} ${route.path}`);
+      assert.deepEqual(
+        await call(route.method, route.path, route.body, {}),
+        { status: 401, body: UNAUTHENTICATED },
+        `${route.method} ${route.path}`,
+      );
     }
   });
 
@@ -113,7 +123,11 @@ describe('admin routes and auth modes', () => {
   it('user routes without a token, or with an unknown one, are 401 UNAUTHENTICATED', async () => {
     for (const route of USER_ROUTES) {
       for (const headers of [{}, { authorization: 'Bearer AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, { authorization: 'Bearer' }]) {
-        assert.deepEqual(await call(route.method, route.path, route.body, headers), { status: 401, body: UNAUTHENTICATED }, `${route.method} ${route.path}`);
+        assert.deepEqual(
+          await call(route.method, route.path, route.body, headers),
+          { status: 401, body: UNAUTHENTICATED },
+          `${route.method} ${route.path}`,
+        );
       }
     }
   });
@@ -135,8 +149,17 @@ describe('admin routes and auth modes', () => {
 
   it('the admin token works on admin routes', async () => {
     const admin = client(server.baseUrl, server.adminToken);
-    const res = await admin.post('/v1/admin/users/credit', { wallet: user.address, amount_micros: 2_500_000, idempotency_key: randomUUID() });
+    const res = await admin.post('/v1/admin/users/credit', {
+      wallet: user.address,
+      amount_micros: 2_500_000,
+      idempotency_key: randomUUID(),
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body.balance, { available_micros: '2500000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
+    assert.deepEqual(res.body.balance, {
+      available_micros: '2500000',
+      reserved_micros: '0',
+      at_risk_micros: '0',
+      pending_withdrawal_micros: '0',
+    });
   });
 });

@@ -27,7 +27,8 @@ describe('docs/api.md', () => {
     const openapi = await client(server.baseUrl).get<{ paths: Record<string, Record<string, unknown>> }>('/v1/openapi.json');
     assert.equal(openapi.status, 200);
     const routes = Object.entries(openapi.body.paths).flatMap(([route, operations]) =>
-      Object.keys(operations).map((method) => `${method.toUpperCase()} ${route}`));
+      Object.keys(operations).map((method) => `${method.toUpperCase()} ${route}`),
+    );
     assert.ok(routes.length > 30, `${routes.length} routes`);
     // `GET /v1/rfq/{id}` followed by the end of the code span or its query: not a prefix of a longer path.
     const missing = routes.filter((route) => !new RegExp('`' + route.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '[`?\\[]').test(doc));

@@ -30,9 +30,7 @@ async function idToken(key: DevIdpKey, options: { iatOffsetS?: number | null; ty
   if (iatOffsetS !== null) claims.iat = nowS + iatOffsetS;
   const typ = options.typ === undefined ? 'JWT' : options.typ;
   const header: JWTHeaderParameters = typ === null ? { alg: key.alg, kid: key.kid } : { alg: key.alg, kid: key.kid, typ };
-  return new SignJWT(claims)
-    .setProtectedHeader(header)
-    .sign(await importJWK(key.privateJwk, key.alg));
+  return new SignJWT(claims).setProtectedHeader(header).sign(await importJWK(key.privateJwk, key.alg));
 }
 
 /** Writes a JWKS of `keys` the way deploy tools do: a new file renamed over the old one. */
@@ -77,11 +75,17 @@ describe('identity-provider login: iat, typ and a JWKS file that changes', () =>
   }
 
   it('an id_token without iat is 401 UNAUTHENTICATED', async () => {
-    assert.deepEqual(await sessionLogin(await idToken(first, { iatOffsetS: null })), rejected('id_token rejected: ERR_JWT_CLAIM_VALIDATION_FAILED'));
+    assert.deepEqual(
+      await sessionLogin(await idToken(first, { iatOffsetS: null })),
+      rejected('id_token rejected: ERR_JWT_CLAIM_VALIDATION_FAILED'),
+    );
   });
 
   it('an id_token older than PARLAYD_JWT_MAX_AGE_MS (default 600000) is 401; one just within it logs in', async () => {
-    assert.deepEqual(await sessionLogin(await idToken(first, { iatOffsetS: -DEFAULT_MAX_AGE_S - 5 })), rejected('id_token is older than the maximum age'));
+    assert.deepEqual(
+      await sessionLogin(await idToken(first, { iatOffsetS: -DEFAULT_MAX_AGE_S - 5 })),
+      rejected('id_token is older than the maximum age'),
+    );
     assert.equal((await sessionLogin(await idToken(first, { iatOffsetS: -DEFAULT_MAX_AGE_S + 10 }))).status, 200);
   });
 

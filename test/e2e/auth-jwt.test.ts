@@ -190,8 +190,14 @@ describe('identity-provider login switched off', () => {
       const [key] = (await writeDevIdpKeys(dir, ['ES256'])).keys as [DevIdpKey];
       rmSync(dir, { recursive: true, force: true });
       const token = await mintIdToken({
-        privateJwk: key.privateJwk, kid: key.kid, alg: key.alg, issuer: ISSUER, audience: AUDIENCE,
-        sub: 'x', wallet: Wallet.createRandom().address, expiresInS: 600,
+        privateJwk: key.privateJwk,
+        kid: key.kid,
+        alg: key.alg,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        sub: 'x',
+        wallet: Wallet.createRandom().address,
+        expiresInS: 600,
       });
       const res = await client(server.baseUrl).post('/v1/auth/session', { id_token: token });
       assert.deepEqual({ status: res.status, body: res.body }, rejected('identity-provider login is not configured'));
@@ -236,7 +242,10 @@ describe('dev identity-provider scripts', () => {
       const wallet = Wallet.createRandom().address;
       const userIds = new Set<string>();
       for (const alg of ['ES256', 'EdDSA']) {
-        const minted = await run(process.execPath, [mintScript, '--wallet', wallet, '--alg', alg, '--sub', 'dev-user'], { cwd: workDir, env });
+        const minted = await run(process.execPath, [mintScript, '--wallet', wallet, '--alg', alg, '--sub', 'dev-user'], {
+          cwd: workDir,
+          env,
+        });
         const token = minted.stdout.trim();
         assert.match(token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
         const header = JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { alg: string };

@@ -260,10 +260,14 @@ describe('wallet login (SIWE)', () => {
       };
       for (const [name, signature] of Object.entries(malformed)) {
         const { message } = await challenge(wallet.address);
-        assert.deepEqual(await signIn(message, signature), {
-          status: 400,
-          body: { code: 'INVALID_SIGNATURE', message: 'signature is not 0x + 130 hex digits (65 bytes)' },
-        }, name);
+        assert.deepEqual(
+          await signIn(message, signature),
+          {
+            status: 400,
+            body: { code: 'INVALID_SIGNATURE', message: 'signature is not 0x + 130 hex digits (65 bytes)' },
+          },
+          name,
+        );
         assert.deepEqual(await signIn(message, await wallet.signMessage(message)), unauthenticated('unknown or already used nonce'), name);
       }
     });

@@ -22,7 +22,10 @@ interface Exit {
 /** Runs the service with only `env` (and PATH) set and waits for it to exit on its own. */
 function runMain(env: Record<string, string>, timeoutMs = 20_000): Promise<Exit> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [mainScript], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [mainScript], {
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -84,7 +87,9 @@ describe('configuration', () => {
   // Each case is its own short-lived process with its own data directory, so they can run side by side.
   describe('bad values', { concurrency: 4 }, () => {
     for (const [variable, env] of cases) {
-      const setting = Object.entries(env).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ');
+      const setting = Object.entries(env)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(' ');
       it(`${setting} stops the start with one line naming ${variable}`, async () => {
         await assertRefused(env, variable);
       });
@@ -127,7 +132,9 @@ describe('configuration', () => {
       assert.ok(token !== undefined, line);
       const user = await loginWallet(server);
       const res = await client(server.baseUrl, token).post('/v1/admin/users/credit', {
-        wallet: user.address, amount_micros: 1_000_000, idempotency_key: 'generated-token',
+        wallet: user.address,
+        amount_micros: 1_000_000,
+        idempotency_key: 'generated-token',
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(await server.stop(), 0, server.stderr.join('\n'));

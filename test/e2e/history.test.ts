@@ -21,7 +21,13 @@ import { fundedUser } from '../helpers/users.js';
 const WAGER = 1_000_000;
 
 /** Every page of `path` (with `query`), following next_cursor; `between` runs after each page. */
-async function walk(api: ReturnType<typeof client>, path: string, key: string, query: string, between: () => Promise<void> = async () => {}) {
+async function walk(
+  api: ReturnType<typeof client>,
+  path: string,
+  key: string,
+  query: string,
+  between: () => Promise<void> = async () => {},
+) {
   const items: Array<Record<string, unknown>> = [];
   let cursor: string | null = null;
   for (let pages = 0; ; pages++) {
@@ -47,12 +53,13 @@ describe('GET /v1/user/rfqs', () => {
     await server.stop();
   });
 
-  it('lists the caller\'s RFQs newest first; a walk while new ones arrive repeats nothing and skips nothing that existed', async () => {
+  it("lists the caller's RFQs newest first; a walk while new ones arrive repeats nothing and skips nothing that existed", async () => {
     const { market, api } = await fundedTaker(server, 100 * WAGER);
     const other = await fundedTaker(server, 10 * WAGER);
     const leg = { market_id: market, direction: 'up' as const };
     const made: string[] = [];
-    for (let i = 0; i < 7; i++) made.push((await api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))).body.request_id as string);
+    for (let i = 0; i < 7; i++)
+      made.push((await api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))).body.request_id as string);
     await other.api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: other.market, direction: 'up' }], { wager_micros: WAGER }));
     const arrived: string[] = [];
     const listed = await walk(api, '/v1/user/rfqs', 'rfqs', 'limit=3', async () => {
@@ -60,8 +67,15 @@ describe('GET /v1/user/rfqs', () => {
     });
     const ids = listed.map((r) => r.request_id as string);
     assert.equal(new Set(ids).size, ids.length, 'nothing repeated');
-    assert.deepEqual(ids.filter((id) => made.includes(id)), [...made].reverse(), 'every RFQ that existed, newest first');
-    assert.ok(ids.every((id) => made.includes(id) || arrived.includes(id)), 'only the caller\'s own');
+    assert.deepEqual(
+      ids.filter((id) => made.includes(id)),
+      [...made].reverse(),
+      'every RFQ that existed, newest first',
+    );
+    assert.ok(
+      ids.every((id) => made.includes(id) || arrived.includes(id)),
+      "only the caller's own",
+    );
     const first = listed.find((r) => r.request_id === made[0])!;
     assert.deepEqual(
       { status: first.status, legs: first.legs, wager_micros: first.wager_micros, quotes_received: first.quotes_received },
@@ -75,12 +89,19 @@ describe('GET /v1/user/rfqs', () => {
     const { market, api } = await fundedTaker(server, 100 * WAGER);
     const leg = { market_id: market, direction: 'up' as const };
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))).body.request_id as string);
+    for (let i = 0; i < 5; i++)
+      ids.push((await api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))).body.request_id as string);
     for (const id of ids.slice(0, 3)) await api.post(`/v1/rfq/${id}/cancel`);
     const cancelled = await walk(api, '/v1/user/rfqs', 'rfqs', 'status=cancelled&limit=2');
-    assert.deepEqual(cancelled.map((r) => r.request_id), ids.slice(0, 3).reverse());
+    assert.deepEqual(
+      cancelled.map((r) => r.request_id),
+      ids.slice(0, 3).reverse(),
+    );
     const pending = await walk(api, '/v1/user/rfqs', 'rfqs', 'status=pending&limit=2');
-    assert.deepEqual(pending.map((r) => r.request_id), ids.slice(3).reverse());
+    assert.deepEqual(
+      pending.map((r) => r.request_id),
+      ids.slice(3).reverse(),
+    );
 
     const page = await api.get('/v1/user/rfqs?status=cancelled&limit=1');
     const cursor = page.body.next_cursor as string;
@@ -107,7 +128,17 @@ describe('the cost of a page of RFQ history (in process)', () => {
       await store.transact(() => {
         for (let i = 0; i < total; i++) {
           const requestId = randomUUID();
-          const record = { requestId, userId, status: 'timeout', fill: null, error: null, createdAtMs: 1_000 + i, legs: [], wagerMicros: '1', quotesReceived: 0 };
+          const record = {
+            requestId,
+            userId,
+            status: 'timeout',
+            fill: null,
+            error: null,
+            createdAtMs: 1_000 + i,
+            legs: [],
+            wagerMicros: '1',
+            quotesReceived: 0,
+          };
           void store.db<RfqRecord>('rfqs').put(requestId, record as unknown as RfqRecord);
           void store.db<true>('userRfqs').put(userRfqKey(userId, 1_000 + i, requestId), true);
         }
@@ -142,7 +173,7 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
     await server.stop();
   });
 
-  it('lists entries of every game type, survivor and streak included, newest first, and one contest\'s alone', async () => {
+  it("lists entries of every game type, survivor and streak included, newest first, and one contest's alone", async () => {
     const user = await fundedUser(server, 100 * WAGER);
     const api = client(server.baseUrl, user.token);
     const markets = await Promise.all([1, 2].map((i) => createMarket(server, `h${i}`)));
@@ -150,7 +181,9 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
     const contests: string[] = [];
     for (const gameType of ['lineups', 'survivor', 'streak'] as const) {
       const config = contestConfig([markets[0]!.market_id, markets[1]!.market_id], {
-        bet_amount_micros: WAGER, game_type: gameType, ...(gameType === 'lineups' ? {} : { winning_split_bps: [] }),
+        bet_amount_micros: WAGER,
+        game_type: gameType,
+        ...(gameType === 'lineups' ? {} : { winning_split_bps: [] }),
       });
       const contest = await createContest(server, config);
       contests.push(contest.contest_id);
@@ -159,7 +192,14 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
     const all = await walk(api, '/v1/user/contest_entries', 'entries', 'limit=4');
     assert.deepEqual(
       all.map((e) => [e.contest_id, e.entry_index]),
-      [[contests[2], 1], [contests[2], 0], [contests[1], 1], [contests[1], 0], [contests[0], 1], [contests[0], 0]],
+      [
+        [contests[2], 1],
+        [contests[2], 0],
+        [contests[1], 1],
+        [contests[1], 0],
+        [contests[0], 1],
+        [contests[0], 0],
+      ],
     );
     const survivor = all.find((e) => e.contest_id === contests[1])!;
     assert.deepEqual(
@@ -167,7 +207,10 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
       { game_type: 'survivor', state: 'open', stake_micros: WAGER, picks: [{ ...pick[0], outcome: 'pending' }] },
     );
     const one = await walk(api, '/v1/user/contest_entries', 'entries', `contest_id=${contests[1]}&limit=1`);
-    assert.deepEqual(one.map((e) => e.entry_index), [1, 0]);
+    assert.deepEqual(
+      one.map((e) => e.entry_index),
+      [1, 0],
+    );
     const cursor = (await api.get(`/v1/user/contest_entries?contest_id=${contests[1]}&limit=1`)).body.next_cursor as string;
     const foreign = await api.get(`/v1/user/contest_entries?contest_id=${contests[0]}&cursor=${cursor}`);
     assert.deepEqual([foreign.status, foreign.body.details?.[0]?.path], [400, '/cursor']);
@@ -178,10 +221,16 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
     const api = client(server.baseUrl, user.token);
     const market = await createMarket(server, 'idem');
     const other = await createMarket(server, 'idem-2');
-    const contest = await createContest(server, contestConfig([market.market_id, other.market_id], { bet_amount_micros: WAGER, entry_cap: 100 }));
+    const contest = await createContest(
+      server,
+      contestConfig([market.market_id, other.market_id], { bet_amount_micros: WAGER, entry_cap: 100 }),
+    );
     const body = { contest_id: contest.contest_id, bets: [up(market.market_id)], idempotency_key: randomUUID() };
     const answers = await Promise.all(Array.from({ length: 20 }, () => api.post('/v1/user/contest_bet', body)));
-    assert.deepEqual(answers.map((a) => a.status).sort((a, b) => a - b), [...Array<number>(19).fill(200), 201]);
+    assert.deepEqual(
+      answers.map((a) => a.status).sort((a, b) => a - b),
+      [...Array<number>(19).fill(200), 201],
+    );
     for (const a of answers) assert.deepEqual(a.body, { contest_id: contest.contest_id, entry_index: 0, reserved_micros: String(WAGER) });
     assert.equal((await balanceOf(server, user)).reserved, BigInt(WAGER), 'reserved once');
 

@@ -352,7 +352,11 @@ describe('HTTP layer', () => {
         const head =
           i % 2 === 0
             ? postHead('/v1/auth/wallet/challenge', { 'Content-Type': 'application/json', 'Content-Length': declaredBytes })
-            : postHead('/v1/auth/logout', { 'Content-Type': 'application/json', 'Content-Length': declaredBytes, Authorization: `Bearer ${user.token}` });
+            : postHead('/v1/auth/logout', {
+                'Content-Type': 'application/json',
+                'Content-Length': declaredBytes,
+                Authorization: `Bearer ${user.token}`,
+              });
         await new Promise<void>((resolve) => socket.write(head + '{"address": "' + 'a'.repeat(1000), () => resolve()));
         // A full round trip on another connection: by then the server has taken in the partial body.
         await assertStillServing();

@@ -51,8 +51,14 @@ describe('logs', () => {
     // Identity-provider logins, good and bad.
     const mint = (overrides: { audience?: string; expiresInS?: number } = {}) =>
       mintIdToken({
-        privateJwk: key.privateJwk, kid: key.kid, alg: key.alg, issuer, audience: overrides.audience ?? audience,
-        sub: randomUUID(), wallet: Wallet.createRandom().address, expiresInS: overrides.expiresInS ?? 600,
+        privateJwk: key.privateJwk,
+        kid: key.kid,
+        alg: key.alg,
+        issuer,
+        audience: overrides.audience ?? audience,
+        sub: randomUUID(),
+        wallet: Wallet.createRandom().address,
+        expiresInS: overrides.expiresInS ?? 600,
       });
     for (const idToken of [await mint(), await mint({ audience: 'other' }), await mint({ expiresInS: -10 })]) {
       secrets.push(idToken);

@@ -95,7 +95,12 @@ describe('price markets from configuration', () => {
   });
 
   it('an asset or duration that is not configured is 404 MARKET_NOT_FOUND', async () => {
-    for (const [asset, durationSecs] of [['SOL', 60], ['ETH', 300], ['BTC', 900], ['btc', 60]] as const) {
+    for (const [asset, durationSecs] of [
+      ['SOL', 60],
+      ['ETH', 300],
+      ['BTC', 900],
+      ['btc', 60],
+    ] as const) {
       const res = await api.get(`/v1/markets/current?asset=${asset}&duration_secs=${durationSecs}`);
       assert.deepEqual(
         { status: res.status, body: res.body },
@@ -188,7 +193,10 @@ describe('price markets from configuration', () => {
     const currentIndex = await stableWindowIndex(durationMs);
     const notCreated = {
       status: 404,
-      body: { code: 'MARKET_NOT_FOUND', message: 'no market for that window: a past window is created on lookup only up to 288 windows back' },
+      body: {
+        code: 'MARKET_NOT_FOUND',
+        message: 'no market for that window: a past window is created on lookup only up to 288 windows back',
+      },
     };
     const minuteIndex = await stableWindowIndex(60_000);
     const created = await lookup('DOGE', 60, (minuteIndex + 200) * 60_000);
@@ -205,19 +213,25 @@ describe('price markets from configuration', () => {
 
   it('a lookup with a missing, negative, fractional or non-decimal at_ms is 400 VALIDATION_FAILED', async () => {
     const missing = await api.get('/v1/markets/lookup?asset=BTC&duration_secs=300');
-    assert.deepEqual({ status: missing.status, body: missing.body }, {
-      status: 400,
-      body: {
-        code: 'VALIDATION_FAILED',
-        message: 'request failed validation',
-        details: [
-          { path: '/at_ms', message: 'Expected required property' },
-          { path: '/at_ms', message: 'Expected integer' },
-        ],
+    assert.deepEqual(
+      { status: missing.status, body: missing.body },
+      {
+        status: 400,
+        body: {
+          code: 'VALIDATION_FAILED',
+          message: 'request failed validation',
+          details: [
+            { path: '/at_ms', message: 'Expected required property' },
+            { path: '/at_ms', message: 'Expected integer' },
+          ],
+        },
       },
-    });
+    );
     const negative = await api.get('/v1/markets/lookup?asset=BTC&duration_secs=300&at_ms=-5');
-    assert.deepEqual({ status: negative.status, body: negative.body }, validationFailed('/at_ms', 'Expected integer to be greater or equal to 0'));
+    assert.deepEqual(
+      { status: negative.status, body: negative.body },
+      validationFailed('/at_ms', 'Expected integer to be greater or equal to 0'),
+    );
     // Never read leniently: "1e12" is not 1 ms, "1.5" is not 1, "true" is not 1.
     for (const text of ['1.5', '1e12', 'true', '0x10', '', ' 5']) {
       const res = await api.get(`/v1/markets/lookup?asset=BTC&duration_secs=300&at_ms=${encodeURIComponent(text)}`);
@@ -229,7 +243,10 @@ describe('price markets from configuration', () => {
     const unknown = await api.get('/v1/markets/current?asset=BTC&duration_secs=300&window=next');
     assert.deepEqual({ status: unknown.status, body: unknown.body }, validationFailed('/window', 'Unexpected property'));
     const zero = await api.get('/v1/markets/current?asset=BTC&duration_secs=0');
-    assert.deepEqual({ status: zero.status, body: zero.body }, validationFailed('/duration_secs', 'Expected integer to be greater or equal to 1'));
+    assert.deepEqual(
+      { status: zero.status, body: zero.body },
+      validationFailed('/duration_secs', 'Expected integer to be greater or equal to 1'),
+    );
   });
 });
 
@@ -244,8 +261,12 @@ describe('price market history', () => {
       // created then (the store cannot be given another clock).
       const store = openStore(server.dataDir);
       const old: Market = {
-        ...current, window_start_ms: 0, window_end_ms: 300_000,
-        betting_closes_at_ms: 300_000, live_ends_at_ms: 300_000, resolution_time_ms: 300_000,
+        ...current,
+        window_start_ms: 0,
+        window_end_ms: 300_000,
+        betting_closes_at_ms: 300_000,
+        live_ends_at_ms: 300_000,
+        resolution_time_ms: 300_000,
       };
       await store.transact(() => {
         void store.db<Market>('markets').put(marketKey(current.market_id), old);
@@ -340,8 +361,14 @@ describe('mention markets and resolution', () => {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.ok(Number.isSafeInteger(res.body.market_id) && res.body.market_id >= 1);
     assert.deepEqual(res.body, {
-      market_id: res.body.market_id, kind: 'mention', status: 'OPEN', outcome: null, ...input,
-      resolved_by: null, start_price_e8: null, end_price_e8: null,
+      market_id: res.body.market_id,
+      kind: 'mention',
+      status: 'OPEN',
+      outcome: null,
+      ...input,
+      resolved_by: null,
+      start_price_e8: null,
+      end_price_e8: null,
     });
   });
 
@@ -448,7 +475,13 @@ describe('mention markets and resolution', () => {
     const price = (await api.get('/v1/markets/current?asset=SOL&duration_secs=3600')).body.market as Market;
     const res = await resolve(price.market_id, 'NO');
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body, { ...price, status: 'RESOLVED', outcome: 'NO', resolution_time_ms: res.body.resolution_time_ms, resolved_by: 'admin' });
+    assert.deepEqual(res.body, {
+      ...price,
+      status: 'RESOLVED',
+      outcome: 'NO',
+      resolution_time_ms: res.body.resolution_time_ms,
+      resolved_by: 'admin',
+    });
     // The window's market is now that resolved record.
     const again = await api.get('/v1/markets/current?asset=SOL&duration_secs=3600');
     if (again.body.market.window_start_ms === price.window_start_ms) assert.deepEqual(again.body.market, res.body);
@@ -458,7 +491,13 @@ describe('mention markets and resolution', () => {
     const market = await createMention();
     const first = await resolve(market.market_id, 'VOID');
     assert.equal(first.status, 200, JSON.stringify(first.body));
-    assert.deepEqual(first.body, { ...market, status: 'VOIDED', outcome: null, resolution_time_ms: first.body.resolution_time_ms, resolved_by: 'admin' });
+    assert.deepEqual(first.body, {
+      ...market,
+      status: 'VOIDED',
+      outcome: null,
+      resolution_time_ms: first.body.resolution_time_ms,
+      resolved_by: 'admin',
+    });
     assert.deepEqual(await resolve(market.market_id, 'VOID'), first);
   });
 

@@ -34,7 +34,11 @@ async function quotingMaker(collateral: number, odds: number): Promise<Connected
 async function makerBalance(maker: ConnectedMaker) {
   const res = await client(server.baseUrl, maker.sessionToken).get('/v1/mm/balance');
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  return { available: BigInt(res.body.available_micros), locked: BigInt(res.body.locked_micros), pending: BigInt(res.body.pending_withdrawal_micros) };
+  return {
+    available: BigInt(res.body.available_micros),
+    locked: BigInt(res.body.locked_micros),
+    pending: BigInt(res.body.pending_withdrawal_micros),
+  };
 }
 
 async function assertLedgerCheck(): Promise<{ credited: bigint; withdrawn: bigint; total: bigint }> {
@@ -72,10 +76,17 @@ describe('a 3-leg parlay, every outcome, both sides to the micro', () => {
   /** A taker with a filled position on three fresh markets, both sides checked after the fill. */
   async function filledParlay(): Promise<{ taker: TestUser; markets: number[]; requestId: string }> {
     const taker = await fundedUser(server, FUNDS);
-    const markets = [(await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id];
+    const markets = [
+      (await createMarket(server)).market_id,
+      (await createMarket(server)).market_id,
+      (await createMarket(server)).market_id,
+    ];
     const res = await client(server.baseUrl, taker.token).post(
       '/v1/rfq/unsigned?wait_ms=3000',
-      unsignedBody(markets.map((market_id) => ({ market_id, direction: 'up' as const })), { wager_micros: WAGER }),
+      unsignedBody(
+        markets.map((market_id) => ({ market_id, direction: 'up' as const })),
+        { wager_micros: WAGER },
+      ),
     );
     assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
     assert.equal(res.body.payout_micros, String(PAYOUT));
@@ -93,9 +104,27 @@ describe('a 3-leg parlay, every outcome, both sides to the micro', () => {
   }
 
   const cases: Array<{ name: string; outcomes: Array<'YES' | 'NO' | 'VOID'>; taker: number; maker: number; status: string }> = [
-    { name: 'won: every leg won pays the taker the payout, the liability from the maker', outcomes: ['YES', 'YES', 'YES'], taker: FUNDS - WAGER + PAYOUT, maker: -LIABILITY, status: 'won' },
-    { name: 'lost with other legs open: one lost leg decides at once, stake and liability to the maker', outcomes: ['NO'], taker: FUNDS - WAGER, maker: WAGER, status: 'lost' },
-    { name: 'a voided leg, the others won: each side gets its own back', outcomes: ['VOID', 'YES', 'YES'], taker: FUNDS, maker: 0, status: 'voided' },
+    {
+      name: 'won: every leg won pays the taker the payout, the liability from the maker',
+      outcomes: ['YES', 'YES', 'YES'],
+      taker: FUNDS - WAGER + PAYOUT,
+      maker: -LIABILITY,
+      status: 'won',
+    },
+    {
+      name: 'lost with other legs open: one lost leg decides at once, stake and liability to the maker',
+      outcomes: ['NO'],
+      taker: FUNDS - WAGER,
+      maker: WAGER,
+      status: 'lost',
+    },
+    {
+      name: 'a voided leg, the others won: each side gets its own back',
+      outcomes: ['VOID', 'YES', 'YES'],
+      taker: FUNDS,
+      maker: 0,
+      status: 'voided',
+    },
     { name: 'a voided leg and a lost one: lost', outcomes: ['VOID', 'NO'], taker: FUNDS - WAGER, maker: WAGER, status: 'lost' },
   ];
   for (const c of cases) {
@@ -103,7 +132,10 @@ describe('a 3-leg parlay, every outcome, both sides to the micro', () => {
       const { taker, markets, requestId } = await filledParlay();
       for (const [i, outcome] of c.outcomes.entries()) await resolveMarket(server, markets[i]!, outcome);
       makerAvailable += BigInt(c.maker);
-      await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), view(c.taker, 0, 0)), { timeoutMs: 5_000, what: "the taker's settled balance" });
+      await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), view(c.taker, 0, 0)), {
+        timeoutMs: 5_000,
+        what: "the taker's settled balance",
+      });
       assert.deepEqual(await makerBalance(maker), { available: makerAvailable, locked: 0n, pending: 0n });
       const position = await positionOf(taker, requestId);
       assert.equal(position.status, c.status);
@@ -126,14 +158,20 @@ describe('collateral', () => {
     try {
       const taker = await fundedUser(server, FUNDS);
       const market = (await createMarket(server)).market_id;
-      const res = await client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
+      const res = await client(server.baseUrl, taker.token).post(
+        '/v1/rfq/unsigned?wait_ms=3000',
+        unsignedBody([{ market_id: market, direction: 'up' }]),
+      );
       assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
       assert.equal(res.body.odds, 2, 'the covered maker filled');
       assert.equal(res.body.quotes_received, 1, 'the refused quote is not counted');
-      await waitFor(async () => {
-        const reject = poor.socket.received.find((m) => m.type === 'quote_reject' && m.request_id === res.body.request_id);
-        assert.equal((reject as { reason?: string } | undefined)?.reason, 'INSUFFICIENT_COLLATERAL');
-      }, { timeoutMs: 2_000, what: 'the quote_reject INSUFFICIENT_COLLATERAL' });
+      await waitFor(
+        async () => {
+          const reject = poor.socket.received.find((m) => m.type === 'quote_reject' && m.request_id === res.body.request_id);
+          assert.equal((reject as { reason?: string } | undefined)?.reason, 'INSUFFICIENT_COLLATERAL');
+        },
+        { timeoutMs: 2_000, what: 'the quote_reject INSUFFICIENT_COLLATERAL' },
+      );
       assert.deepEqual(await makerBalance(poor), { available: BigInt(4 * USDC - 1), locked: 0n, pending: 0n });
       assert.deepEqual(await makerBalance(covered), { available: BigInt(998 * USDC), locked: BigInt(2 * USDC), pending: 0n });
       await assertLedgerCheck();
@@ -155,11 +193,18 @@ describe('collateral', () => {
       const market = (await createMarket(server)).market_id;
       const results = await Promise.all(
         takers.map((t) =>
-          client(server.baseUrl, t.token).post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: USDC })),
+          client(server.baseUrl, t.token).post(
+            '/v1/rfq/unsigned?wait_ms=5000',
+            unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: USDC }),
+          ),
         ),
       );
       const statuses = results.map((r) => r.body.status);
-      assert.deepEqual(statuses, takers.map(() => 'completed'), JSON.stringify(results.find((r) => r.body.status !== 'completed')?.body));
+      assert.deepEqual(
+        statuses,
+        takers.map(() => 'completed'),
+        JSON.stringify(results.find((r) => r.body.status !== 'completed')?.body),
+      );
       // The answer names the fill's odds, and each maker quotes its own.
       const byBest = results.filter((r) => r.body.odds === 3).length;
       const byNext = results.filter((r) => r.body.odds === 2).length;
@@ -169,8 +214,15 @@ describe('collateral', () => {
       await assertLedgerCheck();
       // Settled (the takers lost): the locked liability comes back to each maker with the stakes.
       await resolveMarket(server, market, 'NO');
-      await waitFor(async () => assert.deepEqual(await makerBalance(best), { available: BigInt(FILLS * 3 * USDC + 2 * USDC - 1), locked: 0n, pending: 0n }), { timeoutMs: 5_000, what: "the best maker's settled balance" });
-      await waitFor(async () => assert.deepEqual(await makerBalance(next), { available: BigInt(1_040 * USDC), locked: 0n, pending: 0n }), { timeoutMs: 5_000, what: "the next maker's settled balance" });
+      await waitFor(
+        async () =>
+          assert.deepEqual(await makerBalance(best), { available: BigInt(FILLS * 3 * USDC + 2 * USDC - 1), locked: 0n, pending: 0n }),
+        { timeoutMs: 5_000, what: "the best maker's settled balance" },
+      );
+      await waitFor(async () => assert.deepEqual(await makerBalance(next), { available: BigInt(1_040 * USDC), locked: 0n, pending: 0n }), {
+        timeoutMs: 5_000,
+        what: "the next maker's settled balance",
+      });
       await assertLedgerCheck();
     } finally {
       best.stop();
@@ -188,13 +240,25 @@ describe('credits of makers and the protocol', () => {
     const first = await admin(server).post(path, { amount_micros: 5 * USDC, idempotency_key: key });
     assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.deepEqual(first.body, {
-      address: maker.address, credited_micros: String(5 * USDC), balance: { available_micros: String(5 * USDC), locked_micros: '0', pending_withdrawal_micros: '0' },
+      address: maker.address,
+      credited_micros: String(5 * USDC),
+      balance: { available_micros: String(5 * USDC), locked_micros: '0', pending_withdrawal_micros: '0' },
     });
-    assert.deepEqual((await admin(server).post(path, { amount_micros: 5 * USDC, idempotency_key: key })).body, first.body, 'a replay credits nothing');
+    assert.deepEqual(
+      (await admin(server).post(path, { amount_micros: 5 * USDC, idempotency_key: key })).body,
+      first.body,
+      'a replay credits nothing',
+    );
     assert.equal((await admin(server).post(path, { amount_micros: 6 * USDC, idempotency_key: key })).body.code, 'IDEMPOTENCY_CONFLICT');
-    assert.equal((await admin(server).post('/v1/admin/protocol/credit', { amount_micros: 5 * USDC, idempotency_key: key })).body.code, 'IDEMPOTENCY_CONFLICT');
+    assert.equal(
+      (await admin(server).post('/v1/admin/protocol/credit', { amount_micros: 5 * USDC, idempotency_key: key })).body.code,
+      'IDEMPOTENCY_CONFLICT',
+    );
     const stranger = `0x${'12'.repeat(20)}`;
-    const missing = await admin(server).post(`/v1/admin/market-makers/${stranger}/credit`, { amount_micros: 1, idempotency_key: randomUUID() });
+    const missing = await admin(server).post(`/v1/admin/market-makers/${stranger}/credit`, {
+      amount_micros: 1,
+      idempotency_key: randomUUID(),
+    });
     assert.deepEqual([missing.status, missing.body.code], [404, 'MAKER_NOT_FOUND']);
 
     const before = (await admin(server).get('/v1/admin/protocol/balance')).body;
@@ -232,7 +296,10 @@ describe("contests' pools", () => {
     assert.equal((await enter(server, winner!, contest.body.contest_id, [up(markets[0]!)])).status, 201);
     assert.equal((await enter(server, loser!, contest.body.contest_id, [{ market_id: markets[0]!, direction: 'down' }])).status, 201);
     await resolveMarket(server, markets[0]!, 'YES');
-    await waitFor(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), { timeoutMs: 5_000, what: 'the contest resolved' });
+    await waitFor(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), {
+      timeoutMs: 5_000,
+      what: 'the contest resolved',
+    });
     const pot = BigInt(POOL + 2 * USDC);
     const won = (await balanceOf(server, winner!)).available - BigInt(FUNDS - USDC);
     assert.ok(won > 0n && won <= pot);
@@ -249,7 +316,10 @@ describe("contests' pools", () => {
     assert.equal(contest.status, 201);
     const funded = await protocol();
     await resolveMarket(server, markets[0]!, 'YES');
-    await waitFor(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), { timeoutMs: 5_000, what: 'the contest resolved' });
+    await waitFor(async () => assert.equal((await getDetail(server, contest.body.contest_id)).body.status, 'resolved'), {
+      timeoutMs: 5_000,
+      what: 'the contest resolved',
+    });
     assert.deepEqual(await protocol(), { available: funded.available + BigInt(9 * USDC), committed: funded.committed - BigInt(9 * USDC) });
     await assertLedgerCheck();
   });

@@ -86,7 +86,10 @@ describe('operations routes', () => {
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
     const text = res.body as string;
     assert.match(text, /^# TYPE parlayd_http_request_seconds histogram$/m);
-    assert.match(text, /^parlayd_http_request_seconds_count\{(?=[^}]*route="\/healthz")(?=[^}]*method="GET")(?=[^}]*status="200")[^}]*\} [1-9]\d*$/m);
+    assert.match(
+      text,
+      /^parlayd_http_request_seconds_count\{(?=[^}]*route="\/healthz")(?=[^}]*method="GET")(?=[^}]*status="200")[^}]*\} [1-9]\d*$/m,
+    );
     assert.match(text, /^parlayd_http_request_seconds_bucket\{[^}]*le="\+Inf"[^}]*\} \d+$/m);
     // Unknown paths share one label value, so a scanner cannot grow the label set.
     assert.match(text, /^parlayd_http_request_seconds_count\{(?=[^}]*route="unmatched")(?=[^}]*status="404")[^}]*\} [1-9]\d*$/m);
@@ -117,8 +120,16 @@ describe('operations routes', () => {
     assert.deepEqual(doc.paths['/v1/user/balance'].get.security, [{ bearer: [] }]);
     assert.equal(doc.paths['/v1/markets/current'].get.security, undefined);
     assert.deepEqual(
-      doc.paths['/v1/markets/lookup'].get.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.in, p.required]),
-      [['asset', 'query', true], ['duration_secs', 'query', true], ['at_ms', 'query', true]],
+      doc.paths['/v1/markets/lookup'].get.parameters.map((p: { name: string; in: string; required: boolean }) => [
+        p.name,
+        p.in,
+        p.required,
+      ]),
+      [
+        ['asset', 'query', true],
+        ['duration_secs', 'query', true],
+        ['at_ms', 'query', true],
+      ],
     );
     assert.deepEqual(doc.paths['/v1/admin/markets/{id}/resolve'].post.parameters[0].in, 'path');
     assert.equal(doc.paths['/v1/user/preferences'].patch.requestBody.content['application/json'].schema.additionalProperties, false);
@@ -192,8 +203,14 @@ describe('graceful shutdown', () => {
       const creditOnce = () =>
         new Promise<number>((resolve, reject) => {
           const req = http.request(
-            { host: '127.0.0.1', port: server.port, path: '/v1/admin/users/credit', method: 'POST', agent,
-              headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' } },
+            {
+              host: '127.0.0.1',
+              port: server.port,
+              path: '/v1/admin/users/credit',
+              method: 'POST',
+              agent,
+              headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' },
+            },
             (res) => res.resume().on('end', () => resolve(res.statusCode!)),
           );
           req.on('error', reject);
@@ -215,14 +232,21 @@ describe('graceful shutdown', () => {
       await Promise.all(loops);
       agent.destroy();
       assert.ok(statuses.filter((st) => st === 200).length > 0, 'credits went through before the signal');
-      assert.deepEqual(statuses.filter((st) => st !== 200 && st !== 503), [], 'no request reached a closing store');
+      assert.deepEqual(
+        statuses.filter((st) => st !== 200 && st !== 503),
+        [],
+        'no request reached a closing store',
+      );
       assert.equal(server.logs.filter((entry) => entry['msg'] === 'unhandled error in request').length, 0);
       const acknowledgedMicros = BigInt(statuses.filter((st) => st === 200).length * 1_000);
       const next = await restartServer(server);
       try {
         const available = BigInt((await client(next.baseUrl, user.token).get('/v1/user/balance')).body.available_micros as string);
         // Every acknowledged credit is there; at most the eight in flight at the stop went through unacknowledged.
-        assert.ok(available >= acknowledgedMicros && available <= acknowledgedMicros + 8_000n, `${available} for ${acknowledgedMicros} acknowledged`);
+        assert.ok(
+          available >= acknowledgedMicros && available <= acknowledgedMicros + 8_000n,
+          `${available} for ${acknowledgedMicros} acknowledged`,
+        );
       } finally {
         await next.stop();
       }
@@ -258,10 +282,17 @@ describe('graceful shutdown', () => {
       const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
       // LMDB's file appears at start-up's first step (app.ts opens the store), after main.ts listens for
       // signals; the shards and verify threads are still to start. Before, a signal then killed the process.
-      await waitFor(() => existsSync(join(dataDir, 'data.mdb')), { timeoutMs: 15_000, intervalMs: 1, what: 'the service to open its store' });
+      await waitFor(() => existsSync(join(dataDir, 'data.mdb')), {
+        timeoutMs: 15_000,
+        intervalMs: 1,
+        what: 'the service to open its store',
+      });
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
-      const messages = stdout.trim().split('\n').map((line) => (JSON.parse(line) as { msg: string }).msg);
+      const messages = stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { msg: string }).msg);
       assert.ok(messages.indexOf('listening') >= 0 && messages.indexOf('listening') < messages.indexOf('stopping'), messages.join(', '));
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

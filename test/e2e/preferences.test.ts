@@ -54,7 +54,11 @@ describe('preferences', () => {
   it('every quote_tolerance value is accepted, and the PATCH of all three fields replaces them', async () => {
     const api = await newUserApi();
     for (const quoteTolerance of ['strict', 'normal', 'lenient']) {
-      const all = { notifications_enabled: quoteTolerance !== 'normal', quote_tolerance: quoteTolerance, anonymous_mode_enabled: quoteTolerance === 'strict' };
+      const all = {
+        notifications_enabled: quoteTolerance !== 'normal',
+        quote_tolerance: quoteTolerance,
+        anonymous_mode_enabled: quoteTolerance === 'strict',
+      };
       const res = await api.patch('/v1/user/preferences', all);
       assert.deepEqual({ status: res.status, body: res.body }, { status: 200, body: all });
     }
@@ -96,7 +100,11 @@ describe('preferences', () => {
     const api = await newUserApi();
     for (const value of ['true', 1, null]) {
       const res = await api.patch('/v1/user/preferences', { anonymous_mode_enabled: value });
-      assert.deepEqual({ status: res.status, body: res.body }, validationFailed('/anonymous_mode_enabled', 'Expected boolean'), String(value));
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        validationFailed('/anonymous_mode_enabled', 'Expected boolean'),
+        String(value),
+      );
     }
   });
 

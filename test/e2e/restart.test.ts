@@ -33,13 +33,19 @@ describe('restart keeps state', () => {
 
     await credit(first, alice.address, 12_000_000, creditKey);
     await credit(first, bob.address, 1_500_000);
-    const patched = await client(first.baseUrl, alice.token).patch('/v1/user/preferences', { quote_tolerance: 'lenient', anonymous_mode_enabled: true });
+    const patched = await client(first.baseUrl, alice.token).patch('/v1/user/preferences', {
+      quote_tolerance: 'lenient',
+      anonymous_mode_enabled: true,
+    });
     assert.equal(patched.status, 200);
 
     priceBefore = (await api.get(`/v1/markets/lookup?asset=ETH&duration_secs=900&at_ms=${boundaryMs - 1}`)).body.market;
     priceAfter = (await api.get(`/v1/markets/lookup?asset=ETH&duration_secs=900&at_ms=${boundaryMs}`)).body.market;
     const mentionBody = (n: number) => ({
-      name: `mention ${n}`, source_kind: 'polymarket', source_event_id: `e${n}`, source_market_id: `m${n}`,
+      name: `mention ${n}`,
+      source_kind: 'polymarket',
+      source_event_id: `e${n}`,
+      source_market_id: `m${n}`,
       betting_closes_at_ms: Date.now() + 3_600_000,
     });
     const a = (await admin.post('/v1/admin/mention-markets', mentionBody(1))).body as Market;
@@ -75,16 +81,35 @@ describe('restart keeps state', () => {
 
   it('balances survive the restart', async () => {
     const aliceBalance = await client(second.baseUrl, alice.token).get('/v1/user/balance');
-    assert.deepEqual(aliceBalance.body, { available_micros: '12000000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
+    assert.deepEqual(aliceBalance.body, {
+      available_micros: '12000000',
+      reserved_micros: '0',
+      at_risk_micros: '0',
+      pending_withdrawal_micros: '0',
+    });
     const bobBalance = await client(second.baseUrl, bob.token).get('/v1/user/balance');
-    assert.deepEqual(bobBalance.body, { available_micros: '1500000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
+    assert.deepEqual(bobBalance.body, {
+      available_micros: '1500000',
+      reserved_micros: '0',
+      at_risk_micros: '0',
+      pending_withdrawal_micros: '0',
+    });
   });
 
   it('a credit idempotency key used before the restart still credits nothing twice and still conflicts', async () => {
     const admin = client(second.baseUrl, second.adminToken);
-    const replay = await admin.post('/v1/admin/users/credit', { wallet: alice.address, amount_micros: 12_000_000, idempotency_key: creditKey });
+    const replay = await admin.post('/v1/admin/users/credit', {
+      wallet: alice.address,
+      amount_micros: 12_000_000,
+      idempotency_key: creditKey,
+    });
     assert.equal(replay.status, 200);
-    assert.deepEqual(replay.body.balance, { available_micros: '12000000', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
+    assert.deepEqual(replay.body.balance, {
+      available_micros: '12000000',
+      reserved_micros: '0',
+      at_risk_micros: '0',
+      pending_withdrawal_micros: '0',
+    });
     const conflict = await admin.post('/v1/admin/users/credit', { wallet: alice.address, amount_micros: 1, idempotency_key: creditKey });
     assert.deepEqual(
       { status: conflict.status, body: conflict.body },
@@ -121,7 +146,11 @@ describe('restart keeps state', () => {
   it('market ids created after the restart never reuse an earlier id', async () => {
     const admin = client(second.baseUrl, second.adminToken);
     const created = await admin.post('/v1/admin/mention-markets', {
-      name: 'after restart', source_kind: 'x', source_event_id: 'e', source_market_id: 'm', betting_closes_at_ms: Date.now() + 60_000,
+      name: 'after restart',
+      source_kind: 'x',
+      source_event_id: 'e',
+      source_market_id: 'm',
+      betting_closes_at_ms: Date.now() + 60_000,
     });
     assert.equal(created.status, 201);
     const earlier = [priceBefore, priceAfter, ...mentions].map((m) => m.market_id);
@@ -146,7 +175,11 @@ describe('crash (kill -9) keeps acknowledged writes', () => {
     const prefs = await client(server.baseUrl, users[0]!.token).patch('/v1/user/preferences', { notifications_enabled: false });
     assert.equal(prefs.status, 200);
     const market = await client(server.baseUrl, server.adminToken).post('/v1/admin/mention-markets', {
-      name: 'crash', source_kind: 'x', source_event_id: 'e', source_market_id: 'm', betting_closes_at_ms: Date.now() + 60_000,
+      name: 'crash',
+      source_kind: 'x',
+      source_event_id: 'e',
+      source_market_id: 'm',
+      betting_closes_at_ms: Date.now() + 60_000,
     });
     assert.equal(market.status, 201);
 

@@ -10,7 +10,12 @@ import { removeDataDir, startServer, type TestServer } from '../helpers/server.j
 import { breakChecksum, loginWallet } from '../helpers/users.js';
 
 const ZERO_BALANCE = { available_micros: '0', reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' };
-const available = (micros: string) => ({ available_micros: micros, reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: '0' });
+const available = (micros: string) => ({
+  available_micros: micros,
+  reserved_micros: '0',
+  at_risk_micros: '0',
+  pending_withdrawal_micros: '0',
+});
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('balances and admin credit', () => {

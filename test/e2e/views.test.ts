@@ -70,21 +70,37 @@ describe('the money views (contract section 11), end to end', () => {
     idle = await connectNewMaker(server); // registered and connected, quotes nothing: no fills of its own
     autoQuote(maker, { odds: ODDS });
     takers = [await takerOfShard(server, 0), await takerOfShard(server, 1)];
-    const [a, b, c, d] = [(await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id];
+    const [a, b, c, d] = [
+      (await createMarket(server)).market_id,
+      (await createMarket(server)).market_id,
+      (await createMarket(server)).market_id,
+      (await createMarket(server)).market_id,
+    ];
     m = { a: a!, b: b!, c: c!, d: d! };
     const up = (market: number): LegBody => ({ market_id: market, direction: 'up' });
     // Interleaved between the shards, so that newest first across the maker's fills is not key order.
     const plan: Array<[TestUser, LegBody[]]> = [
-      [takers[0], [up(m.a)]], [takers[1], [up(m.a), up(m.b)]], [takers[0], [up(m.b)]], [takers[1], [up(m.c)]],
-      [takers[0], [up(m.c), up(m.a)]], [takers[1], [up(m.d)]], [takers[0], [up(m.d)]],
+      [takers[0], [up(m.a)]],
+      [takers[1], [up(m.a), up(m.b)]],
+      [takers[0], [up(m.b)]],
+      [takers[1], [up(m.c)]],
+      [takers[0], [up(m.c), up(m.a)]],
+      [takers[1], [up(m.d)]],
+      [takers[0], [up(m.d)]],
     ];
     for (const [taker, legs] of plan) {
-      const res = await client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody(legs, { wager_micros: WAGER }));
+      const res = await client(server.baseUrl, taker.token).post(
+        '/v1/rfq/unsigned?wait_ms=5000',
+        unsignedBody(legs, { wager_micros: WAGER }),
+      );
       assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
       filled.push({ requestId: res.body.request_id as string, taker, legs });
     }
     // Not filled: the maker's odds are below its minimum. Not a position.
-    const refused = await client(server.baseUrl, takers[0].token).post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([up(m.d)], { wager_micros: WAGER, min_odds: 3 }));
+    const refused = await client(server.baseUrl, takers[0].token).post(
+      '/v1/rfq/unsigned?wait_ms=5000',
+      unsignedBody([up(m.d)], { wager_micros: WAGER, min_odds: 3 }),
+    );
     assert.equal(refused.body.status, 'failed', JSON.stringify(refused.body));
     unfilled = refused.body.request_id as string;
     await resolveMarket(server, m.a, 'YES');
@@ -106,7 +122,9 @@ describe('the money views (contract section 11), end to end', () => {
     return ['won', String(PAYOUT)];
   };
   const legView = (leg: LegBody) => {
-    const market = { [m.a]: ['RESOLVED', 'YES'], [m.b]: ['RESOLVED', 'NO'], [m.c]: ['VOIDED', 'VOID'], [m.d]: ['OPEN', null] }[leg.market_id]!;
+    const market = { [m.a]: ['RESOLVED', 'YES'], [m.b]: ['RESOLVED', 'NO'], [m.c]: ['VOIDED', 'VOID'], [m.d]: ['OPEN', null] }[
+      leg.market_id
+    ]!;
     return { ...leg, market_status: market[0], outcome: market[1] };
   };
 
@@ -115,13 +133,18 @@ describe('the money views (contract section 11), end to end', () => {
     const api = client(server.baseUrl, taker.token);
     const positions = await walk(api, '/v1/user/positions?limit=2', 'positions');
     const own = filled.filter((f) => f.taker === taker).reverse();
-    assert.deepEqual(positions.map((p) => p.request_id), own.map((f) => f.requestId), 'own filled RFQs, newest first');
+    assert.deepEqual(
+      positions.map((p) => p.request_id),
+      own.map((f) => f.requestId),
+      'own filled RFQs, newest first',
+    );
     assert.ok(!positions.some((p) => p.request_id === unfilled));
     for (const [i, position] of positions.entries()) {
       const [status, paid] = expectedEnd(own[i]!.legs);
       const settledAt = position.settled_at_ms;
       if (status === 'open') assert.equal(settledAt, null);
-      else assert.ok(typeof settledAt === 'number' && settledAt >= (position.created_at_ms as number), `settled_at_ms ${String(settledAt)}`);
+      else
+        assert.ok(typeof settledAt === 'number' && settledAt >= (position.created_at_ms as number), `settled_at_ms ${String(settledAt)}`);
       assert.deepEqual(position, {
         request_id: own[i]!.requestId,
         created_at_ms: position.created_at_ms,
@@ -135,9 +158,15 @@ describe('the money views (contract section 11), end to end', () => {
       });
     }
     const open = await walk(api, '/v1/user/positions?status=open&limit=1', 'positions');
-    assert.deepEqual(open.map((p) => p.status), ['open']);
+    assert.deepEqual(
+      open.map((p) => p.status),
+      ['open'],
+    );
     const settled = await walk(api, '/v1/user/positions?status=settled&limit=1', 'positions');
-    assert.deepEqual(settled.map((p) => p.status), ['voided', 'lost', 'won']);
+    assert.deepEqual(
+      settled.map((p) => p.status),
+      ['voided', 'lost', 'won'],
+    );
   });
 
   it("lists the caller's journal newest first, one entry per transfer and bucket; the entries add up to the balance, bucket by bucket", async () => {
@@ -151,18 +180,43 @@ describe('the money views (contract section 11), end to end', () => {
     const keys = entries.map((e) => `${e.transfer_id as string} ${e.bucket as string}`);
     assert.equal(new Set(keys).size, keys.length, 'no entry twice');
     const times = entries.map((e) => e.at_ms as number);
-    assert.deepEqual(times, [...times].sort((x, y) => y - x), 'newest first');
+    assert.deepEqual(
+      times,
+      [...times].sort((x, y) => y - x),
+      'newest first',
+    );
     const oldest = entries.at(-1)!;
-    assert.deepEqual({ ...oldest, transfer_id: 'x', at_ms: 0, ref: 'credit' }, { transfer_id: 'x', kind: 'credit', bucket: 'available', delta_micros: String(FUNDS), ref: 'credit', at_ms: 0 });
-    const own = new Set(filled.filter((f) => f.taker === taker).map((f) => `rfq:${f.requestId}`).concat(`rfq:${unfilled}`));
-    assert.ok(entries.every((e) => own.has(e.ref as string) || (e.ref as string).startsWith('credit:')), 'only the caller\'s own movements');
+    assert.deepEqual(
+      { ...oldest, transfer_id: 'x', at_ms: 0, ref: 'credit' },
+      { transfer_id: 'x', kind: 'credit', bucket: 'available', delta_micros: String(FUNDS), ref: 'credit', at_ms: 0 },
+    );
+    const own = new Set(
+      filled
+        .filter((f) => f.taker === taker)
+        .map((f) => `rfq:${f.requestId}`)
+        .concat(`rfq:${unfilled}`),
+    );
+    assert.ok(
+      entries.every((e) => own.has(e.ref as string) || (e.ref as string).startsWith('credit:')),
+      "only the caller's own movements",
+    );
     const sums: Record<string, bigint> = {};
     for (const e of entries) sums[e.bucket as string] = (sums[e.bucket as string] ?? 0n) + BigInt(e.delta_micros as string);
     const balance = (await api.get('/v1/user/balance')).body;
     // One filled RFQ won (+10 − 4), one lost (−4), one voided (0), one open (4 at risk).
-    assert.deepEqual(balance, { available_micros: String(FUNDS + 6_000_000 - 4_000_000 - WAGER), reserved_micros: '0', at_risk_micros: String(WAGER), pending_withdrawal_micros: '0' });
+    assert.deepEqual(balance, {
+      available_micros: String(FUNDS + 6_000_000 - 4_000_000 - WAGER),
+      reserved_micros: '0',
+      at_risk_micros: String(WAGER),
+      pending_withdrawal_micros: '0',
+    });
     assert.deepEqual(
-      { available: sums['available'], reserved: sums['reserved'] ?? 0n, at_risk: sums['at_risk'], pending: sums['pending_withdrawal'] ?? 0n },
+      {
+        available: sums['available'],
+        reserved: sums['reserved'] ?? 0n,
+        at_risk: sums['at_risk'],
+        pending: sums['pending_withdrawal'] ?? 0n,
+      },
       { available: BigInt(balance.available_micros), reserved: 0n, at_risk: BigInt(WAGER), pending: 0n },
     );
     const kinds = new Set(entries.map((e) => e.kind));
@@ -172,7 +226,11 @@ describe('the money views (contract section 11), end to end', () => {
   it("lists the maker's fills from both shards newest first, each with its result for the maker; the settled results mirror taker_pnl's", async () => {
     const api = client(server.baseUrl, maker.sessionToken);
     const fills = await walk(api, '/v1/mm/fills?limit=2', 'fills');
-    assert.deepEqual(fills.map((f) => f.request_id), [...filled].reverse().map((f) => f.requestId), 'every fill, newest first across shards');
+    assert.deepEqual(
+      fills.map((f) => f.request_id),
+      [...filled].reverse().map((f) => f.requestId),
+      'every fill, newest first across shards',
+    );
     const pnlOfMaker: Record<string, bigint> = {};
     for (const fill of fills) {
       const planned = filled.find((f) => f.requestId === fill.request_id)!;
@@ -204,11 +262,21 @@ describe('the money views (contract section 11), end to end', () => {
     assert.equal(takerPnl.find((t) => t.taker === takers[0].address)!.pnl_micros, '2000000');
 
     const open = await walk(api, '/v1/mm/fills?status=open&limit=1', 'fills');
-    assert.deepEqual(open.map((f) => f.request_id), filled.filter((f) => expectedEnd(f.legs)[0] === 'open').reverse().map((f) => f.requestId));
+    assert.deepEqual(
+      open.map((f) => f.request_id),
+      filled
+        .filter((f) => expectedEnd(f.legs)[0] === 'open')
+        .reverse()
+        .map((f) => f.requestId),
+    );
     const settled = await walk(api, '/v1/mm/fills?status=settled&limit=3', 'fills');
     assert.equal(settled.length, filled.length - open.length);
     assert.ok(settled.every((f) => f.status !== 'open'));
-    assert.deepEqual((await client(server.baseUrl, idle.sessionToken).get('/v1/mm/fills')).body, { fills: [], next_cursor: null }, 'another maker sees none');
+    assert.deepEqual(
+      (await client(server.baseUrl, idle.sessionToken).get('/v1/mm/fills')).body,
+      { fills: [], next_cursor: null },
+      'another maker sees none',
+    );
   });
 
   it('refuses a cursor of another route or filter at /cursor, and a token of the other kind', async () => {
@@ -240,12 +308,23 @@ describe("a maker's fills page (in process, on a real store)", () => {
       const maker = `0x${'ab'.repeat(20)}`;
       const made: Array<{ requestId: string; atMs: number }> = [];
       // Three shard bytes, times interleaved, and pairs of ids of one millisecond on different shards.
-      for (let i = 0; i < VIEWS_SCAN_MAX + 200; i++) made.push({ requestId: newRequestId(i % 3, 1_700_000_000_000 + Math.floor(i / 2)), atMs: i });
+      for (let i = 0; i < VIEWS_SCAN_MAX + 200; i++)
+        made.push({ requestId: newRequestId(i % 3, 1_700_000_000_000 + Math.floor(i / 2)), atMs: i });
       const fillOf = (makerAddress: string, requestId: string, atMs: number): FillRecord => ({
-        requestId, makerAddress, taker: '0x01', userId: 'u', legs: [], filledWagerMicros: '1', payoutMicros: '2', oddsE4: 20_000, atMs, settledPaidMicros: null,
+        requestId,
+        makerAddress,
+        taker: '0x01',
+        userId: 'u',
+        legs: [],
+        filledWagerMicros: '1',
+        payoutMicros: '2',
+        oddsE4: 20_000,
+        atMs,
+        settledPaidMicros: null,
       });
       await store.transact(() => {
-        for (const { requestId, atMs } of made) void store.db<FillRecord>('fills').put(fillKey(maker, requestId), fillOf(maker, requestId, atMs));
+        for (const { requestId, atMs } of made)
+          void store.db<FillRecord>('fills').put(fillKey(maker, requestId), fillOf(maker, requestId, atMs));
         // Another maker's fill right after the maker's in key order: never listed.
         const other = `0x${'ac'.repeat(20)}`;
         void store.db<FillRecord>('fills').put(fillKey(other, made[0]!.requestId), fillOf(other, made[0]!.requestId, 0));
@@ -261,9 +340,12 @@ describe("a maker's fills page (in process, on a real store)", () => {
         if (page.next === null) break;
         after = page.next;
       }
-      assert.deepEqual(seen, want, 'every fill once, newest first (time, then the id\'s random bits, then the shard byte)');
+      assert.deepEqual(seen, want, "every fill once, newest first (time, then the id's random bits, then the shard byte)");
       // The newest millisecond holds the last two ids made (on two shards): either may come first.
-      assert.ok(made.slice(-2).some((f) => f.requestId === seen[0]), 'the newest first');
+      assert.ok(
+        made.slice(-2).some((f) => f.requestId === seen[0]),
+        'the newest first',
+      );
 
       const fills = store.db<FillRecord>('fills') as unknown as { get: (key: string) => unknown };
       const get = fills.get.bind(fills);

@@ -38,15 +38,30 @@ describe("a user's withdrawal", () => {
     const key = randomUUID();
     const created = await api.post('/v1/user/withdrawals', withdrawal(4 * USDC, key));
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    assert.deepEqual(Object.keys(created.body).sort(), ['amount_micros', 'created_at_ms', 'destination', 'finished_at_ms', 'status', 'withdrawal_id']);
-    assert.deepEqual([created.body.status, created.body.amount_micros, created.body.destination], ['pending', String(4 * USDC), DESTINATION]);
+    assert.deepEqual(Object.keys(created.body).sort(), [
+      'amount_micros',
+      'created_at_ms',
+      'destination',
+      'finished_at_ms',
+      'status',
+      'withdrawal_id',
+    ]);
+    assert.deepEqual(
+      [created.body.status, created.body.amount_micros, created.body.destination],
+      ['pending', String(4 * USDC), DESTINATION],
+    );
     const replay = await api.post('/v1/user/withdrawals', withdrawal(4 * USDC, key));
     assert.deepEqual([replay.status, replay.body], [200, created.body]);
     assert.equal((await api.post('/v1/user/withdrawals', withdrawal(5 * USDC, key))).body.code, 'IDEMPOTENCY_CONFLICT');
     const short = await api.post('/v1/user/withdrawals', withdrawal(6 * USDC + 1));
     assert.deepEqual([short.status, short.body.code], [422, 'INSUFFICIENT_BALANCE']);
     const balance = (await api.get('/v1/user/balance')).body;
-    assert.deepEqual(balance, { available_micros: String(6 * USDC), reserved_micros: '0', at_risk_micros: '0', pending_withdrawal_micros: String(4 * USDC) });
+    assert.deepEqual(balance, {
+      available_micros: String(6 * USDC),
+      reserved_micros: '0',
+      at_risk_micros: '0',
+      pending_withdrawal_micros: String(4 * USDC),
+    });
     const bad = await api.post('/v1/user/withdrawals', { ...withdrawal(1), destination: 'not-an-address' });
     assert.deepEqual([bad.status, bad.body.code], [400, 'VALIDATION_FAILED']);
     await ledgerCheck();
@@ -63,7 +78,11 @@ describe("a user's withdrawal", () => {
     assert.equal(completed.body.status, 'completed');
     assert.equal(completed.body.account, `user:${user.userId}`);
     assert.equal(typeof completed.body.finished_at_ms, 'number');
-    assert.deepEqual((await admin(server).post(`/v1/admin/withdrawals/${out.withdrawal_id}/complete`, {})).body, completed.body, 'again: unchanged');
+    assert.deepEqual(
+      (await admin(server).post(`/v1/admin/withdrawals/${out.withdrawal_id}/complete`, {})).body,
+      completed.body,
+      'again: unchanged',
+    );
     const refused = await admin(server).post(`/v1/admin/withdrawals/${out.withdrawal_id}/fail`, {});
     assert.deepEqual([refused.status, refused.body.code], [409, 'WITHDRAWAL_FINAL']);
     assert.equal((await admin(server).post(`/v1/admin/withdrawals/${back.withdrawal_id}/fail`, {})).body.status, 'failed');
@@ -77,10 +96,13 @@ describe("a user's withdrawal", () => {
     assert.equal(after.withdrawn - before.withdrawn, BigInt(3 * USDC), 'only the completed one left');
     assert.equal(after.total, after.credited - after.withdrawn);
     const mine = (await api.get('/v1/user/withdrawals')).body;
-    assert.deepEqual(mine.withdrawals.map((w: { withdrawal_id: string; status: string }) => [w.withdrawal_id, w.status]), [
-      [back.withdrawal_id, 'failed'],
-      [out.withdrawal_id, 'completed'],
-    ]);
+    assert.deepEqual(
+      mine.withdrawals.map((w: { withdrawal_id: string; status: string }) => [w.withdrawal_id, w.status]),
+      [
+        [back.withdrawal_id, 'failed'],
+        [out.withdrawal_id, 'completed'],
+      ],
+    );
   });
 });
 
@@ -94,12 +116,16 @@ describe("a maker's withdrawal and the operator's queue", () => {
       const first = (await mm.post('/v1/mm/withdrawals', withdrawal(USDC))).body;
       const second = (await mm.post('/v1/mm/withdrawals', withdrawal(USDC))).body;
       assert.deepEqual((await mm.get('/v1/mm/balance')).body, {
-        available_micros: String(3 * USDC), locked_micros: '0', pending_withdrawal_micros: String(2 * USDC),
+        available_micros: String(3 * USDC),
+        locked_micros: '0',
+        pending_withdrawal_micros: String(2 * USDC),
       });
       const listed: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: { status: number; body: any } = await admin(server).get(`/v1/admin/withdrawals?status=pending&limit=1${cursor === null ? '' : `&cursor=${cursor}`}`);
+        const page: { status: number; body: any } = await admin(server).get(
+          `/v1/admin/withdrawals?status=pending&limit=1${cursor === null ? '' : `&cursor=${cursor}`}`,
+        );
         assert.equal(page.status, 200, JSON.stringify(page.body));
         listed.push(...page.body.withdrawals.map((w: { withdrawal_id: string }) => w.withdrawal_id));
         cursor = page.body.next_cursor;
@@ -108,12 +134,20 @@ describe("a maker's withdrawal and the operator's queue", () => {
       assert.deepEqual(mineInQueue, [first.withdrawal_id, second.withdrawal_id], 'oldest first');
       await admin(server).post(`/v1/admin/withdrawals/${first.withdrawal_id}/complete`, {});
       const completed = (await admin(server).get('/v1/admin/withdrawals?status=completed')).body.withdrawals;
-      assert.ok(completed.some((w: { withdrawal_id: string; account: string }) => w.withdrawal_id === first.withdrawal_id && w.account === `maker:${maker.address}`));
+      assert.ok(
+        completed.some(
+          (w: { withdrawal_id: string; account: string }) =>
+            w.withdrawal_id === first.withdrawal_id && w.account === `maker:${maker.address}`,
+        ),
+      );
       const own = (await mm.get('/v1/mm/withdrawals')).body.withdrawals.map((w: { withdrawal_id: string }) => w.withdrawal_id);
       assert.deepEqual(own, [second.withdrawal_id, first.withdrawal_id], 'newest first');
       const page1 = (await mm.get('/v1/mm/withdrawals?limit=1')).body;
       const page2 = (await mm.get(`/v1/mm/withdrawals?limit=1&cursor=${page1.next_cursor}`)).body;
-      assert.deepEqual([page1.withdrawals[0].withdrawal_id, page2.withdrawals[0].withdrawal_id, page2.next_cursor], [second.withdrawal_id, first.withdrawal_id, null]);
+      assert.deepEqual(
+        [page1.withdrawals[0].withdrawal_id, page2.withdrawals[0].withdrawal_id, page2.next_cursor],
+        [second.withdrawal_id, first.withdrawal_id, null],
+      );
       await ledgerCheck();
     } finally {
       await maker.close();
@@ -134,7 +168,9 @@ describe('withdrawals racing RFQs for one balance', () => {
       const answers = await Promise.all(
         Array.from({ length: 24 }, (_, i) =>
           i % 2 === 0
-            ? api.post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: USDC })).then((r) => ['rfq', r] as const)
+            ? api
+                .post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: USDC }))
+                .then((r) => ['rfq', r] as const)
             : api.post('/v1/user/withdrawals', withdrawal(USDC)).then((r) => ['withdrawal', r] as const),
         ),
       );
@@ -156,7 +192,10 @@ describe('withdrawals racing RFQs for one balance', () => {
       }
       assert.equal(filled + pending, 10, `exactly the balance was spent (${filled} fills, ${pending} withdrawals)`);
       assert.deepEqual((await api.get('/v1/user/balance')).body, {
-        available_micros: '0', reserved_micros: '0', at_risk_micros: String(filled * USDC), pending_withdrawal_micros: String(pending * USDC),
+        available_micros: '0',
+        reserved_micros: '0',
+        at_risk_micros: String(filled * USDC),
+        pending_withdrawal_micros: String(pending * USDC),
       });
       await ledgerCheck();
     } finally {

@@ -40,7 +40,10 @@ export interface ContestsHarness {
   destroy(): Promise<void>;
 }
 
-export async function openContestsHarness(options: ContestsOptions = {}, dataDir = mkdtempSync(join(tmpdir(), 'parlayd-contests-'))): Promise<ContestsHarness> {
+export async function openContestsHarness(
+  options: ContestsOptions = {},
+  dataDir = mkdtempSync(join(tmpdir(), 'parlayd-contests-')),
+): Promise<ContestsHarness> {
   const store = openStore(dataDir);
   const shards = await startInProcessShards(dataDir, () => store.root.resetReadTxn());
   const markets = new Markets(store, systemClock, { priceAssets: [], priceDurationsSecs: [] });

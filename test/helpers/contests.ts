@@ -91,7 +91,9 @@ export type AdminEntry = CallerEntry & { user_id: string };
 
 /** One page of GET /v1/admin/contests/{id}/entries (`query` as sent, e.g. `limit=10&cursor=...`). */
 export async function adminEntriesPage(server: TestServer, contestId: string, query = '') {
-  const res = await admin(server).get<{ entries: AdminEntry[]; next_cursor: string | null }>(`/v1/admin/contests/${contestId}/entries${query === '' ? '' : `?${query}`}`);
+  const res = await admin(server).get<{ entries: AdminEntry[]; next_cursor: string | null }>(
+    `/v1/admin/contests/${contestId}/entries${query === '' ? '' : `?${query}`}`,
+  );
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.body;
 }

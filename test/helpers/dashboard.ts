@@ -58,7 +58,9 @@ export interface FeedClient {
 export function openFeed(server: TestServer, token: string): Promise<FeedClient> {
   const ws = new WebSocket(server.wsUrl + FEED_PATH);
   const messages: Array<Record<string, unknown>> = [];
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   ws.on('message', (data) => messages.push(JSON.parse(data.toString()) as Record<string, unknown>));
   const next = (match: (m: Record<string, unknown>) => boolean, timeoutMs = 10_000) =>
     waitFor(() => messages.find(match) ?? false, {

@@ -13,7 +13,12 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export async function request<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult<T>> {
+export async function request<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
   let body: string | Uint8Array | undefined;
@@ -31,7 +36,8 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
 
 /** Bound to one server and (optionally) one token. */
 export function client(baseUrl: string, token?: string) {
-  const withToken = (options: RequestOptions = {}) => (token === undefined || options.token !== undefined ? options : { ...options, token });
+  const withToken = (options: RequestOptions = {}) =>
+    token === undefined || options.token !== undefined ? options : { ...options, token };
   return {
     get: <T = any>(path: string, options?: RequestOptions) => request<T>(baseUrl, 'GET', path, withToken(options)),
     post: <T = any>(path: string, body?: unknown, options?: RequestOptions) =>

@@ -165,7 +165,10 @@ export class MakerSocket {
 
   /** Opens a socket to the maker path; resolves when open. */
   static async open(server: Pick<MakerTarget, 'wsUrl'>, options: MakerSocketOptions = {}): Promise<MakerSocket> {
-    const ws = new WebSocket(server.wsUrl + MAKER_WS_PATH, options.localAddress === undefined ? {} : { localAddress: options.localAddress });
+    const ws = new WebSocket(
+      server.wsUrl + MAKER_WS_PATH,
+      options.localAddress === undefined ? {} : { localAddress: options.localAddress },
+    );
     const socket = new MakerSocket(ws, options);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -187,7 +190,8 @@ export class MakerSocket {
   next<K extends ServerMessageType>(type?: K, timeoutMs = this.#timeoutMs): Promise<ServerMessage<K>> {
     const queued = this.#queue.findIndex((m) => type === undefined || m.type === type);
     if (queued >= 0) return Promise.resolve(this.#queue.splice(queued, 1)[0] as ServerMessage<K>);
-    if (this.#closeInfo !== null) return Promise.reject(this.#noMessage(type, `socket closed ${this.#closeInfo.code} ${this.#closeInfo.reason}`));
+    if (this.#closeInfo !== null)
+      return Promise.reject(this.#noMessage(type, `socket closed ${this.#closeInfo.code} ${this.#closeInfo.reason}`));
     return new Promise<ServerMessage<K>>((resolve, reject) => {
       const waiter = {
         type,

@@ -38,7 +38,8 @@ export class ManualClock implements TimerClock {
       let next: [Timer, Pending] | null = null;
       for (const entry of this.#timers) {
         const [, p] = entry;
-        if (p.dueMs <= targetMs && (next === null || p.dueMs < next[1].dueMs || (p.dueMs === next[1].dueMs && p.seq < next[1].seq))) next = entry;
+        if (p.dueMs <= targetMs && (next === null || p.dueMs < next[1].dueMs || (p.dueMs === next[1].dueMs && p.seq < next[1].seq)))
+          next = entry;
       }
       if (next === null) break;
       this.#timers.delete(next[0]);

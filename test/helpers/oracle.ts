@@ -55,7 +55,12 @@ export async function waitForMarket(
       last = await getMarket(server, marketId);
       return last.status === 200 && check(last.body.market) && (last.body.market as Record<string, unknown>);
     },
-    { timeoutMs, get what() { return `market ${marketId} as expected (last read: ${JSON.stringify(last?.body)})`; } },
+    {
+      timeoutMs,
+      get what() {
+        return `market ${marketId} as expected (last read: ${JSON.stringify(last?.body)})`;
+      },
+    },
   );
 }
 

@@ -94,7 +94,12 @@ export function autoQuote(maker: ConnectedMaker, policy: QuotePolicy): { stop():
           last_look: policy.isLastLook ?? false,
         });
       } else if (message.type === 'last_look' && policy.lastLookAnswer !== undefined) {
-        maker.send({ type: 'last_look_response', request_id: message.request_id, quote_id: message.quote_id, accept: policy.lastLookAnswer });
+        maker.send({
+          type: 'last_look_response',
+          request_id: message.request_id,
+          quote_id: message.quote_id,
+          accept: policy.lastLookAnswer,
+        });
       }
     }
   })();
@@ -123,7 +128,10 @@ export async function balanceOf(server: TestServer, user: TestUser): Promise<Bal
  */
 export async function assertMoneyInvariant(server: TestServer, user: TestUser, netMicros: bigint): Promise<BalanceView> {
   const b = await balanceOf(server, user);
-  assert.ok(b.available >= 0n && b.reserved >= 0n && b.atRisk >= 0n, `negative balance ${JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+  assert.ok(
+    b.available >= 0n && b.reserved >= 0n && b.atRisk >= 0n,
+    `negative balance ${JSON.stringify(b, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+  );
   assert.equal(b.available + b.reserved + b.atRisk, netMicros);
   return b;
 }

@@ -174,7 +174,8 @@ export async function assertLedgerAgrees(dataDir: string): Promise<void> {
   const store = openStore(dataDir);
   try {
     const { differences } = auditLedger(store);
-    if (differences.length > 0) throw new Error(`the ledger check found ${differences.length} difference(s):\n${differences.slice(0, 20).join('\n')}`);
+    if (differences.length > 0)
+      throw new Error(`the ledger check found ${differences.length} difference(s):\n${differences.slice(0, 20).join('\n')}`);
   } finally {
     await store.close();
   }

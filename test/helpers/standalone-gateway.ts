@@ -143,7 +143,8 @@ export class RecordingDispatcher implements MakerDispatcher {
 
   onQuote = (makerId: string, address: string, msg: object) => this.#record({ kind: 'quote', makerId, address, msg: { ...msg } });
   onDecline = (makerId: string, address: string, msg: object) => this.#record({ kind: 'decline', makerId, address, msg: { ...msg } });
-  onQuoteCancel = (makerId: string, address: string, msg: object) => this.#record({ kind: 'quote_cancel', makerId, address, msg: { ...msg } });
+  onQuoteCancel = (makerId: string, address: string, msg: object) =>
+    this.#record({ kind: 'quote_cancel', makerId, address, msg: { ...msg } });
   onLastLookResponse = (makerId: string, address: string, msg: object) =>
     this.#record({ kind: 'last_look_response', makerId, address, msg: { ...msg } });
   onQuoteCancelAll = (makerId: string, address: string) => this.#record({ kind: 'quote_cancel_all', makerId, address });

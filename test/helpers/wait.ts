@@ -52,7 +52,10 @@ export async function waitFor<T>(probe: () => T | Promise<T>, options: WaitOptio
     const waitedMs = Date.now() - startMs;
     if (waitedMs >= timeoutMs) {
       const last = hasThrown ? `the last probe failed: ${(lastError as AssertionError).message}` : 'the last probe returned false';
-      throw new WaitTimeoutError(`timed out after ${waitedMs} ms (${attempts} probes) waiting for ${options.what}; ${last}`, hasThrown ? { cause: lastError } : undefined);
+      throw new WaitTimeoutError(
+        `timed out after ${waitedMs} ms (${attempts} probes) waiting for ${options.what}; ${last}`,
+        hasThrown ? { cause: lastError } : undefined,
+      );
     }
     await sleep(Math.min(intervalMs, Math.max(0, timeoutMs - waitedMs)));
   }

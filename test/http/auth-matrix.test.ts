@@ -63,14 +63,20 @@ describe('auth matrix: every route x every kind of bearer', () => {
     const store = openStore(server.dataDir);
     try {
       await store.db('sessions').put(hashToken(expired), {
-        kind: 'user', userId: randomUUID(), wallet: Wallet.createRandom().address.toLowerCase(), createdAtMs: 1, expiresAtMs: Date.now() - 1_000,
+        kind: 'user',
+        userId: randomUUID(),
+        wallet: Wallet.createRandom().address.toLowerCase(),
+        createdAtMs: 1,
+        expiresAtMs: Date.now() - 1_000,
       });
     } finally {
       await store.close();
     }
     tokens.set('expired', expired);
     server = await restartServer(server);
-    const doc = (await client(server.baseUrl).get('/v1/openapi.json')).body as { paths: Record<string, Record<string, { 'x-auth': AuthMode }>> };
+    const doc = (await client(server.baseUrl).get('/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { 'x-auth': AuthMode }>>;
+    };
     operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, auth: op['x-auth'] })),
     );
@@ -83,7 +89,11 @@ describe('auth matrix: every route x every kind of bearer', () => {
   it('every route states its auth mode, and the table holds each mode', () => {
     assert.ok(operations.length >= 20, `${operations.length} operations`);
     for (const op of operations) assert.ok(AUTH_MODES.includes(op.auth), `${op.method} ${op.path}: x-auth ${op.auth}`);
-    for (const mode of AUTH_MODES) assert.ok(operations.some((op) => op.auth === mode), `no route with auth ${mode}`);
+    for (const mode of AUTH_MODES)
+      assert.ok(
+        operations.some((op) => op.auth === mode),
+        `no route with auth ${mode}`,
+      );
   });
 
   it('each route answers each bearer as the contract says', async () => {

@@ -68,7 +68,8 @@ describe('failed bearer attempts are rate limited per IP', () => {
     const from = '127.0.0.2';
     const guess = 'g'.repeat(16); // as short as an admin token may be
     const answers = await sequence(BURST + 3, () => getFrom(server, from, '/v1/admin/market-makers', guess));
-    for (const answer of answers.slice(0, BURST)) assert.deepEqual({ status: answer.status, body: answer.body }, { status: 401, body: UNAUTHENTICATED });
+    for (const answer of answers.slice(0, BURST))
+      assert.deepEqual({ status: answer.status, body: answer.body }, { status: 401, body: UNAUTHENTICATED });
     assertLimited(answers.at(-1));
     // The bucket is the IP's: an anonymous request from it is limited too, another IP is not.
     assertLimited(await getFrom(server, from, '/healthz'));

@@ -59,13 +59,19 @@ describe('ambiguous request framing', () => {
    */
   function smuggledCredit(key: string): string {
     const body = JSON.stringify({ wallet, amount_micros: 1_000_000, idempotency_key: key });
-    return `POST /v1/admin/users/credit HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.adminToken}\r\n`
-      + `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    return (
+      `POST /v1/admin/users/credit HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.adminToken}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+    );
   }
 
   /** The key was never used iff a credit of another amount under it is accepted (else 409 IDEMPOTENCY_CONFLICT). */
   async function assertKeyUnused(key: string): Promise<void> {
-    const other = await client(server.baseUrl, server.adminToken).post('/v1/admin/users/credit', { wallet, amount_micros: 2_000_000, idempotency_key: key });
+    const other = await client(server.baseUrl, server.adminToken).post('/v1/admin/users/credit', {
+      wallet,
+      amount_micros: 2_000_000,
+      idempotency_key: key,
+    });
     assert.equal(other.status, 200, 'the smuggled credit ran');
   }
 
@@ -82,7 +88,10 @@ describe('ambiguous request framing', () => {
     assert.equal(answer.isClosed, true);
     // The smuggled request arrived in the same read, so the socket closes before the 400 can be sent
     // (src/http/server.ts refuseFraming); never is there a second response.
-    assert.ok(statusLines(answer.text).every((line) => line === 'HTTP/1.1 400 Bad Request'), answer.text);
+    assert.ok(
+      statusLines(answer.text).every((line) => line === 'HTTP/1.1 400 Bad Request'),
+      answer.text,
+    );
     assert.ok(statusLines(answer.text).length <= 1, answer.text);
     await assertKeyUnused(key);
   });
@@ -99,7 +108,10 @@ describe('ambiguous request framing', () => {
   it('two Content-Length headers on a GET: the request after it on the connection never runs', async () => {
     const key = randomUUID();
     const smuggled = smuggledCredit(key);
-    const answer = await rawExchange(server.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`);
+    const answer = await rawExchange(
+      server.port,
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    );
     assert.equal(answer.isClosed, true);
     assert.ok(!answer.text.includes('200 OK'), answer.text);
     await assertKeyUnused(key);
@@ -129,7 +141,8 @@ describe('ambiguous request framing', () => {
 
   it('a request with one Content-Length, and one chunked, are still served, pipelined requests too', async () => {
     const key = randomUUID();
-    const twoRequests = outer('Content-Length: 2\r\n', '{}') + smuggledCredit(key).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n');
+    const twoRequests =
+      outer('Content-Length: 2\r\n', '{}') + smuggledCredit(key).replace('HTTP/1.1\r\n', 'HTTP/1.1\r\nConnection: close\r\n');
     const answer = await rawExchange(server.port, twoRequests);
     assert.deepEqual(statusLines(answer.text), ['HTTP/1.1 400 Bad Request', 'HTTP/1.1 200 OK']); // challenge without address: 400
     const chunked = await rawExchange(server.port, outer('Transfer-Encoding: Chunked\r\nConnection: close\r\n', '2\r\n{}\r\n0\r\n\r\n'));
@@ -149,10 +162,38 @@ describe('framingError', () => {
     ['no body headers', [['host', 'x']], null],
     ['one Content-Length', [['content-length', '2']], null],
     ['chunked', [['transfer-encoding', ' Chunked ']], null],
-    ['two Content-Length', [['content-length', '2'], ['content-length', '2']], '/headers/content-length'],
-    ['Content-Length and Transfer-Encoding', [['content-length', '2'], ['transfer-encoding', 'chunked']], '/headers/transfer-encoding'],
-    ['Transfer-Encoding first', [['transfer-encoding', 'chunked'], ['content-length', '2']], '/headers/transfer-encoding'],
-    ['two Transfer-Encoding', [['transfer-encoding', 'chunked'], ['transfer-encoding', 'chunked']], '/headers/transfer-encoding'],
+    [
+      'two Content-Length',
+      [
+        ['content-length', '2'],
+        ['content-length', '2'],
+      ],
+      '/headers/content-length',
+    ],
+    [
+      'Content-Length and Transfer-Encoding',
+      [
+        ['content-length', '2'],
+        ['transfer-encoding', 'chunked'],
+      ],
+      '/headers/transfer-encoding',
+    ],
+    [
+      'Transfer-Encoding first',
+      [
+        ['transfer-encoding', 'chunked'],
+        ['content-length', '2'],
+      ],
+      '/headers/transfer-encoding',
+    ],
+    [
+      'two Transfer-Encoding',
+      [
+        ['transfer-encoding', 'chunked'],
+        ['transfer-encoding', 'chunked'],
+      ],
+      '/headers/transfer-encoding',
+    ],
     ['a coding other than chunked', [['transfer-encoding', 'gzip, chunked']], '/headers/transfer-encoding'],
   ];
   for (const [name, headers, path] of cases) {

@@ -48,7 +48,10 @@ const create = (body: Record<string, unknown>, options: { token?: string; waitMs
   client(server.baseUrl, options.token ?? taker.user.token).post(`/v1/rfq/unsigned?wait_ms=${options.waitMs ?? 10_000}`, body);
 
 const bodyOf = (idempotencyKey?: string) =>
-  unsignedBody([{ market_id: taker.market, direction: 'up' }], { wager_micros: WAGER_MICROS, ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }) });
+  unsignedBody([{ market_id: taker.market, direction: 'up' }], {
+    wager_micros: WAGER_MICROS,
+    ...(idempotencyKey === undefined ? {} : { idempotency_key: idempotencyKey }),
+  });
 
 /** Holds MAX_IN_FLIGHT creates open (their RFQs heard by the maker); resolves with their pending answers. */
 async function fillInFlight() {
@@ -73,7 +76,10 @@ test('RFQ creates beyond PARLAYD_MAX_IN_FLIGHT_CREATES are 503 OVERLOADED with R
   // Refused before the token and the body were looked at: a bad bearer and a broken body get 503 too.
   const badToken = await create(bodyOf(), { token: 'not-a-token' });
   assert.equal(badToken.status, 503);
-  const broken = await client(server.baseUrl, taker.user.token).post('/v1/rfq/unsigned', undefined, { rawBody: '{"legs":', headers: { 'content-type': 'application/json' } });
+  const broken = await client(server.baseUrl, taker.user.token).post('/v1/rfq/unsigned', undefined, {
+    rawBody: '{"legs":',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(broken.status, 503);
   // Reads are not shed.
   assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
@@ -104,11 +110,14 @@ test('a client that goes away while its create body is unread gives its place ba
   assert.equal((await create(bodyOf(), { waitMs: 0 })).status, 503);
   socket.destroy();
   // The abort frees the place: a create gets through again while the first one is still held.
-  await waitFor(async () => {
-    const answer = await create(bodyOf(), { waitMs: 0 });
-    if (answer.status === 201) await silentMaker.next('rfq');
-    return answer.status === 201;
-  }, { what: 'a create let through after the abort' });
+  await waitFor(
+    async () => {
+      const answer = await create(bodyOf(), { waitMs: 0 });
+      if (answer.status === 201) await silentMaker.next('rfq');
+      return answer.status === 201;
+    },
+    { what: 'a create let through after the abort' },
+  );
   for (const answer of await Promise.all(held)) assert.equal(answer.status, 201);
 });
 
@@ -128,4 +137,3 @@ async function inFlightCreates(): Promise<number> {
   assert.ok(line !== undefined, 'the in-flight gauge is exported');
   return Number(line.split(' ')[1]);
 }
-

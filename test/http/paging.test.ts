@@ -11,13 +11,14 @@ import { MENTION_SCAN_MAX } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
 import { admin, client, type HttpResult } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { adminEntriesPage, contestConfig, createContest, up } from '../helpers/contests.js';
 import {
-  adminEntriesPage,
-  contestConfig,
-  createContest,
-  up,
-} from '../helpers/contests.js';
-import { type ContestsHarness, createMarketsInProcess, fundUsersInProcess, openContestsHarness, seedContestInProcess } from '../helpers/contests-in-process.js';
+  type ContestsHarness,
+  createMarketsInProcess,
+  fundUsersInProcess,
+  openContestsHarness,
+  seedContestInProcess,
+} from '../helpers/contests-in-process.js';
 import { assertApiError } from '../helpers/errors.js';
 import { createMarket, createMarkets } from '../helpers/markets.js';
 
@@ -31,7 +32,11 @@ describe('cursors (pure)', () => {
   const scope = { route: 'contests', filter: ['open', null] };
   const isPair = isSafeIntegers(2);
   const refusal = (run: () => unknown, message: RegExp) =>
-    assert.throws(run, (err: unknown) => isApiError(err) && err.code === 'VALIDATION_FAILED' && err.details?.[0]?.path === '/cursor' && message.test(err.details[0].message));
+    assert.throws(
+      run,
+      (err: unknown) =>
+        isApiError(err) && err.code === 'VALIDATION_FAILED' && err.details?.[0]?.path === '/cursor' && message.test(err.details[0].message),
+    );
 
   it('a cursor decodes to the position it was made from, in its own route and filter only', () => {
     const cursor = encodeCursor(scope, [1_700_000_000_000, 42]);
@@ -92,7 +97,9 @@ describe('public and admin lists over HTTP', () => {
     let cursor: string | null = null;
     for (let pages = 0; ; pages++) {
       assert.ok(pages <= 10, 'next_cursor never became null');
-      const p: Awaited<ReturnType<typeof page<{ contest_id: string }>>> = await page(`/v1/contests?limit=3${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const p: Awaited<ReturnType<typeof page<{ contest_id: string }>>> = await page(
+        `/v1/contests?limit=3${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       assert.ok(p.items.length <= 3);
       walked.push(...p.items.map((c) => c.contest_id));
       // New contests arrive between pages (newer than every cursor: they belong before the walk's start).
@@ -128,7 +135,9 @@ describe('public and admin lists over HTTP', () => {
     let cursor: string | null = null;
     for (let pages = 0; ; pages++) {
       assert.ok(pages <= 20, 'next_cursor never became null');
-      const p: Awaited<ReturnType<typeof page<Market>>> = await page(`/v1/mention-markets?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const p: Awaited<ReturnType<typeof page<Market>>> = await page(
+        `/v1/mention-markets?limit=2${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       assert.ok(p.items.length <= 2);
       walked.push(...p.items.map((m) => m.market_id));
       if (p.next_cursor === null) break;
@@ -181,7 +190,11 @@ describe('public and admin lists over HTTP', () => {
 
   it('the OpenAPI document shows limit, cursor and next_cursor on each list', async () => {
     const doc = (await anonymous().get('/v1/openapi.json')).body;
-    for (const [path, max] of [['/v1/contests', 100], ['/v1/mention-markets', 100], ['/v1/admin/contests/{id}/entries', 1000]] as const) {
+    for (const [path, max] of [
+      ['/v1/contests', 100],
+      ['/v1/mention-markets', 100],
+      ['/v1/admin/contests/{id}/entries', 1000],
+    ] as const) {
       const operation = doc.paths[path].get;
       const query = operation.parameters.filter((p: { in: string }) => p.in === 'query');
       const names = query.map((p: { name: string }) => p.name);
@@ -200,7 +213,9 @@ describe('Markets.listMentions in process (real LMDB)', () => {
     h = await openContestsHarness();
     const total = MENTION_SCAN_MAX + 200;
     // In parallel: lmdb-js commits them in a few group commits instead of one fsync each.
-    const ids = (await Promise.all(Array.from({ length: total }, (_, i) => createMarketsInProcess(h, 1).then(([id]) => id!)))).sort((a, b) => a - b);
+    const ids = (await Promise.all(Array.from({ length: total }, (_, i) => createMarketsInProcess(h, 1).then(([id]) => id!)))).sort(
+      (a, b) => a - b,
+    );
     const voided = [...ids.slice(0, 5), ...ids.slice(-5)];
     for (const id of voided) await h.markets.resolve(id, 'VOID');
 

@@ -70,29 +70,45 @@ describe('the two-sided ledger', () => {
       store.transact(() => ledger.reserve(foreign, 5n, `rfq:${foreign}`, 2)),
       (err: unknown) => err instanceof AssertionError && /shard 0 of 2 may not spend the money of user/.test(err.message),
     );
-    assert.deepEqual(readUserBalance(store, foreign), { availableMicros: 5n, reservedMicros: 0n, atRiskMicros: 0n, pendingWithdrawalMicros: 0n });
+    assert.deepEqual(readUserBalance(store, foreign), {
+      availableMicros: 5n,
+      reservedMicros: 0n,
+      atRiskMicros: 0n,
+      pendingWithdrawalMicros: 0n,
+    });
     assert.equal(readJournal(store, userAccount(foreign)).length, 1, 'only the credit');
     // The owner's decision of a debit asserts the same.
     assert.throws(() => new ShardBook(store, shardOwner(0, SHARDS)).tryDebit(foreign, 1n), AssertionError);
     assertChecked();
   });
 
-  it('a fill moves the stake to at risk, the rest back, and the liability into the maker\'s locked, all or nothing', async () => {
+  it("a fill moves the stake to at risk, the rest back, and the liability into the maker's locked, all or nothing", async () => {
     const { userId, maker } = await parties(100n, 50n);
     const ref = `rfq:${randomUUID()}`;
     await store.transact(() => ledger.reserve(userId, 40n, ref, 2));
     // A fill beyond the reservation is a bug, and the transaction writes nothing.
-    await assert.rejects(store.transact(() => ledger.fill(ref, 41n, maker, 10n, 3)), AssertionError);
+    await assert.rejects(
+      store.transact(() => ledger.fill(ref, 41n, maker, 10n, 3)),
+      AssertionError,
+    );
     // A liability beyond the maker's available is refused, and nothing is written.
     assert.equal(await store.transact(() => ledger.fill(ref, 30n, maker, 51n, 3)), false);
     assert.equal(readUserBalance(store, userId).reservedMicros, 40n);
     assert.equal(await store.transact(() => ledger.fill(ref, 30n, maker, 45n, 3)), true);
-    assert.deepEqual(readUserBalance(store, userId), { availableMicros: 70n, reservedMicros: 0n, atRiskMicros: 30n, pendingWithdrawalMicros: 0n });
+    assert.deepEqual(readUserBalance(store, userId), {
+      availableMicros: 70n,
+      reservedMicros: 0n,
+      atRiskMicros: 30n,
+      pendingWithdrawalMicros: 0n,
+    });
     assert.deepEqual(readAccount(store, makerAccount(maker)), { available: 5n, locked: 45n, pending_withdrawal: 0n });
     assert.deepEqual(readHold(store, ref), { account: userAccount(userId), bucket: 'at_risk', amountMicros: '30' });
     assert.deepEqual(readHold(store, lockRef(ref)), { account: makerAccount(maker), bucket: 'locked', amountMicros: '45' });
     // A release now would name a hold in the wrong bucket: a bug.
-    await assert.rejects(store.transact(() => ledger.release(ref, 4)), AssertionError);
+    await assert.rejects(
+      store.transact(() => ledger.release(ref, 4)),
+      AssertionError,
+    );
     assertChecked();
   });
 
@@ -111,7 +127,12 @@ describe('the two-sided ledger', () => {
       });
       assert.equal(await store.transact(() => ledger.settlePosition(ref, maker, outcome, 5)), true);
       assert.equal(await store.transact(() => ledger.settlePosition(ref, maker, outcome, 6)), false, 'settled once');
-      assert.deepEqual(readUserBalance(store, userId), { availableMicros: want.taker, reservedMicros: 0n, atRiskMicros: 0n, pendingWithdrawalMicros: 0n });
+      assert.deepEqual(readUserBalance(store, userId), {
+        availableMicros: want.taker,
+        reservedMicros: 0n,
+        atRiskMicros: 0n,
+        pendingWithdrawalMicros: 0n,
+      });
       assert.deepEqual(readAccount(store, makerAccount(maker)), { available: want.maker, locked: 0n, pending_withdrawal: 0n });
       assert.equal(readHold(store, ref), undefined);
       assert.equal(readHold(store, lockRef(ref)), undefined);
@@ -142,7 +163,10 @@ describe('the two-sided ledger', () => {
     });
     assert.deepEqual(readHold(store, poolRef(contestId)), { account: PROTOCOL, bucket: 'committed', amountMicros: '120' });
     // A prize beyond the pot is a bug.
-    await assert.rejects(store.transact(() => ledger.payPrize(refA, contestId, a, 121n, 5)), AssertionError);
+    await assert.rejects(
+      store.transact(() => ledger.payPrize(refA, contestId, a, 121n, 5)),
+      AssertionError,
+    );
     await store.transact(() => ledger.payPrize(refA, contestId, a, 119n, 5));
     assert.equal(await store.transact(() => main.closePool(contestId, 6)), 1n);
     assert.equal(await store.transact(() => main.closePool(contestId, 7)), null, 'closed once');
@@ -156,13 +180,27 @@ describe('the two-sided ledger', () => {
     const { userId, maker } = await parties(100n, 50n);
     const before = assertChecked();
     await store.transact(() => ledger.withdraw(userAccount(userId), 60n, `withdrawal:${userId}`, 2));
-    assert.equal(await store.transact(() => main.withdraw(makerAccount(maker), 51n, `withdrawal:${maker}`, 2)), false, 'the maker is short');
+    assert.equal(
+      await store.transact(() => main.withdraw(makerAccount(maker), 51n, `withdrawal:${maker}`, 2)),
+      false,
+      'the maker is short',
+    );
     assert.equal(await store.transact(() => main.withdraw(makerAccount(maker), 50n, `withdrawal:${maker}`, 2)), true);
-    assert.deepEqual(readUserBalance(store, userId), { availableMicros: 40n, reservedMicros: 0n, atRiskMicros: 0n, pendingWithdrawalMicros: 60n });
+    assert.deepEqual(readUserBalance(store, userId), {
+      availableMicros: 40n,
+      reservedMicros: 0n,
+      atRiskMicros: 0n,
+      pendingWithdrawalMicros: 60n,
+    });
     assert.equal(await store.transact(() => main.finishWithdrawal(`withdrawal:${userId}`, true, 3)), true);
     assert.equal(await store.transact(() => main.finishWithdrawal(`withdrawal:${userId}`, false, 4)), false, 'final');
     assert.equal(await store.transact(() => main.finishWithdrawal(`withdrawal:${maker}`, false, 3)), true);
-    assert.deepEqual(readUserBalance(store, userId), { availableMicros: 40n, reservedMicros: 0n, atRiskMicros: 0n, pendingWithdrawalMicros: 0n });
+    assert.deepEqual(readUserBalance(store, userId), {
+      availableMicros: 40n,
+      reservedMicros: 0n,
+      atRiskMicros: 0n,
+      pendingWithdrawalMicros: 0n,
+    });
     assert.deepEqual(readAccount(store, makerAccount(maker)), { available: 50n, locked: 0n, pending_withdrawal: 0n });
     const after = assertChecked();
     assert.equal(BigInt(after.withdrawn_micros) - BigInt(before.withdrawn_micros), 60n);
@@ -172,7 +210,10 @@ describe('the two-sided ledger', () => {
   it('a step is written once per reference: a second reservation of a held reference is a bug', async () => {
     const { userId } = await parties(10n, 0n);
     await store.transact(() => ledger.reserve(userId, 1n, 'rfq:twice', 4));
-    await assert.rejects(store.transact(() => ledger.reserve(userId, 1n, 'rfq:twice', 5)), AssertionError);
+    await assert.rejects(
+      store.transact(() => ledger.reserve(userId, 1n, 'rfq:twice', 5)),
+      AssertionError,
+    );
     assert.equal(await store.transact(() => ledger.release('rfq:twice', 6)), 1n);
     assert.equal(await store.transact(() => ledger.release('rfq:twice', 7)), null);
     assertChecked();
@@ -186,7 +227,9 @@ describe('the two-sided ledger', () => {
     await store.transact(() => void accounts.put(userAccount(userId), { ...record, available: '11' }));
     const check = checkLedger(store);
     assert.equal(check.ok, false);
-    assert.deepEqual(check.differences, [{ account: userAccount(userId), bucket: 'available', expected_micros: '10', actual_micros: '11' }]);
+    assert.deepEqual(check.differences, [
+      { account: userAccount(userId), bucket: 'available', expected_micros: '10', actual_micros: '11' },
+    ]);
     assert.equal(BigInt(check.total_micros), BigInt(check.credited_micros) - BigInt(check.withdrawn_micros) + 1n);
     await store.transact(() => void accounts.put(userAccount(userId), record));
     assertChecked();

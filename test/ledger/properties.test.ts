@@ -16,7 +16,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { bucketsOf, makerAccount, PROTOCOL, userAccount, withdrawalRef, type AccountId, type AccountRecord, type HoldRecord } from '../../src/ledger/accounts.js';
+import {
+  bucketsOf,
+  makerAccount,
+  PROTOCOL,
+  userAccount,
+  withdrawalRef,
+  type AccountId,
+  type AccountRecord,
+  type HoldRecord,
+} from '../../src/ledger/accounts.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { Ledger, NO_USERS, type PositionOutcome } from '../../src/ledger/ledger.js';
 import { shardOfUser } from '../../src/rfq/ids.js';
@@ -66,8 +75,19 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('creditProtocol' as const), amount: creditAmount }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('reserve' as const), user, rfq, amount, byNonOwner }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('release' as const), rfq }) },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('fill' as const), rfq, filled: amount, maker, liability: fc.integer({ min: -1, max: 1200 }) }) },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('settle' as const), rfq, maker, outcome: fc.constantFrom<PositionOutcome>('won', 'lost', 'voided') }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({ kind: fc.constant('fill' as const), rfq, filled: amount, maker, liability: fc.integer({ min: -1, max: 1200 }) }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('settle' as const),
+      rfq,
+      maker,
+      outcome: fc.constantFrom<PositionOutcome>('won', 'lost', 'voided'),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('openPool' as const), contest, amount }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('enter' as const), entry, amount, byNonOwner }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('collect' as const), entry }) },
@@ -96,7 +116,8 @@ interface World {
 
 const rfqRefOf = (w: World, i: number) => `rfq:r${w.run}-${i}`;
 const contestOf = (w: World, i: number) => `c${w.run}-${i}`;
-const entryRefOf = (w: World, e: { contest: number; user: number; index: number }) => `contest:${contestOf(w, e.contest)}:${w.users[e.user]!}:${e.index}`;
+const entryRefOf = (w: World, e: { contest: number; user: number; index: number }) =>
+  `contest:${contestOf(w, e.contest)}:${w.users[e.user]!}:${e.index}`;
 const withdrawalRefOf = (w: World, i: number) => withdrawalRef(`w${w.run}-${i}`);
 const big = (n: number) => BigInt(n);
 
@@ -105,21 +126,36 @@ function apply(w: World, o: Op): unknown {
   const at = ++w.seq;
   const userLedger = (byNonOwner: boolean) => (byNonOwner ? w.main : w.owner);
   switch (o.kind) {
-    case 'creditUser': return w.owner.credit(userAccount(w.users[o.user]!), big(o.amount), `credit:${w.run}-${at}`, at);
-    case 'creditMaker': return w.main.credit(makerAccount(w.makers[o.maker]!), big(o.amount), `credit:${w.run}-${at}`, at);
-    case 'creditProtocol': return w.main.credit(PROTOCOL, big(o.amount), `credit:${w.run}-${at}`, at);
-    case 'reserve': return userLedger(o.byNonOwner).reserve(w.users[o.user]!, big(o.amount), rfqRefOf(w, o.rfq), at);
-    case 'release': return w.owner.release(rfqRefOf(w, o.rfq), at);
-    case 'fill': return w.owner.fill(rfqRefOf(w, o.rfq), big(o.filled), w.makers[o.maker]!, big(o.liability), at);
-    case 'settle': return w.owner.settlePosition(rfqRefOf(w, o.rfq), w.makers[o.maker]!, o.outcome, at);
-    case 'openPool': return w.main.openPool(contestOf(w, o.contest), big(o.amount), at);
-    case 'enter': return userLedger(o.byNonOwner).reserve(w.users[o.entry.user]!, big(o.amount), entryRefOf(w, o.entry), at);
-    case 'collect': return w.owner.collect(entryRefOf(w, o.entry), contestOf(w, o.entry.contest), at);
-    case 'payPrize': return w.owner.payPrize(entryRefOf(w, o.entry), contestOf(w, o.entry.contest), w.users[o.entry.user]!, big(o.amount), at);
-    case 'closePool': return w.main.closePool(contestOf(w, o.contest), at);
-    case 'withdrawUser': return userLedger(o.byNonOwner).withdraw(userAccount(w.users[o.user]!), big(o.amount), withdrawalRefOf(w, o.withdrawal), at);
-    case 'withdrawMaker': return w.main.withdraw(makerAccount(w.makers[o.maker]!), big(o.amount), withdrawalRefOf(w, o.withdrawal), at);
-    case 'finishWithdrawal': return w.main.finishWithdrawal(withdrawalRefOf(w, o.withdrawal), o.isCompleted, at);
+    case 'creditUser':
+      return w.owner.credit(userAccount(w.users[o.user]!), big(o.amount), `credit:${w.run}-${at}`, at);
+    case 'creditMaker':
+      return w.main.credit(makerAccount(w.makers[o.maker]!), big(o.amount), `credit:${w.run}-${at}`, at);
+    case 'creditProtocol':
+      return w.main.credit(PROTOCOL, big(o.amount), `credit:${w.run}-${at}`, at);
+    case 'reserve':
+      return userLedger(o.byNonOwner).reserve(w.users[o.user]!, big(o.amount), rfqRefOf(w, o.rfq), at);
+    case 'release':
+      return w.owner.release(rfqRefOf(w, o.rfq), at);
+    case 'fill':
+      return w.owner.fill(rfqRefOf(w, o.rfq), big(o.filled), w.makers[o.maker]!, big(o.liability), at);
+    case 'settle':
+      return w.owner.settlePosition(rfqRefOf(w, o.rfq), w.makers[o.maker]!, o.outcome, at);
+    case 'openPool':
+      return w.main.openPool(contestOf(w, o.contest), big(o.amount), at);
+    case 'enter':
+      return userLedger(o.byNonOwner).reserve(w.users[o.entry.user]!, big(o.amount), entryRefOf(w, o.entry), at);
+    case 'collect':
+      return w.owner.collect(entryRefOf(w, o.entry), contestOf(w, o.entry.contest), at);
+    case 'payPrize':
+      return w.owner.payPrize(entryRefOf(w, o.entry), contestOf(w, o.entry.contest), w.users[o.entry.user]!, big(o.amount), at);
+    case 'closePool':
+      return w.main.closePool(contestOf(w, o.contest), at);
+    case 'withdrawUser':
+      return userLedger(o.byNonOwner).withdraw(userAccount(w.users[o.user]!), big(o.amount), withdrawalRefOf(w, o.withdrawal), at);
+    case 'withdrawMaker':
+      return w.main.withdraw(makerAccount(w.makers[o.maker]!), big(o.amount), withdrawalRefOf(w, o.withdrawal), at);
+    case 'finishWithdrawal':
+      return w.main.finishWithdrawal(withdrawalRefOf(w, o.withdrawal), o.isCompleted, at);
   }
 }
 
@@ -168,7 +204,8 @@ async function step(w: World, o: Op, index: number): Promise<void> {
   const before = snapshot(w.store);
   const label = `op ${index} ${JSON.stringify(o)}`;
   // Money that leaves the system on a completed withdrawal: the hold's amount, read before it goes.
-  const leaving = o.kind === 'finishWithdrawal' && o.isCompleted ? w.store.db<HoldRecord>('holds').get(withdrawalRefOf(w, o.withdrawal)) : undefined;
+  const leaving =
+    o.kind === 'finishWithdrawal' && o.isCompleted ? w.store.db<HoldRecord>('holds').get(withdrawalRefOf(w, o.withdrawal)) : undefined;
   let answer: unknown;
   try {
     answer = await w.store.transact(() => apply(w, o));
@@ -198,7 +235,10 @@ describe('ledger properties (fast-check, real LMDB)', () => {
     const store = openStore(dir);
     try {
       const before = snapshot(store);
-      await assert.rejects(store.transact(() => new Ledger(store, NO_USERS).openPool('c-negative', -1n, 1)), AssertionError);
+      await assert.rejects(
+        store.transact(() => new Ledger(store, NO_USERS).openPool('c-negative', -1n, 1)),
+        AssertionError,
+      );
       assert.equal(snapshot(store), before);
     } finally {
       await store.close();
@@ -214,7 +254,12 @@ describe('ledger properties (fast-check, real LMDB)', () => {
         const dir = mkdtempSync(join(TEMP_ROOT, 'parlayd-ledger-props-'));
         const store = openStore(dir, STORE_OPTIONS);
         const w: World = {
-          dir, store, run, seq: 0, creditedMicros: 0n, withdrawnMicros: 0n,
+          dir,
+          store,
+          run,
+          seq: 0,
+          creditedMicros: 0n,
+          withdrawnMicros: 0n,
           owner: new Ledger(store, shardOwner(0, SHARDS)),
           main: new Ledger(store, NO_USERS),
           users: usersOfShard0(run, USERS),
@@ -237,7 +282,23 @@ describe('ledger properties (fast-check, real LMDB)', () => {
     );
     // The sequences reached what the properties are about: every operation both moved money and was refused
     // or failed an assertion, else the properties above held vacuously for it.
-    const kinds = ['creditUser', 'creditMaker', 'creditProtocol', 'reserve', 'release', 'fill', 'settle', 'openPool', 'enter', 'collect', 'payPrize', 'closePool', 'withdrawUser', 'withdrawMaker', 'finishWithdrawal'];
+    const kinds = [
+      'creditUser',
+      'creditMaker',
+      'creditProtocol',
+      'reserve',
+      'release',
+      'fill',
+      'settle',
+      'openPool',
+      'enter',
+      'collect',
+      'payPrize',
+      'closePool',
+      'withdrawUser',
+      'withdrawMaker',
+      'finishWithdrawal',
+    ];
     const thin = kinds.filter((kind) => {
       const row = coverage.get(kind);
       return row === undefined || row.moved === 0 || row.refused + row.asserted === 0;

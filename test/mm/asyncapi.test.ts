@@ -19,11 +19,32 @@ import {
 import { MESSAGE_EXAMPLES } from '../../src/schemas/asyncapi.js';
 
 const ALL_TYPES = [
-  'auth_challenge', 'auth_response', 'auth_result', 'heartbeat', 'pong', 'AUTH_EXPIRED', 'rfq', 'quote', 'decline',
-  'quote_cancel', 'quote_ack', 'quote_reject', 'last_look', 'last_look_response', 'rfq_result', 'error',
+  'auth_challenge',
+  'auth_response',
+  'auth_result',
+  'heartbeat',
+  'pong',
+  'AUTH_EXPIRED',
+  'rfq',
+  'quote',
+  'decline',
+  'quote_cancel',
+  'quote_ack',
+  'quote_reject',
+  'last_look',
+  'last_look_response',
+  'rfq_result',
+  'error',
   // issue 22: the resumable stream, the quote book, protection
-  'resume', 'resumed', 'resume_failed', 'quote_cancel_all', 'quote_cancelled', 'quotes_cancelled', 'protection_tripped',
-  'protection_reset', 'protection_reset_ok',
+  'resume',
+  'resumed',
+  'resume_failed',
+  'quote_cancel_all',
+  'quote_cancelled',
+  'quotes_cancelled',
+  'protection_tripped',
+  'protection_reset',
+  'protection_reset_ok',
 ];
 
 describe('maker message schemas', () => {
@@ -38,7 +59,15 @@ describe('maker message schemas', () => {
     const toServer = MAKER_TO_SERVER_SCHEMAS.map(messageTypeOf);
     const toMaker = SERVER_TO_MAKER_SCHEMAS.map(messageTypeOf);
     assert.deepEqual(toServer.sort(), [
-      'auth_response', 'decline', 'last_look_response', 'pong', 'protection_reset', 'quote', 'quote_cancel', 'quote_cancel_all', 'resume',
+      'auth_response',
+      'decline',
+      'last_look_response',
+      'pong',
+      'protection_reset',
+      'quote',
+      'quote_cancel',
+      'quote_cancel_all',
+      'resume',
     ]);
     assert.deepEqual([...toServer, ...toMaker].sort(), [...ALL_TYPES].sort());
   });
@@ -133,7 +162,10 @@ describe('AsyncAPI document of the maker socket', () => {
     assert.ok(refs.length > ALL_TYPES.length * 3);
     for (const ref of refs) {
       assert.ok(ref.startsWith('#/'), ref);
-      const target = ref.slice(2).split('/').reduce<any>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<any>((at, part) => at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
       assert.ok(target !== undefined, `unresolved ${ref}`);
     }
   });
@@ -146,7 +178,10 @@ describe('AsyncAPI document of the maker socket', () => {
 
   it('lists every quote_reject reason, on the channel with its meaning and in the message schema', () => {
     const reasons = Object.keys(QUOTE_REJECT_REASONS);
-    assert.deepEqual(doc['channels'].makerSocket['x-quote-reject-reasons'].map((r: { reason: string }) => r.reason), reasons);
+    assert.deepEqual(
+      doc['channels'].makerSocket['x-quote-reject-reasons'].map((r: { reason: string }) => r.reason),
+      reasons,
+    );
     const schemaReasons = doc['components'].schemas.quote_reject.properties.reason.anyOf.map((r: { const: string }) => r.const);
     assert.deepEqual(schemaReasons, reasons);
   });

@@ -86,14 +86,20 @@ describe('maker socket deadlines', () => {
     it('a silent socket gets nothing but the challenge before it is closed (no heartbeat before auth)', async () => {
       const socket = await MakerSocket.open(server);
       await socket.waitClosed(10_000);
-      assert.deepEqual(socket.received.map((m) => m.type), ['auth_challenge', 'error']);
+      assert.deepEqual(
+        socket.received.map((m) => m.type),
+        ['auth_challenge', 'error'],
+      );
     });
 
     it('an authenticated maker is not closed by the auth timeout', async () => {
       const mm = await connectMaker(server, maker); // answers heartbeats
       await sleep(AUTH_TIMEOUT_MS * 2);
       assert.equal(mm.socket.isOpen, true);
-      assert.equal(mm.socket.received.some((m) => m.type === 'error'), false);
+      assert.equal(
+        mm.socket.received.some((m) => m.type === 'error'),
+        false,
+      );
       await mm.close();
     });
   });

@@ -42,8 +42,12 @@ describe('maker desk (issue 22)', () => {
   };
   const signedRfq = async (expiresInMs: number): Promise<string> => {
     const order = await signedOrder(taker.user.wallet, {
-      wager_micros: 1_000_000, min_odds: 1.5, legs: [{ market_id: taker.market, direction: 'up' }], nonce: nonce++,
-      expires_at_ms: Date.now() + expiresInMs, shield_on: false,
+      wager_micros: 1_000_000,
+      min_odds: 1.5,
+      legs: [{ market_id: taker.market, direction: 'up' }],
+      nonce: nonce++,
+      expires_at_ms: Date.now() + expiresInMs,
+      shield_on: false,
     });
     const res = await taker.api.post('/v1/rfq', { order });
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -65,7 +69,10 @@ describe('maker desk (issue 22)', () => {
     await maker.next('error');
     assert.deepEqual(maker.socket.seqs.slice(0, 2), [null, null]); // auth_challenge, auth_result
     const numbered = maker.socket.seqs.slice(2);
-    assert.deepEqual(numbered, numbered.map((_, i) => i + 1));
+    assert.deepEqual(
+      numbered,
+      numbered.map((_, i) => i + 1),
+    );
     assert.ok(numbered.length >= 2);
     await maker.close();
   });
@@ -85,7 +92,10 @@ describe('maker desk (issue 22)', () => {
     second.send({ type: 'resume', session_token: first.sessionToken, last_seq: lastSeqRead });
     const resumed = await second.next('resumed');
     const replayed = second.socket.received.filter((m) => m.type === 'rfq');
-    assert.deepEqual(replayed.map((m) => (m as { request_id: string }).request_id), [live]);
+    assert.deepEqual(
+      replayed.map((m) => (m as { request_id: string }).request_id),
+      [live],
+    );
     assert.equal(resumed.replayed, 1);
     assert.equal(resumed.next_seq, second.socket.lastSeq + 1);
     second.send({ type: 'quote', request_id: live, quote_id: 'after-resume', odds: 1.8, max_wager_micros: '5000000' });
@@ -134,8 +144,22 @@ describe('maker desk (issue 22)', () => {
     assert.deepEqual(book.body, {
       quotes: [
         { request_id: r1, quote_id: 'a', odds: 1.7, max_wager_micros: '3000000', last_look: true, received_at_ms: acks[0]!.received_at_ms },
-        { request_id: r1, quote_id: 'b', odds: 1.6, max_wager_micros: '4000000', last_look: false, received_at_ms: acks[1]!.received_at_ms },
-        { request_id: r2, quote_id: 'c', odds: 1.9, max_wager_micros: '5000000', last_look: false, received_at_ms: acks[2]!.received_at_ms },
+        {
+          request_id: r1,
+          quote_id: 'b',
+          odds: 1.6,
+          max_wager_micros: '4000000',
+          last_look: false,
+          received_at_ms: acks[1]!.received_at_ms,
+        },
+        {
+          request_id: r2,
+          quote_id: 'c',
+          odds: 1.9,
+          max_wager_micros: '5000000',
+          last_look: false,
+          received_at_ms: acks[2]!.received_at_ms,
+        },
       ].sort((x, y) => x.received_at_ms - y.received_at_ms),
     });
     assert.ok(acks.every((a) => a.received_at_ms >= sentAtMs - 1 && a.received_at_ms <= Date.now()));
@@ -191,7 +215,12 @@ describe('maker desk (issue 22)', () => {
     const refused = await unsignedRfq();
     await rfqFor(maker, refused);
     maker.send({ type: 'quote', request_id: refused, quote_id: 'r', odds: 1.8, max_wager_micros: '5000000' });
-    assert.deepEqual(await maker.next('quote_reject'), { type: 'quote_reject', request_id: refused, quote_id: 'r', reason: 'PROTECTION_TRIPPED' });
+    assert.deepEqual(await maker.next('quote_reject'), {
+      type: 'quote_reject',
+      request_id: refused,
+      quote_id: 'r',
+      reason: 'PROTECTION_TRIPPED',
+    });
     maker.send({ type: 'protection_reset' });
     await maker.next('protection_reset_ok');
     maker.send({ type: 'quote', request_id: refused, quote_id: 'r2', odds: 1.8, max_wager_micros: '5000000' });
@@ -250,7 +279,10 @@ describe('maker desk (issue 22)', () => {
   it('a PUT of protection for an unregistered maker is 404 MAKER_NOT_FOUND; a limit of the wrong type is 400', async () => {
     const admin = client(server.baseUrl, server.adminToken);
     const body = { window_ms: null, max_fills: 1, max_filled_wager_micros: null, max_locked_micros: null };
-    assert.equal((await admin.put(`/v1/admin/market-makers/${Wallet.createRandom().address}/protection`, body)).body.code, 'MAKER_NOT_FOUND');
+    assert.equal(
+      (await admin.put(`/v1/admin/market-makers/${Wallet.createRandom().address}/protection`, body)).body.code,
+      'MAKER_NOT_FOUND',
+    );
     const maker = await connectNewMaker(server);
     const bad = await client(server.baseUrl, maker.sessionToken).put('/v1/mm/protection', { ...body, max_filled_wager_micros: 5 });
     assert.equal(bad.status, 400);

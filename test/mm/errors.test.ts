@@ -13,7 +13,10 @@ describe('maker error factories', () => {
       JSON.stringify(makerError('NOT_ACCEPTING', REQUEST_ID, 'q-1')),
       `{"type":"error","code":"NOT_ACCEPTING","message":"${MAKER_ERRORS.NOT_ACCEPTING.message}","request_id":"${REQUEST_ID}","quote_id":"q-1"}`,
     );
-    assert.equal(JSON.stringify(makerError('INVALID_JSON')), `{"type":"error","code":"INVALID_JSON","message":"${MAKER_ERRORS.INVALID_JSON.message}"}`);
+    assert.equal(
+      JSON.stringify(makerError('INVALID_JSON')),
+      `{"type":"error","code":"INVALID_JSON","message":"${MAKER_ERRORS.INVALID_JSON.message}"}`,
+    );
   });
 
   it('validationFailedError names the message type; details come before the ids', () => {

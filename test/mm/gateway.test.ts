@@ -26,7 +26,13 @@ function rfq(overrides: Partial<RfqMessage> = {}): RfqMessage {
   };
 }
 
-const quote = (requestId = randomUUID()) => ({ type: 'quote', request_id: requestId, quote_id: 'q-1', odds: 1.85, max_wager_micros: '1000000' });
+const quote = (requestId = randomUUID()) => ({
+  type: 'quote',
+  request_id: requestId,
+  quote_id: 'q-1',
+  odds: 1.85,
+  max_wager_micros: '1000000',
+});
 
 describe('maker gateway without a dispatcher', () => {
   let gw: StandaloneGateway;
@@ -89,7 +95,10 @@ describe('maker gateway with a dispatcher', () => {
     dispatcher.onQuote = (makerId, address, msg) => {
       original(makerId, address, msg);
       const q = msg as { request_id: string; quote_id: string };
-      assert.equal(gw.gateway.send(makerId, { type: 'quote_ack', request_id: q.request_id, quote_id: q.quote_id, received_at_ms: 5 }), true);
+      assert.equal(
+        gw.gateway.send(makerId, { type: 'quote_ack', request_id: q.request_id, quote_id: q.quote_id, received_at_ms: 5 }),
+        true,
+      );
     };
     try {
       const q = quote();
@@ -123,7 +132,12 @@ describe('maker gateway with a dispatcher', () => {
       ['last_look not a boolean', () => mm.send({ ...base, last_look: 'yes' }), 'VALIDATION_FAILED', '/last_look'],
       ['an unknown field', () => mm.send({ ...base, size: 1 }), 'VALIDATION_FAILED'],
       ['a decline without request_id', () => mm.send({ type: 'decline' }), 'VALIDATION_FAILED', '/request_id'],
-      ['a last_look_response without accept', () => mm.send({ type: 'last_look_response', request_id: requestId, quote_id: 'q' }), 'VALIDATION_FAILED', '/accept'],
+      [
+        'a last_look_response without accept',
+        () => mm.send({ type: 'last_look_response', request_id: requestId, quote_id: 'q' }),
+        'VALIDATION_FAILED',
+        '/accept',
+      ],
     ];
     const dispatchedBefore = dispatcher.events.length;
     for (const [label, sendIt, code, path] of cases) {
@@ -131,7 +145,11 @@ describe('maker gateway with a dispatcher', () => {
       const error = await mm.next('error');
       assert.equal(error.code, code, label);
       assert.equal(typeof error.message, 'string', label);
-      if (path !== undefined) assert.ok(error.details?.some((d) => d.path === path), `${label}: ${JSON.stringify(error.details)}`);
+      if (path !== undefined)
+        assert.ok(
+          error.details?.some((d) => d.path === path),
+          `${label}: ${JSON.stringify(error.details)}`,
+        );
       assert.equal(mm.socket.isOpen, true, label);
     }
     assert.equal(dispatcher.events.length, dispatchedBefore);
@@ -236,7 +254,11 @@ describe('maker gateway backpressure', () => {
     assert.deepEqual(await slow.socket.waitClosed(10_000), { code: 1013, reason: 'SLOW_CONSUMER' });
     assert.equal(fast.socket.isOpen, true);
     // The fast maker got every broadcast (none was dropped for it).
-    await pushUntil(() => {}, () => fastReceived >= pushed, 10_000_000);
+    await pushUntil(
+      () => {},
+      () => fastReceived >= pushed,
+      10_000_000,
+    );
     assert.ok(fastReceived >= pushed);
     await fast.close();
   });
@@ -247,7 +269,10 @@ describe('maker gateway backpressure', () => {
     const makerId = gw.gateway.connectedMakerIds().at(-1)!;
     slow.ws.pause();
     let lastResult = true;
-    await pushUntil(() => (lastResult = gw.gateway.send(makerId, rfq()) && lastResult), () => !lastResult);
+    await pushUntil(
+      () => (lastResult = gw.gateway.send(makerId, rfq()) && lastResult),
+      () => !lastResult,
+    );
     assert.equal(lastResult, false);
     await dispatcher.waitFor((e) => e.kind === 'disconnected' && e.makerId === makerId);
     slow.ws.resume();
@@ -312,7 +337,11 @@ describe('maker gateway while a signature is being verified', () => {
     const heldBefore = gate.held;
     const socket = await MakerSocket.open(gw);
     const challenge = await socket.next('auth_challenge');
-    const response = { type: 'auth_response', address: maker.checksumAddress, signature: await signChallenge(maker.wallet, challenge, domainTagOf(gw)) };
+    const response = {
+      type: 'auth_response',
+      address: maker.checksumAddress,
+      signature: await signChallenge(maker.wallet, challenge, domainTagOf(gw)),
+    };
     socket.send(response);
     await waitFor(() => gate.held !== heldBefore, { intervalMs: 0, what: 'the auth response held at the gate' });
     return { socket, response };

@@ -7,15 +7,7 @@ import { Signature, Wallet, getBytes } from 'ethers';
 import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum } from '../helpers/users.js';
-import {
-  MakerSocket,
-  challengeBytes,
-  connectMaker,
-  domainTagOf,
-  registerMaker,
-  signChallenge,
-  type TestMaker,
-} from '../helpers/makers.js';
+import { MakerSocket, challengeBytes, connectMaker, domainTagOf, registerMaker, signChallenge, type TestMaker } from '../helpers/makers.js';
 import type { AuthChallengeMessage } from '../../src/schemas/mm.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
@@ -155,10 +147,14 @@ describe('maker handshake', () => {
       }));
     });
 
-    it('INVALID_SIGNATURE: the signature of another connection\'s challenge (replay)', async () => {
+    it("INVALID_SIGNATURE: the signature of another connection's challenge (replay)", async () => {
       const other = await MakerSocket.open(server);
       const otherSignature = await sign(await other.next('auth_challenge'));
-      await assertRefused('INVALID_SIGNATURE', () => ({ type: 'auth_response', address: maker.checksumAddress, signature: otherSignature }));
+      await assertRefused('INVALID_SIGNATURE', () => ({
+        type: 'auth_response',
+        address: maker.checksumAddress,
+        signature: otherSignature,
+      }));
       await other.close();
     });
 
@@ -198,7 +194,11 @@ describe('maker handshake', () => {
     it('MALFORMED: a signature that is not 130 hex, a missing field, an unknown field', async () => {
       const cases: Array<(c: AuthChallengeMessage) => Promise<unknown>> = [
         async (c) => ({ type: 'auth_response', address: maker.checksumAddress, signature: (await sign(c)).slice(0, -2) }),
-        async (c) => ({ type: 'auth_response', address: maker.checksumAddress, signature: '0x' + Buffer.from(getBytes(await sign(c))).toString('base64') }),
+        async (c) => ({
+          type: 'auth_response',
+          address: maker.checksumAddress,
+          signature: '0x' + Buffer.from(getBytes(await sign(c))).toString('base64'),
+        }),
         async () => ({ type: 'auth_response', address: maker.checksumAddress }),
         async (c) => ({ type: 'auth_response', address: maker.checksumAddress, signature: await sign(c), session: 'x' }),
       ];
@@ -221,7 +221,10 @@ describe('maker handshake', () => {
         const error = await socket.next('error');
         assert.deepEqual(error, { type: 'error', code: 'NOT_AUTHENTICATED', message: error.message });
         assert.deepEqual(await socket.waitClosed(), { code: 1008, reason: 'NOT_AUTHENTICATED' });
-        assert.equal(socket.received.some((m) => m.type === 'auth_result'), false);
+        assert.equal(
+          socket.received.some((m) => m.type === 'auth_result'),
+          false,
+        );
       }
     });
 

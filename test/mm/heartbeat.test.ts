@@ -49,7 +49,10 @@ describe('maker heartbeat', () => {
       if (i % 3 === 0) mm.send({ type: 'pong', ts: beat.ts });
     }
     assert.equal(mm.socket.isOpen, true);
-    assert.equal(mm.socket.received.some((m) => m.type === 'error'), false);
+    assert.equal(
+      mm.socket.received.some((m) => m.type === 'error'),
+      false,
+    );
     await mm.close();
   });
 

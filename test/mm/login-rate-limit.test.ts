@@ -22,10 +22,12 @@ async function tryOpen(server: TestServer, localAddress: string): Promise<{ stat
 
 function getStatusFrom(server: TestServer, localAddress: string, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port: server.port, path, localAddress, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port: server.port, path, localAddress, agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode!));
+      })
+      .on('error', reject);
   });
 }
 
@@ -73,7 +75,11 @@ describe('refused maker logins are logged as counts per interval', () => {
     for (let i = 0; i < 10; i++) {
       const socket = await MakerSocket.open(server);
       const challenge = await socket.next('auth_challenge');
-      socket.send({ type: 'auth_response', address: stranger.address, signature: await signChallenge(stranger, challenge, domainTagOf(server)) });
+      socket.send({
+        type: 'auth_response',
+        address: stranger.address,
+        signature: await signChallenge(stranger, challenge, domainTagOf(server)),
+      });
       assert.equal((await socket.next('auth_result')).success, false);
       await socket.waitClosed();
     }
@@ -81,7 +87,10 @@ describe('refused maker logins are logged as counts per interval', () => {
     assert.deepEqual(summary['counts'], { UNKNOWN_MAKER: 10 });
     await sleep(50);
     const lines = server.logs.slice(firstLogAt).filter((l) => /maker/.test(String(l['msg'])));
-    assert.deepEqual(lines.map((l) => l['msg']), ['maker sockets refused or closed before authentication']);
+    assert.deepEqual(
+      lines.map((l) => l['msg']),
+      ['maker sockets refused or closed before authentication'],
+    );
   });
 });
 
@@ -96,10 +105,17 @@ describe('the verify pool keeps a share for signed orders', () => {
     const signature = Buffer.from((await wallet.signMessage(message)).slice(2), 'hex');
     const logins = [pool.recoverPersonalSigner(message, signature, 'login'), pool.recoverPersonalSigner(message, signature, 'login')];
     assert.equal(pool.loginInFlight, 2);
-    await assert.rejects(pool.recoverPersonalSigner(message, signature, 'login'), (err: unknown) => isPoolOverloaded(err) && err.reason === 'LOGIN_SHARE_FULL');
+    await assert.rejects(
+      pool.recoverPersonalSigner(message, signature, 'login'),
+      (err: unknown) => isPoolOverloaded(err) && err.reason === 'LOGIN_SHARE_FULL',
+    );
     const orders = Array.from({ length: 6 }, () => pool.recoverPersonalSigner(message, signature));
-    await assert.rejects(pool.recoverPersonalSigner(message, signature), (err: unknown) => isPoolOverloaded(err) && err.reason === 'QUEUE_FULL');
-    for (const result of await Promise.all([...logins, ...orders])) assert.deepEqual(result, { ok: true, address: wallet.address.toLowerCase() });
+    await assert.rejects(
+      pool.recoverPersonalSigner(message, signature),
+      (err: unknown) => isPoolOverloaded(err) && err.reason === 'QUEUE_FULL',
+    );
+    for (const result of await Promise.all([...logins, ...orders]))
+      assert.deepEqual(result, { ok: true, address: wallet.address.toLowerCase() });
     assert.equal(pool.loginInFlight, 0);
     // Once answered, the share is free again.
     assert.equal((await pool.recoverPersonalSigner(message, signature, 'login')).ok, true);

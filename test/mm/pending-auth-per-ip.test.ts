@@ -64,7 +64,11 @@ describe('maker sockets awaiting authentication, per remote address', () => {
     assert.equal(await tryUpgrade(server, '127.0.0.2'), 'open');
 
     // first authenticates: it leaves the pending set (before auth_result is sent), so a place is free.
-    first.send({ type: 'auth_response', address: maker.checksumAddress, signature: await signChallenge(maker.wallet, challenge, domainTagOf(server)) });
+    first.send({
+      type: 'auth_response',
+      address: maker.checksumAddress,
+      signature: await signChallenge(maker.wallet, challenge, domainTagOf(server)),
+    });
     assert.equal((await first.next('auth_result')).success, true);
     const third = await MakerSocket.open(server);
     await third.next('auth_challenge');

@@ -27,7 +27,12 @@ describe('PendingAuth', () => {
 
   it('the oldest idle socket is the first that has not answered; pressure is past half, full at the bound', () => {
     const book = new PendingAuth({ maxPending: 4, maxPerAddress: 4, maxPerNetwork: 4 });
-    const [first, second, third, fourth] = [0, 1, 2, 3].map((i) => conn(`10.0.0.${i}`, '10.0.0.0/24')) as [Connection, Connection, Connection, Connection];
+    const [first, second, third, fourth] = [0, 1, 2, 3].map((i) => conn(`10.0.0.${i}`, '10.0.0.0/24')) as [
+      Connection,
+      Connection,
+      Connection,
+      Connection,
+    ];
     book.add(first);
     book.add(second);
     assert.equal(book.isUnderPressure, false, '2 of 4 is half, not past it');

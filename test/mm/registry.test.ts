@@ -29,7 +29,12 @@ describe('maker registry', () => {
     const beforeMs = Date.now();
     const created = await admin.post('/v1/admin/market-makers', { address: wallet.address, name: 'Alpha MM' });
     assert.equal(created.status, 201);
-    assert.deepEqual(created.body, { address: wallet.address.toLowerCase(), name: 'Alpha MM', created_at_ms: created.body.created_at_ms, connections: 0 });
+    assert.deepEqual(created.body, {
+      address: wallet.address.toLowerCase(),
+      name: 'Alpha MM',
+      created_at_ms: created.body.created_at_ms,
+      connections: 0,
+    });
     assert.ok(created.body.created_at_ms >= beforeMs && created.body.created_at_ms <= Date.now());
     const renamed = await admin.post('/v1/admin/market-makers', { address: wallet.address.toLowerCase().slice(2), name: 'Alpha Two' });
     assert.equal(renamed.status, 200);
@@ -93,13 +98,20 @@ describe('maker registry', () => {
     }
     const socket = await MakerSocket.open(server);
     const challenge = await socket.next('auth_challenge');
-    socket.send({ type: 'auth_response', address: maker.checksumAddress, signature: await signChallenge(maker.wallet, challenge, domainTagOf(server)) });
+    socket.send({
+      type: 'auth_response',
+      address: maker.checksumAddress,
+      signature: await signChallenge(maker.wallet, challenge, domainTagOf(server)),
+    });
     assert.deepEqual(await socket.next('auth_result'), { type: 'auth_result', success: false, reason: 'UNKNOWN_MAKER' });
     // Another maker is untouched.
     assert.equal(bystander.socket.isOpen, true);
     assert.equal((await client(server.baseUrl, bystander.sessionToken).get('/v1/mm/session')).status, 200);
     const list = await admin.get('/v1/admin/market-makers');
-    assert.equal(list.body.makers.some((m: { address: string }) => m.address === maker.address), false);
+    assert.equal(
+      list.body.makers.some((m: { address: string }) => m.address === maker.address),
+      false,
+    );
     assert.equal((await admin.delete(`/v1/admin/market-makers/${maker.address}`)).status, 404);
     await bystander.close();
   });
@@ -144,7 +156,10 @@ describe('maker registry durability', () => {
     const second = await restartServer(first);
     try {
       const list = await client(second.baseUrl, second.adminToken).get('/v1/admin/market-makers');
-      assert.deepEqual(list.body.makers.map((m: { address: string; name: string }) => [m.address, m.name]), [[maker.address, 'Durable']]);
+      assert.deepEqual(
+        list.body.makers.map((m: { address: string; name: string }) => [m.address, m.name]),
+        [[maker.address, 'Durable']],
+      );
       const mm = await connectMaker(second, maker);
       await mm.close();
     } finally {

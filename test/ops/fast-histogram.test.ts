@@ -11,8 +11,17 @@ const HELP = 'test histogram';
 
 /** Values on, below, between and above the bounds, and zero. */
 const OBSERVATIONS: Array<[string, number]> = [
-  ['GET', 0], ['GET', 0.00005], ['GET', 0.00004], ['GET', 0.0003], ['POST', 0.0003], ['GET', 0.001],
-  ['GET', 9.9], ['GET', 10], ['GET', 42], ['POST', 0.5], ['POST', 0.25000001],
+  ['GET', 0],
+  ['GET', 0.00005],
+  ['GET', 0.00004],
+  ['GET', 0.0003],
+  ['POST', 0.0003],
+  ['GET', 0.001],
+  ['GET', 9.9],
+  ['GET', 10],
+  ['GET', 42],
+  ['POST', 0.5],
+  ['POST', 0.25000001],
 ];
 
 test('prints the same lines as prom-client for the same labelled observations', async () => {

@@ -30,20 +30,32 @@ function manualClock(startMs: number) {
 describe('auto-void on a manual clock', () => {
   it('voids every kind of market once the grace after its due time has passed, and nothing before', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-test-'));
-    const config = loadConfig({ ...testServiceEnv(dataDir), PARLAYD_RESOLUTION_GRACE_MS: String(HOUR_MS), PARLAYD_PRICE_DURATIONS_SECS: '60' });
+    const config = loadConfig({
+      ...testServiceEnv(dataDir),
+      PARLAYD_RESOLUTION_GRACE_MS: String(HOUR_MS),
+      PARLAYD_PRICE_DURATIONS_SECS: '60',
+    });
     const clock = manualClock(Date.now());
     const service = await createService(config, pino({ level: 'silent' }), clock);
     try {
       const admin = client(`http://127.0.0.1:${service.port}`, config.adminToken);
       const mention = async (fields: Record<string, number>) => {
         const res = await admin.post('/v1/admin/mention-markets', {
-          name: 'm', source_kind: 'test', source_event_id: 'e', source_market_id: String(Math.random()), ...fields,
+          name: 'm',
+          source_kind: 'test',
+          source_event_id: 'e',
+          source_market_id: String(Math.random()),
+          ...fields,
         });
         assert.equal(res.status, 201, JSON.stringify(res.body));
         return res.body.market_id as number;
       };
       const t0 = clock.nowMs();
-      const byResolutionTime = await mention({ betting_closes_at_ms: t0 + 500, resolution_time_ms: t0 + 1_000, live_ends_at_ms: t0 + 5 * HOUR_MS });
+      const byResolutionTime = await mention({
+        betting_closes_at_ms: t0 + 500,
+        resolution_time_ms: t0 + 1_000,
+        live_ends_at_ms: t0 + 5 * HOUR_MS,
+      });
       const byLiveEnd = await mention({ betting_closes_at_ms: t0 + 500, live_ends_at_ms: t0 + 2_000 });
       const byBettingClose = await mention({ betting_closes_at_ms: t0 + 3_000 });
       const resolvedByAdmin = await mention({ betting_closes_at_ms: t0 + 500 });
@@ -62,7 +74,8 @@ describe('auto-void on a manual clock', () => {
 
       clock.advance(5_000 + 60_000);
       assert.equal(await service.services.oracle.sweep.sweep(), 4);
-      for (const id of [byResolutionTime, byLiveEnd, byBettingClose, window.market_id]) assert.deepEqual(statusOf(id), ['VOIDED', 'auto_void']);
+      for (const id of [byResolutionTime, byLiveEnd, byBettingClose, window.market_id])
+        assert.deepEqual(statusOf(id), ['VOIDED', 'auto_void']);
       assert.deepEqual(statusOf(resolvedByAdmin), ['RESOLVED', 'admin']);
       assert.deepEqual(statusOf(dueLater), ['OPEN', null]);
       assert.equal(await service.services.oracle.sweep.sweep(), 0, 'a second pass finds nothing');
@@ -83,7 +96,17 @@ describe('auto-void on a manual clock', () => {
       const { markets } = service.services;
       const ids: number[] = [];
       for (let i = 0; i < 300; i++) {
-        ids.push((await markets.createMention({ name: 'm', source_kind: 't', source_event_id: 'e', source_market_id: String(i), betting_closes_at_ms: clock.nowMs() + 1 + i })).market_id);
+        ids.push(
+          (
+            await markets.createMention({
+              name: 'm',
+              source_kind: 't',
+              source_event_id: 'e',
+              source_market_id: String(i),
+              betting_closes_at_ms: clock.nowMs() + 1 + i,
+            })
+          ).market_id,
+        );
       }
       await service.services.oracle.sweep.stop(); // only this test's passes from here
       clock.advance(10_000);
@@ -132,7 +155,10 @@ describe('auto-void end to end', () => {
       const market = await waitForMarket(server, marketId, (m) => m['status'] !== 'OPEN', 5_000);
       assert.deepEqual([market['status'], market['outcome'], market['resolved_by']], ['VOIDED', null, 'auto_void']);
       // The settlement commits after the market's resolution is visible.
-      await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), { available: 50_000_000n, reserved: 0n, atRisk: 0n }), { timeoutMs: 2_000, what: 'the refund of the voided market' });
+      await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), { available: 50_000_000n, reserved: 0n, atRisk: 0n }), {
+        timeoutMs: 2_000,
+        what: 'the refund of the voided market',
+      });
     } finally {
       await server.stop();
       removeDataDir(server);

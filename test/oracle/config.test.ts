@@ -26,7 +26,10 @@ describe('oracle configuration', () => {
       [{ PARLAYD_RESOLUTION_GRACE_MS: '1.5' }, /^PARLAYD_RESOLUTION_GRACE_MS="1.5" is invalid/],
     ];
     for (const [env, message] of cases) {
-      assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && message.test(err.message));
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) => err instanceof ConfigError && message.test(err.message),
+      );
     }
   });
 });

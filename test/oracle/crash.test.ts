@@ -21,7 +21,9 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
   let server: TestServer;
 
   before(async () => {
-    server = await startServer({ env: { PARLAYD_PRICE_ASSETS: 'BTC,ETH', PARLAYD_PRICE_DURATIONS_SECS: '2', PARLAYD_QUOTE_WINDOW_MS: '100' } });
+    server = await startServer({
+      env: { PARLAYD_PRICE_ASSETS: 'BTC,ETH', PARLAYD_PRICE_DURATIONS_SECS: '2', PARLAYD_QUOTE_WINDOW_MS: '100' },
+    });
   });
   after(async () => {
     await server.stop();
@@ -57,14 +59,20 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
     const store = openStore(server.dataDir);
     try {
       const prices = new OraclePrices(store, ['BTC']);
-      const outcomes = await prices.storeBatch([{ index: 0, asset: 'BTC', tsMs: window.window_end_ms, priceE8: 101n, source: 'admin' }], Date.now());
+      const outcomes = await prices.storeBatch(
+        [{ index: 0, asset: 'BTC', tsMs: window.window_end_ms, priceE8: 101n, source: 'admin' }],
+        Date.now(),
+      );
       assert.deepEqual(outcomes, ['accepted']);
     } finally {
       await store.close();
     }
     server = await restartServer(server);
     const market = await waitForMarket(server, window.market_id, (m) => m['status'] !== 'OPEN', 2_000);
-    assert.deepEqual([market['outcome'], market['resolved_by'], market['start_price_e8'], market['end_price_e8']], ['YES', 'oracle', '100', '101']);
+    assert.deepEqual(
+      [market['outcome'], market['resolved_by'], market['start_price_e8'], market['end_price_e8']],
+      ['YES', 'oracle', '100', '101'],
+    );
     // The market is visible as resolved once its transaction commits; the settlement's commits follow.
     await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), WON), { timeoutMs: 2_000, what: "the taker's winnings" });
     // Once: another restart pays nothing twice.

@@ -40,12 +40,20 @@ describe('window decision', () => {
 describe('window index', () => {
   it('gives back the windows ending by a time, oldest end first, once each', () => {
     const index = new WindowIndex();
-    for (const [marketId, endMs] of [[3, 3_000], [1, 1_000], [2, 2_000], [4, 2_000]] as const) {
+    for (const [marketId, endMs] of [
+      [3, 3_000],
+      [1, 1_000],
+      [2, 2_000],
+      [4, 2_000],
+    ] as const) {
       index.add({ marketId, asset: 'BTC', startMs: endMs - 1_000, endMs });
     }
     index.add({ marketId: 9, asset: 'ETH', startMs: 0, endMs: 1_000 });
     index.add({ marketId: 1, asset: 'BTC', startMs: 0, endMs: 1_000 }); // again: a no-op
-    assert.deepEqual(index.takeEndingBy('BTC', 2_000).map((w) => w.marketId), [1, 2, 4]);
+    assert.deepEqual(
+      index.takeEndingBy('BTC', 2_000).map((w) => w.marketId),
+      [1, 2, 4],
+    );
     assert.deepEqual(index.takeEndingBy('BTC', 2_000), []);
     index.remove(3, 'BTC');
     assert.deepEqual(index.takeEndingBy('BTC', 10_000), []);

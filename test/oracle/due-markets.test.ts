@@ -17,8 +17,12 @@ describe('the admin list of due markets', () => {
 
   async function mention(dueAtMs: number): Promise<number> {
     const res = await admin.post('/v1/admin/mention-markets', {
-      name: 'm', source_kind: 'test', source_event_id: 'e', source_market_id: String(dueAtMs),
-      betting_closes_at_ms: dueAtMs - 1, resolution_time_ms: dueAtMs,
+      name: 'm',
+      source_kind: 'test',
+      source_event_id: 'e',
+      source_market_id: String(dueAtMs),
+      betting_closes_at_ms: dueAtMs - 1,
+      resolution_time_ms: dueAtMs,
     });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     return res.body.market_id as number;
@@ -47,7 +51,9 @@ describe('the admin list of due markets', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { status: number; body: any } = await admin.get(`/v1/admin/markets?due=true&limit=3${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const res: { status: number; body: any } = await admin.get(
+        `/v1/admin/markets?due=true&limit=3${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(Object.keys(res.body), ['markets', 'next_cursor']);
       assert.ok(res.body.markets.length <= 3);
@@ -59,7 +65,10 @@ describe('the admin list of due markets', () => {
     assert.deepEqual(seen, dueIds);
     assert.equal(pages, 3);
     const all = await admin.get('/v1/admin/markets?due=true');
-    assert.deepEqual(all.body.markets.map((m: { market_id: number }) => m.market_id), dueIds);
+    assert.deepEqual(
+      all.body.markets.map((m: { market_id: number }) => m.market_id),
+      dueIds,
+    );
     assert.equal(all.body.next_cursor, null);
   });
 
@@ -67,7 +76,10 @@ describe('the admin list of due markets', () => {
     const first = dueIds[0]!;
     assert.equal((await admin.post(`/v1/admin/markets/${first}/resolve`, { outcome: 'YES' })).status, 200);
     const res = await admin.get('/v1/admin/markets?due=true&limit=1');
-    assert.deepEqual(res.body.markets.map((m: { market_id: number }) => m.market_id), [dueIds[1]]);
+    assert.deepEqual(
+      res.body.markets.map((m: { market_id: number }) => m.market_id),
+      [dueIds[1]],
+    );
     dueIds.shift();
   });
 
@@ -93,7 +105,11 @@ describe('a data directory written before the oracle', () => {
       const pastMs = Math.floor((Date.now() - 600_000) / 60_000) * 60_000;
       const window = await windowMarket(server, 'BTC', 60, pastMs);
       const created = await admin.post('/v1/admin/mention-markets', {
-        name: 'old', source_kind: 'test', source_event_id: 'e', source_market_id: 'old', betting_closes_at_ms: Date.now() - 1_000,
+        name: 'old',
+        source_kind: 'test',
+        source_event_id: 'e',
+        source_market_id: 'old',
+        betting_closes_at_ms: Date.now() - 1_000,
       });
       const mentionId = created.body.market_id as number;
       await server.stop();
@@ -101,7 +117,12 @@ describe('a data directory written before the oracle', () => {
       const store = openStore(server.dataDir);
       await store.transact(() => {
         for (const id of [window.market_id, mentionId]) {
-          const { resolved_by: _a, start_price_e8: _b, end_price_e8: _c, ...old } = store.db<Record<string, unknown>>('markets').get(marketKey(id))!;
+          const {
+            resolved_by: _a,
+            start_price_e8: _b,
+            end_price_e8: _c,
+            ...old
+          } = store.db<Record<string, unknown>>('markets').get(marketKey(id))!;
           void store.db('markets').put(marketKey(id), old);
         }
         for (const key of store.db<true>('marketsDue').getKeys()) void store.db('marketsDue').remove(key);
@@ -117,7 +138,10 @@ describe('a data directory written before the oracle', () => {
         [null, null, null],
       );
       const due = await client(server.baseUrl, server.adminToken).get('/v1/admin/markets?due=true');
-      assert.deepEqual(due.body.markets.map((m: { market_id: number }) => m.market_id), [window.market_id, mentionId]);
+      assert.deepEqual(
+        due.body.markets.map((m: { market_id: number }) => m.market_id),
+        [window.market_id, mentionId],
+      );
       const reports = [
         { asset: 'BTC', ts_ms: window.window_start_ms, price_e8: 10 },
         { asset: 'BTC', ts_ms: window.window_end_ms, price_e8: 9 },

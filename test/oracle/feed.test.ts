@@ -16,7 +16,10 @@ import { removeDataDir, startServer, type TestServer } from '../helpers/server.j
 const feedScript = resolve(repoRoot, 'dist/scripts/oracle-feed.js');
 
 function runFeed(args: string[], env: Record<string, string>, onStarted?: (stop: () => void) => void) {
-  const child = spawn(process.execPath, [feedScript, ...args], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [feedScript, ...args], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   let notifyFirstLine: () => void = () => {};
@@ -27,12 +30,14 @@ function runFeed(args: string[], env: Record<string, string>, onStarted?: (stop:
   });
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   onStarted?.(() => child.kill('SIGTERM'));
-  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+  const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((done) =>
+    child.once('close', (code) => done({ code, stdout, stderr })),
+  );
   return { firstLine, exited };
 }
 
 describe('the feeder pieces', () => {
-  it('signs what ethers verifies as the key\'s address', () => {
+  it("signs what ethers verifies as the key's address", () => {
     const key = randomOracleKey();
     const report = { asset: 'BTC', tsMs: 1_764_107_000_000, priceE8: 9_000_000_000_000 };
     const sig = Buffer.from(signOracleReport(key, report), 'base64');
@@ -56,7 +61,9 @@ describe('npm run oracle:feed against a running service', () => {
   let server: TestServer;
 
   before(async () => {
-    server = await startServer({ env: { PARLAYD_ORACLE_ADDRESSES: key.address, PARLAYD_PRICE_ASSETS: 'BTC,ETH', PARLAYD_PRICE_DURATIONS_SECS: '1' } });
+    server = await startServer({
+      env: { PARLAYD_ORACLE_ADDRESSES: key.address, PARLAYD_PRICE_ASSETS: 'BTC,ETH', PARLAYD_PRICE_DURATIONS_SECS: '1' },
+    });
   });
   after(async () => {
     await server.stop();
@@ -73,7 +80,10 @@ describe('npm run oracle:feed against a running service', () => {
     const result = await feed.exited;
     assert.equal(result.code, 0, result.stderr);
     assert.ok(!result.stderr.includes('DEV KEY'), 'a key from the environment is never printed');
-    const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.ok(lines.length >= 8, `${lines.length} batches in 4 s at 250 ms`);
     for (const line of lines) assert.deepEqual([line['status'], line['accepted'], line['rejected']], [200, 2, []]);
     const market = await waitForMarket(server, window.market_id, (m) => m['status'] !== 'OPEN', 2_000);
@@ -83,7 +93,9 @@ describe('npm run oracle:feed against a running service', () => {
   });
 
   it('without PARLAYD_ORACLE_KEY prints a generated dev key once with the address line, and stops cleanly on SIGTERM', async () => {
-    const result = await runFeed(['--url', server.baseUrl, '--assets', 'BTC', '--interval-ms', '100'], {}, (stop) => setTimeout(stop, 1_000)).exited;
+    const result = await runFeed(['--url', server.baseUrl, '--assets', 'BTC', '--interval-ms', '100'], {}, (stop) =>
+      setTimeout(stop, 1_000),
+    ).exited;
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr.match(/DEV KEY/g)?.length, 1);
     const printedKey = /PARLAYD_ORACLE_KEY=(0x[0-9a-f]{64})/.exec(result.stderr)?.[1];

@@ -29,9 +29,7 @@ it('1,000 windows decided at once all resolve within a second, at most RESOLVES_
     const t0 = Math.floor(nowMs / 1000) * 1000 + 1000;
     const ids: number[] = [];
     for (let first = 0; first < WINDOWS; first += 100) {
-      const created = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => markets.priceMarketAt('BTC', 1, t0 + (first + i) * 1000)),
-      );
+      const created = await Promise.all(Array.from({ length: 100 }, (_, i) => markets.priceMarketAt('BTC', 1, t0 + (first + i) * 1000)));
       ids.push(...created.map((m) => m.market_id));
     }
     assert.equal(new Set(ids).size, WINDOWS);
@@ -70,7 +68,10 @@ it('1,000 windows decided at once all resolve within a second, at most RESOLVES_
     isTicking = false;
 
     const resolved = ids.map((id) => markets.get(id)!);
-    assert.ok(resolved.every((m) => m.resolved_by === 'oracle'), 'every window resolved by the oracle');
+    assert.ok(
+      resolved.every((m) => m.resolved_by === 'oracle'),
+      'every window resolved by the oracle',
+    );
     assert.equal(resolved.filter((m) => m.outcome === 'YES').length, WINDOWS / 2);
     assert.equal(resolved.filter((m) => m.status === 'VOIDED').length, WINDOWS / 2);
     assert.ok(doneMs < 1_000, `1,000 windows took ${doneMs} ms after the deciding reports were accepted`);

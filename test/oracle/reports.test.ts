@@ -59,11 +59,14 @@ describe('signed price reports', () => {
     const malformed = { asset: 'SOL', ts_ms: BASE_MS + 3_000, price_e8: 15_300_000_000, signature: 'not base64 of 65 bytes' };
     const good2 = await signReport(ORACLE, { asset: 'SOL', ts_ms: BASE_MS + 4_000, price_e8: 15_400_000_000 });
     const res = await postSigned(server, [good1, wrongSigner, wrongBytes, malformed, good2]);
-    assert.deepEqual(answer(res), ok(2, 0, [
-      { index: 1, code: 'ORACLE_SIGNER_UNKNOWN' },
-      { index: 2, code: 'ORACLE_SIGNER_UNKNOWN' },
-      { index: 3, code: 'INVALID_SIGNATURE' },
-    ]));
+    assert.deepEqual(
+      answer(res),
+      ok(2, 0, [
+        { index: 1, code: 'ORACLE_SIGNER_UNKNOWN' },
+        { index: 2, code: 'ORACLE_SIGNER_UNKNOWN' },
+        { index: 3, code: 'INVALID_SIGNATURE' },
+      ]),
+    );
     // The good ones are stored (duplicates now); the refused ones were not (their (asset, ts_ms) is free,
     // though now before the asset's latest report, so out of order).
     assert.deepEqual(answer(await postSigned(server, [good1, good2])), ok(0, 2));
@@ -83,7 +86,7 @@ describe('signed price reports', () => {
     assert.deepEqual(answer(await postSigned(server, [a, b, a])), ok(1, 1, [{ index: 1, code: 'ORACLE_CONFLICT' }]));
   });
 
-  it('a report before its asset\'s latest is ORACLE_OUT_OF_ORDER; within a batch the order does not matter', async () => {
+  it("a report before its asset's latest is ORACLE_OUT_OF_ORDER; within a batch the order does not matter", async () => {
     const later = await signReport(ORACLE, { asset: 'ADA', ts_ms: BASE_MS + 10_000, price_e8: 40_000_000 });
     const earlier = await signReport(ORACLE, { asset: 'ADA', ts_ms: BASE_MS + 5_000, price_e8: 41_000_000 });
     // One batch, newest first: both are stored (a batch is applied in ts_ms order).
@@ -98,11 +101,14 @@ describe('signed price reports', () => {
     const ahead = await signReport(ORACLE, { asset: 'DOT', ts_ms: Date.now() + 60_000, price_e8: 1 });
     const long = { asset: 'LONGASSET1', ts_ms: BASE_MS, price_e8: 1, signature: unknown.signature };
     const fine = await signReport(ORACLE, { asset: 'DOT', ts_ms: BASE_MS, price_e8: 7_000_000_00 });
-    assert.deepEqual(answer(await postSigned(server, [unknown, ahead, long, fine])), ok(1, 0, [
-      { index: 0, code: 'MARKET_NOT_FOUND' },
-      { index: 1, code: 'VALIDATION_FAILED' },
-      { index: 2, code: 'VALIDATION_FAILED' },
-    ]));
+    assert.deepEqual(
+      answer(await postSigned(server, [unknown, ahead, long, fine])),
+      ok(1, 0, [
+        { index: 0, code: 'MARKET_NOT_FOUND' },
+        { index: 1, code: 'VALIDATION_FAILED' },
+        { index: 2, code: 'VALIDATION_FAILED' },
+      ]),
+    );
   });
 
   it('a malformed request is refused whole: 400 with the failing path, nothing stored', async () => {
@@ -137,10 +143,13 @@ describe('signed price reports', () => {
     ];
     const anonymous = await client(server.baseUrl).post('/v1/admin/oracle/prices', { reports });
     assert.equal(anonymous.status, 401);
-    assert.deepEqual(answer(await postAdminReports(server, reports)), ok(1, 0, [
-      { index: 1, code: 'ORACLE_CONFLICT' },
-      { index: 2, code: 'MARKET_NOT_FOUND' },
-    ]));
+    assert.deepEqual(
+      answer(await postAdminReports(server, reports)),
+      ok(1, 0, [
+        { index: 1, code: 'ORACLE_CONFLICT' },
+        { index: 2, code: 'MARKET_NOT_FOUND' },
+      ]),
+    );
     // The same (asset, ts_ms) signed by the oracle with the admin's price is a duplicate: one price per time.
     const signed = await signReport(ORACLE, reports[0]!);
     assert.deepEqual(answer(await postSigned(server, [signed])), ok(0, 1));

@@ -22,10 +22,7 @@ describe('oracle report bytes', () => {
     const view = new DataView(bytes.buffer);
     assert.equal(view.getBigUint64(25, true), 1_764_107_000_000n);
     assert.equal(view.getBigUint64(33, true), 9_876_543_210_000n);
-    assert.equal(
-      bytesToHex(bytes),
-      '7061726c6179643a6f7261636c653a7631' + '4254430000000000' + 'c098f8bc9a010000' + '1082d98ffb080000',
-    );
+    assert.equal(bytesToHex(bytes), '7061726c6179643a6f7261636c653a7631' + '4254430000000000' + 'c098f8bc9a010000' + '1082d98ffb080000');
   });
 
   it('fill the asset field when the symbol has 8 characters, and refuse a longer or empty one', () => {

@@ -111,7 +111,10 @@ describe('price windows resolved by the oracle', () => {
 
   it('GET /v1/markets/{id} is 404 MARKET_NOT_FOUND for an unknown id', async () => {
     const res = await client(server.baseUrl).get('/v1/markets/987654321');
-    assert.deepEqual({ status: res.status, body: res.body }, { status: 404, body: { code: 'MARKET_NOT_FOUND', message: 'no such market' } });
+    assert.deepEqual(
+      { status: res.status, body: res.body },
+      { status: 404, body: { code: 'MARKET_NOT_FOUND', message: 'no such market' } },
+    );
   });
 
   describe('settles what is at risk on the window, as an admin resolve does', () => {
@@ -128,7 +131,10 @@ describe('price windows resolved by the oracle', () => {
       // A 2 s window with at least 1.5 s left, so the RFQ fills and the entry lands before betting closes.
       if (Date.now() % 2_000 > 500) await sleep(2_000 - (Date.now() % 2_000) + 10);
       const window = await windowMarket(server, 'XRP', 2, Date.now());
-      assert.equal((await postAdminReports(server, [{ asset: 'XRP', ts_ms: window.window_start_ms, price_e8: 50_000_000 }])).body.accepted, 1);
+      assert.equal(
+        (await postAdminReports(server, [{ asset: 'XRP', ts_ms: window.window_start_ms, price_e8: 50_000_000 }])).body.accepted,
+        1,
+      );
       const contest = await createContest(server, contestConfig([window.market_id], { betting_closes_ms: window.window_end_ms }));
       const entered = await enter(server, taker, contest.contest_id, [up(window.market_id)]);
       assert.equal(entered.status, 201, JSON.stringify(entered.body));

@@ -72,7 +72,11 @@ test('same (wallet, nonce) with other content is 409 IDEMPOTENCY_CONFLICT', asyn
   const fields = orderFields();
   const first = await api().post('/v1/rfq', { order: await signedOrder(user.wallet, fields) });
   assert.equal(first.status, 201);
-  assertApiError(await api().post('/v1/rfq', { order: await signedOrder(user.wallet, { ...fields, wager_micros: 3_000_000 }) }), 409, 'IDEMPOTENCY_CONFLICT');
+  assertApiError(
+    await api().post('/v1/rfq', { order: await signedOrder(user.wallet, { ...fields, wager_micros: 3_000_000 }) }),
+    409,
+    'IDEMPOTENCY_CONFLICT',
+  );
 });
 
 test('a replay after expires_at_ms is still 200 with the same request_id', async () => {
@@ -92,7 +96,10 @@ test('an expired order is 400 ORDER_EXPIRED', async () => {
 test('expiry is checked before the legs and the wager (contract section 6): an expired order is ORDER_EXPIRED whatever else is wrong', async () => {
   const resolved = (await createMarket(server)).market_id;
   await resolveMarket(server, resolved, 'YES');
-  const onResolved = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1, legs: [{ market_id: resolved, direction: 'up' }] }));
+  const onResolved = await signedOrder(
+    user.wallet,
+    orderFields({ expires_at_ms: Date.now() - 1, legs: [{ market_id: resolved, direction: 'up' }] }),
+  );
   assertApiError(await api().post('/v1/rfq', { order: onResolved }), 400, 'ORDER_EXPIRED');
   const tooSmall = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() - 1, wager_micros: 1 }));
   assertApiError(await api().post('/v1/rfq', { order: tooSmall }), 400, 'ORDER_EXPIRED');
@@ -136,8 +143,15 @@ test('schema violations are 400 VALIDATION_FAILED with details', async () => {
     assert.ok(Array.isArray(result.body.details) && result.body.details.length > 0);
   }
   // A wager beyond 2^53 - 1 cannot be represented exactly: refused, never rounded.
-  const raw = JSON.stringify(unsignedBody([{ market_id: market, direction: 'up' }])).replace('"wager_micros":2000000', '"wager_micros":9007199254740993');
-  assertApiError(await api().post('/v1/rfq/unsigned', undefined, { rawBody: raw, headers: { 'content-type': 'application/json' } }), 400, 'VALIDATION_FAILED');
+  const raw = JSON.stringify(unsignedBody([{ market_id: market, direction: 'up' }])).replace(
+    '"wager_micros":2000000',
+    '"wager_micros":9007199254740993',
+  );
+  assertApiError(
+    await api().post('/v1/rfq/unsigned', undefined, { rawBody: raw, headers: { 'content-type': 'application/json' } }),
+    400,
+    'VALIDATION_FAILED',
+  );
 });
 
 test('legs must exist, be open and be distinct; the wager must be in range and funded', async () => {
@@ -151,7 +165,11 @@ test('legs must exist, be open and be distinct; the wager must be in range and f
   assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 10_000_000_001 })), 422, 'WAGER_OUT_OF_RANGE');
   const rfqsSeen = () => maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
   const seenBefore = rfqsSeen().length;
-  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: Number(FUNDS) + 1 })), 422, 'INSUFFICIENT_BALANCE');
+  assertApiError(
+    await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: Number(FUNDS) + 1 })),
+    422,
+    'INSUFFICIENT_BALANCE',
+  );
   // Makers hear of an RFQ at admission or while its create commits, so an unaffordable one must be refused
   // before any maker hears of it: the next rfq frame the maker gets is the next accepted RFQ's.
   const accepted = await api().post('/v1/rfq/unsigned?wait_ms=2000', unsignedBody([leg]));

@@ -33,10 +33,13 @@ test('only a create that waits for its result has it held, and its answer takes 
       polledIds.push(created.body.request_id as string);
     }
     for (const id of polledIds) {
-      const status = await waitFor(async () => {
-        const read = (await api.get(`/v1/rfq/${id}`)).body.status as string;
-        return read !== 'pending' && read;
-      }, { timeoutMs: 10_000, intervalMs: 5, what: `rfq ${id} no longer pending` });
+      const status = await waitFor(
+        async () => {
+          const read = (await api.get(`/v1/rfq/${id}`)).body.status as string;
+          return read !== 'pending' && read;
+        },
+        { timeoutMs: 10_000, intervalMs: 5, what: `rfq ${id} no longer pending` },
+      );
       assert.equal(status, 'completed', id);
     }
     assert.equal(await unclaimedResults(server), 0, 'results nobody will claim are not held');

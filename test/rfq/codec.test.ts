@@ -9,7 +9,6 @@ import { toSignableOrder } from '../../src/rfq/admission.js';
 import { decodeOrder, e4ToOdds, encodeOrder, oddsToE4, type SignableOrder } from '../../src/rfq/codec.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 
-
 function sampleOrder(): SignableOrder {
   const first = vectors.orders[1];
   assert.ok(first !== undefined);
@@ -45,7 +44,17 @@ describe('encodeOrder / decodeOrder', () => {
       legs: Array.from({ length: 8 }, (_, i) => ({ marketId: max - i, direction: i % 2 === 0 ? 'down' : 'up' })),
     };
     assert.deepEqual(decodeOrder(encodeOrder(order)), order);
-    const zeroish: SignableOrder = { ...order, user: '0x' + '00'.repeat(20), wagerMicros: 0, nonce: 0, expiresAtMs: 0, minOddsE4: 1, orderType: 2, shieldOn: false, legs: [{ marketId: 0, direction: 'up' }] };
+    const zeroish: SignableOrder = {
+      ...order,
+      user: '0x' + '00'.repeat(20),
+      wagerMicros: 0,
+      nonce: 0,
+      expiresAtMs: 0,
+      minOddsE4: 1,
+      orderType: 2,
+      shieldOn: false,
+      legs: [{ marketId: 0, direction: 'up' }],
+    };
     assert.deepEqual(decodeOrder(encodeOrder(zeroish)), zeroish);
   });
 
@@ -75,9 +84,23 @@ describe('encodeOrder / decodeOrder', () => {
       ['shield_on 2', mutate(49, 2)],
       ['direction 2', mutate(51 + 8, 2)],
       ['wager above 2^53-1', mutate(26, 0x20)],
-      ['nonce 2^64-1', (() => { const c = good.slice(); c.fill(0xff, 32, 40); return c; })()],
+      [
+        'nonce 2^64-1',
+        (() => {
+          const c = good.slice();
+          c.fill(0xff, 32, 40);
+          return c;
+        })(),
+      ],
       ['market_id above 2^53-1', mutate(51 + 6, 0x20)],
-      ['min_odds 0', (() => { const c = good.slice(); c.fill(0, 28, 32); return c; })()],
+      [
+        'min_odds 0',
+        (() => {
+          const c = good.slice();
+          c.fill(0, 28, 32);
+          return c;
+        })(),
+      ],
     ];
     for (const [label, bytes] of cases) assert.equal(decodeOrder(bytes), null, label);
   });

@@ -31,7 +31,16 @@ test('kill -9 during a burst: every acknowledged RFQ survives, ends terminal, an
     const isSigned = i % 4 === 0;
     const path = isSigned ? '/v1/rfq' : '/v1/rfq/unsigned';
     const body = isSigned
-      ? { order: await signedOrder(user.wallet, { wager_micros: 1_000_000, min_odds: 1.5, legs: [{ market_id: market, direction: 'up' }], nonce: 1000 + i, expires_at_ms: Date.now() + 600_000, shield_on: false }) }
+      ? {
+          order: await signedOrder(user.wallet, {
+            wager_micros: 1_000_000,
+            min_odds: 1.5,
+            legs: [{ market_id: market, direction: 'up' }],
+            nonce: 1000 + i,
+            expires_at_ms: Date.now() + 600_000,
+            shield_on: false,
+          }),
+        }
       : unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 });
     try {
       const result = await api.post(path, body);
@@ -82,7 +91,9 @@ test('SIGTERM while a shard commits: the service stops (exit 0), and a restart r
   const { user, market, api } = await fundedTaker(server, Number(FUNDS));
   const silent = await connectNewMaker(server);
   const answers = await Promise.all(
-    Array.from({ length: 60 }, () => api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 }))),
+    Array.from({ length: 60 }, () =>
+      api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 })),
+    ),
   );
   const acknowledged = answers.map((a) => {
     assert.equal(a.status, 201);

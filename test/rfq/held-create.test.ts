@@ -35,7 +35,10 @@ test('a held create commits with its fill: the answer is durable across a kill -
     const balance = await assertMoneyInvariant(restarted, user, 10_000_000n);
     assert.deepEqual([balance.reserved, balance.atRisk], [0n, BigInt(WAGER)]);
     // Nothing was left marked active for the restart to fail (its terminal write removed or never needed a marker).
-    assert.equal(restarted.logs.find((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED'), undefined);
+    assert.equal(
+      restarted.logs.find((l) => l['msg'] === 'RFQs active at the last stop ended failed SERVICE_RESTARTED'),
+      undefined,
+    );
   } finally {
     await restarted.stop();
   }
@@ -48,7 +51,10 @@ test('a wait that ends before the RFQ answers a durable pending once, on time, a
     const { user, market, api } = await fundedTaker(server, 10_000_000);
     const silent = await connectNewMaker(server); // hears the RFQ, never answers: it stays quoting
     const startMs = Date.now();
-    const answered = await api.post('/v1/rfq/unsigned?wait_ms=300', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    const answered = await api.post(
+      '/v1/rfq/unsigned?wait_ms=300',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+    );
     const elapsedMs = Date.now() - startMs;
     assert.deepEqual([answered.status, answered.body.status], [201, 'pending']);
     // wait_ms counts from the request, not from the create's commit (that would be ~600 ms).

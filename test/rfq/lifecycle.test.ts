@@ -47,7 +47,13 @@ const api = () => client(server.baseUrl, user.token);
 
 test('the best odds fill, every maker hears its own result, and the wager moves to at-risk', async () => {
   const [low, high] = await makersNamed(2);
-  const body = unsignedBody([{ market_id: marketA, direction: 'up' }, { market_id: marketB, direction: 'down' }], { min_odds: 1.5 });
+  const body = unsignedBody(
+    [
+      { market_id: marketA, direction: 'up' },
+      { market_id: marketB, direction: 'down' },
+    ],
+    { min_odds: 1.5 },
+  );
   const created = api().post('/v1/rfq/unsigned?wait_ms=5000', body);
   const [rfqLow, rfqHigh] = await Promise.all([low!.next('rfq'), high!.next('rfq')]);
   assert.deepEqual(rfqLow.legs, body.legs);
@@ -74,7 +80,12 @@ test('the best odds fill, every maker hears its own result, and the wager moves 
     quotes_received: 2,
   });
   assert.deepEqual(await high!.next('rfq_result'), {
-    type: 'rfq_result', request_id: rfqHigh.request_id, outcome: 'won', quote_id: 'high', odds: 2.25, filled_wager_micros: '2000000',
+    type: 'rfq_result',
+    request_id: rfqHigh.request_id,
+    outcome: 'won',
+    quote_id: 'high',
+    odds: 2.25,
+    filled_wager_micros: '2000000',
   });
   // A losing maker learns only that it lost.
   assert.deepEqual(await low!.next('rfq_result'), { type: 'rfq_result', request_id: rfqLow.request_id, outcome: 'lost' });
@@ -122,7 +133,10 @@ test('quotes below the minimum fail NO_ACCEPTABLE_QUOTE; a decline closes early'
   autoQuote(quoter!, { odds: 1.4 });
   autoQuote(decliner!, { odds: 0, isDecline: true });
   const startMs = Date.now();
-  const result = await api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }], { min_odds: 1.5 }));
+  const result = await api().post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody([{ market_id: marketA, direction: 'up' }], { min_odds: 1.5 }),
+  );
   assert.equal(result.body.status, 'failed');
   assert.equal(result.body.error, 'NO_ACCEPTABLE_QUOTE');
   assert.equal(result.body.quotes_received, 1);
@@ -133,7 +147,10 @@ test('quotes below the minimum fail NO_ACCEPTABLE_QUOTE; a decline closes early'
 test('FOK with no quote for the whole wager fails INSUFFICIENT_LIQUIDITY', async () => {
   const [maker] = await makersNamed(1);
   autoQuote(maker!, { odds: 2, maxWagerMicros: '1999999' });
-  const result = await api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }], { order_type: 2 }));
+  const result = await api().post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody([{ market_id: marketA, direction: 'up' }], { order_type: 2 }),
+  );
   assert.equal(result.body.status, 'failed');
   assert.equal(result.body.error, 'INSUFFICIENT_LIQUIDITY');
   await endTest();
@@ -142,7 +159,10 @@ test('FOK with no quote for the whole wager fails INSUFFICIENT_LIQUIDITY', async
 test('IOC fills what the best quote takes and releases the rest', async () => {
   const [maker] = await makersNamed(1);
   autoQuote(maker!, { odds: 2.5, maxWagerMicros: '1500000' });
-  const result = await api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }], { order_type: 1 }));
+  const result = await api().post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody([{ market_id: marketA, direction: 'up' }], { order_type: 1 }),
+  );
   assert.equal(result.body.status, 'completed');
   assert.equal(result.body.filled_wager_micros, '1500000');
   assert.equal(result.body.payout_micros, '3750000');
@@ -227,7 +247,7 @@ test('cancel while pending releases the reservation; cancelling again is 409', a
   await endTest();
 });
 
-test('a quote cancelled before selection does not fill; a disconnected maker\'s quotes are withdrawn', async () => {
+test("a quote cancelled before selection does not fill; a disconnected maker's quotes are withdrawn", async () => {
   const [canceller, leaver, steady] = await makersNamed(3);
   const created = api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
   const [r1, r2, r3] = await Promise.all([canceller!.next('rfq'), leaver!.next('rfq'), steady!.next('rfq')]);
@@ -322,10 +342,16 @@ test('quote_tolerance is snapshotted at creation: lenient accepts 2% under min_o
   const [maker] = await makersNamed(1);
   autoQuote(maker!, { odds: 1.96 });
   await api().patch('/v1/user/preferences', { quote_tolerance: 'lenient' });
-  const lenient = await api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }], { min_odds: 2 }));
+  const lenient = await api().post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody([{ market_id: marketA, direction: 'up' }], { min_odds: 2 }),
+  );
   assert.equal(lenient.body.status, 'completed');
   await api().patch('/v1/user/preferences', { quote_tolerance: 'strict' });
-  const strict = await api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }], { min_odds: 2 }));
+  const strict = await api().post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody([{ market_id: marketA, direction: 'up' }], { min_odds: 2 }),
+  );
   assert.equal(strict.body.error, 'NO_ACCEPTABLE_QUOTE');
   await api().patch('/v1/user/preferences', { quote_tolerance: 'normal' });
   await resolveMarket(server, marketA, 'NO');
@@ -334,7 +360,7 @@ test('quote_tolerance is snapshotted at creation: lenient accepts 2% under min_o
   await endTest();
 });
 
-test('a quote after the RFQ closed, or for another maker\'s audience, is rejected', async () => {
+test("a quote after the RFQ closed, or for another maker's audience, is rejected", async () => {
   const [maker] = await makersNamed(1);
   autoQuote(maker!, { odds: 0, isDecline: true });
   const done = await api().post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: marketA, direction: 'up' }]));
@@ -355,7 +381,12 @@ test('a maker may have 16 quotes standing on one RFQ: the 17th is QUOTE_LIMIT, a
     maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: quoteId, odds, max_wager_micros: '9000000' });
   for (let i = 0; i <= 16; i++) quote(`q${i}`, 2 + i / 100);
   for (let i = 0; i < 16; i++) assert.equal((await maker!.next('quote_ack')).quote_id, `q${i}`);
-  assert.deepEqual(await maker!.next('quote_reject'), { type: 'quote_reject', request_id: rfq.request_id, quote_id: 'q16', reason: 'QUOTE_LIMIT' });
+  assert.deepEqual(await maker!.next('quote_reject'), {
+    type: 'quote_reject',
+    request_id: rfq.request_id,
+    quote_id: 'q16',
+    reason: 'QUOTE_LIMIT',
+  });
   maker!.send({ type: 'quote_cancel', request_id: rfq.request_id, quote_id: 'q0' });
   quote('q17', 2.5);
   assert.equal((await maker!.next('quote_ack')).quote_id, 'q17');
@@ -371,7 +402,10 @@ test('cancel racing a fill ends in exactly one of the two, and the money agrees 
   const [maker] = await makersNamed(1);
   let completed = 0;
   for (let i = 0; i < 10; i++) {
-    const created = await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: marketA, direction: 'up' }], { wager_micros: 1_000_000 }));
+    const created = await api().post(
+      '/v1/rfq/unsigned',
+      unsignedBody([{ market_id: marketA, direction: 'up' }], { wager_micros: 1_000_000 }),
+    );
     const rfq = await maker!.next('rfq');
     maker!.send({ type: 'quote', request_id: rfq.request_id, quote_id: `race-${i}`, odds: 2, max_wager_micros: '9000000' });
     const cancel = await api().post(`/v1/rfq/${created.body.request_id}/cancel`);

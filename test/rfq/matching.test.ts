@@ -40,10 +40,13 @@ test('FOK takes the best odds among quotes that can take the whole wager', () =>
   const decision = decide({ ...base, quotes: [small, worse, good], quotesReceived: 3 });
   assert.equal(decision.kind, 'fill');
   if (decision.kind !== 'fill') return;
-  assert.deepEqual(decision.candidates.map((c) => [c.quote.quoteId, c.fillWagerMicros]), [
-    [good.quoteId, 1_000_000n],
-    [worse.quoteId, 1_000_000n],
-  ]);
+  assert.deepEqual(
+    decision.candidates.map((c) => [c.quote.quoteId, c.fillWagerMicros]),
+    [
+      [good.quoteId, 1_000_000n],
+      [worse.quoteId, 1_000_000n],
+    ],
+  );
 });
 
 test('IOC fills min(wager, max_wager) of the best quote and keeps the rest as fallbacks', () => {
@@ -52,10 +55,13 @@ test('IOC fills min(wager, max_wager) of the best quote and keeps the rest as fa
   const decision = decide({ ...base, orderType: 1, quotes: [next, best], quotesReceived: 2 });
   assert.equal(decision.kind, 'fill');
   if (decision.kind !== 'fill') return;
-  assert.deepEqual(decision.candidates.map((c) => [c.quote.quoteId, c.fillWagerMicros]), [
-    [best.quoteId, 400_000n],
-    [next.quoteId, 1_000_000n],
-  ]);
+  assert.deepEqual(
+    decision.candidates.map((c) => [c.quote.quoteId, c.fillWagerMicros]),
+    [
+      [best.quoteId, 400_000n],
+      [next.quoteId, 1_000_000n],
+    ],
+  );
 });
 
 test('equal odds go to the earlier quote', () => {

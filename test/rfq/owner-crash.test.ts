@@ -23,11 +23,15 @@ const WAGER = 1_000_000;
 // The one maker answers every RFQ, which closes it at once: the long window only keeps a slow machine from timing out.
 const ENV = { PARLAYD_SHARDS: '2', PARLAYD_QUOTE_WINDOW_MS: '2000' };
 
-
 /** Starts every request, kills the server `afterMs` later, and returns the answers that came before it died. */
 async function killDuring(server: TestServer, requests: Array<() => Promise<HttpResult>>, afterMs: number): Promise<HttpResult[]> {
   const answered: HttpResult[] = [];
-  const all = requests.map((request) => request().then((r) => void answered.push(r), () => undefined));
+  const all = requests.map((request) =>
+    request().then(
+      (r) => void answered.push(r),
+      () => undefined,
+    ),
+  );
   await sleep(afterMs);
   await server.kill();
   await Promise.all(all);
@@ -46,8 +50,13 @@ describe('a kill -9 during each kind of shard message', () => {
     const maker = await connectNewMaker(server);
     autoQuote(maker, { odds: 2 });
     const requests = takers.flatMap((taker) =>
-      Array.from({ length: 10 }, () => () =>
-        client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER })),
+      Array.from(
+        { length: 10 },
+        () => () =>
+          client(server.baseUrl, taker.token).post(
+            '/v1/rfq/unsigned?wait_ms=3000',
+            unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+          ),
       ),
     );
     const answered = await killDuring(server, requests, 150);
@@ -67,8 +76,16 @@ describe('a kill -9 during each kind of shard message', () => {
     const people = await users(server, 10, 1);
     const keys = people.flatMap((user) => Array.from({ length: 10 }, () => ({ user, key: randomUUID() })));
     const post = (target: TestServer, { user, key }: (typeof keys)[number]) =>
-      client(target.baseUrl, target.adminToken).post('/v1/admin/users/credit', { wallet: user.address, amount_micros: WAGER, idempotency_key: key });
-    const answered = await killDuring(server, keys.map((k) => () => post(server, k)), 40);
+      client(target.baseUrl, target.adminToken).post('/v1/admin/users/credit', {
+        wallet: user.address,
+        amount_micros: WAGER,
+        idempotency_key: key,
+      });
+    const answered = await killDuring(
+      server,
+      keys.map((k) => () => post(server, k)),
+      40,
+    );
     assert.ok(answered.every((a) => a.status === 200));
     const restarted = await restartServer(server);
     for (const k of keys) assert.equal((await post(restarted, k)).status, 200);
@@ -81,7 +98,9 @@ describe('a kill -9 during each kind of shard message', () => {
     const people = await users(server, 10, 20 * WAGER);
     const market = await createMarket(server, 'entries');
     const contest = await createContest(server, contestConfig([market.market_id], { bet_amount_micros: WAGER, entry_cap: 1000 }));
-    const requests = people.flatMap((user) => Array.from({ length: 15 }, () => () => enter(server, user, contest.contest_id, [up(market.market_id)])));
+    const requests = people.flatMap((user) =>
+      Array.from({ length: 15 }, () => () => enter(server, user, contest.contest_id, [up(market.market_id)])),
+    );
     const answered = await killDuring(server, requests, 60);
     const restarted = await restartServer(server);
     const filled = (await getDetail(restarted, contest.contest_id)).body.entries_filled as number;
@@ -101,17 +120,24 @@ describe('a kill -9 during each kind of shard message', () => {
     const fills = await Promise.all(
       takers.flatMap((taker) =>
         Array.from({ length: 6 }, () =>
-          client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER })),
+          client(server.baseUrl, taker.token).post(
+            '/v1/rfq/unsigned?wait_ms=3000',
+            unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+          ),
         ),
       ),
     );
-    assert.ok(fills.every((f) => f.body.status === 'completed'), 'every RFQ filled');
+    assert.ok(
+      fills.every((f) => f.body.status === 'completed'),
+      'every RFQ filled',
+    );
     await maker.close();
     await killDuring(server, [() => admin(server).post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' })], 15);
     const restarted = await restartServer(server);
     // Whether or not the resolution was durable before the kill, once it is, every position pays 2x once.
     await admin(restarted).post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' });
-    for (const taker of takers) assert.deepEqual(await balanceOf(restarted, taker), { available: BigInt(16 * WAGER), reserved: 0n, atRisk: 0n });
+    for (const taker of takers)
+      assert.deepEqual(await balanceOf(restarted, taker), { available: BigInt(16 * WAGER), reserved: 0n, atRisk: 0n });
     assert.equal(await restarted.stop(), 0);
     const store = openStore(restarted.dataDir);
     try {
@@ -128,12 +154,21 @@ describe('a kill -9 during each kind of shard message', () => {
     const maker = await connectNewMaker(server);
     autoQuote(maker, { odds: 2 });
     const rfqOn = (taker: TestUser, market: number) => () =>
-      client(server.baseUrl, taker.token).post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+      client(server.baseUrl, taker.token).post(
+        '/v1/rfq/unsigned?wait_ms=3000',
+        unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+      );
     // Positions on one market first; then, at once, its resolution (settlement on both shards, the maker's
     // locked liability and the takers' stakes moving) and new fills on the other market, and a kill -9.
     const filled = await Promise.all(takers.flatMap((taker) => [rfqOn(taker, settling)(), rfqOn(taker, settling)()]));
-    assert.ok(filled.every((f) => f.body.status === 'completed'), 'every RFQ filled');
-    const burst = [() => admin(server).post(`/v1/admin/markets/${settling}/resolve`, { outcome: 'NO' }), ...takers.flatMap((t) => [rfqOn(t, filling), rfqOn(t, filling)])];
+    assert.ok(
+      filled.every((f) => f.body.status === 'completed'),
+      'every RFQ filled',
+    );
+    const burst = [
+      () => admin(server).post(`/v1/admin/markets/${settling}/resolve`, { outcome: 'NO' }),
+      ...takers.flatMap((t) => [rfqOn(t, filling), rfqOn(t, filling)]),
+    ];
     await killDuring(server, burst, 40);
     const restarted = await restartServer(server);
     const checkOk = async () => {
@@ -144,9 +179,12 @@ describe('a kill -9 during each kind of shard message', () => {
     // Everything settles once it is resolved: nothing is left at risk or locked, and the ledger still agrees.
     await admin(restarted).post(`/v1/admin/markets/${settling}/resolve`, { outcome: 'NO' });
     await admin(restarted).post(`/v1/admin/markets/${filling}/resolve`, { outcome: 'NO' });
-    await waitFor(async () => {
-      for (const taker of takers) assert.deepEqual((await balanceOf(restarted, taker)).atRisk, 0n);
-    }, { timeoutMs: 5_000, what: "every taker's fill settled" });
+    await waitFor(
+      async () => {
+        for (const taker of takers) assert.deepEqual((await balanceOf(restarted, taker)).atRisk, 0n);
+      },
+      { timeoutMs: 5_000, what: "every taker's fill settled" },
+    );
     const mm = await client(restarted.baseUrl, restarted.adminToken).get('/v1/admin/ledger/check');
     assert.equal(mm.body.locked_micros, '0', 'no maker collateral stays locked');
     await checkOk();
@@ -171,9 +209,13 @@ describe('a kill -9 during each kind of shard message', () => {
     await killDuring(server, [() => admin(server).post(`/v1/admin/markets/${market.market_id}/resolve`, { outcome: 'YES' })], 25);
     const restarted = await restartServer(server);
     await admin(restarted).post(`/v1/admin/markets/${market.market_id}/resolve`, { outcome: 'YES' });
-    await waitFor(async () => assert.equal((await getDetail(restarted, contest.contest_id)).body.status, 'resolved'), { timeoutMs: 10_000, what: 'the contest resolved' });
+    await waitFor(async () => assert.equal((await getDetail(restarted, contest.contest_id)).body.status, 'resolved'), {
+      timeoutMs: 10_000,
+      what: 'the contest resolved',
+    });
     // Every entry wins an outcast contest with no prize pool: each gets its stake back.
-    for (const user of people) assert.deepEqual(await balanceOf(restarted, user), { available: BigInt(40 * WAGER), reserved: 0n, atRisk: 0n });
+    for (const user of people)
+      assert.deepEqual(await balanceOf(restarted, user), { available: BigInt(40 * WAGER), reserved: 0n, atRisk: 0n });
     assert.equal(await restarted.stop(), 0);
   });
 });

@@ -26,16 +26,36 @@ after(async () => {
 });
 
 const fill = async (legs: { market_id: number; direction: 'up' | 'down' }[], shield_on = false) => {
-  const result = await client(server.baseUrl, user.token).post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody(legs, { wager_micros: 4_000_000, shield_on }));
+  const result = await client(server.baseUrl, user.token).post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody(legs, { wager_micros: 4_000_000, shield_on }),
+  );
   assert.equal(result.body.status, 'completed', JSON.stringify(result.body));
   return result.body;
 };
 
 test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided leg refunds the stake', async () => {
-  const [a, b, c, d] = [(await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id, (await createMarket(server)).market_id];
-  await fill([{ market_id: a, direction: 'up' }, { market_id: b, direction: 'down' }]); // wins: 14 USDC
-  await fill([{ market_id: a, direction: 'up' }, { market_id: c, direction: 'up' }], true); // c is NO: lost
-  await fill([{ market_id: b, direction: 'down' }, { market_id: d, direction: 'up' }]); // d voided: refunded
+  const [a, b, c, d] = [
+    (await createMarket(server)).market_id,
+    (await createMarket(server)).market_id,
+    (await createMarket(server)).market_id,
+    (await createMarket(server)).market_id,
+  ];
+  await fill([
+    { market_id: a, direction: 'up' },
+    { market_id: b, direction: 'down' },
+  ]); // wins: 14 USDC
+  await fill(
+    [
+      { market_id: a, direction: 'up' },
+      { market_id: c, direction: 'up' },
+    ],
+    true,
+  ); // c is NO: lost
+  await fill([
+    { market_id: b, direction: 'down' },
+    { market_id: d, direction: 'up' },
+  ]); // d voided: refunded
   await assertMoneyInvariant(server, user, 100_000_000n);
   await resolveMarket(server, a, 'YES');
   const halfway = await assertMoneyInvariant(server, user, 100_000_000n);
@@ -57,14 +77,20 @@ test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided 
   // The taker's result, paid − wagered (contract section 11): +10 on the win, 0 on the refunded void.
   assert.deepEqual(open, { taker: user.address, fills: 2, wagered_micros: '8000000', paid_micros: '18000000', pnl_micros: '10000000' });
   assert.match(shielded!.taker, /^anon:[0-9a-f]{24}$/);
-  assert.deepEqual({ ...shielded, taker: 'x' }, { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '-4000000' });
+  assert.deepEqual(
+    { ...shielded, taker: 'x' },
+    { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '-4000000' },
+  );
   assert.equal(pnl.body.next_cursor, null);
 
   // One taker a page, in taker order; the cursor is bound to its since_ms.
   const first = await client(server.baseUrl, maker.sessionToken).get('/v1/mm/taker_pnl?limit=1');
   assert.equal((first.body.takers as unknown[]).length, 1);
   const second = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?limit=1&cursor=${first.body.next_cursor}`);
-  assert.deepEqual([...(first.body.takers as { taker: string }[]), ...(second.body.takers as { taker: string }[])].map((r) => r.taker), rows.map((r) => r.taker));
+  assert.deepEqual(
+    [...(first.body.takers as { taker: string }[]), ...(second.body.takers as { taker: string }[])].map((r) => r.taker),
+    rows.map((r) => r.taker),
+  );
   assert.equal(second.body.next_cursor, null);
   const otherSince = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=1&cursor=${first.body.next_cursor}`);
   assert.deepEqual([otherSince.status, otherSince.body.details?.[0]?.path], [400, '/cursor']);

@@ -105,7 +105,10 @@ describe('a resolution whose listeners failed, retried with the same outcome', (
   const errorMessages = (failure: Error) => (failure as AggregateError).errors.map((err: Error) => err.message);
 
   async function failureOf(resolving: Promise<Market>): Promise<Error> {
-    const err = await resolving.then(() => null, (e: unknown) => e);
+    const err = await resolving.then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof Error, 'the resolve fails');
     return err;
   }
@@ -282,7 +285,10 @@ test('the admin resolve answers 500 INTERNAL (logged with the request id) when a
       err.message,
       `market ${marketId} is resolved (durable), but 1 of its resolution listeners failed; resolving it again with the same outcome re-runs them`,
     );
-    assert.deepEqual(err.aggregateErrors.map((e) => e.message), ['listener failed once']);
+    assert.deepEqual(
+      err.aggregateErrors.map((e) => e.message),
+      ['listener failed once'],
+    );
   } finally {
     await service.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -85,7 +85,9 @@ test('40 RFQs at once against a balance for 3: three are accepted, and every mak
     const { user, market, api } = await fundedTaker(server, 3 * WAGER);
     const makers = await Promise.all([1, 2].map(() => connectNewMaker(server))); // silent: the RFQs stay open
     const leg = { market_id: market, direction: 'up' as const };
-    const answers = await Promise.all(Array.from({ length: 40 }, () => api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => api.post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: WAGER }))),
+    );
     const accepted = answers.filter((a) => a.status === 201).map((a) => a.body.request_id as string);
     assert.equal(accepted.length, 3);
     for (const refused of answers.filter((a) => a.status !== 201)) {
@@ -146,7 +148,10 @@ test('an RFQ sent to no maker at all ends timeout at once, its wager released', 
   const server = await startServer({ env: { PARLAYD_QUOTE_WINDOW_MS: '60000' } });
   try {
     const { user, market, api } = await fundedTaker(server, 10 * WAGER);
-    const answered = await api.post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    const answered = await api.post(
+      '/v1/rfq/unsigned?wait_ms=5000',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+    );
     assert.deepEqual([answered.status, answered.body.status, answered.body.quotes_received], [201, 'timeout', 0]);
     const balance = await assertMoneyInvariant(server, user, BigInt(10 * WAGER));
     assert.equal(balance.reserved, 0n);
@@ -196,7 +201,10 @@ test('a maker never fills its own wallet: its quote is OWN_RFQ and counts as a d
     await registerMaker(server, wallet);
     const self = await connectMaker(server, wallet);
     const api = client(server.baseUrl, user.token);
-    const answer = api.post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+    const answer = api.post(
+      '/v1/rfq/unsigned?wait_ms=5000',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+    );
     const rfq = await self.next('rfq');
     self.send({ type: 'quote', request_id: rfq.request_id, quote_id: 'q', odds: 2, max_wager_micros: String(WAGER) });
     const reject = await self.next('quote_reject');
@@ -207,7 +215,10 @@ test('a maker never fills its own wallet: its quote is OWN_RFQ and counts as a d
     await assertMoneyInvariant(server, user, BigInt(10 * WAGER));
     await self.close();
 
-    const again = await loginWallet(server, wallet).then(() => null, (err: Error) => err.message);
+    const again = await loginWallet(server, wallet).then(
+      () => null,
+      (err: Error) => err.message,
+    );
     assert.match(again ?? '', /"code":"FORBIDDEN"/);
   } finally {
     await server.stop();

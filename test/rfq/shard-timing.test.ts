@@ -20,7 +20,13 @@ import { ManualClock } from '../helpers/manual-clock.js';
 const START_MS = 1_800_000_000_000;
 const WAGER = 2_000_000;
 const INIT: ShardInit = {
-  shard: 0, shardCount: 1, dataDir: '', quoteWindowMs: 300, lastLookMs: 200, maxActiveRfqs: 100, createCoalesceMs: 10,
+  shard: 0,
+  shardCount: 1,
+  dataDir: '',
+  quoteWindowMs: 300,
+  lastLookMs: 200,
+  maxActiveRfqs: 100,
+  createCoalesceMs: 10,
 };
 
 type Terminal = Extract<ShardToMain, { kind: 'terminal' }>;
@@ -44,7 +50,8 @@ before(async () => {
   store = openStore(dir, { isGroupCommit: true });
   const ledger = new Ledger(store, NO_USERS);
   await store.transact(() => {
-    for (const makerId of ['m1', 'm2', 'm3']) ledger.credit(makerAccount(makerAddressOf(makerId)), 1_000_000_000n, `credit:${makerId}`, START_MS);
+    for (const makerId of ['m1', 'm2', 'm3'])
+      ledger.credit(makerAccount(makerAddressOf(makerId)), 1_000_000_000n, `credit:${makerId}`, START_MS);
   });
 });
 after(async () => {
@@ -63,9 +70,24 @@ async function harness(): Promise<Harness> {
   const events: ShardToMain[] = [];
   const shard = new RfqShard(store, { ...INIT, dataDir: dir }, (e) => events.push(e), clock);
   const userId = randomUUID();
-  shard.handle({ kind: 'money', callId: 1, op: { op: 'credit', userId, wallet: `0x${'1'.repeat(40)}`, amountMicros: String(10 * WAGER), idempotencyKey: randomUUID(), atMs: START_MS } });
+  shard.handle({
+    kind: 'money',
+    callId: 1,
+    op: {
+      op: 'credit',
+      userId,
+      wallet: `0x${'1'.repeat(40)}`,
+      amountMicros: String(10 * WAGER),
+      idempotencyKey: randomUUID(),
+      atMs: START_MS,
+    },
+  });
   const market = await new Markets(store, clock, { priceAssets: [], priceDurationsSecs: [] }).createMention({
-    name: 'm', source_kind: 'test', source_event_id: 'e', source_market_id: randomUUID(), betting_closes_at_ms: START_MS + 3_600_000,
+    name: 'm',
+    source_kind: 'test',
+    source_event_id: 'e',
+    source_market_id: randomUUID(),
+    betting_closes_at_ms: START_MS + 3_600_000,
   });
   await settle();
   return { clock, shard, events, userId, marketId: market.market_id };
@@ -73,10 +95,25 @@ async function harness(): Promise<Harness> {
 
 function create(h: Harness, overrides: Partial<CreateRfq> = {}): void {
   h.shard.handle({
-    kind: 'create', callId: 2, rfqKind: 'unsigned', replayKey: `u:${h.userId}:${randomUUID()}`, contentHash: 'c', userId: h.userId,
-    wallet: `0x${'1'.repeat(40)}`, tier: 0, legs: [{ marketId: h.marketId, direction: 'up' }], wagerMicros: String(WAGER),
-    minOddsE4: 15_000, toleranceBps: 0, orderType: 2, isShielded: false, expiresAtMs: 0, admittedAtMs: START_MS,
-    answerWaitMs: 0, refusal: null, ...overrides,
+    kind: 'create',
+    callId: 2,
+    rfqKind: 'unsigned',
+    replayKey: `u:${h.userId}:${randomUUID()}`,
+    contentHash: 'c',
+    userId: h.userId,
+    wallet: `0x${'1'.repeat(40)}`,
+    tier: 0,
+    legs: [{ marketId: h.marketId, direction: 'up' }],
+    wagerMicros: String(WAGER),
+    minOddsE4: 15_000,
+    toleranceBps: 0,
+    orderType: 2,
+    isShielded: false,
+    expiresAtMs: 0,
+    admittedAtMs: START_MS,
+    answerWaitMs: 0,
+    refusal: null,
+    ...overrides,
   });
 }
 
@@ -90,14 +127,23 @@ function announce(h: Harness, makerIds: string[]): { requestId: string; quoteDea
 
 function quote(h: Harness, requestId: string, makerId: string, odds: number, isLastLook = false): void {
   h.shard.handle({
-    kind: 'quote', requestId, makerId, makerAddress: makerAddressOf(makerId), quoteId: `q-${makerId}`, oddsE4: odds * 10_000,
-    maxWagerMicros: String(WAGER), isLastLook, receivedAtMs: 0,
+    kind: 'quote',
+    requestId,
+    makerId,
+    makerAddress: makerAddressOf(makerId),
+    quoteId: `q-${makerId}`,
+    oddsE4: odds * 10_000,
+    maxWagerMicros: String(WAGER),
+    isLastLook,
+    receivedAtMs: 0,
   });
 }
 
 const terminal = (h: Harness): Terminal | undefined => h.events.find((e): e is Terminal => e.kind === 'terminal');
 const framesTo = (h: Harness, makerId: string) =>
-  h.events.filter((e) => e.kind === 'to_maker' && e.makerId === makerId).map((e) => JSON.parse((e as { frame: string }).frame) as { type: string });
+  h.events
+    .filter((e) => e.kind === 'to_maker' && e.makerId === makerId)
+    .map((e) => JSON.parse((e as { frame: string }).frame) as { type: string });
 
 describe('shard timing rules on a manual clock', () => {
   it('the quote window closes the RFQ at its deadline, not a millisecond before', async () => {
@@ -160,7 +206,11 @@ describe('shard timing rules on a manual clock', () => {
     h.clock.advance(1);
     await settle();
     assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.odds], ['completed', 1.9]);
-    assert.equal(framesTo(h, 'm1').some((f) => f.type === 'last_look'), false, 'no maker is asked past the deadline');
+    assert.equal(
+      framesTo(h, 'm1').some((f) => f.type === 'last_look'),
+      false,
+      'no maker is asked past the deadline',
+    );
   });
 
   it('no quote at all by the deadline ends timeout, and the wager is released', async () => {
@@ -180,10 +230,18 @@ describe('shard timing rules on a manual clock', () => {
     await settle();
     announce(h, ['m1']);
     await settle();
-    assert.equal(h.events.some((e) => e.kind === 'created'), false, 'held: not committed yet');
+    assert.equal(
+      h.events.some((e) => e.kind === 'created'),
+      false,
+      'held: not committed yet',
+    );
     h.clock.advance(9);
     await settle();
-    assert.equal(h.events.some((e) => e.kind === 'created'), false, 'held at 9 ms');
+    assert.equal(
+      h.events.some((e) => e.kind === 'created'),
+      false,
+      'held at 9 ms',
+    );
     h.clock.advance(1);
     await settle();
     const created = h.events.find((e) => e.kind === 'created');

@@ -41,6 +41,9 @@ describe('progress', () => {
     progress.update(1, 'fanout');
     progress.update(2, 'done'); // the last step is drawn even within the redraw interval
     progress.end();
-    assert.equal(err.text, '\r\x1b[2Kbench:load [############............] 1/2 50% fanout\r\x1b[2Kbench:load [########################] 2/2 100% done\r\x1b[2K');
+    assert.equal(
+      err.text,
+      '\r\x1b[2Kbench:load [############............] 1/2 50% fanout\r\x1b[2Kbench:load [########################] 2/2 100% done\r\x1b[2K',
+    );
   });
 });

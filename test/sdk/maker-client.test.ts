@@ -12,7 +12,15 @@ import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import WebSocket from 'ws';
 import { WebSocket as UndiciWebSocket } from 'undici';
-import { MakerClient, backoffDelayMs, makerChallengeBytes, privateKeySigner, toSocketUrl, type MakerClientEvents, type SocketConstructor } from '../../src/sdk/index.js';
+import {
+  MakerClient,
+  backoffDelayMs,
+  makerChallengeBytes,
+  privateKeySigner,
+  toSocketUrl,
+  type MakerClientEvents,
+  type SocketConstructor,
+} from '../../src/sdk/index.js';
 import { personalMessageHash } from '../../src/crypto/eip191.js';
 import { client } from '../helpers/http.js';
 import { repoRoot } from '../helpers/paths.js';
@@ -30,7 +38,17 @@ const WS = WebSocket as unknown as SocketConstructor;
 function record(c: MakerClient) {
   const events: Array<{ name: keyof MakerClientEvents; payload: unknown }> = [];
   const names: Array<keyof MakerClientEvents> = [
-    'authenticated', 'rfq', 'quote_ack', 'quote_reject', 'last_look', 'rfq_result', 'server_error', 'auth_failed', 'session_expired', 'disconnected', 'client_error',
+    'authenticated',
+    'rfq',
+    'quote_ack',
+    'quote_reject',
+    'last_look',
+    'rfq_result',
+    'server_error',
+    'auth_failed',
+    'session_expired',
+    'disconnected',
+    'client_error',
   ];
   for (const name of names) c.on(name, (payload: unknown) => events.push({ name, payload }));
   return events;
@@ -53,9 +71,18 @@ describe('maker SDK signer', () => {
 
   it('backoff doubles from the initial delay up to the cap, within the jitter', () => {
     const options = { initialDelayMs: 100, maxDelayMs: 1_000, factor: 2, jitter: 0.2 };
-    assert.deepEqual([0, 1, 2, 3, 4, 5].map((a) => backoffDelayMs(a, options, () => 0.5)), [100, 200, 400, 800, 1000, 1000]);
-    assert.equal(backoffDelayMs(0, options, () => 0), 80);
-    assert.equal(backoffDelayMs(0, options, () => 1), 120);
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 5].map((a) => backoffDelayMs(a, options, () => 0.5)),
+      [100, 200, 400, 800, 1000, 1000],
+    );
+    assert.equal(
+      backoffDelayMs(0, options, () => 0),
+      80,
+    );
+    assert.equal(
+      backoffDelayMs(0, options, () => 1),
+      120,
+    );
   });
 
   it('takes a base URL or the socket URL', () => {
@@ -95,17 +122,28 @@ describe('maker SDK against the service', () => {
     const events = record(mm);
     await mm.connect();
     await new Promise((r) => setTimeout(r, 1_500)); // six heartbeat intervals; three unanswered would close
-    assert.deepEqual(events.map((e) => e.name), ['authenticated']);
+    assert.deepEqual(
+      events.map((e) => e.name),
+      ['authenticated'],
+    );
     const list = await client(server.baseUrl, server.adminToken).get('/v1/admin/market-makers');
     assert.equal(list.body.makers.find((m: { address: string }) => m.address === maker.address).connections, 1);
     mm.close();
   });
 
   it('stops on UNKNOWN_MAKER: connect() rejects with AUTH_FAILED and no reconnect happens', async () => {
-    const mm = new MakerClient({ url: server.wsUrl, privateKey: Wallet.createRandom().privateKey, WebSocket: WS, reconnect: { initialDelayMs: 10 } });
+    const mm = new MakerClient({
+      url: server.wsUrl,
+      privateKey: Wallet.createRandom().privateKey,
+      WebSocket: WS,
+      reconnect: { initialDelayMs: 10 },
+    });
     const events = record(mm);
     await assert.rejects(mm.connect(), (err: Error & { code?: string }) => err.code === 'AUTH_FAILED' && /UNKNOWN_MAKER/.test(err.message));
-    assert.deepEqual(events.map((e) => e.name), ['auth_failed', 'disconnected']);
+    assert.deepEqual(
+      events.map((e) => e.name),
+      ['auth_failed', 'disconnected'],
+    );
     assert.deepEqual(events[1]!.payload, { code: 1008, reason: 'UNKNOWN_MAKER', willReconnect: false, reconnectInMs: null });
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(events.length, 2);
@@ -119,7 +157,11 @@ describe('maker SDK against the service', () => {
     await mm.connect();
     assert.equal((await client(server.baseUrl, server.adminToken).delete(`/v1/admin/market-makers/${maker.address}`)).status, 200);
     await waitFor(() => events.some((e) => e.name === 'auth_failed'), { timeoutMs: 5_000, intervalMs: 5, what: 'auth_failed' });
-    await waitFor(() => events.filter((e) => e.name === 'disconnected').length === 2, { timeoutMs: 5_000, intervalMs: 5, what: 'second disconnect' });
+    await waitFor(() => events.filter((e) => e.name === 'disconnected').length === 2, {
+      timeoutMs: 5_000,
+      intervalMs: 5,
+      what: 'second disconnect',
+    });
     const names = events.map((e) => e.name);
     assert.deepEqual(names, ['authenticated', 'server_error', 'disconnected', 'auth_failed', 'disconnected']);
     assert.deepEqual(events[2]!.payload, { code: 1008, reason: 'MAKER_REMOVED', willReconnect: true, reconnectInMs: 10 });
@@ -138,8 +180,15 @@ describe('maker SDK session renewal', () => {
       const events = record(mm);
       await mm.connect();
       const first = mm.session!;
-      await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, { timeoutMs: 5_000, intervalMs: 5, what: 'second authentication' });
-      assert.deepEqual(events.map((e) => e.name), ['authenticated', 'session_expired', 'disconnected', 'authenticated']);
+      await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, {
+        timeoutMs: 5_000,
+        intervalMs: 5,
+        what: 'second authentication',
+      });
+      assert.deepEqual(
+        events.map((e) => e.name),
+        ['authenticated', 'session_expired', 'disconnected', 'authenticated'],
+      );
       // Immediately, not after the 5 s backoff: AUTH_EXPIRED is a renewal, not a failure.
       assert.deepEqual(events[2]!.payload, { code: 1008, reason: 'AUTH_EXPIRED', willReconnect: true, reconnectInMs: 0 });
       assert.notEqual(mm.session!.sessionToken, first.sessionToken);
@@ -181,10 +230,11 @@ async function startRelay(targetPort: number) {
     restore() {
       isUp = true;
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      relay.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        relay.close(() => resolve());
+      }),
   };
 }
 
@@ -205,12 +255,23 @@ describe('maker SDK reconnect after a drop', () => {
       await mm.connect();
       const first = mm.session!;
       relay.cut();
-      await waitFor(() => events.filter((e) => e.name === 'disconnected').length >= 5, { timeoutMs: 10_000, intervalMs: 5, what: 'reconnect attempts' });
+      await waitFor(() => events.filter((e) => e.name === 'disconnected').length >= 5, {
+        timeoutMs: 10_000,
+        intervalMs: 5,
+        what: 'reconnect attempts',
+      });
       relay.restore();
-      await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, { timeoutMs: 10_000, intervalMs: 5, what: 'authenticated again' });
+      await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, {
+        timeoutMs: 10_000,
+        intervalMs: 5,
+        what: 'authenticated again',
+      });
       const drops = events.filter((e) => e.name === 'disconnected').map((e) => e.payload as MakerClientEvents['disconnected']);
       assert.equal(drops[0]!.code, 1006); // no close frame: the link was cut
-      assert.deepEqual(drops.slice(0, 5).map((d) => d.reconnectInMs), [20, 40, 80, 160, 200]);
+      assert.deepEqual(
+        drops.slice(0, 5).map((d) => d.reconnectInMs),
+        [20, 40, 80, 160, 200],
+      );
       assert.ok(drops.every((d) => d.willReconnect));
       assert.notEqual(mm.session!.sessionToken, first.sessionToken);
       assert.equal(mm.isAuthenticated, true);
@@ -233,62 +294,83 @@ describe('maker SDK on a link that goes silent without closing', () => {
   ];
 
   for (const impl of implementations) {
-    it(`${impl.name}: a frozen link is dropped after serverSilenceMs and the client reconnects at once, without waiting for the close handshake`, { timeout: 60_000 }, async () => {
-      const server = await startServer({ env: { PARLAYD_MM_HEARTBEAT_MS: '250' } });
-      const relay = await startFreezableRelay(server.port);
-      const key = Wallet.createRandom().privateKey;
-      const mm = new MakerClient({
-        url: relay.url,
-        privateKey: key,
-        WebSocket: impl.WebSocket,
-        serverSilenceMs: 1_500, // six heartbeats: a noisy machine does not trip it on a live link
-        reconnect: { initialDelayMs: 20, jitter: 0 },
-      });
-      try {
-        await registerMaker(server, new Wallet(key));
-        const events = record(mm);
-        await mm.connect();
-        const first = mm.session!;
-        relay.freeze();
-        const frozenAtMs = Date.now();
-        // Generous, yet below the close timeout: a client that waits for the close handshake to give up fails.
-        await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, { timeoutMs: WS_CLOSE_TIMEOUT_MS / 2, intervalMs: 5, what: 'reconnected after the freeze' });
-        assert.ok(Date.now() - frozenAtMs < WS_CLOSE_TIMEOUT_MS);
-        assert.deepEqual(events.map((e) => e.name), ['authenticated', 'disconnected', 'authenticated'], JSON.stringify(events));
-        assert.deepEqual(events[1]!.payload, { code: 1006, reason: 'server silent', willReconnect: true, reconnectInMs: 20 });
-        assert.equal(relay.acceptedCount, 2); // the new session came over a new connection, past the frozen one
-        assert.notEqual(mm.session!.sessionToken, first.sessionToken);
-        // terminate() frees the dead socket at once instead of holding it through the close timeout.
-        if (impl.hasTerminate) await waitFor(() => relay.frozenOpenCount === 0, { timeoutMs: WS_CLOSE_TIMEOUT_MS / 2, intervalMs: 5, what: 'dead socket released' });
-      } finally {
-        mm.close(); // before the relay closes, so the drop it causes does not start a reconnect
-        await relay.close();
-        await server.stop();
-        removeDataDir(server);
-      }
-    });
+    it(
+      `${impl.name}: a frozen link is dropped after serverSilenceMs and the client reconnects at once, without waiting for the close handshake`,
+      { timeout: 60_000 },
+      async () => {
+        const server = await startServer({ env: { PARLAYD_MM_HEARTBEAT_MS: '250' } });
+        const relay = await startFreezableRelay(server.port);
+        const key = Wallet.createRandom().privateKey;
+        const mm = new MakerClient({
+          url: relay.url,
+          privateKey: key,
+          WebSocket: impl.WebSocket,
+          serverSilenceMs: 1_500, // six heartbeats: a noisy machine does not trip it on a live link
+          reconnect: { initialDelayMs: 20, jitter: 0 },
+        });
+        try {
+          await registerMaker(server, new Wallet(key));
+          const events = record(mm);
+          await mm.connect();
+          const first = mm.session!;
+          relay.freeze();
+          const frozenAtMs = Date.now();
+          // Generous, yet below the close timeout: a client that waits for the close handshake to give up fails.
+          await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, {
+            timeoutMs: WS_CLOSE_TIMEOUT_MS / 2,
+            intervalMs: 5,
+            what: 'reconnected after the freeze',
+          });
+          assert.ok(Date.now() - frozenAtMs < WS_CLOSE_TIMEOUT_MS);
+          assert.deepEqual(
+            events.map((e) => e.name),
+            ['authenticated', 'disconnected', 'authenticated'],
+            JSON.stringify(events),
+          );
+          assert.deepEqual(events[1]!.payload, { code: 1006, reason: 'server silent', willReconnect: true, reconnectInMs: 20 });
+          assert.equal(relay.acceptedCount, 2); // the new session came over a new connection, past the frozen one
+          assert.notEqual(mm.session!.sessionToken, first.sessionToken);
+          // terminate() frees the dead socket at once instead of holding it through the close timeout.
+          if (impl.hasTerminate)
+            await waitFor(() => relay.frozenOpenCount === 0, {
+              timeoutMs: WS_CLOSE_TIMEOUT_MS / 2,
+              intervalMs: 5,
+              what: 'dead socket released',
+            });
+        } finally {
+          mm.close(); // before the relay closes, so the drop it causes does not start a reconnect
+          await relay.close();
+          await server.stop();
+          removeDataDir(server);
+        }
+      },
+    );
   }
 });
 
 describe('maker SDK close() on a link that went silent', () => {
-  it('ws: close() drops the dead socket after its short grace instead of ws holding it through the 30 s close timeout', { timeout: 60_000 }, async () => {
-    const server = await startServer();
-    const relay = await startFreezableRelay(server.port);
-    const key = Wallet.createRandom().privateKey;
-    const mm = new MakerClient({ url: relay.url, privateKey: key, WebSocket: WS, reconnect: false });
-    try {
-      await registerMaker(server, new Wallet(key));
-      await mm.connect();
-      relay.freeze();
-      mm.close();
-      // The close frame cannot reach the server; without the grace the socket stays open 30 s.
-      await waitFor(() => relay.frozenOpenCount === 0, { timeoutMs: 10_000, intervalMs: 5, what: 'dead socket released after close()' });
-    } finally {
-      await relay.close();
-      await server.stop();
-      removeDataDir(server);
-    }
-  });
+  it(
+    'ws: close() drops the dead socket after its short grace instead of ws holding it through the 30 s close timeout',
+    { timeout: 60_000 },
+    async () => {
+      const server = await startServer();
+      const relay = await startFreezableRelay(server.port);
+      const key = Wallet.createRandom().privateKey;
+      const mm = new MakerClient({ url: relay.url, privateKey: key, WebSocket: WS, reconnect: false });
+      try {
+        await registerMaker(server, new Wallet(key));
+        await mm.connect();
+        relay.freeze();
+        mm.close();
+        // The close frame cannot reach the server; without the grace the socket stays open 30 s.
+        await waitFor(() => relay.frozenOpenCount === 0, { timeoutMs: 10_000, intervalMs: 5, what: 'dead socket released after close()' });
+      } finally {
+        await relay.close();
+        await server.stop();
+        removeDataDir(server);
+      }
+    },
+  );
 });
 
 describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
@@ -369,18 +451,35 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
     assert.throws(() => mm.quote(randomUUID(), { odds: 1.5, maxWagerMicros: 0 }), RangeError);
     mm.close();
     const fresh = new MakerClient({ url: gw.wsUrl, privateKey: Wallet.createRandom().privateKey, WebSocket: WS });
-    assert.throws(() => fresh.decline(randomUUID()), (err: Error & { code?: string }) => err.code === 'NOT_CONNECTED');
+    assert.throws(
+      () => fresh.decline(randomUUID()),
+      (err: Error & { code?: string }) => err.code === 'NOT_CONNECTED',
+    );
   });
 
   it('last look: the callback decides; its answer reaches the engine as last_look_response', async () => {
-    const decisions = new Map<string, boolean>([['accept-me', true], ['reject-me', false]]);
+    const decisions = new Map<string, boolean>([
+      ['accept-me', true],
+      ['reject-me', false],
+    ]);
     const { mm, makerId } = await connected((m) => decisions.get(m.quote_id) ?? false);
     const requestId = randomUUID();
     for (const quoteId of decisions.keys()) {
-      gw.gateway.send(makerId, { type: 'last_look', request_id: requestId, quote_id: quoteId, fill_wager_micros: '1000000', deadline_ms: Date.now() + 200 });
+      gw.gateway.send(makerId, {
+        type: 'last_look',
+        request_id: requestId,
+        quote_id: quoteId,
+        fill_wager_micros: '1000000',
+        deadline_ms: Date.now() + 200,
+      });
     }
-    await waitFor(() => dispatcher.events.filter((e) => e.kind === 'last_look_response' && e.makerId === makerId).length === 2, { intervalMs: 5, what: 'two last_look_responses' });
-    const answers = dispatcher.events.filter((e) => e.kind === 'last_look_response' && e.makerId === makerId).map((e) => 'msg' in e && e.msg);
+    await waitFor(() => dispatcher.events.filter((e) => e.kind === 'last_look_response' && e.makerId === makerId).length === 2, {
+      intervalMs: 5,
+      what: 'two last_look_responses',
+    });
+    const answers = dispatcher.events
+      .filter((e) => e.kind === 'last_look_response' && e.makerId === makerId)
+      .map((e) => 'msg' in e && e.msg);
     assert.deepEqual(answers, [
       { type: 'last_look_response', request_id: requestId, quote_id: 'accept-me', accept: true },
       { type: 'last_look_response', request_id: requestId, quote_id: 'reject-me', accept: false },
@@ -388,14 +487,18 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
     mm.close();
   });
 
-  it('a listener that throws is reported as client_error; the connection stays up and later events still arrive', { timeout: 10_000 }, async () => {
-    const { mm, makerId, events } = await connected();
-    try {
-      await throwingListenerKeepsTheSession(mm, makerId, events);
-    } finally {
-      mm.close(); // a client left reconnecting would keep the test process alive
-    }
-  });
+  it(
+    'a listener that throws is reported as client_error; the connection stays up and later events still arrive',
+    { timeout: 10_000 },
+    async () => {
+      const { mm, makerId, events } = await connected();
+      try {
+        await throwingListenerKeepsTheSession(mm, makerId, events);
+      } finally {
+        mm.close(); // a client left reconnecting would keep the test process alive
+      }
+    },
+  );
 
   async function throwingListenerKeepsTheSession(mm: MakerClient, makerId: string, events: ReturnType<typeof record>) {
     mm.on('rfq', () => {
@@ -423,7 +526,13 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
       throw new Error('pricing service down');
     });
     const requestId = randomUUID();
-    gw.gateway.send(makerId, { type: 'last_look', request_id: requestId, quote_id: 'q', fill_wager_micros: '1', deadline_ms: Date.now() + 200 });
+    gw.gateway.send(makerId, {
+      type: 'last_look',
+      request_id: requestId,
+      quote_id: 'q',
+      fill_wager_micros: '1',
+      deadline_ms: Date.now() + 200,
+    });
     const answer = await dispatcher.waitFor((e) => e.kind === 'last_look_response' && e.makerId === makerId);
     assert.equal('msg' in answer && answer.msg['accept'], false);
     const reported = events.find((e) => e.name === 'client_error');
@@ -440,9 +549,15 @@ describe('demo maker', () => {
       odds: 1.94,
       maxWagerMicros: 515_463_917n,
     });
-    const three = priceRfq({ legs: [1, 2, 3].map((id) => ({ market_id: id, direction: 'up' as const })), wager_micros: '1000000', order_type: 1 }, params);
+    const three = priceRfq(
+      { legs: [1, 2, 3].map((id) => ({ market_id: id, direction: 'up' as const })), wager_micros: '1000000', order_type: 1 },
+      params,
+    );
     assert.deepEqual(three, { kind: 'quote', odds: 7.6, maxWagerMicros: 131_578_947n }); // 8 x (1 - 5%)
-    assert.deepEqual(priceRfq({ legs: [{ market_id: 1, direction: 'up' }], wager_micros: '600000000', order_type: 2 }, params).kind, 'decline');
+    assert.deepEqual(
+      priceRfq({ legs: [{ market_id: 1, direction: 'up' }], wager_micros: '600000000', order_type: 2 }, params).kind,
+      'decline',
+    );
     assert.equal(priceRfq({ legs: [{ market_id: 1, direction: 'up' }], wager_micros: '600000000', order_type: 1 }, params).kind, 'quote');
   });
 
@@ -465,7 +580,10 @@ describe('demo maker', () => {
         });
       });
       const list = await client(server.baseUrl, server.adminToken).get('/v1/admin/market-makers');
-      assert.deepEqual(list.body.makers.map((m: { address: string; connections: number }) => [m.address, m.connections]), [[authenticated['address'], 1]]);
+      assert.deepEqual(
+        list.body.makers.map((m: { address: string; connections: number }) => [m.address, m.connections]),
+        [[authenticated['address'], 1]],
+      );
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

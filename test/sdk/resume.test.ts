@@ -32,46 +32,60 @@ describe('maker SDK resume', () => {
     await gw.close();
   });
 
-  it('a link cut mid-burst: after the reconnect the resume replays what was lost, and the user sees each rfq once, in order', { timeout: 30_000 }, async () => {
-    const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
-    const key = Wallet.createRandom().privateKey;
-    await gw.register(new Wallet(key));
-    const mm = new MakerClient({
-      url: relay.url, privateKey: key, WebSocket: WebSocket as unknown as SocketConstructor,
-      serverSilenceMs: 1_000, reconnect: { initialDelayMs: 20, jitter: 0 },
-    });
-    const seen: string[] = [];
-    mm.on('rfq', (rfq) => seen.push(rfq.request_id));
-    const resumed = mm.once('resumed');
-    try {
-      await mm.connect();
-      const burst = Array.from({ length: 10 }, rfqMessage);
-      for (const rfq of burst.slice(0, 5)) gw.gateway.broadcast(rfq);
-      await waitFor(() => seen.length === 5, { timeoutMs: 5_000, intervalMs: 5, what: 'first half delivered' });
-      relay.freeze();
-      for (const rfq of burst.slice(5)) gw.gateway.broadcast(rfq); // written to a socket whose link is dead
-      const answer = await resumed;
-      assert.equal(answer.replayed, 5);
-      assert.equal(answer.next_seq, mm.lastSeq + 1);
-      assert.deepEqual(seen, burst.map((r) => r.request_id));
-      // The stream goes on: a new rfq arrives once, after the replay.
-      const later = rfqMessage();
-      gw.gateway.broadcast(later);
-      await waitFor(() => seen.length === 11, { timeoutMs: 5_000, intervalMs: 5, what: 'live rfq after the resume' });
-      assert.equal(seen[10], later.request_id);
-    } finally {
-      mm.close();
-      await relay.close();
-    }
-  });
+  it(
+    'a link cut mid-burst: after the reconnect the resume replays what was lost, and the user sees each rfq once, in order',
+    { timeout: 30_000 },
+    async () => {
+      const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
+      const key = Wallet.createRandom().privateKey;
+      await gw.register(new Wallet(key));
+      const mm = new MakerClient({
+        url: relay.url,
+        privateKey: key,
+        WebSocket: WebSocket as unknown as SocketConstructor,
+        serverSilenceMs: 1_000,
+        reconnect: { initialDelayMs: 20, jitter: 0 },
+      });
+      const seen: string[] = [];
+      mm.on('rfq', (rfq) => seen.push(rfq.request_id));
+      const resumed = mm.once('resumed');
+      try {
+        await mm.connect();
+        const burst = Array.from({ length: 10 }, rfqMessage);
+        for (const rfq of burst.slice(0, 5)) gw.gateway.broadcast(rfq);
+        await waitFor(() => seen.length === 5, { timeoutMs: 5_000, intervalMs: 5, what: 'first half delivered' });
+        relay.freeze();
+        for (const rfq of burst.slice(5)) gw.gateway.broadcast(rfq); // written to a socket whose link is dead
+        const answer = await resumed;
+        assert.equal(answer.replayed, 5);
+        assert.equal(answer.next_seq, mm.lastSeq + 1);
+        assert.deepEqual(
+          seen,
+          burst.map((r) => r.request_id),
+        );
+        // The stream goes on: a new rfq arrives once, after the replay.
+        const later = rfqMessage();
+        gw.gateway.broadcast(later);
+        await waitFor(() => seen.length === 11, { timeoutMs: 5_000, intervalMs: 5, what: 'live rfq after the resume' });
+        assert.equal(seen[10], later.request_id);
+      } finally {
+        mm.close();
+        await relay.close();
+      }
+    },
+  );
 
   it('resume: false leaves the lost frames unreplayed', { timeout: 30_000 }, async () => {
     const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
     const key = Wallet.createRandom().privateKey;
     await gw.register(new Wallet(key));
     const mm = new MakerClient({
-      url: relay.url, privateKey: key, WebSocket: WebSocket as unknown as SocketConstructor,
-      serverSilenceMs: 1_000, reconnect: { initialDelayMs: 20, jitter: 0 }, resume: false,
+      url: relay.url,
+      privateKey: key,
+      WebSocket: WebSocket as unknown as SocketConstructor,
+      serverSilenceMs: 1_000,
+      reconnect: { initialDelayMs: 20, jitter: 0 },
+      resume: false,
     });
     const seen: string[] = [];
     mm.on('rfq', (rfq) => seen.push(rfq.request_id));

@@ -19,7 +19,11 @@ describe('StreamPosition', () => {
   it('a new session starts at 0 and names the previous session with the last seq read there', () => {
     const position = new StreamPosition();
     position.accept({ type: 'heartbeat', seq: 41, ts: 10 });
-    assert.deepEqual(position.onAuthenticated('old-token', 'new-token', true), { type: 'resume', session_token: 'old-token', last_seq: 41 });
+    assert.deepEqual(position.onAuthenticated('old-token', 'new-token', true), {
+      type: 'resume',
+      session_token: 'old-token',
+      last_seq: 41,
+    });
     assert.equal(position.lastSeq, 0);
   });
 

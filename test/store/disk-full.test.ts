@@ -85,76 +85,99 @@ describe('a full disk (issue 21)', () => {
     }
   });
 
-  it('refuses new work, finishes accepted work once space is freed, without a restart', { skip: mountPoint === null ? 'needs root and a tmpfs mount' : false }, async () => {
-    const dataDir = join(mountPoint!, 'data');
-    const filler = join(mountPoint!, 'filler');
-    // The map limit (64 MiB) is past the disk (24 MiB): the disk is what fills.
-    server = await startServer({ dataDir, env: { PARLAYD_LMDB_MAP_SIZE_MB: '64', PARLAYD_QUOTE_WINDOW_MS: String(QUOTE_WINDOW_MS) } });
-    const admin = client(server.baseUrl, server.adminToken);
-    const taker = await fundedUser(server, FUNDS);
-    const market = (await createMarket(server)).market_id;
-    maker = await connectNewMaker(server); // hears the RFQ, never quotes: it ends `timeout` after the window
-    const api = client(server.baseUrl, taker.token);
+  it(
+    'refuses new work, finishes accepted work once space is freed, without a restart',
+    { skip: mountPoint === null ? 'needs root and a tmpfs mount' : false },
+    async () => {
+      const dataDir = join(mountPoint!, 'data');
+      const filler = join(mountPoint!, 'filler');
+      // The map limit (64 MiB) is past the disk (24 MiB): the disk is what fills.
+      server = await startServer({ dataDir, env: { PARLAYD_LMDB_MAP_SIZE_MB: '64', PARLAYD_QUOTE_WINDOW_MS: String(QUOTE_WINDOW_MS) } });
+      const admin = client(server.baseUrl, server.adminToken);
+      const taker = await fundedUser(server, FUNDS);
+      const market = (await createMarket(server)).market_id;
+      maker = await connectNewMaker(server); // hears the RFQ, never quotes: it ends `timeout` after the window
+      const api = client(server.baseUrl, taker.token);
 
-    const created = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const requestId = created.body.request_id as string;
-    await maker.next('rfq');
-    fillDisk(filler);
+      const created = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const requestId = created.body.request_id as string;
+      await maker.next('rfq');
+      fillDisk(filler);
 
-    // New work: refused before it writes (statfs below the reserve, or a commit that failed).
-    const refused = await admin.post('/v1/admin/users/credit', { wallet: taker.address, amount_micros: 1, idempotency_key: randomUUID() });
-    assert.equal(refused.status, 503, JSON.stringify(refused.body));
-    assert.equal(refused.body.code, 'OVERLOADED');
-    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
-    const refusedRfq = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
-    assert.equal(refusedRfq.status, 503);
-    // A main-thread write that no admission point refuses (a contest with a 600 KB image: more pages than
-    // LMDB can reuse) fails its asynchronous commit: 503, and lmdb-js's unhandled rejections of it do not
-    // stop the process (room.ts guardCommitFailures).
-    const image = { content_type: 'image/png' as const, base64: Buffer.concat([PNG_BYTES, Buffer.alloc(600_000, 7)]).toString('base64') };
-    const contest = await postContest(server, contestConfig([market], { image }));
-    assert.equal(contest.status, 503, JSON.stringify(contest.body));
-    assert.equal(contest.body.code, 'OVERLOADED');
-    await sleep(100);
-    assert.equal(server.process.exitCode, null, 'a failed main-thread commit did not stop the process');
-    const storage = await admin.get('/v1/admin/storage');
-    assert.equal(storage.status, 200);
-    assert.equal(storage.body.is_refusing, true);
+      // New work: refused before it writes (statfs below the reserve, or a commit that failed).
+      const refused = await admin.post('/v1/admin/users/credit', {
+        wallet: taker.address,
+        amount_micros: 1,
+        idempotency_key: randomUUID(),
+      });
+      assert.equal(refused.status, 503, JSON.stringify(refused.body));
+      assert.equal(refused.body.code, 'OVERLOADED');
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      const refusedRfq = await api.post(
+        '/v1/rfq/unsigned',
+        unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }),
+      );
+      assert.equal(refusedRfq.status, 503);
+      // A main-thread write that no admission point refuses (a contest with a 600 KB image: more pages than
+      // LMDB can reuse) fails its asynchronous commit: 503, and lmdb-js's unhandled rejections of it do not
+      // stop the process (room.ts guardCommitFailures).
+      const image = { content_type: 'image/png' as const, base64: Buffer.concat([PNG_BYTES, Buffer.alloc(600_000, 7)]).toString('base64') };
+      const contest = await postContest(server, contestConfig([market], { image }));
+      assert.equal(contest.status, 503, JSON.stringify(contest.body));
+      assert.equal(contest.body.code, 'OVERLOADED');
+      await sleep(100);
+      assert.equal(server.process.exitCode, null, 'a failed main-thread commit did not stop the process');
+      const storage = await admin.get('/v1/admin/storage');
+      assert.equal(storage.status, 200);
+      assert.equal(storage.body.is_refusing, true);
 
-    // The RFQ's window ends while the disk is full: its end cannot commit and is retried; the service stays up.
-    await sleep(QUOTE_WINDOW_MS + 1_500);
-    assert.equal(server.process.exitCode, null, 'the service is still running');
-    assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
-    const during = await api.get(`/v1/rfq/${requestId}`);
-    assert.equal(during.status, 200);
-    assert.equal(during.body.status, 'pending', 'the end is not written yet');
-    assert.deepEqual(await balanceOf(server, taker), { available: BigInt(FUNDS - WAGER), reserved: BigInt(WAGER), atRisk: 0n });
+      // The RFQ's window ends while the disk is full: its end cannot commit and is retried; the service stays up.
+      await sleep(QUOTE_WINDOW_MS + 1_500);
+      assert.equal(server.process.exitCode, null, 'the service is still running');
+      assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
+      const during = await api.get(`/v1/rfq/${requestId}`);
+      assert.equal(during.status, 200);
+      assert.equal(during.body.status, 'pending', 'the end is not written yet');
+      assert.deepEqual(await balanceOf(server, taker), { available: BigInt(FUNDS - WAGER), reserved: BigInt(WAGER), atRisk: 0n });
 
-    // Space returns: the retried end commits, the wager comes back, new work is taken.
-    rmSync(filler);
-    const ended = await until('the RFQ to end', async () => {
-      const rfq = await api.get(`/v1/rfq/${requestId}`);
-      return rfq.body.status === 'pending' ? undefined : rfq.body;
-    }, 40_000);
-    assert.equal(ended.status, 'timeout');
-    assert.deepEqual(await balanceOf(server, taker), { available: BigInt(FUNDS), reserved: 0n, atRisk: 0n });
-    const again = await until('a credit to be taken', async () => {
-      const answer = await admin.post('/v1/admin/users/credit', { wallet: taker.address, amount_micros: 1, idempotency_key: randomUUID() });
-      return answer.status === 503 ? undefined : answer;
-    }, 10_000);
-    assert.equal(again.status, 200, JSON.stringify(again.body));
-    const after = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
-    assert.equal(after.status, 201, JSON.stringify(after.body));
-    assert.equal(server.process.exitCode, null);
+      // Space returns: the retried end commits, the wager comes back, new work is taken.
+      rmSync(filler);
+      const ended = await until(
+        'the RFQ to end',
+        async () => {
+          const rfq = await api.get(`/v1/rfq/${requestId}`);
+          return rfq.body.status === 'pending' ? undefined : rfq.body;
+        },
+        40_000,
+      );
+      assert.equal(ended.status, 'timeout');
+      assert.deepEqual(await balanceOf(server, taker), { available: BigInt(FUNDS), reserved: 0n, atRisk: 0n });
+      const again = await until(
+        'a credit to be taken',
+        async () => {
+          const answer = await admin.post('/v1/admin/users/credit', {
+            wallet: taker.address,
+            amount_micros: 1,
+            idempotency_key: randomUUID(),
+          });
+          return answer.status === 503 ? undefined : answer;
+        },
+        10_000,
+      );
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      const after = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));
+      assert.equal(after.status, 201, JSON.stringify(after.body));
+      assert.equal(server.process.exitCode, null);
 
-    maker.close();
-    assert.equal(await server.stop(), 0, JSON.stringify(server.logs.filter((l) => Number(l['level']) >= 50).slice(-5)));
-    const store = openStore(dataDir, { mapSizeBytes: 64 * 1024 * 1024 });
-    try {
-      assert.deepEqual(auditLedger(store).differences, []);
-    } finally {
-      await store.close();
-    }
-  });
+      maker.close();
+      assert.equal(await server.stop(), 0, JSON.stringify(server.logs.filter((l) => Number(l['level']) >= 50).slice(-5)));
+      const store = openStore(dataDir, { mapSizeBytes: 64 * 1024 * 1024 });
+      try {
+        assert.deepEqual(auditLedger(store).differences, []);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 });

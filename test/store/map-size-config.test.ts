@@ -17,7 +17,10 @@ describe('PARLAYD_LMDB_MAP_SIZE_MB', () => {
 
   for (const bad of ['0', '-1', '1.5', 'big', '1048577']) {
     it(`refuses ${JSON.stringify(bad)}, naming the variable`, () => {
-      assert.throws(() => loadConfig({ PARLAYD_LMDB_MAP_SIZE_MB: bad }), (err: unknown) => err instanceof ConfigError && err.message.startsWith('PARLAYD_LMDB_MAP_SIZE_MB='));
+      assert.throws(
+        () => loadConfig({ PARLAYD_LMDB_MAP_SIZE_MB: bad }),
+        (err: unknown) => err instanceof ConfigError && err.message.startsWith('PARLAYD_LMDB_MAP_SIZE_MB='),
+      );
     });
   }
 });

@@ -39,11 +39,26 @@ async function writeVersion1(dataDir: string, isActive: boolean): Promise<{ user
       pnlMicros: '0',
       journalSeq: 1,
     });
-    void store.db('journal').put(`${userId}:000000000001`, { kind: 'credit', amounts: { amountMicros: '10000000' }, ref: 'credit:k', atMs: 1 });
+    void store
+      .db('journal')
+      .put(`${userId}:000000000001`, { kind: 'credit', amounts: { amountMicros: '10000000' }, ref: 'credit:k', atMs: 1 });
     const record: RfqRecord = {
-      requestId, userId, wallet: `0x${'ab'.repeat(20)}`, kind: 'unsigned', legs: [{ marketId: 1, direction: 'up' }],
-      wagerMicros: String(WAGER), minOddsE4: 15_000, toleranceBps: 50, orderType: 2, isShielded: false,
-      createdAtMs: 1, expiresAtMs: 2, status: isActive ? 'pending' : 'timeout', quotesReceived: 0, fill: null, error: null,
+      requestId,
+      userId,
+      wallet: `0x${'ab'.repeat(20)}`,
+      kind: 'unsigned',
+      legs: [{ marketId: 1, direction: 'up' }],
+      wagerMicros: String(WAGER),
+      minOddsE4: 15_000,
+      toleranceBps: 50,
+      orderType: 2,
+      isShielded: false,
+      createdAtMs: 1,
+      expiresAtMs: 2,
+      status: isActive ? 'pending' : 'timeout',
+      quotesReceived: 0,
+      fill: null,
+      error: null,
       terminalAtMs: isActive ? null : 2,
     };
     void store.db('rfqs').put(requestId, record);
@@ -57,7 +72,11 @@ test('a version-1 data directory is migrated: balances carried over as opening t
   const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-v1-'));
   const { userId } = await writeVersion1(dataDir, false);
   const server = await startServer({ dataDir });
-  assert.ok(server.logs.some((l) => l['msg'] === 'data directory migrated' && l['openingBalances'] === 1 && l['historyRows'] === 1 && l['from'] === 1));
+  assert.ok(
+    server.logs.some(
+      (l) => l['msg'] === 'data directory migrated' && l['openingBalances'] === 1 && l['historyRows'] === 1 && l['from'] === 1,
+    ),
+  );
   const check = await client(server.baseUrl, server.adminToken).get('/v1/admin/ledger/check');
   assert.equal(check.status, 200);
   assert.equal(check.body.ok, true, JSON.stringify(check.body));
@@ -67,7 +86,12 @@ test('a version-1 data directory is migrated: balances carried over as opening t
   const store = openStore(dataDir);
   try {
     assert.equal(store.db('meta').get('schemaVersion'), SCHEMA_VERSION);
-    assert.deepEqual(readUserBalance(store, userId), { availableMicros: 10_000_000n, reservedMicros: 0n, atRiskMicros: 0n, pendingWithdrawalMicros: 0n });
+    assert.deepEqual(readUserBalance(store, userId), {
+      availableMicros: 10_000_000n,
+      reservedMicros: 0n,
+      atRiskMicros: 0n,
+      pendingWithdrawalMicros: 0n,
+    });
     assert.equal(store.db('balances').getKeysCount(), 0, 'the old form is gone');
     assert.deepEqual(auditLedger(store).differences, []);
   } finally {
@@ -96,7 +120,10 @@ test("an open contest's prize pool is carried into the protocol's committed buck
 test('a data directory that still holds money in the old form is refused with what to do, and left as it was', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-v1-'));
   const { userId } = await writeVersion1(dataDir, true);
-  await assert.rejects(startServer({ dataDir }), /data directory error: cannot migrate .*user .* has money reserved or at risk.*Run the previous parlayd/);
+  await assert.rejects(
+    startServer({ dataDir }),
+    /data directory error: cannot migrate .*user .* has money reserved or at risk.*Run the previous parlayd/,
+  );
   const store = openStore(dataDir);
   try {
     assert.equal(store.db('meta').get('schemaVersion'), undefined);

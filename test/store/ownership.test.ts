@@ -34,7 +34,8 @@ const DB_OPENERS: Record<DbName, Openers> = {
     also: {
       'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
       'src/ledger/audit.ts': LEDGER_AUDIT,
-      'src/rfq/finalization.ts': "reads a maker's available balance to decide whether a fill is covered; should ask its ShardMoney's ledger",
+      'src/rfq/finalization.ts':
+        "reads a maker's available balance to decide whether a fill is covered; should ask its ShardMoney's ledger",
     },
   },
   transfers: {
@@ -149,7 +150,10 @@ const DB_OPENERS: Record<DbName, Openers> = {
     also: { 'src/contests/history.ts': 'main thread view (GET /v1/user/contest_entries)', 'src/store/migrations.ts': MIGRATION },
   },
   entryKeys: { owner: 'src/contests/entries.ts' },
-  contestImages: { owner: 'src/contests/contests.ts', also: { 'src/contests/queries.ts': 'main thread read (GET /v1/contests/:id/image)' } },
+  contestImages: {
+    owner: 'src/contests/contests.ts',
+    also: { 'src/contests/queries.ts': 'main thread read (GET /v1/contests/:id/image)' },
+  },
   marketsDue: {
     owner: 'src/markets/due-index.ts',
     also: { 'src/markets/markets.ts': 'writes the entry in the transaction that creates or resolves the market' },

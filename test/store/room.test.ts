@@ -102,9 +102,10 @@ async function fullDiskRound(mountPoint: string, dataDir: string, isGroupCommit:
     const retried = Array.from({ length: 20 }, (_, i) => `retried-${i}`);
     let waits = 0;
     const writing = store.room.untilWritten(
-      () => store.transact(() => {
-        for (const key of retried) void store.db<string>('meta').put(`k${key}`, VALUE);
-      }),
+      () =>
+        store.transact(() => {
+          for (const key of retried) void store.db<string>('meta').put(`k${key}`, VALUE);
+        }),
       () => void waits++,
     );
     await sleep(300);

@@ -73,7 +73,10 @@ describe('a full store (issue 21)', () => {
 
     // An RFQ now is refused by the shard, which stays up: nothing reserved, no RFQ in the taker's history.
     const taker = people[0]!;
-    const rfq = await client(server.baseUrl, taker.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }));
+    const rfq = await client(server.baseUrl, taker.token).post(
+      '/v1/rfq/unsigned',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }),
+    );
     assert.equal(rfq.status, 503);
     assert.equal(rfq.body.code, 'OVERLOADED');
     assert.ok(rfq.headers.get('retry-after') !== null);
@@ -85,7 +88,11 @@ describe('a full store (issue 21)', () => {
     assert.equal((await getDetail(server, contest.contest_id as string)).body.entries_filled, 0);
     // A credit to a wallet never seen is refused before its user is made: no user, no balance appears.
     const stranger = Wallet.createRandom().address;
-    const strangerCredit = await client(server.baseUrl, server.adminToken).post('/v1/admin/users/credit', { wallet: stranger, amount_micros: CREDIT_MICROS, idempotency_key: randomUUID() });
+    const strangerCredit = await client(server.baseUrl, server.adminToken).post('/v1/admin/users/credit', {
+      wallet: stranger,
+      amount_micros: CREDIT_MICROS,
+      idempotency_key: randomUUID(),
+    });
     assert.equal(strangerCredit.status, 503);
     assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
 
@@ -95,7 +102,11 @@ describe('a full store (issue 21)', () => {
     assert.equal(replay.status, 200);
     for (const user of people) {
       const expected = BigInt(10 * CREDIT_MICROS + acked.get(user)!.length * CREDIT_MICROS);
-      assert.deepEqual(await balanceOf(server, user), { available: expected, reserved: 0n, atRisk: 0n }, 'each balance is its acknowledged credits');
+      assert.deepEqual(
+        await balanceOf(server, user),
+        { available: expected, reserved: 0n, atRisk: 0n },
+        'each balance is its acknowledged credits',
+      );
     }
     assert.equal(server.process.exitCode, null, 'the service is still running');
 
@@ -114,7 +125,10 @@ describe('a full store (issue 21)', () => {
     const live = await admin.post('/v1/admin/users/credit', creditBody(taker, liveKey));
     assert.equal(live.status, 200, JSON.stringify(live.body));
     acked.get(taker)!.push(liveKey);
-    const liveRfq = await client(server.baseUrl, taker.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }));
+    const liveRfq = await client(server.baseUrl, taker.token).post(
+      '/v1/rfq/unsigned',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }),
+    );
     assert.equal(liveRfq.status, 201, JSON.stringify(liveRfq.body));
     const liveEntry = await enter(server, taker, contest.contest_id as string, [up(entryMarket)]);
     assert.equal(liveEntry.status, 201, JSON.stringify(liveEntry.body));
@@ -128,7 +142,10 @@ describe('a full store (issue 21)', () => {
     servers.push(restarted);
     const again = await client(restarted.baseUrl, restarted.adminToken).post('/v1/admin/users/credit', creditBody(taker, randomUUID()));
     assert.equal(again.status, 200);
-    const after = await client(restarted.baseUrl, taker.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }));
+    const after = await client(restarted.baseUrl, taker.token).post(
+      '/v1/rfq/unsigned',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: CREDIT_MICROS }),
+    );
     assert.equal(after.status, 201, JSON.stringify(after.body));
     assert.equal(await restarted.stop(), 0);
     await assertLedgerAgrees(restarted.dataDir);

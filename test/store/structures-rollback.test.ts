@@ -17,10 +17,12 @@ it('records stay readable after a transaction that wrote a new record shape roll
   try {
     const accounts = () => store.db<Record<string, string>>('accounts');
     await store.transact(() => void accounts().put('a', { available: '1' }));
-    await assert.rejects(store.transact(() => {
-      void accounts().put('p', { available: '1', committed: '2' }); // a shape never seen before
-      throw new Error('rolled back');
-    }));
+    await assert.rejects(
+      store.transact(() => {
+        void accounts().put('p', { available: '1', committed: '2' }); // a shape never seen before
+        throw new Error('rolled back');
+      }),
+    );
     await store.transact(() => void accounts().put('p', { available: '1', committed: '2' }));
     await store.transact(() => void accounts().put('u', { available: '1', reserved: '0', pending_withdrawal: '3' }));
     const want = [

@@ -17,7 +17,9 @@ const REQUEST_PATH = ['src/http', 'src/rfq', 'src/mm', 'src/ledger', 'src/prefer
 
 function sourceFiles(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
-  return readdirSync(path).flatMap((name) => sourceFiles(join(path, name))).filter((file) => file.endsWith('.ts'));
+  return readdirSync(path)
+    .flatMap((name) => sourceFiles(join(path, name)))
+    .filter((file) => file.endsWith('.ts'));
 }
 
 /** `line: why` of each such literal in `text`. */
@@ -56,5 +58,9 @@ test('the check tells those shapes from the clean ones', () => {
     'export const copy = { ...a };',
     'export class Getter { get z() { return 1; } }',
   ].join('\n');
-  assert.deepEqual(findShapes('probe.ts', text), ['2: leading spread, then more', '3: leading spread, then more', '4: accessor in a literal']);
+  assert.deepEqual(findShapes('probe.ts', text), [
+    '2: leading spread, then more',
+    '3: leading spread, then more',
+    '4: accessor in a literal',
+  ]);
 });

@@ -63,7 +63,10 @@ test('no error message is written outside src/errors.ts (but in the files still 
   const unexpected = [...byFile].filter(([file]) => !PENDING.has(file)).flatMap(([file, lines]) => lines.map((l) => `${file}:${l}`));
   assert.deepEqual(unexpected, []);
   // A converted file leaves the list, so the list is the work left.
-  assert.deepEqual([...PENDING].filter((file) => !byFile.has(file)), []);
+  assert.deepEqual(
+    [...PENDING].filter((file) => !byFile.has(file)),
+    [],
+  );
 });
 
 test('the check tells written messages from codes alone and messages passed on', () => {
@@ -74,7 +77,7 @@ test('the check tells written messages from codes alone and messages passed on',
     "throw new ApiError('VALIDATION_FAILED', undefined, [{ path: '/a', message: 'bad' }]);",
     'throw new ApiError(refusal.code, refusal.message);',
     "throw apiError('INTERNAL', 'oops');",
-    "throw errors.marketNotOpen(id);",
+    'throw errors.marketNotOpen(id);',
   ].join('\n');
   assert.deepEqual(
     findInlineMessages('probe.ts', text).map((l) => l.split(':')[0]),

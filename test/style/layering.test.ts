@@ -128,11 +128,13 @@ test('every listed exception still occurs (a paid debt leaves the list)', () => 
 test('every folder of src/ has a row, and the table mirrors docs/architecture.md', () => {
   const folders = readdirSync(join(ROOT, 'src')).filter((name) => statSync(join(ROOT, 'src', name)).isDirectory());
   assert.deepEqual(
-    Object.keys(MAY_IMPORT).filter((f) => f !== 'shared' && f !== 'wiring').sort(),
+    Object.keys(MAY_IMPORT)
+      .filter((f) => f !== 'shared' && f !== 'wiring')
+      .sort(),
     folders.sort(),
   );
   const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
-  const section = doc.slice(doc.indexOf('## Folder layout'), doc.indexOf('Today\'s exceptions'));
+  const section = doc.slice(doc.indexOf('## Folder layout'), doc.indexOf("Today's exceptions"));
   const documented: Record<string, readonly string[] | 'everything'> = {};
   for (const [, folder, mayImport] of section.matchAll(/^\| `([a-z]+)\/?` \|[^\n]*\| ([^|\n]+) \|$/gm)) {
     const cell = mayImport!.trim();

@@ -35,22 +35,36 @@ test('waitFor resolves with the first value that is not false, and waits through
 });
 
 test('waitFor fails after its timeout, naming what it waited for and the last failed assertion', async () => {
-  await assert.rejects(waitFor(() => false, { timeoutMs: 30, intervalMs: 5, what: 'nothing' }), (err: unknown) => {
-    assert.ok(err instanceof WaitTimeoutError);
-    assert.match(err.message, /^timed out after \d+ ms \(\d+ probes\) waiting for nothing; the last probe returned false$/);
-    return true;
-  });
-  await assert.rejects(waitFor(() => assert.equal(1, 2), { timeoutMs: 30, intervalMs: 5, what: 'one to be two' }), (err: unknown) => {
-    assert.ok(err instanceof WaitTimeoutError);
-    assert.match(err.message, /waiting for one to be two; the last probe failed: /);
-    assert.ok(err.cause instanceof assert.AssertionError);
-    return true;
-  });
+  await assert.rejects(
+    waitFor(() => false, { timeoutMs: 30, intervalMs: 5, what: 'nothing' }),
+    (err: unknown) => {
+      assert.ok(err instanceof WaitTimeoutError);
+      assert.match(err.message, /^timed out after \d+ ms \(\d+ probes\) waiting for nothing; the last probe returned false$/);
+      return true;
+    },
+  );
+  await assert.rejects(
+    waitFor(() => assert.equal(1, 2), { timeoutMs: 30, intervalMs: 5, what: 'one to be two' }),
+    (err: unknown) => {
+      assert.ok(err instanceof WaitTimeoutError);
+      assert.match(err.message, /waiting for one to be two; the last probe failed: /);
+      assert.ok(err.cause instanceof assert.AssertionError);
+      return true;
+    },
+  );
 });
 
 test('waitFor fails at once on an error that is not a failed assertion', async () => {
   const startMs = Date.now();
-  await assert.rejects(waitFor(() => { throw new RangeError('broken'); }, { timeoutMs: 5_000, what: 'never' }), RangeError);
+  await assert.rejects(
+    waitFor(
+      () => {
+        throw new RangeError('broken');
+      },
+      { timeoutMs: 5_000, what: 'never' },
+    ),
+    RangeError,
+  );
   assert.ok(Date.now() - startMs < 1_000);
 });
 
@@ -59,7 +73,13 @@ test('assertApiError checks the status, the code, the ErrorBody shape and, when 
   assert.deepEqual(assertApiError({ status: 400, body }, 400, 'VALIDATION_FAILED', body.details), body);
   assert.throws(() => assertApiError({ status: 409, body }, 400, 'VALIDATION_FAILED'), assert.AssertionError);
   assert.throws(() => assertApiError({ status: 400, body }, 400, 'NOT_FOUND'), assert.AssertionError);
-  assert.throws(() => assertApiError({ status: 400, body: { code: 'VALIDATION_FAILED' } }, 400, 'VALIDATION_FAILED'), assert.AssertionError);
+  assert.throws(
+    () => assertApiError({ status: 400, body: { code: 'VALIDATION_FAILED' } }, 400, 'VALIDATION_FAILED'),
+    assert.AssertionError,
+  );
   assert.throws(() => assertApiError({ status: 400, body: 'text' }, 400, 'VALIDATION_FAILED'), assert.AssertionError);
-  assert.throws(() => assertApiError({ status: 400, body }, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'too big' }]), assert.AssertionError);
+  assert.throws(
+    () => assertApiError({ status: 400, body }, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'too big' }]),
+    assert.AssertionError,
+  );
 });

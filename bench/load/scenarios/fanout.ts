@@ -55,7 +55,8 @@ export const fanout: Scenario<FanoutResult> = {
       const makerWallets = await registerMakers(server, 20);
       const steps: FanoutStep[] = [];
       let connected = 0;
-      for (const makers of process.env['BENCH_FANOUT_MAKERS']?.split(',').map(Number) ?? (ctx.isQuick ? [1, 10, 100] : [1, 10, 100, 1000])) {
+      for (const makers of process.env['BENCH_FANOUT_MAKERS']?.split(',').map(Number) ??
+        (ctx.isQuick ? [1, 10, 100] : [1, 10, 100, 1000])) {
         const added = await farm.connect(server, makerWallets, makers - connected, 32);
         connected = added.connected;
         if (connected !== makers) throw new Error(`fanout: ${connected} makers connected, wanted ${makers}`);
@@ -81,7 +82,8 @@ export const fanout: Scenario<FanoutResult> = {
           firstMaker.recordMs(receipt.firstMs - sentMs);
         }
         const broadcastAfter = await serverBroadcastSeconds(server);
-        const serverBroadcastMs = Math.round(((broadcastAfter.sum - broadcastBefore.sum) / Math.max(1, broadcastAfter.count - broadcastBefore.count)) * 1e6) / 1000;
+        const serverBroadcastMs =
+          Math.round(((broadcastAfter.sum - broadcastBefore.sum) / Math.max(1, broadcastAfter.count - broadcastBefore.count)) * 1e6) / 1000;
         await farm.setPolicy('decline', false);
         const load = prepareUnsigned(users, markets, ctx.isQuick ? 10_000 : 60_000, WAIT_MS);
         const throughput = await runClosedLoop({

@@ -51,7 +51,8 @@ export const get: Scenario<GetResult> = {
         serverPid: server.pid,
       }).finally(() => raw.close());
       const ceilingResult = ctx.results.get('ceiling') as CeilingResult | undefined;
-      const ratio = (denominator: number | undefined) => (denominator === undefined ? null : Math.round((result.reqPerS / denominator) * 1000) / 1000);
+      const ratio = (denominator: number | undefined) =>
+        denominator === undefined ? null : Math.round((result.reqPerS / denominator) * 1000) / 1000;
       const out: GetResult = {
         ...result,
         storedRfqs: count,
@@ -59,7 +60,9 @@ export const get: Scenario<GetResult> = {
         ofUwsCeiling: ratio(ceilingResult?.uws.reqPerS),
         ofHttpCeiling: ratio(ceilingResult?.http.reqPerS),
       };
-      ctx.log(`get: ${out.reqPerS} req/s, ${out.ofUwsCeiling ?? '?'} of uWS, ${out.ofHttpCeiling ?? '?'} of node:http (p99 ${out.latency.p99Ms} ms)`);
+      ctx.log(
+        `get: ${out.reqPerS} req/s, ${out.ofUwsCeiling ?? '?'} of uWS, ${out.ofHttpCeiling ?? '?'} of node:http (p99 ${out.latency.p99Ms} ms)`,
+      );
       return out;
     } finally {
       await farm.close().catch(() => undefined);

@@ -28,10 +28,22 @@ function handshake(wsUrl: string, maker: BenchWallet): Promise<void> {
     const ws = new WebSocket(wsUrl + '/v1/mm/ws', { perMessageDeflate: false });
     ws.on('error', reject);
     ws.on('message', (data: Buffer) => {
-      const message = JSON.parse(data.toString()) as { type: string; nonce?: string; timestamp?: number; success?: boolean; reason?: string };
+      const message = JSON.parse(data.toString()) as {
+        type: string;
+        nonce?: string;
+        timestamp?: number;
+        success?: boolean;
+        reason?: string;
+      };
       if (message.type === 'auth_challenge') {
         const bytes = buildMakerChallenge(DOMAIN_TAG, hexToBytes(message.nonce!)!, message.timestamp!);
-        ws.send(JSON.stringify({ type: 'auth_response', address: maker.checksumAddress, signature: signatureHex(personalSign(maker.privateKey, bytes)) }));
+        ws.send(
+          JSON.stringify({
+            type: 'auth_response',
+            address: maker.checksumAddress,
+            signature: signatureHex(personalSign(maker.privateKey, bytes)),
+          }),
+        );
       } else if (message.type === 'auth_result') {
         ws.close();
         if (message.success === true) resolve();

@@ -28,7 +28,10 @@ export const micro: Scenario<MicroResult> = {
   async run(ctx) {
     const args = [resolve(repoRoot, 'dist/bench/micro/index.js'), ...(ctx.isQuick ? ['--quick'] : [])];
     const code = await new Promise<number | null>((done) => {
-      const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, BENCH_RUN_ID: ctx.runId } });
+      const child = spawn(process.execPath, args, {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, BENCH_RUN_ID: ctx.runId },
+      });
       child.once('exit', done);
     });
     if (code !== 0) throw new Error(`bench:micro exited with ${code}`);

@@ -32,7 +32,7 @@ interface Prepared {
 
 export const oracle: Scenario<OracleResult> = {
   name: 'oracle',
-  describe: 'signed price reports accepted/s in batches of 100, against the verify pool\'s raw recovery rate (same run)',
+  describe: "signed price reports accepted/s in batches of 100, against the verify pool's raw recovery rate (same run)",
   async run(ctx: RunContext) {
     const verifyThreads = Math.max(1, availableParallelism() - 1); // the service's default
     const wallet = randomWallet();
@@ -66,9 +66,14 @@ export const oracle: Scenario<OracleResult> = {
         lanes.map(async (lane) => {
           for (const { body } of lane) {
             const t0 = performance.now();
-            const res = await fetch(`${server.baseUrl}/v1/oracle/prices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+            const res = await fetch(`${server.baseUrl}/v1/oracle/prices`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body,
+            });
             const answer = (await res.json()) as { accepted?: number; rejected?: unknown[] };
-            if (res.status !== 200 || answer.accepted !== BATCH_REPORTS) throw new Error(`batch refused: ${res.status} ${JSON.stringify(answer).slice(0, 200)}`);
+            if (res.status !== 200 || answer.accepted !== BATCH_REPORTS)
+              throw new Error(`batch refused: ${res.status} ${JSON.stringify(answer).slice(0, 200)}`);
             latenciesMs.push(performance.now() - t0);
             accepted += answer.accepted;
             batches++;
@@ -85,7 +90,9 @@ export const oracle: Scenario<OracleResult> = {
     // LANES batches in flight, on a pool of the service's size in this process.
     const pool = new VerifyPool({ threads: verifyThreads, maxQueue: 10_000 }); // the service's PARLAYD_VERIFY_MAX_QUEUE default
     await pool.whenLoaded();
-    const items = lanes.flatMap((lane) => lane.map(({ body }) => JSON.parse(body) as { reports: { asset: string; ts_ms: number; price_e8: number; signature: string }[] }));
+    const items = lanes.flatMap((lane) =>
+      lane.map(({ body }) => JSON.parse(body) as { reports: { asset: string; ts_ms: number; price_e8: number; signature: string }[] }),
+    );
     const poolStartedMs = performance.now();
     let recovered = 0;
     try {
@@ -94,7 +101,10 @@ export const oracle: Scenario<OracleResult> = {
           items.slice(i, i + LANES).flatMap(({ reports }) =>
             reports.map((r) =>
               pool
-                .recoverPersonalSigner(oracleReportBytes({ asset: r.asset, tsMs: r.ts_ms, priceE8: r.price_e8 }), new Uint8Array(Buffer.from(r.signature, 'base64')))
+                .recoverPersonalSigner(
+                  oracleReportBytes({ asset: r.asset, tsMs: r.ts_ms, priceE8: r.price_e8 }),
+                  new Uint8Array(Buffer.from(r.signature, 'base64')),
+                )
                 .then((result) => {
                   if (result.ok) recovered++;
                 }),
@@ -107,7 +117,8 @@ export const oracle: Scenario<OracleResult> = {
     }
     const poolRecoveriesPerS = Math.round(recovered / ((performance.now() - poolStartedMs) / 1000));
     latenciesMs.sort((a, b) => a - b);
-    const pct = (p: number) => Math.round((latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(p * latenciesMs.length))] ?? 0) * 10) / 10;
+    const pct = (p: number) =>
+      Math.round((latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(p * latenciesMs.length))] ?? 0) * 10) / 10;
     const result: OracleResult = {
       batchReports: BATCH_REPORTS,
       lanes: LANES,

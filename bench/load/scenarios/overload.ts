@@ -107,7 +107,9 @@ export const overload: Scenario<OverloadResult> = {
         rssMiB.push(Math.round(readMemory(server.pid).rssBytes / 2 ** 20));
         clientQueuedPeak = Math.max(clientQueuedPeak, pool.queuedCount);
       }, MEMORY_SAMPLE_MS);
-      ctx.log(`overload: ${offeredPerS} RFQ/s offered (${OVERLOAD_FACTOR} x ${saturation}) for ${durationMs} ms on ${connections} connections`);
+      ctx.log(
+        `overload: ${offeredPerS} RFQ/s offered (${OVERLOAD_FACTOR} x ${saturation}) for ${durationMs} ms on ${connections} connections`,
+      );
       const meter = startCpuMeter(server.pid);
       const step = await runOpenLoop({
         ratePerS: offeredPerS,
@@ -143,8 +145,18 @@ export const overload: Scenario<OverloadResult> = {
           `client queue peak ${clientQueuedPeak}; send lag p99 ${step.sendLag.p99Ms} ms; ${refusalsWithoutRetryAfter} refusals without Retry-After`,
       );
       return {
-        saturationPerS: saturation, offeredPerS, step, byStatus, refusalsWithoutRetryAfter, rssMiB, rssGrowthMiB, connections, clientQueuedPeak, cpu,
-        latencyByStatus, shedByReason,
+        saturationPerS: saturation,
+        offeredPerS,
+        step,
+        byStatus,
+        refusalsWithoutRetryAfter,
+        rssMiB,
+        rssGrowthMiB,
+        connections,
+        clientQueuedPeak,
+        cpu,
+        latencyByStatus,
+        shedByReason,
       };
     } finally {
       pool.close();

@@ -11,15 +11,7 @@ import { RawHttpPool } from '../raw-http.js';
 import { MakerFarm } from '../makers.js';
 import { runOpenLoop, type OpenLoopResult } from '../open-loop.js';
 import { runClosedLoop, type ClosedLoopResult } from '../closed-loop.js';
-import {
-  CREDIT_MICROS,
-  NonceSource,
-  encodeRfqs,
-  isTerminalWith,
-  postRfqRaw,
-  prepareSigned,
-  prepareUnsigned,
-} from '../rfq-traffic.js';
+import { CREDIT_MICROS, NonceSource, encodeRfqs, isTerminalWith, postRfqRaw, prepareSigned, prepareUnsigned } from '../rfq-traffic.js';
 import { sleep, startServerFor, stepMs, type RunContext, type Scenario } from './context.js';
 import type { MicroResult } from './micro.js';
 import { rfqResultBodyBytes, spawnListening } from './ceiling.js';
@@ -85,10 +77,14 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
           : prepareSigned(users, markets, count, waitMs, nonces, Date.now() + 15 * 60_000),
       );
     const admission = await measureAdmission(ctx, pool, server.pid, prepare(ctx.isQuick ? 4_000 : 40_000, 0));
-    ctx.log(`${kind} admission (no makers, closed loop): ${admission.reqPerS} RFQ/s admitted (p99 ${admission.latency.p99Ms} ms), server CPU ${admission.cpu?.serverPercent} %`);
+    ctx.log(
+      `${kind} admission (no makers, closed loop): ${admission.reqPerS} RFQ/s admitted (p99 ${admission.latency.p99Ms} ms), server CPU ${admission.cpu?.serverPercent} %`,
+    );
     const recoveryBound = kind === 'signed' ? await measureRecoveryBound(ctx, prepare) : null;
     if (recoveryBound !== null) {
-      ctx.log(`signed recovery bound (HTTP + recovery only, every core): ${recoveryBound.reqPerS} req/s, server CPU ${recoveryBound.cpu?.serverPercent} %`);
+      ctx.log(
+        `signed recovery bound (HTTP + recovery only, every core): ${recoveryBound.reqPerS} req/s, server CPU ${recoveryBound.cpu?.serverPercent} %`,
+      );
     }
     await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
     await farm.setPolicy('quote');
@@ -209,8 +205,7 @@ export const unsigned: Scenario<LadderResult> = {
 export const signed: Scenario<LadderResult> = {
   name: 'signed',
   describe: 'signed RFQs at increasing open-loop rates with 10 quoting makers; throughput against recoveries/s',
-  run: (ctx) =>
-    runLadder(ctx, 'signed', ratesFor(ctx, [500, 2000], [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000])),
+  run: (ctx) => runLadder(ctx, 'signed', ratesFor(ctx, [500, 2000], [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000])),
 };
 
 /** Mean of each server stage histogram since the last call (diagnostics: BENCH_STAGES=1). */

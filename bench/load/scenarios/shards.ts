@@ -42,7 +42,9 @@ export const shards: Scenario<ShardsResult> = {
           serverPid: server.pid,
         });
         steps.push({ shards: shardCount, ...result });
-        ctx.log(`shards=${shardCount}: ${result.reqPerS} RFQ/s completed (p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ms), errors ${result.errors}`);
+        ctx.log(
+          `shards=${shardCount}: ${result.reqPerS} RFQ/s completed (p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ms), errors ${result.errors}`,
+        );
       } finally {
         await farm.close().catch(() => undefined);
         await target.close();

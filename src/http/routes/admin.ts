@@ -5,7 +5,13 @@ import { errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { CreditRequest, CreditResponse } from '../../schemas/users.js';
 import {
-  CreateMentionMarket, DEFAULT_DUE_PAGE, DueMarketsPage, DueMarketsQuery, Market, MarketIdParams, ResolveMarket,
+  CreateMentionMarket,
+  DEFAULT_DUE_PAGE,
+  DueMarketsPage,
+  DueMarketsQuery,
+  Market,
+  MarketIdParams,
+  ResolveMarket,
 } from '../../schemas/markets.js';
 import { balanceBody } from './user.js';
 import { readUserBalance } from '../../ledger/ledger.js';
@@ -14,9 +20,13 @@ import { SetStorage, StorageStatus } from '../../schemas/storage.js';
 export function adminRoutes(s: Services) {
   return [
     defineRoute({
-      method: 'POST', path: '/v1/admin/users/credit', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/users/credit',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Fund a user (created if new); idempotent by idempotency_key',
-      body: CreditRequest, responses: { 200: CreditResponse },
+      body: CreditRequest,
+      responses: { 200: CreditResponse },
       handler: async ({ body }) => {
         const wallet = parseAddress(body.wallet);
         if (wallet === null) {
@@ -32,33 +42,54 @@ export function adminRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/mention-markets', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/mention-markets',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Create a mention market',
-      body: CreateMentionMarket, responses: { 201: Market },
+      body: CreateMentionMarket,
+      responses: { 201: Market },
       handler: async ({ body }) => json(201, await s.markets.createMention(body)),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/markets/{id}/resolve', tag: 'admin', auth: 'admin',
-      summary: 'Resolve a market YES, NO or VOID (a manual override of the oracle); final: another outcome later is 409 MARKET_ALREADY_RESOLVED',
-      params: MarketIdParams, body: ResolveMarket, responses: { 200: Market },
+      method: 'POST',
+      path: '/v1/admin/markets/{id}/resolve',
+      tag: 'admin',
+      auth: 'admin',
+      summary:
+        'Resolve a market YES, NO or VOID (a manual override of the oracle); final: another outcome later is 409 MARKET_ALREADY_RESOLVED',
+      params: MarketIdParams,
+      body: ResolveMarket,
+      responses: { 200: Market },
       handler: async ({ params, body }) => json(200, await s.markets.resolve(params.id, body.outcome, 'admin')),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/markets', tag: 'admin', auth: 'admin',
+      method: 'GET',
+      path: '/v1/admin/markets',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Markets whose resolution time has passed and that are unresolved (due=true), oldest first; follow next_cursor until null',
-      query: DueMarketsQuery, responses: { 200: DueMarketsPage },
+      query: DueMarketsQuery,
+      responses: { 200: DueMarketsPage },
       handler: ({ query }) => json(200, s.markets.duePage(s.clock.nowMs(), query.limit ?? DEFAULT_DUE_PAGE, query.cursor)),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/storage', tag: 'admin', auth: 'admin',
+      method: 'GET',
+      path: '/v1/admin/storage',
+      tag: 'admin',
+      auth: 'admin',
       summary: "The store's room: what new work may use, what is used, the disk's free space, whether new work is refused",
       responses: { 200: StorageStatus },
       handler: () => json(200, s.store.room.status()),
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/admin/storage', tag: 'admin', auth: 'admin',
+      method: 'PUT',
+      path: '/v1/admin/storage',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Sets the limit new work may use (PARLAYD_LMDB_MAP_SIZE_MB) until the next start: every thread sees it within 50 ms',
-      body: SetStorage, responses: { 200: StorageStatus },
+      body: SetStorage,
+      responses: { 200: StorageStatus },
       handler: ({ body }) => {
         s.store.room.setMapSizeBytes(body.map_size_mb * 1024 * 1024);
         return json(200, s.store.room.status());

@@ -23,9 +23,13 @@ export function authRoutes(s: Services) {
 
   return [
     defineRoute({
-      method: 'POST', path: '/v1/auth/wallet/challenge', tag: 'auth', auth: 'none',
+      method: 'POST',
+      path: '/v1/auth/wallet/challenge',
+      tag: 'auth',
+      auth: 'none',
       summary: 'Get a Sign-In with Ethereum message and single-use nonce (5 min) for an address',
-      body: WalletChallengeRequest, responses: { 200: WalletChallengeResponse },
+      body: WalletChallengeRequest,
+      responses: { 200: WalletChallengeResponse },
       // Answered synchronously: a challenge writes nothing (auth/login-nonce.ts).
       handler: ({ body }) => {
         const challenge = s.walletLogin.challenge(body.address);
@@ -33,19 +37,30 @@ export function authRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/wallet', tag: 'auth', auth: 'none',
+      method: 'POST',
+      path: '/v1/auth/wallet',
+      tag: 'auth',
+      auth: 'none',
       summary: 'Log in with a personal-sign signature over the challenge message',
-      body: WalletLoginRequest, responses: { 200: SessionResponse },
+      body: WalletLoginRequest,
+      responses: { 200: SessionResponse },
       handler: async ({ body }) => openSession(await s.walletLogin.verify(body.message, body.signature)),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/session', tag: 'auth', auth: 'none',
+      method: 'POST',
+      path: '/v1/auth/session',
+      tag: 'auth',
+      auth: 'none',
       summary: 'Log in with an identity-provider id_token (ES256 or EdDSA JWT with a wallet claim)',
-      body: SessionLoginRequest, responses: { 200: SessionResponse },
+      body: SessionLoginRequest,
+      responses: { 200: SessionResponse },
       handler: async ({ body }) => openSession(await s.jwtLogin.verify(body.id_token)),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/auth/logout', tag: 'auth', auth: 'user',
+      method: 'POST',
+      path: '/v1/auth/logout',
+      tag: 'auth',
+      auth: 'user',
       summary: 'Revoke the bearer session',
       responses: { 200: LogoutResponse },
       handler: async ({ auth }) => {

@@ -30,8 +30,10 @@ const AdminEntries = Type.Object({
 
 /** Cursor positions (http/paging.ts): the list's (created_at_ms, seq) of its last contest; an entry key. */
 const isListPosition = isSafeIntegers(2);
-const isEntryKeyOfContest = (contestId: string) => (values: readonly unknown[]): values is [string] =>
-  isOneString(values) && isEntryKeyOf(contestId, values[0]);
+const isEntryKeyOfContest =
+  (contestId: string) =>
+  (values: readonly unknown[]): values is [string] =>
+    isOneString(values) && isEntryKeyOf(contestId, values[0]);
 
 export function contestRoutes(s: Services) {
   const contests = s.contests;
@@ -39,9 +41,13 @@ export function contestRoutes(s: Services) {
   const listPages = new PageCache();
   return [
     defineRoute({
-      method: 'GET', path: '/v1/contests', tag: 'contests', auth: 'none',
+      method: 'GET',
+      path: '/v1/contests',
+      tag: 'contests',
+      auth: 'none',
       summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
-      query: ContestListQuery, responses: { 200: ContestList },
+      query: ContestListQuery,
+      responses: { 200: ContestList },
       handler: ({ query }) => {
         const filter = { status: query.status || undefined, category: query.category || undefined };
         const scope = { route: 'contests', filter: [filter.status ?? null, filter.category ?? null] };
@@ -51,7 +57,10 @@ export function contestRoutes(s: Services) {
         const key = JSON.stringify([filter.status ?? null, filter.category ?? null, query.limit ?? null, query.cursor ?? null]);
         let body = listPages.get(version, key);
         if (body === null) {
-          const page = contests.list(filter, { limit: query.limit, after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! } });
+          const page = contests.list(filter, {
+            limit: query.limit,
+            after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! },
+          });
           const nextCursor = page.next === null ? null : encodeCursor(scope, [page.next.createdAtMs, page.next.seq]);
           body = JSON.stringify({ contests: page.contests, next_cursor: nextCursor });
           listPages.set(version, key, body);
@@ -60,15 +69,24 @@ export function contestRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/contests/{id}', tag: 'contests', auth: 'optional-user',
+      method: 'GET',
+      path: '/v1/contests/{id}',
+      tag: 'contests',
+      auth: 'optional-user',
       summary: 'Contest detail (lineups and outcast); caller is null without a bearer',
-      params: ContestIdParams, responses: { 200: ContestDetail },
+      params: ContestIdParams,
+      responses: { 200: ContestDetail },
       handler: ({ params, auth }) => json(200, contests.detail(params.id, auth)),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/contests/{id}/image', tag: 'contests', auth: 'none',
+      method: 'GET',
+      path: '/v1/contests/{id}/image',
+      tag: 'contests',
+      auth: 'none',
       summary: "The contest's image (PNG, JPEG or WebP as uploaded; an SVG default per category otherwise)",
-      params: ContestIdParams, responses: { 200: ContestImageBody }, produces: 'image/*',
+      params: ContestIdParams,
+      responses: { 200: ContestImageBody },
+      produces: 'image/*',
       handler: ({ params }) => {
         const image = contests.image(params.id);
         return {
@@ -81,32 +99,50 @@ export function contestRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/user/contest_bet', tag: 'contests', auth: 'user',
+      method: 'POST',
+      path: '/v1/user/contest_bet',
+      tag: 'contests',
+      auth: 'user',
       summary: 'Enter a contest (201, reserves bet_amount_micros) or continue a survivor/streak entry (200, reserves nothing)',
-      body: ContestEntryRequest, responses: { 200: ContestEntryResponse, 201: ContestEntryResponse },
+      body: ContestEntryRequest,
+      responses: { 200: ContestEntryResponse, 201: ContestEntryResponse },
       handler: async ({ auth, body }) => {
         const accepted = await contests.enter(auth.userId, body);
         return json(accepted.status, accepted.body);
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/contests', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/contests',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Create a contest; an optional base64 image (PNG, JPEG or WebP, at most 1 MiB)',
-      body: CreateContest, responses: { 201: ContestDetail },
+      body: CreateContest,
+      responses: { 201: ContestDetail },
       // The contract's 64 KiB body limit plus the base64 of a 1 MiB image.
       maxBodyBytes: MAX_BODY_BYTES + CONTEST_LIMITS.maxImageBase64Chars,
       handler: async ({ body }) => json(201, await contests.create(body)),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/contests/{id}/void', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/contests/{id}/void',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Void an open contest: every entry is refunded',
-      params: ContestIdParams, responses: { 200: ContestDetail },
+      params: ContestIdParams,
+      responses: { 200: ContestDetail },
       handler: async ({ params }) => json(200, await contests.voidContest(params.id)),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/contests/{id}/entries', tag: 'admin', auth: 'admin',
-      summary: 'A page of the entries of a contest of any game_type, with their user_id, in key order (user_id, then entry_index); follow next_cursor until null',
-      params: ContestIdParams, query: AdminEntriesQuery, responses: { 200: AdminEntries },
+      method: 'GET',
+      path: '/v1/admin/contests/{id}/entries',
+      tag: 'admin',
+      auth: 'admin',
+      summary:
+        'A page of the entries of a contest of any game_type, with their user_id, in key order (user_id, then entry_index); follow next_cursor until null',
+      params: ContestIdParams,
+      query: AdminEntriesQuery,
+      responses: { 200: AdminEntries },
       handler: ({ params, query }) => {
         const scope = { route: 'admin-contest-entries', filter: [params.id] };
         const page = contests.adminEntries(params.id, {

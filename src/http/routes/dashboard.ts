@@ -30,15 +30,24 @@ function serve(asset: Asset): Reply {
 export function dashboardRoutes(assets: DashboardAssets) {
   return [
     defineRoute({
-      method: 'GET', path: '/dashboard', tag: 'ops', auth: 'none',
+      method: 'GET',
+      path: '/dashboard',
+      tag: 'ops',
+      auth: 'none',
       summary: 'The operator dashboard page (asks for the admin token; the figures come over the live feed)',
-      responses: { 200: Type.String() }, produces: 'text/html',
+      responses: { 200: Type.String() },
+      produces: 'text/html',
       handler: () => serve(assets.page),
     }),
     defineRoute({
-      method: 'GET', path: '/dashboard/{asset}', tag: 'ops', auth: 'none', params: AssetParams,
+      method: 'GET',
+      path: '/dashboard/{asset}',
+      tag: 'ops',
+      auth: 'none',
+      params: AssetParams,
       summary: "A static file of the dashboard page (its script and style, uPlot's)",
-      responses: { 200: Type.String() }, produces: 'text/javascript',
+      responses: { 200: Type.String() },
+      produces: 'text/javascript',
       handler: ({ params }) => {
         const asset = assets.byName.get(params.asset);
         if (asset === undefined) throw new ApiError('NOT_FOUND');

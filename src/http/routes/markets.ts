@@ -3,7 +3,13 @@ import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
 import { ApiError } from '../../errors.js';
 import {
-  CurrentMarketQuery, LookupMarketQuery, MarketEnvelope, MarketIdParams, MarketList, MENTION_LIST_PAGE, MentionMarketsQuery,
+  CurrentMarketQuery,
+  LookupMarketQuery,
+  MarketEnvelope,
+  MarketIdParams,
+  MarketList,
+  MENTION_LIST_PAGE,
+  MentionMarketsQuery,
 } from '../../schemas/markets.js';
 import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
 
@@ -13,22 +19,33 @@ const isMarketIdPosition = isSafeIntegers(1);
 export function marketRoutes(s: Services) {
   return [
     defineRoute({
-      method: 'GET', path: '/v1/markets/current', tag: 'markets', auth: 'none',
+      method: 'GET',
+      path: '/v1/markets/current',
+      tag: 'markets',
+      auth: 'none',
       summary: 'The price market of the window containing now',
-      query: CurrentMarketQuery, responses: { 200: MarketEnvelope },
+      query: CurrentMarketQuery,
+      responses: { 200: MarketEnvelope },
       handler: async ({ query }) => json(200, { market: await s.markets.currentPriceMarket(query.asset, query.duration_secs) }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/markets/lookup', tag: 'markets', auth: 'none',
+      method: 'GET',
+      path: '/v1/markets/lookup',
+      tag: 'markets',
+      auth: 'none',
       summary: 'The price market of the window containing at_ms (up to 7 days, at most 2016 windows, ahead of now)',
-      query: LookupMarketQuery, responses: { 200: MarketEnvelope },
-      handler: async ({ query }) =>
-        json(200, { market: await s.markets.priceMarketAt(query.asset, query.duration_secs, query.at_ms) }),
+      query: LookupMarketQuery,
+      responses: { 200: MarketEnvelope },
+      handler: async ({ query }) => json(200, { market: await s.markets.priceMarketAt(query.asset, query.duration_secs, query.at_ms) }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/markets/{id}', tag: 'markets', auth: 'none',
+      method: 'GET',
+      path: '/v1/markets/{id}',
+      tag: 'markets',
+      auth: 'none',
       summary: 'One market of any kind, with resolved_by and, for a price window, its start and end prices',
-      params: MarketIdParams, responses: { 200: MarketEnvelope },
+      params: MarketIdParams,
+      responses: { 200: MarketEnvelope },
       handler: ({ params }) => {
         const market = s.markets.get(params.id);
         if (market === undefined) throw new ApiError('MARKET_NOT_FOUND');
@@ -36,13 +53,20 @@ export function marketRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mention-markets', tag: 'markets', auth: 'none',
+      method: 'GET',
+      path: '/v1/mention-markets',
+      tag: 'markets',
+      auth: 'none',
       summary: 'Mention markets in market id order, optionally filtered by status; follow next_cursor until null',
-      query: MentionMarketsQuery, responses: { 200: MarketList },
+      query: MentionMarketsQuery,
+      responses: { 200: MarketList },
       handler: ({ query }) => {
         const scope = { route: 'mention-markets', filter: [query.status ?? null] };
         const after = decodeCursor(scope, query.cursor, isMarketIdPosition);
-        const page = s.markets.listMentions(query.status, { limit: query.limit ?? MENTION_LIST_PAGE.defaultLimit, afterId: after?.[0] ?? null });
+        const page = s.markets.listMentions(query.status, {
+          limit: query.limit ?? MENTION_LIST_PAGE.defaultLimit,
+          afterId: after?.[0] ?? null,
+        });
         return json(200, { markets: page.markets, next_cursor: page.nextId === null ? null : encodeCursor(scope, [page.nextId]) });
       },
     }),

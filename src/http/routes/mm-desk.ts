@@ -19,35 +19,55 @@ export function mmDeskRoutes(s: Services) {
   });
   return [
     defineRoute({
-      method: 'GET', path: '/v1/mm/quotes', tag: 'mm', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/quotes',
+      tag: 'mm',
+      auth: 'maker',
       summary: "The maker's standing quotes, on all its sockets, oldest first",
       responses: { 200: Type.Object({ quotes: Type.Array(StandingQuote) }) },
       handler: ({ auth }) =>
         json(200, {
           quotes: s.quoteBook.list(auth.address).map((q) => ({
-            request_id: q.requestId, quote_id: q.quoteId, odds: q.odds, max_wager_micros: q.maxWagerMicros, last_look: q.isLastLook, received_at_ms: q.receivedAtMs,
+            request_id: q.requestId,
+            quote_id: q.quoteId,
+            odds: q.odds,
+            max_wager_micros: q.maxWagerMicros,
+            last_look: q.isLastLook,
+            received_at_ms: q.receivedAtMs,
           })),
         }),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/protection', tag: 'mm', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/protection',
+      tag: 'mm',
+      auth: 'maker',
       summary: "The maker's protection limits, the operator's, the tighter of each that applies, and whether it tripped",
       responses: { 200: ProtectionView },
       handler: ({ auth }) => json(200, view(auth.address)),
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/mm/protection', tag: 'mm', auth: 'maker',
+      method: 'PUT',
+      path: '/v1/mm/protection',
+      tag: 'mm',
+      auth: 'maker',
       summary: "Sets the maker's own protection limits (each null: no limit); durable, applies from the next fill",
-      body: ProtectionLimitsSchema, responses: { 200: ProtectionView },
+      body: ProtectionLimitsSchema,
+      responses: { 200: ProtectionView },
       handler: async ({ auth, body }) => {
         await s.makerProtection.setLimits('maker', auth.address, body as ProtectionLimits);
         return json(200, view(auth.address));
       },
     }),
     defineRoute({
-      method: 'PUT', path: '/v1/admin/market-makers/{address}/protection', tag: 'admin', auth: 'admin',
+      method: 'PUT',
+      path: '/v1/admin/market-makers/{address}/protection',
+      tag: 'admin',
+      auth: 'admin',
       summary: "Sets the operator's protection limits of a maker; the tighter of the maker's and these applies",
-      params: StrictObject({ address: AddressInput }), body: ProtectionLimitsSchema, responses: { 200: ProtectionView },
+      params: StrictObject({ address: AddressInput }),
+      body: ProtectionLimitsSchema,
+      responses: { 200: ProtectionView },
       handler: async ({ params, body }) => {
         const address = parseAddress(params.address);
         if (address === null) throw errors.badChecksum('/address');
@@ -57,8 +77,11 @@ export function mmDeskRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/stats', tag: 'mm', auth: 'maker',
-      summary: "What the maker did since since_ms (at most the last hour), as the service saw it",
+      method: 'GET',
+      path: '/v1/mm/stats',
+      tag: 'mm',
+      auth: 'maker',
+      summary: 'What the maker did since since_ms (at most the last hour), as the service saw it',
       query: StrictObject({ since_ms: Type.Optional(SafeInt({ description: 'Unix ms; default: an hour ago' })) }),
       responses: { 200: StatsView },
       handler: ({ auth, query }) => {
@@ -68,4 +91,3 @@ export function mmDeskRoutes(s: Services) {
     }),
   ];
 }
-

@@ -48,9 +48,13 @@ export function mmRoutes(s: Services, version: string) {
   };
   return [
     defineRoute({
-      method: 'POST', path: '/v1/admin/market-makers', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/market-makers',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Register a market maker by address (201), or rename a registered one (200)',
-      body: AddMakerRequest, responses: { 201: MakerBody, 200: MakerBody },
+      body: AddMakerRequest,
+      responses: { 201: MakerBody, 200: MakerBody },
       handler: async ({ body }) => {
         const outcome = await s.makers.add(addressOrThrow(body.address, '/address'), body.name);
         if (outcome.kind === 'full') throw errors.makerRegistryFull();
@@ -58,15 +62,22 @@ export function mmRoutes(s: Services, version: string) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/market-makers', tag: 'admin', auth: 'admin',
+      method: 'GET',
+      path: '/v1/admin/market-makers',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Registered market makers, oldest first, with their live connection counts',
       responses: { 200: Type.Object({ makers: Type.Array(MakerBody) }) },
       handler: () => json(200, { makers: s.makers.list().map(makerBody) }),
     }),
     defineRoute({
-      method: 'DELETE', path: '/v1/admin/market-makers/{address}', tag: 'admin', auth: 'admin',
+      method: 'DELETE',
+      path: '/v1/admin/market-makers/{address}',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Unregister a market maker: its live sockets are closed and its sessions revoked',
-      params: MakerAddressParams, responses: { 200: RemoveMakerResponse },
+      params: MakerAddressParams,
+      responses: { 200: RemoveMakerResponse },
       handler: async ({ params }) => {
         const address = addressOrThrow(params.address, '/address');
         // Registry first (synchronously, inside remove), so no handshake completes for it from here on;
@@ -82,7 +93,10 @@ export function mmRoutes(s: Services, version: string) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/session', tag: 'mm', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/session',
+      tag: 'mm',
+      auth: 'maker',
       summary: "The maker bearer session's address and end",
       responses: { 200: MakerSessionResponse },
       handler: ({ auth }) => {
@@ -93,7 +107,10 @@ export function mmRoutes(s: Services, version: string) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/asyncapi.json', tag: 'mm', auth: 'none',
+      method: 'GET',
+      path: '/v1/mm/asyncapi.json',
+      tag: 'mm',
+      auth: 'none',
       summary: 'AsyncAPI 3 document of the market-maker socket (/v1/mm/ws)',
       responses: { 200: Type.Object({}, { additionalProperties: true }) },
       handler: () => json(200, (asyncApi ??= buildAsyncApi(version))),

@@ -9,8 +9,21 @@ import { readAccount } from '../../ledger/ledger.js';
 import type { WithdrawalRecord, WithdrawalStatus } from '../../ledger/withdrawals.js';
 import { StrictObject, AddressInput } from '../../schemas/common.js';
 import {
-  AccountCreditRequest, AdminWithdrawalList, AdminWithdrawalsQuery, LedgerCheckResponse, MakerBalance, MakerCreditResponse, ProtocolBalance,
-  ProtocolCreditResponse, Withdrawal, WITHDRAWAL_PAGE, WithdrawalIdParams, WithdrawalList, WithdrawalRequest, WithdrawalsQuery, AdminWithdrawal,
+  AccountCreditRequest,
+  AdminWithdrawalList,
+  AdminWithdrawalsQuery,
+  LedgerCheckResponse,
+  MakerBalance,
+  MakerCreditResponse,
+  ProtocolBalance,
+  ProtocolCreditResponse,
+  Withdrawal,
+  WITHDRAWAL_PAGE,
+  WithdrawalIdParams,
+  WithdrawalList,
+  WithdrawalRequest,
+  WithdrawalsQuery,
+  AdminWithdrawal,
 } from '../../schemas/money.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
 
@@ -25,7 +38,11 @@ function addressOrThrow(input: string, path: string): string {
 
 function makerBalanceBody(s: Services, address: string) {
   const b = readAccount(s.store, makerAccount(address));
-  return { available_micros: b.available.toString(), locked_micros: b.locked.toString(), pending_withdrawal_micros: b.pending_withdrawal.toString() };
+  return {
+    available_micros: b.available.toString(),
+    locked_micros: b.locked.toString(),
+    pending_withdrawal_micros: b.pending_withdrawal.toString(),
+  };
 }
 
 function protocolBalanceBody(s: Services) {
@@ -48,7 +65,11 @@ export function moneyRoutes(s: Services) {
   const request = async (account: AccountId, userId: string | null, body: WithdrawalRequest) => {
     const destination = addressOrThrow(body.destination, '/destination');
     const { record, isReplay } = await s.withdrawals.request({
-      account, userId, amountMicros: BigInt(body.amount_micros), destination, idempotencyKey: body.idempotency_key,
+      account,
+      userId,
+      amountMicros: BigInt(body.amount_micros),
+      destination,
+      idempotencyKey: body.idempotency_key,
     });
     return json(isReplay ? 200 : 201, withdrawalBody(record));
   };
@@ -56,13 +77,21 @@ export function moneyRoutes(s: Services) {
     const scope = { route, filter: [] };
     const before = decodeCursor(scope, query.cursor, isKeyPosition);
     const page = s.withdrawals.pageOfAccount(account, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, before?.[0] ?? null);
-    return json(200, { withdrawals: page.records.map(withdrawalBody), next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+    return json(200, {
+      withdrawals: page.records.map(withdrawalBody),
+      next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]),
+    });
   };
   return [
     defineRoute({
-      method: 'POST', path: '/v1/admin/market-makers/{address}/credit', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/market-makers/{address}/credit',
+      tag: 'admin',
+      auth: 'admin',
       summary: "Fund a registered maker's collateral; idempotent by idempotency_key",
-      params: MakerAddressParams, body: AccountCreditRequest, responses: { 200: MakerCreditResponse },
+      params: MakerAddressParams,
+      body: AccountCreditRequest,
+      responses: { 200: MakerCreditResponse },
       handler: async ({ params, body }) => {
         const address = addressOrThrow(params.address, '/address');
         await s.credits.creditMaker(address, BigInt(body.amount_micros), body.idempotency_key);
@@ -70,54 +99,84 @@ export function moneyRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/protocol/credit', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/protocol/credit',
+      tag: 'admin',
+      auth: 'admin',
       summary: "Fund the protocol account (contests' prize pools); idempotent by idempotency_key",
-      body: AccountCreditRequest, responses: { 200: ProtocolCreditResponse },
+      body: AccountCreditRequest,
+      responses: { 200: ProtocolCreditResponse },
       handler: async ({ body }) => {
         await s.credits.creditProtocol(BigInt(body.amount_micros), body.idempotency_key);
         return json(200, { credited_micros: String(body.amount_micros), balance: protocolBalanceBody(s) });
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/protocol/balance', tag: 'admin', auth: 'admin',
+      method: 'GET',
+      path: '/v1/admin/protocol/balance',
+      tag: 'admin',
+      auth: 'admin',
       summary: "The protocol account: available, and committed to unsettled contests' pools",
       responses: { 200: ProtocolBalance },
       handler: () => json(200, protocolBalanceBody(s)),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/balance', tag: 'mm', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/balance',
+      tag: 'mm',
+      auth: 'maker',
       summary: "The maker's collateral: available, locked by open fills, pending withdrawal",
       responses: { 200: MakerBalance },
       handler: ({ auth }) => json(200, makerBalanceBody(s, auth.address)),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/user/withdrawals', tag: 'user', auth: 'user',
+      method: 'POST',
+      path: '/v1/user/withdrawals',
+      tag: 'user',
+      auth: 'user',
       summary: 'Withdraw from available to an address: pending until the operator completes or fails it; idempotent by key',
-      body: WithdrawalRequest, responses: { 201: Withdrawal, 200: Withdrawal },
+      body: WithdrawalRequest,
+      responses: { 201: Withdrawal, 200: Withdrawal },
       handler: ({ auth, body }) => request(userAccount(auth.userId), auth.userId, body),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/mm/withdrawals', tag: 'mm', auth: 'maker',
+      method: 'POST',
+      path: '/v1/mm/withdrawals',
+      tag: 'mm',
+      auth: 'maker',
       summary: "Withdraw from the maker's available collateral: pending until the operator decides; idempotent by key",
-      body: WithdrawalRequest, responses: { 201: Withdrawal, 200: Withdrawal },
+      body: WithdrawalRequest,
+      responses: { 201: Withdrawal, 200: Withdrawal },
       handler: ({ auth, body }) => request(makerAccount(auth.address), null, body),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/user/withdrawals', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/withdrawals',
+      tag: 'user',
+      auth: 'user',
       summary: "The caller's withdrawals, newest first (paged)",
-      query: WithdrawalsQuery, responses: { 200: WithdrawalList },
+      query: WithdrawalsQuery,
+      responses: { 200: WithdrawalList },
       handler: ({ auth, query }) => ownList(userAccount(auth.userId), 'user-withdrawals', query),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/withdrawals', tag: 'mm', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/withdrawals',
+      tag: 'mm',
+      auth: 'maker',
       summary: "The maker's withdrawals, newest first (paged)",
-      query: WithdrawalsQuery, responses: { 200: WithdrawalList },
+      query: WithdrawalsQuery,
+      responses: { 200: WithdrawalList },
       handler: ({ auth, query }) => ownList(makerAccount(auth.address), 'mm-withdrawals', query),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/withdrawals', tag: 'admin', auth: 'admin',
+      method: 'GET',
+      path: '/v1/admin/withdrawals',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Withdrawals of one status (default pending), oldest first (paged)',
-      query: AdminWithdrawalsQuery, responses: { 200: AdminWithdrawalList },
+      query: AdminWithdrawalsQuery,
+      responses: { 200: AdminWithdrawalList },
       handler: ({ query }) => {
         const status: WithdrawalStatus = query.status ?? 'pending';
         const scope = { route: 'admin-withdrawals', filter: [status] };
@@ -128,26 +187,38 @@ export function moneyRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/withdrawals/{id}/complete', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/withdrawals/{id}/complete',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'The money has left the system: final (again: 200 unchanged; after fail: 409 WITHDRAWAL_FINAL)',
-      params: WithdrawalIdParams, responses: { 200: AdminWithdrawal },
+      params: WithdrawalIdParams,
+      responses: { 200: AdminWithdrawal },
       handler: async ({ params }) => {
         const r = await s.withdrawals.finish(params.id, true);
         return json(200, Object.assign(withdrawalBody(r), { account: r.account }));
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/withdrawals/{id}/fail', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/withdrawals/{id}/fail',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'The money comes back to available: final (again: 200 unchanged; after complete: 409 WITHDRAWAL_FINAL)',
-      params: WithdrawalIdParams, responses: { 200: AdminWithdrawal },
+      params: WithdrawalIdParams,
+      responses: { 200: AdminWithdrawal },
       handler: async ({ params }) => {
         const r = await s.withdrawals.finish(params.id, false);
         return json(200, Object.assign(withdrawalBody(r), { account: r.account }));
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/admin/ledger/check', tag: 'admin', auth: 'admin',
-      summary: 'Every bucket recomputed from the transfers, none negative, and total = credited − withdrawn (one snapshot, on a worker thread; writers go on)',
+      method: 'GET',
+      path: '/v1/admin/ledger/check',
+      tag: 'admin',
+      auth: 'admin',
+      summary:
+        'Every bucket recomputed from the transfers, none negative, and total = credited − withdrawn (one snapshot, on a worker thread; writers go on)',
       responses: { 200: LedgerCheckResponse },
       handler: async () => json(200, await s.ledgerCheck.run()),
     }),

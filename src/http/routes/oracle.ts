@@ -7,15 +7,23 @@ import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '..
 export function oracleRoutes(s: Services) {
   return [
     defineRoute({
-      method: 'POST', path: '/v1/oracle/prices', tag: 'oracle', auth: 'none',
+      method: 'POST',
+      path: '/v1/oracle/prices',
+      tag: 'oracle',
+      auth: 'none',
       summary: 'Signed price reports (at most 1,000; the 64 KiB body holds ~390 signed ones); each refused alone with its index and code',
-      body: SignedPriceReports, responses: { 200: PriceReportsAnswer },
+      body: SignedPriceReports,
+      responses: { 200: PriceReportsAnswer },
       handler: async ({ body }) => json(200, await s.oracle.intake.submitSigned(body.reports)),
     }),
     defineRoute({
-      method: 'POST', path: '/v1/admin/oracle/prices', tag: 'admin', auth: 'admin',
+      method: 'POST',
+      path: '/v1/admin/oracle/prices',
+      tag: 'admin',
+      auth: 'admin',
       summary: 'Unsigned price reports from the admin (at most 1,000); the same rules as signed ones otherwise',
-      body: UnsignedPriceReports, responses: { 200: PriceReportsAnswer },
+      body: UnsignedPriceReports,
+      responses: { 200: PriceReportsAnswer },
       handler: async ({ body }) => json(200, await s.oracle.intake.submitUnsigned(body.reports)),
     }),
   ];

@@ -57,27 +57,44 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
 
   return [
     defineRoute({
-      method: 'POST', path: '/v1/rfq', tag: 'rfq', auth: 'user',
+      method: 'POST',
+      path: '/v1/rfq',
+      tag: 'rfq',
+      auth: 'user',
       summary: 'Create an RFQ from a signed order (201), or replay one (200, same request_id)',
-      body: SignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult }, isShedUnderLoad: true,
+      body: SignedRfqRequest,
+      query: WaitQuery,
+      responses: { 201: RfqResult, 200: RfqResult },
+      isShedUnderLoad: true,
       handler: async (ctx) => {
         const startNs = process.hrtime.bigint();
         return submit(await admission.signed(ctx.auth, ctx.body.order), startNs, ctx.query.wait_ms ?? 0, ctx);
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/rfq/unsigned', tag: 'rfq', auth: 'user',
+      method: 'POST',
+      path: '/v1/rfq/unsigned',
+      tag: 'rfq',
+      auth: 'user',
       summary: 'Create an RFQ for the session user without a signature (201), or replay one (200)',
-      body: UnsignedRfqRequest, query: WaitQuery, responses: { 201: RfqResult, 200: RfqResult }, isShedUnderLoad: true,
+      body: UnsignedRfqRequest,
+      query: WaitQuery,
+      responses: { 201: RfqResult, 200: RfqResult },
+      isShedUnderLoad: true,
       handler: (ctx) => {
         const startNs = process.hrtime.bigint();
         return submit(admission.unsigned(ctx.auth, ctx.body), startNs, ctx.query.wait_ms ?? 0, ctx);
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/rfq/{id}', tag: 'rfq', auth: 'user',
+      method: 'GET',
+      path: '/v1/rfq/{id}',
+      tag: 'rfq',
+      auth: 'user',
       summary: 'Live status of an active RFQ, or its stored terminal result; wait_ms holds until terminal',
-      params: RfqIdParams, query: WaitQuery, responses: { 200: RfqResult },
+      params: RfqIdParams,
+      query: WaitQuery,
+      responses: { 200: RfqResult },
       handler: (ctx) => {
         const { auth, params, query } = ctx;
         // Terminal results are answered here, synchronously and without a hop to the shard.
@@ -88,9 +105,13 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/v1/rfq/{id}/cancel', tag: 'rfq', auth: 'user',
+      method: 'POST',
+      path: '/v1/rfq/{id}/cancel',
+      tag: 'rfq',
+      auth: 'user',
       summary: 'Cancel a pending RFQ; 409 RFQ_NOT_CANCELLABLE once finalizing or terminal',
-      params: RfqIdParams, responses: { 200: RfqResult },
+      params: RfqIdParams,
+      responses: { 200: RfqResult },
       handler: async ({ auth, params }) => {
         // A terminal RFQ is answered here, as its shard would: no hop, and an id naming a shard that no
         // longer runs (the service restarted with fewer) is still 409 to its owner rather than 404.
@@ -100,14 +121,22 @@ export function rfqRoutes(s: Services, engine: RfqEngine) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/taker_pnl', tag: 'market-makers', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/taker_pnl',
+      tag: 'market-makers',
+      auth: 'maker',
       summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id), in taker order, paged",
-      query: TakerPnlQuery, responses: { 200: TakerPnlResponse },
+      query: TakerPnlQuery,
+      responses: { 200: TakerPnlResponse },
       handler: ({ auth, query }) => {
         const sinceMs = query.since_ms ?? 0;
         const scope = { route: 'mm-taker-pnl', filter: [sinceMs] };
         const after = decodeCursor(scope, query.cursor, isOneString);
-        const page = takerPnlPage(s.store, auth.address, { sinceMs, limit: query.limit ?? TAKER_PNL_PAGE.defaultLimit, afterTaker: after?.[0] ?? null });
+        const page = takerPnlPage(s.store, auth.address, {
+          sinceMs,
+          limit: query.limit ?? TAKER_PNL_PAGE.defaultLimit,
+          afterTaker: after?.[0] ?? null,
+        });
         return json(200, { takers: page.takers, next_cursor: page.nextTaker === null ? null : encodeCursor(scope, [page.nextTaker]) });
       },
     }),

@@ -27,32 +27,50 @@ export function balanceBody(b: UserBalance) {
 export function userRoutes(s: Services) {
   return [
     defineRoute({
-      method: 'GET', path: '/v1/user/balance', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/balance',
+      tag: 'user',
+      auth: 'user',
       summary: 'Available, reserved, at-risk and pending-withdrawal balance in micros (decimal strings)',
       responses: { 200: BalanceResponse },
       handler: ({ auth }) => json(200, balanceBody(readUserBalance(s.store, auth.userId))),
     }),
     defineRoute({
-      method: 'GET', path: '/v1/user/rfqs', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/rfqs',
+      tag: 'user',
+      auth: 'user',
       summary: "The caller's RFQs, newest first, optionally of one status (paged: follow next_cursor until null)",
-      query: UserRfqsQuery, responses: { 200: UserRfqList },
+      query: UserRfqsQuery,
+      responses: { 200: UserRfqList },
       handler: ({ auth, query }) => {
         const scope = { route: 'user-rfqs', filter: [query.status ?? null] };
         const after = decodeCursor(scope, query.cursor, isRfqPosition);
-        const page = userRfqsPage(s.store, auth.userId, { status: query.status, limit: query.limit ?? USER_HISTORY_PAGE.defaultLimit, after });
+        const page = userRfqsPage(s.store, auth.userId, {
+          status: query.status,
+          limit: query.limit ?? USER_HISTORY_PAGE.defaultLimit,
+          after,
+        });
         return json(200, { rfqs: page.rfqs, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/user/contest_entries', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/contest_entries',
+      tag: 'user',
+      auth: 'user',
       summary: "The caller's contest entries of every game type, newest first, optionally of one contest (paged)",
-      query: UserEntriesQuery, responses: { 200: UserEntryList },
+      query: UserEntriesQuery,
+      responses: { 200: UserEntryList },
       handler: ({ auth, query }) => {
         const limit = query.limit ?? USER_HISTORY_PAGE.defaultLimit;
         const marketOf = (marketId: number) => s.markets.get(marketId);
         const scope = { route: 'user-contest-entries', filter: [query.contest_id ?? null] };
         if (query.contest_id === undefined) {
-          const page = userEntriesPage(s.store, marketOf, auth.userId, { limit, after: decodeCursor(scope, query.cursor, isEntryPosition) });
+          const page = userEntriesPage(s.store, marketOf, auth.userId, {
+            limit,
+            after: decodeCursor(scope, query.cursor, isEntryPosition),
+          });
           return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
         }
         const before = decodeCursor(scope, query.cursor, isEntryIndexPosition);
@@ -61,15 +79,22 @@ export function userRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/user/preferences', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/preferences',
+      tag: 'user',
+      auth: 'user',
       summary: 'The user preferences',
       responses: { 200: Preferences },
       handler: ({ auth }) => json(200, s.preferences.get(auth.userId)),
     }),
     defineRoute({
-      method: 'PATCH', path: '/v1/user/preferences', tag: 'user', auth: 'user',
+      method: 'PATCH',
+      path: '/v1/user/preferences',
+      tag: 'user',
+      auth: 'user',
       summary: 'Change any subset of the preferences; applies to RFQs created afterwards',
-      body: PreferencesPatch, responses: { 200: Preferences },
+      body: PreferencesPatch,
+      responses: { 200: Preferences },
       handler: async ({ auth, body }) => json(200, await s.preferences.update(auth.userId, body)),
     }),
   ];

@@ -7,7 +7,15 @@ import { userAccount } from '../../ledger/accounts.js';
 import { accountJournalPage, type JournalCursor } from '../../ledger/journal-view.js';
 import { makerFillsPage } from '../../rfq/maker-fills-view.js';
 import { userPositionsPage, type PositionCursor } from '../../rfq/positions-view.js';
-import { JournalList, JournalQuery, MakerFillList, MakerFillsQuery, PositionList, PositionsQuery, VIEWS_PAGE } from '../../schemas/views.js';
+import {
+  JournalList,
+  JournalQuery,
+  MakerFillList,
+  MakerFillsQuery,
+  PositionList,
+  PositionsQuery,
+  VIEWS_PAGE,
+} from '../../schemas/views.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
 
 const isTimeAndId = (v: readonly unknown[]) => Number.isSafeInteger(v[0]) && (v[0] as number) >= 0 && typeof v[1] === 'string';
@@ -22,20 +30,32 @@ export function viewRoutes(s: Services) {
   const marketOf = (marketId: number) => s.markets.get(marketId);
   return [
     defineRoute({
-      method: 'GET', path: '/v1/user/positions', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/positions',
+      tag: 'user',
+      auth: 'user',
       summary: "The caller's filled RFQs, newest first, optionally open or settled only, with what each paid (paged)",
-      query: PositionsQuery, responses: { 200: PositionList },
+      query: PositionsQuery,
+      responses: { 200: PositionList },
       handler: ({ auth, query }) => {
         const scope = { route: 'user-positions', filter: [query.status ?? null] };
         const after = decodeCursor(scope, query.cursor, isPositionCursor);
-        const page = userPositionsPage(s.store, marketOf, auth.userId, { status: query.status, limit: query.limit ?? VIEWS_PAGE.defaultLimit, after });
+        const page = userPositionsPage(s.store, marketOf, auth.userId, {
+          status: query.status,
+          limit: query.limit ?? VIEWS_PAGE.defaultLimit,
+          after,
+        });
         return json(200, { positions: page.positions, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/user/journal', tag: 'user', auth: 'user',
+      method: 'GET',
+      path: '/v1/user/journal',
+      tag: 'user',
+      auth: 'user',
       summary: "The caller's money movements, newest first: one entry per transfer and bucket it changed (paged)",
-      query: JournalQuery, responses: { 200: JournalList },
+      query: JournalQuery,
+      responses: { 200: JournalList },
       handler: ({ auth, query }) => {
         const scope = { route: 'user-journal', filter: [] };
         const after = decodeCursor(scope, query.cursor, isJournalCursor);
@@ -44,14 +64,20 @@ export function viewRoutes(s: Services) {
       },
     }),
     defineRoute({
-      method: 'GET', path: '/v1/mm/fills', tag: 'mm', auth: 'maker',
+      method: 'GET',
+      path: '/v1/mm/fills',
+      tag: 'mm',
+      auth: 'maker',
       summary: "The maker's fills, newest first, optionally open or settled only, with the maker's result once settled (paged)",
-      query: MakerFillsQuery, responses: { 200: MakerFillList },
+      query: MakerFillsQuery,
+      responses: { 200: MakerFillList },
       handler: ({ auth, query }) => {
         const scope = { route: 'mm-fills', filter: [query.status ?? null] };
         const after = decodeCursor(scope, query.cursor, isRequestIdCursor);
         const page = makerFillsPage(s.store, marketOf, auth.address, {
-          status: query.status, limit: query.limit ?? VIEWS_PAGE.defaultLimit, afterRequestId: after?.[0] ?? null,
+          status: query.status,
+          limit: query.limit ?? VIEWS_PAGE.defaultLimit,
+          afterRequestId: after?.[0] ?? null,
         });
         return json(200, { fills: page.fills, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
       },
