@@ -3,8 +3,9 @@
 // credits, contest entries, a market's resolution with its settlement) and kills it with SIGKILL at a
 // seeded random moment. Then it restarts and checks every acknowledged write: each acked RFQ is found by
 // its owner, each acked credit key replays as 200 without crediting again, the contest counts at least the
-// acked entries; and, stopped, the ledger audit of the data dir has no difference. Withdrawals do not exist
-// yet, so none are in the mix. Bounded: rounds, requests per round, and a time limit per round.
+// acked entries, each acked withdrawal replays as itself and each acked operator decision (complete, fail)
+// stands; and, stopped, the ledger audit of the data dir has no difference. Bounded: rounds, requests per
+// round, and a time limit per round.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +31,10 @@ const TAKERS = 6;
 /** Requests of each kind per round: enough to be in flight when the kill comes, few enough for 2 cores. */
 const PER_KIND = 24;
 /** The kill comes this long after the load starts: early (creates in flight) to late (settlements). */
+/** Withdrawals asked for, and operator decisions on earlier ones, per round. */
+const WITHDRAWALS_PER_ROUND = 6;
+const DECISIONS_PER_ROUND = 4;
+const DESTINATION = `0x${'5a'.repeat(20)}`;
 const KILL_MIN_MS = 20;
 const KILL_MAX_MS = 400;
 const ROUND_TIMEOUT_MS = 60_000;
@@ -48,13 +53,27 @@ interface World {
   ackedRfqs: Array<{ taker: TestUser; requestId: string }>;
   ackedCredits: Array<{ taker: TestUser; key: string }>;
   ackedEntries: number;
+  ackedWithdrawals: AckedWithdrawal[];
+  /** Acked withdrawals no decision was sent for yet (a decision cut off by the kill may have committed). */
+  undecided: AckedWithdrawal[];
+  ackedDecisions: Array<{ withdrawal: AckedWithdrawal; end: 'complete' | 'fail' }>;
 }
+
+interface AckedWithdrawal {
+  taker: TestUser;
+  key: string;
+  withdrawalId: string;
+}
+
+const withdrawalBody = (key: string) => ({ amount_micros: WAGER_MICROS, destination: DESTINATION, idempotency_key: key });
 
 export interface ChaosReport {
   rounds: number;
   ackedRfqs: number;
   ackedCredits: number;
   ackedEntries: number;
+  ackedWithdrawals: number;
+  ackedDecisions: number;
   killAfterMs: number[];
 }
 
@@ -79,6 +98,9 @@ async function setUp(): Promise<{ world: World; server: TestServer }> {
     ackedRfqs: [],
     ackedCredits: [],
     ackedEntries: 0,
+    ackedWithdrawals: [],
+    undecided: [],
+    ackedDecisions: [],
   };
   return { world, server };
 }
@@ -113,6 +135,25 @@ function startLoad(server: TestServer, world: World, rng: Rng, market: number): 
       () => world.ackedEntries++,
     );
   }
+  for (let i = 0; i < WITHDRAWALS_PER_ROUND; i++) {
+    const taker = world.takers[int(rng, world.takers.length)]!;
+    const key = randomUUID();
+    each(
+      () => client(server.baseUrl, taker.token).post('/v1/user/withdrawals', withdrawalBody(key)),
+      (r) => {
+        const withdrawal = { taker, key, withdrawalId: r.body.withdrawal_id as string };
+        world.ackedWithdrawals.push(withdrawal);
+        world.undecided.push(withdrawal);
+      },
+    );
+  }
+  for (const withdrawal of world.undecided.splice(0, DECISIONS_PER_ROUND)) {
+    const end = int(rng, 2) === 0 ? 'complete' : 'fail';
+    each(
+      () => admin(server).post(`/v1/admin/withdrawals/${withdrawal.withdrawalId}/${end}`, {}),
+      () => world.ackedDecisions.push({ withdrawal, end }),
+    );
+  }
   // The round's market is resolved part way through: its fills settle while RFQs on it are still coming.
   const resolveAfterMs = int(rng, KILL_MAX_MS);
   jobs.push(
@@ -140,6 +181,18 @@ async function checkAcked(server: TestServer, world: World): Promise<void> {
     assert.equal(replay.status, 200, `acked credit ${key} replays as 200`);
   }
   assert.deepEqual(await balances(), before, 'replaying acked credits credits nothing');
+  for (const { taker, key, withdrawalId } of world.ackedWithdrawals) {
+    const replay = await client(server.baseUrl, taker.token).post('/v1/user/withdrawals', withdrawalBody(key));
+    assert.equal(replay.body.withdrawal_id, withdrawalId, `acked withdrawal ${withdrawalId} replays as itself`);
+  }
+  for (const { withdrawal, end } of world.ackedDecisions) {
+    // The same end again answers 200 and changes nothing; had the decision been lost, the other end would
+    // not have been refused either, so the status is what proves it stood.
+    const again = await admin(server).post(`/v1/admin/withdrawals/${withdrawal.withdrawalId}/${end}`, {});
+    assert.equal(again.status, 200, `acked ${end} of ${withdrawal.withdrawalId} stands`);
+    assert.equal(again.body.status, end === 'complete' ? 'completed' : 'failed');
+  }
+  assert.deepEqual(await balances(), before, 'replaying acked withdrawals and decisions moves nothing');
   const filled = (await getDetail(server, world.contestId)).body.entries_filled as number;
   assert.ok(filled >= world.ackedEntries, `the contest counts ${filled} entries, ${world.ackedEntries} were acked`);
 }
@@ -179,7 +232,7 @@ export async function runChaos(rounds: number, seed: number, log: (line: string)
       await auditStopped(world.dataDir);
       assert.ok(Date.now() < roundDeadline, `round ${round} took over ${ROUND_TIMEOUT_MS} ms`);
       log(
-        `round ${round}: killed after ${afterMs} ms; acked so far ${world.ackedRfqs.length} RFQs, ${world.ackedCredits.length} credits, ${world.ackedEntries} entries; all found, ledger agrees`,
+        `round ${round}: killed after ${afterMs} ms; acked so far ${world.ackedRfqs.length} RFQs, ${world.ackedCredits.length} credits, ${world.ackedEntries} entries, ${world.ackedWithdrawals.length} withdrawals, ${world.ackedDecisions.length} decisions; all found, ledger agrees`,
       );
       if (round < rounds) server = await start(world);
     }
@@ -188,6 +241,8 @@ export async function runChaos(rounds: number, seed: number, log: (line: string)
       ackedRfqs: world.ackedRfqs.length,
       ackedCredits: world.ackedCredits.length,
       ackedEntries: world.ackedEntries,
+      ackedWithdrawals: world.ackedWithdrawals.length,
+      ackedDecisions: world.ackedDecisions.length,
       killAfterMs,
     };
   } finally {

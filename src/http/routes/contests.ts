@@ -21,6 +21,9 @@ import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/queries.js'
 import { PageCache } from '../page-cache.js';
 import { decodeCursor, encodeCursor, isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
 
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type ContestsRouteDeps = Pick<Services, 'contests'>;
+
 /** A page of the admin entries view; pages go in entry key order (user_id, then entry_index). */
 const AdminEntriesQuery = StrictObject(pageQueryProperties({ maxLimit: MAX_ADMIN_ENTRIES_PAGE, defaultLimit: MAX_ADMIN_ENTRIES_PAGE }));
 const AdminEntries = Type.Object({
@@ -35,7 +38,7 @@ const isEntryKeyOfContest =
   (values: readonly unknown[]): values is [string] =>
     isOneString(values) && isEntryKeyOf(contestId, values[0]);
 
-export function contestRoutes(s: Services) {
+export function contestRoutes(s: ContestsRouteDeps) {
   const contests = s.contests;
   /** Serialized list pages, valid while contests.listVersion stays (http/page-cache.ts). */
   const listPages = new PageCache();

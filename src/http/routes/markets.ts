@@ -13,10 +13,13 @@ import {
 } from '../../schemas/markets.js';
 import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
 
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type MarketsRouteDeps = Pick<Services, 'markets'>;
+
 /** A mention list cursor holds the last market id of its page. */
 const isMarketIdPosition = isSafeIntegers(1);
 
-export function marketRoutes(s: Services) {
+export function marketRoutes(s: MarketsRouteDeps) {
   return [
     defineRoute({
       method: 'GET',

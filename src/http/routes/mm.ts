@@ -9,6 +9,9 @@ import { buildAsyncApi } from '../../schemas/asyncapi.js';
 import { Address, AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
 import type { MakerRecord } from '../../mm/registry.js';
 
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type MmRouteDeps = Pick<Services, 'makerGateway' | 'makers' | 'sessions'>;
+
 const MakerBody = Type.Object(
   {
     address: Address,
@@ -33,7 +36,7 @@ const MakerSessionResponse = Type.Object({
   expires_at_ms: SafeInt({ description: 'session end, Unix ms; the socket gets AUTH_EXPIRED then' }),
 });
 
-export function mmRoutes(s: Services, version: string) {
+export function mmRoutes(s: MmRouteDeps, version: string) {
   let asyncApi: unknown = null; // built on first ask
   const makerBody = (m: MakerRecord) => ({
     address: m.address,

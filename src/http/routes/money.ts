@@ -27,6 +27,9 @@ import {
 } from '../../schemas/money.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
 
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'store' | 'withdrawals'>;
+
 const MakerAddressParams = StrictObject({ address: AddressInput });
 const isKeyPosition = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
 
@@ -36,7 +39,7 @@ function addressOrThrow(input: string, path: string): string {
   return address;
 }
 
-function makerBalanceBody(s: Services, address: string) {
+function makerBalanceBody(s: MoneyRouteDeps, address: string) {
   const b = readAccount(s.store, makerAccount(address));
   return {
     available_micros: b.available.toString(),
@@ -45,7 +48,7 @@ function makerBalanceBody(s: Services, address: string) {
   };
 }
 
-function protocolBalanceBody(s: Services) {
+function protocolBalanceBody(s: MoneyRouteDeps) {
   const b = readAccount(s.store, PROTOCOL);
   return { available_micros: b.available.toString(), committed_micros: b.committed.toString() };
 }
@@ -61,7 +64,7 @@ function withdrawalBody(r: WithdrawalRecord) {
   };
 }
 
-export function moneyRoutes(s: Services) {
+export function moneyRoutes(s: MoneyRouteDeps) {
   const request = async (account: AccountId, userId: string | null, body: WithdrawalRequest) => {
     const destination = addressOrThrow(body.destination, '/destination');
     const { record, isReplay } = await s.withdrawals.request({

@@ -4,7 +4,10 @@ import { defineRoute, json, type AnyRoute } from '../route.js';
 import type { Services } from '../../services.js';
 import { buildOpenApi } from '../../schemas/openapi.js';
 
-export function opsRoutes(s: Services, allRoutes: () => readonly AnyRoute[], version: string) {
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type OpsRouteDeps = Pick<Services, 'metrics'>;
+
+export function opsRoutes(s: OpsRouteDeps, allRoutes: () => readonly AnyRoute[], version: string) {
   let openApi: unknown = null; // built on first ask, once every route is registered
   return [
     defineRoute({

@@ -4,7 +4,10 @@ import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
 import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '../../schemas/oracle.js';
 
-export function oracleRoutes(s: Services) {
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type OracleRouteDeps = Pick<Services, 'oracle'>;
+
+export function oracleRoutes(s: OracleRouteDeps) {
   return [
     defineRoute({
       method: 'POST',

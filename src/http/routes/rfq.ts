@@ -19,7 +19,10 @@ import {
   WaitQuery,
 } from '../../schemas/rfq.js';
 
-export function rfqRoutes(s: Services, engine: RfqEngine) {
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type RfqRouteDeps = Pick<Services, 'store'>;
+
+export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
   const { pool, admission, metrics } = engine;
   const terminalResults = new TerminalResults(s.store);
 

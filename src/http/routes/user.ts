@@ -9,6 +9,9 @@ import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from 
 import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../schemas/history.js';
 import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
 
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type UserRouteDeps = Pick<Services, 'markets' | 'preferences' | 'store'>;
+
 const isRfqPosition = (values: readonly unknown[]): values is UserRfqPosition =>
   values.length === 2 && Number.isSafeInteger(values[0]) && typeof values[1] === 'string';
 const isEntryPosition = (values: readonly unknown[]): values is UserEntryPosition =>
@@ -24,7 +27,7 @@ export function balanceBody(b: UserBalance) {
   };
 }
 
-export function userRoutes(s: Services) {
+export function userRoutes(s: UserRouteDeps) {
   return [
     defineRoute({
       method: 'GET',

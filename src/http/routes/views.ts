@@ -18,6 +18,9 @@ import {
 } from '../../schemas/views.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
 
+/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+type ViewsRouteDeps = Pick<Services, 'markets' | 'store'>;
+
 const isTimeAndId = (v: readonly unknown[]) => Number.isSafeInteger(v[0]) && (v[0] as number) >= 0 && typeof v[1] === 'string';
 const isPositionCursor = (v: readonly unknown[]): v is PositionCursor => v.length === 2 && isTimeAndId(v);
 const isJournalCursor = (v: readonly unknown[]): v is JournalCursor =>
@@ -26,7 +29,7 @@ const isJournalCursor = (v: readonly unknown[]): v is JournalCursor =>
 const isRequestIdCursor = (v: readonly unknown[]): v is [string] =>
   v.length === 1 && typeof v[0] === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v[0]);
 
-export function viewRoutes(s: Services) {
+export function viewRoutes(s: ViewsRouteDeps) {
   const marketOf = (marketId: number) => s.markets.get(marketId);
   return [
     defineRoute({
