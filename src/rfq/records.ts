@@ -1,5 +1,6 @@
 // Any thread. The durable form of an RFQ and its public view. A shard writes these records; the main thread
 // reads them for GET and replays (LMDB readers never block the writer).
+import { marketKey } from '../markets/markets.js';
 import assert from 'node:assert/strict';
 import type { Direction } from '../schemas/common.js';
 import type { RfqFailureReason as FailureReason, RfqResult, RfqStatus, TerminalRfqStatus as TerminalStatus } from '../schemas/rfq.js';
@@ -112,5 +113,12 @@ export function payoutMicros(wagerMicros: bigint, oddsE4: number): bigint {
 export const rfqRef = (requestId: string) => `rfq:${requestId}`;
 
 /** Time-ordered key of one of a user's RFQs: the user's RFQs newest first are one reverse range (userRfqs). */
+/** `openPositions`: one key per leg of a filled, unsettled RFQ, grouped by market (settlement.ts pages a market's). */
+export const openPositionKey = (marketId: number, requestId: string) => `${marketKey(marketId)}:${requestId}`;
+/** The keys of one market's open positions, for a range read. */
+export const openPositionRange = (marketId: number) => ({ start: `${marketKey(marketId)}:`, end: `${marketKey(marketId)}:~` });
+/** The request id of an open position's key. */
+export const requestIdOfPosition = (key: string) => key.slice(key.indexOf(':') + 1);
+
 export const userRfqKey = (userId: string, createdAtMs: number, requestId: string) =>
   `${userId}:${String(createdAtMs).padStart(16, '0')}:${requestId}`;

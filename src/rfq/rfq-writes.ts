@@ -6,12 +6,11 @@ import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { TimerClock } from '../clock.js';
 import type { BalanceOwner, Ledger } from '../ledger/ledger.js';
-import { marketKey } from '../markets/markets.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
 import { fillKey, makerTakerFillKey, type FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
-import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqRecord } from './records.js';
+import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqRecord, openPositionKey } from './records.js';
 
 export class RfqWrites {
   constructor(
@@ -149,7 +148,7 @@ export class RfqWrites {
     if (!this.ledger.fill(rfqRef(requestId), filledMicros, fill.makerAddress, liabilityMicros, terminalAtMs)) return UNCOVERED;
     void table(this.store, 'fills').put(fillKey(fill.makerAddress, requestId), fill);
     void table(this.store, 'makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
-    for (const leg of completed.legs) void table(this.store, 'openPositions').put(`${marketKey(leg.marketId)}:${requestId}`, true);
+    for (const leg of completed.legs) void table(this.store, 'openPositions').put(openPositionKey(leg.marketId, requestId), true);
     return completed;
   }
 }

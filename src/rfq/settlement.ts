@@ -8,9 +8,9 @@
 // Idempotent: a settled position leaves the index, and the shard skips one already settled. It is re-run at
 // start (settleAllDue: whatever resolved while the process was down or a crash cut short) and by every
 // same-outcome retry of the resolve (markets.ts), so a failure at run time heals when the operator retries.
+import { openPositionRange, requestIdOfPosition } from './records.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../clock.js';
-import { marketKey } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import type { BalanceOwners } from '../ledger/owners.js';
@@ -29,8 +29,8 @@ export class Settlement {
 
   /** Settles this market's positions whose outcome is now decided (a lost leg decides one at once). */
   onMarketResolved(market: Market): Promise<number> {
-    const prefix = `${marketKey(market.market_id)}:`;
-    return this.settleRange(prefix, `${prefix}~`);
+    const { start, end } = openPositionRange(market.market_id);
+    return this.settleRange(start, end);
   }
 
   /** At start: settle whatever resolved while the process was down or crashed mid-way. */
@@ -54,7 +54,7 @@ export class Settlement {
       // A position is keyed once per leg; a page may name it more than once.
       const byShard = new Map<number, Set<string>>();
       for (const key of keys) {
-        const requestId = key.slice(key.indexOf(':') + 1);
+        const requestId = requestIdOfPosition(key);
         const record = rfqs.get(requestId);
         if (record === undefined) continue;
         const shard = this.owners.shardOfUser(record.userId);

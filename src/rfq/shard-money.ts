@@ -14,7 +14,7 @@ import { creditRef, userAccount } from '../ledger/accounts.js';
 import { fillKey, settledFill } from './fills.js';
 import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
-import { rfqRef } from './records.js';
+import { rfqRef, openPositionKey } from './records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 
@@ -142,7 +142,7 @@ export class ShardMoney {
       const isMoved = this.book.ledger.settlePosition(rfqRef(requestId), fill.makerAddress, outcome, atMs);
       assert.ok(isMoved, `position ${requestId} is unsettled but holds nothing at risk`);
       void fills.put(key, settledFill(fill, paid, outcome, atMs));
-      for (const leg of record.legs) void positions.remove(`${marketKey(leg.marketId)}:${requestId}`);
+      for (const leg of record.legs) void positions.remove(openPositionKey(leg.marketId, requestId));
       settled++;
     }
     return settled;
