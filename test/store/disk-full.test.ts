@@ -7,10 +7,8 @@
 //
 // Needs root and mount (a tmpfs); skipped elsewhere, saying so.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync, rmdirSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
@@ -22,25 +20,15 @@ import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
 import { createMarket } from '../helpers/markets.js';
 import { balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { fundedUser } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TMPFS_MB = 24;
 const FUNDS = 10_000_000;
 const WAGER = 2_000_000;
 /** Long enough to fill the disk before the RFQ's end is written. */
 const QUOTE_WINDOW_MS = 3_000;
-
-function mountTmpfs(): string | null {
-  if (process.getuid?.() !== 0) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'parlayd-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MB}m`, 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    rmdirSync(dir);
-    return null;
-  }
-}
 
 /** Writes a file until the filesystem refuses (ENOSPC): the disk is then full for everyone. */
 function fillDisk(path: string): void {
@@ -62,27 +50,14 @@ function fillDisk(path: string): void {
   }
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const endMs = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > endMs) return assert.fail(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 describe('a full disk (issue 21)', () => {
-  const mountPoint = mountTmpfs();
+  const mountPoint = mountTmpfs(TMPFS_MB);
   let server: TestServer | undefined;
   let maker: ConnectedMaker | undefined;
   after(async () => {
     maker?.close();
     await server?.kill();
-    if (mountPoint !== null) {
-      execFileSync('umount', [mountPoint]);
-      rmdirSync(mountPoint);
-    }
+    if (mountPoint !== null) unmountTmpfs(mountPoint);
   });
 
   it(
@@ -143,27 +118,25 @@ describe('a full disk (issue 21)', () => {
 
       // Space returns: the retried end commits, the wager comes back, new work is taken.
       rmSync(filler);
-      const ended = await until(
-        'the RFQ to end',
+      const ended = await waitFor(
         async () => {
           const rfq = await api.get(`/v1/rfq/${requestId}`);
-          return rfq.body.status === 'pending' ? undefined : rfq.body;
+          return rfq.body.status !== 'pending' && rfq.body;
         },
-        40_000,
+        { what: 'the RFQ to end', timeoutMs: 40_000, intervalMs: 100 },
       );
       assert.equal(ended.status, 'timeout');
       assert.deepEqual(await balanceOf(server, taker), { available: BigInt(FUNDS), reserved: 0n, atRisk: 0n });
-      const again = await until(
-        'a credit to be taken',
+      const again = await waitFor(
         async () => {
           const answer = await admin.post('/v1/admin/users/credit', {
             wallet: taker.address,
             amount_micros: 1,
             idempotency_key: randomUUID(),
           });
-          return answer.status === 503 ? undefined : answer;
+          return answer.status !== 503 && answer;
         },
-        10_000,
+        { what: 'a credit to be taken', timeoutMs: 10_000, intervalMs: 100 },
       );
       assert.equal(again.status, 200, JSON.stringify(again.body));
       const after = await api.post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER }));

@@ -9,32 +9,16 @@
 // service's guard (room.ts guardCommitFailures) swallows but node:test reports as a failure of the test.
 // test/store/disk-full.test.ts covers it in the real service (a contest with an image on the full disk).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/store/db.js';
+import { mountTmpfs, resizeTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { ROOM_CHECK_INTERVAL_MS, StorageFullError } from '../../src/store/room.js';
 
 const TMPFS_MB = 2;
 const VALUE = 'x'.repeat(3000); // one overflow page each: the disk fills in a few hundred records
 const MAX_WRITES = 10_000;
-
-function mountTmpfs(): string | null {
-  if (process.getuid?.() !== 0) return null;
-  const dir = mkdtempSync(join(tmpdir(), 'parlayd-room-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${TMPFS_MB}m`, 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    rmdirSync(dir);
-    return null;
-  }
-}
-
-const resize = (mountPoint: string, mb: number) => execFileSync('mount', ['-o', `remount,size=${mb}m`, mountPoint]);
 
 /** Writes ten records a transaction until one is refused (returned); `keys` gets the acknowledged ones. */
 async function fill(store: Store, keys: string[]): Promise<unknown> {
@@ -62,24 +46,20 @@ async function countOnDisk(dataDir: string): Promise<number> {
 }
 
 describe('store room on a full disk (issue 21)', () => {
-  const probe = mountTmpfs();
+  const probe = mountTmpfs(TMPFS_MB, 'parlayd-room-');
   const skip = probe === null ? 'needs root and a tmpfs mount' : false;
-  if (probe !== null) {
-    execFileSync('umount', [probe]);
-    rmdirSync(probe);
-  }
+  if (probe !== null) unmountTmpfs(probe);
 
   for (const isGroupCommit of [true]) {
     it('group commit (a shard): 503, refusal, retry until room, nothing lost', { skip }, async () => {
       // A tmpfs of its own: a new environment on a full filesystem dies with SIGBUS (docs/reliability.md).
-      const mountPoint = mountTmpfs();
+      const mountPoint = mountTmpfs(TMPFS_MB, 'parlayd-room-');
       assert.ok(mountPoint !== null);
       const dataDir = join(mountPoint, 'data');
       try {
         await fullDiskRound(mountPoint, dataDir, isGroupCommit);
       } finally {
-        execFileSync('umount', [mountPoint]);
-        rmdirSync(mountPoint);
+        unmountTmpfs(mountPoint);
       }
     });
   }
@@ -110,7 +90,7 @@ async function fullDiskRound(mountPoint: string, dataDir: string, isGroupCommit:
     );
     await sleep(300);
     assert.ok(waits >= 1, 'the write was refused at least once');
-    resize(mountPoint, 16); // 14 MiB free: past the disk reserve (8 MiB for a 64 MiB limit)
+    resizeTmpfs(mountPoint, 16); // 14 MiB free: past the disk reserve (8 MiB for a 64 MiB limit)
     // The retry's timer is unref'd (it must not hold a stopping service); this test has nothing else running.
     const keepAlive = setInterval(() => undefined, 1000);
     try {
