@@ -454,7 +454,7 @@ describe('the heartbeat: one interval for every authenticated socket; three unan
   });
 });
 
-describe('every place for sockets awaiting auth taken: the oldest idle one makes room', () => {
+describe('eviction: every place for sockets awaiting auth taken, the oldest idle one makes room', () => {
   it('the oldest socket still awaiting its auth_response gets error AUTH_EVICTED and a close 1013; the newcomer its challenge', () => {
     const h = harness({ maxPendingAuth: 3 });
     const sockets = [h.connect('127.0.0.21'), h.connect('127.0.0.22'), h.connect('127.0.0.23')];
