@@ -381,41 +381,41 @@ describe('the heartbeat: one interval for every authenticated socket; three unan
     for (const socket of sockets) assert.deepEqual(socket.last('heartbeat'), { type: 'heartbeat', ts: START_MS + 2 * HEARTBEAT_MS });
   });
 
-  const rows: { rule: string; answers: (beat: number) => 'pong' | 'malformed pong' | null; beats: number; closesAtBeat: number | null }[] =
+  const rows: { rule: string; answers: (tick: number) => 'pong' | 'malformed pong' | null; ticks: number; closesAtTick: number | null }[] =
     [
       {
         rule: 'never answered: error HEARTBEAT_TIMEOUT and a close 1008 at the tick after the third',
         answers: () => null,
-        beats: 6,
-        closesAtBeat: 4,
+        ticks: 6,
+        closesAtTick: 4,
       },
-      { rule: 'answered every time: open', answers: () => 'pong', beats: 12, closesAtBeat: null },
+      { rule: 'answered every time: open', answers: () => 'pong', ticks: 12, closesAtTick: null },
       {
         rule: 'a pong resets the count: answering every third keeps it open',
-        answers: (beat) => (beat % 3 === 0 ? 'pong' : null),
-        beats: 12,
-        closesAtBeat: null,
+        answers: (tick) => (tick % 3 === 0 ? 'pong' : null),
+        ticks: 12,
+        closesAtTick: null,
       },
       {
         rule: 'answered after the first only: closed at the tick after the fourth',
-        answers: (beat) => (beat === 1 ? 'pong' : null),
-        beats: 8,
-        closesAtBeat: 5,
+        answers: (tick) => (tick === 1 ? 'pong' : null),
+        ticks: 8,
+        closesAtTick: 5,
       },
       {
         rule: 'a malformed pong (ts a string) is not an answer: VALIDATION_FAILED, and closed as if silent',
         answers: () => 'malformed pong',
-        beats: 6,
-        closesAtBeat: 4,
+        ticks: 6,
+        closesAtTick: 4,
       },
     ];
   for (const row of rows) {
     it(row.rule, async () => {
       const h = harness();
       const socket = await h.authenticated();
-      for (let tick = 1; tick <= row.beats && socket.isOpen; tick++) {
+      for (let tick = 1; tick <= row.ticks && socket.isOpen; tick++) {
         h.clock.advance(HEARTBEAT_MS);
-        if (tick === row.closesAtBeat) break;
+        if (tick === row.closesAtTick) break;
         assert.equal(socket.isOpen, true, `closed at tick ${tick}`);
         const beat = socket.last('heartbeat');
         assert.equal(beat.ts, h.clock.nowMs());
@@ -427,12 +427,12 @@ describe('the heartbeat: one interval for every authenticated socket; three unan
         }
       }
       const heartbeats = socket.types.filter((t) => t === 'heartbeat').length;
-      if (row.closesAtBeat === null) {
+      if (row.closesAtTick === null) {
         assert.equal(socket.isOpen, true);
-        assert.equal(heartbeats, row.beats);
+        assert.equal(heartbeats, row.ticks);
       } else {
         assertClosedWithError(socket, 'HEARTBEAT_TIMEOUT', { code: 1008, reason: 'HEARTBEAT_TIMEOUT' });
-        assert.equal(heartbeats, row.closesAtBeat - 1, 'the closing tick sends no heartbeat');
+        assert.equal(heartbeats, row.closesAtTick - 1, 'the closing tick sends no heartbeat');
       }
     });
   }
