@@ -4,7 +4,7 @@ import { moneyRoutes } from './http/routes/money.js';
 import { viewRoutes } from './http/routes/views.js';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, withTimers, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { openStore } from './store/db.js';
 import { createHttpMetrics } from './ops/metrics.js';
@@ -87,7 +87,9 @@ export async function createService(
   const makerStats = new MakerStats();
   const makerGateway = new MakerGateway({
     config,
-    clock,
+    // Its deadlines (auth, session, heartbeat) are timers on the service's clock, or real ones when that
+    // clock only tells the time.
+    clock: withTimers(clock),
     log,
     registry: makers,
     sessions,

@@ -10,15 +10,37 @@ export interface Timer {
   readonly _timer: unknown;
 }
 
-/** A clock that also runs timers: what an actor with deadlines (the RFQ shard) is given. */
+export interface TimerOptions {
+  /**
+   * False for a periodic chore that a close stops anyway (the maker heartbeat): the timer alone does not keep
+   * the process alive (Node's unref), so a process that forgot the close still exits. True unless given.
+   */
+  keepsProcessAlive?: boolean;
+}
+
+/** A clock that also runs timers: what an actor with deadlines (the RFQ shard, the maker gateway) is given. */
 export interface TimerClock extends Clock {
   /** Runs `fn` once, `delayMs` from now (at least 0). */
-  setTimer(fn: () => void, delayMs: number): Timer;
+  setTimer(fn: () => void, delayMs: number, options?: TimerOptions): Timer;
   clearTimer(timer: Timer): void;
 }
 
 export const systemClock: TimerClock = {
   nowMs: () => Date.now(),
-  setTimer: (fn, delayMs) => ({ _timer: setTimeout(fn, Math.max(0, delayMs)) }),
+  setTimer: (fn, delayMs, options) => {
+    const timeout = setTimeout(fn, Math.max(0, delayMs));
+    if (options?.keepsProcessAlive === false) timeout.unref();
+    return { _timer: timeout };
+  },
   clearTimer: (timer) => clearTimeout(timer._timer as NodeJS.Timeout),
 };
+
+/**
+ * `clock` when it runs timers; otherwise its time with the system's timers. For a service given a clock that
+ * only tells the time (tests that move "now" for the oracle): its parts that wait still wait in real time,
+ * while every "now" they read stays the given clock's, the one the sessions and the markets read too.
+ */
+export function withTimers(clock: Clock): TimerClock {
+  if ('setTimer' in clock && 'clearTimer' in clock) return clock as TimerClock;
+  return { nowMs: () => clock.nowMs(), setTimer: systemClock.setTimer, clearTimer: systemClock.clearTimer };
+}

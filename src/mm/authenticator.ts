@@ -8,7 +8,7 @@
 // (mmPressureAuthTimeoutMs when more than half the places are taken); one timer per pending socket and one
 // per session.
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { TimerClock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Sessions } from '../auth/sessions.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
@@ -35,7 +35,8 @@ export interface MakerAuthenticatorDeps {
   >;
   /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
   maxPendingAuth: number | undefined;
-  clock: Clock;
+  /** "Now" for the challenge and the session, and the timers of the auth deadline and the session's expiry. */
+  clock: TimerClock;
   log: Logger;
   registry: Pick<MakerRegistry, 'has'>;
   sessions: Pick<Sessions, 'issueMaker' | 'revoke'>;
@@ -75,7 +76,7 @@ export class MakerAuthenticator {
     const deadlineMs = this.pending.isUnderPressure
       ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs)
       : config.mmAuthTimeoutMs;
-    conn.authTimer = setTimeout(() => sender.fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
+    conn.authTimer = clock.setTimer(() => sender.fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
     sender.send(conn, challengeMessage(conn.challenge));
   }
 
@@ -100,7 +101,7 @@ export class MakerAuthenticator {
   /** The socket closed: its pending place and its timers go. */
   end(conn: Connection): void {
     this.#leavePending(conn);
-    if (conn.sessionTimer !== null) clearTimeout(conn.sessionTimer);
+    if (conn.sessionTimer !== null) this.deps.clock.clearTimer(conn.sessionTimer);
     conn.sessionTimer = null;
   }
 
@@ -138,8 +139,8 @@ export class MakerAuthenticator {
     conn.phase = 'authenticated';
     conn.makerId = makerId;
     this.deps.authenticated.set(makerId, conn);
-    const delayMs = Math.max(0, expiresAtMs - this.deps.clock.nowMs());
-    conn.sessionTimer = setTimeout(() => this.#expireSession(conn, expiresAtMs), delayMs);
+    const { clock } = this.deps;
+    conn.sessionTimer = clock.setTimer(() => this.#expireSession(conn, expiresAtMs), expiresAtMs - clock.nowMs());
     this.deps.metrics?.authTotal.inc({ result: 'success' });
     this.deps.log.info({ connId: conn.connId, makerId, address, remote: conn.remote }, 'maker authenticated');
     this.deps.sender.send(conn, { type: 'auth_result', success: true, session_token: sessionToken, expires_at_ms: expiresAtMs });
@@ -162,7 +163,7 @@ export class MakerAuthenticator {
   }
 
   #leavePending(conn: Connection): void {
-    if (conn.authTimer !== null) clearTimeout(conn.authTimer);
+    if (conn.authTimer !== null) this.deps.clock.clearTimer(conn.authTimer);
     conn.authTimer = null;
     this.pending.remove(conn);
   }

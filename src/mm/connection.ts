@@ -1,6 +1,7 @@
 // Main thread. The state of one maker socket, owned by the gateway (gateway.ts) and held by uWS as the
 // socket's user data. Plain data: every decision about it is made in the gateway and its parts.
 import type { WebSocket } from 'uWebSockets.js';
+import type { Timer } from '../clock.js';
 import type { Challenge } from './handshake.js';
 import type { StreamSlot } from './resume.js';
 
@@ -29,8 +30,10 @@ export class Connection {
   pending: string[] = [];
   /** Set right after the successful auth_result: from then on every message is numbered (resume.ts). */
   stream: StreamSlot | null = null;
-  authTimer: NodeJS.Timeout | null = null;
-  sessionTimer: NodeJS.Timeout | null = null;
+  /** The auth deadline, on the gateway's clock; cleared when the socket leaves the pending set. */
+  authTimer: Timer | null = null;
+  /** The session's expiry, on the gateway's clock; cleared when the socket closes. */
+  sessionTimer: Timer | null = null;
   constructor(
     readonly connId: number,
     readonly remote: string,

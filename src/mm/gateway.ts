@@ -17,7 +17,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import uWS, { type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
-import type { Clock } from '../clock.js';
+import type { TimerClock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Sessions } from '../auth/sessions.js';
 import { assertDomainTag } from '../crypto/maker-challenge.js';
@@ -58,7 +58,8 @@ export interface MakerGatewayDeps {
     | 'mmReplayMs'
     | 'mmReplayMaxMessages'
   >;
-  clock: Clock;
+  /** "Now" for every decision of the gateway, and the timers of its deadlines: auth, session, heartbeat. */
+  clock: TimerClock;
   log: Logger;
   registry: Pick<MakerRegistry, 'has'>;
   sessions: Pick<Sessions, 'issueMaker' | 'revoke' | 'resolve'>;
@@ -137,6 +138,7 @@ export class MakerGateway {
       sender,
     });
     this.#upgrades = new UpgradeGate({
+      clock,
       rateLimiter: deps.rateLimiter,
       pending: this.#auth.pending,
       evictOldestIdle: () => this.#auth.evictOldestIdle(),

@@ -4,6 +4,7 @@
 // auth (pending-auth.ts), and, every place taken, only when the longest-waiting idle socket makes room.
 // A refusal is an HTTP answer with Retry-After, counted for the periodic summary rather than logged each.
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js';
+import type { Clock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
 import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
 import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
@@ -18,6 +19,11 @@ const UPGRADE_RATE_LIMITED_BODY = JSON.stringify(new ApiError('RATE_LIMITED').to
 const NETWORK_RATE_LIMITED_BODY = JSON.stringify(errors.makerAuthPendingFromNetwork().toBody());
 
 export interface UpgradeGateDeps {
+  /**
+   * The gateway's clock: the time a token is taken from the bucket at. The HTTP server charges the same
+   * buckets at Date.now(), so the two agree on the system clock, the one the service runs on.
+   */
+  clock: Clock;
   /** The HTTP per-IP token bucket (absent: upgrades are not rate limited). */
   rateLimiter: Pick<RateLimiter, 'isEnabled' | 'take'> | undefined;
   pending: Pick<PendingAuth, 'refusalFor' | 'isFull'>;
@@ -48,7 +54,7 @@ export class UpgradeGate {
     // so sockets cannot be opened faster than any other anonymous request may be made.
     const limiter = this.deps.rateLimiter;
     if (limiter?.isEnabled === true) {
-      const retryAfterS = limiter.take(anonymousKey(remoteNetwork), Date.now());
+      const retryAfterS = limiter.take(anonymousKey(remoteNetwork), this.deps.clock.nowMs());
       if (retryAfterS > 0)
         return this.#refuse(res, 'UPGRADE_RATE_LIMITED', '429 Too Many Requests', UPGRADE_RATE_LIMITED_BODY, retryAfterS);
     }
