@@ -3,6 +3,7 @@
 // the reply. Every failure leaves as the contract's error body; an unexpected one as 500 INTERNAL with the
 // request id, which is also in the log line carrying the stack. A request's own state and what its handler
 // sees of it are in exchange.ts; a route's schemas, compiled once at start, in compiled-route.ts.
+import type { Clock } from '../clock.js';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { ApiError, errors, isApiError, overloaded, rateLimited } from '../errors.js';
@@ -40,6 +41,8 @@ export interface HttpDeps {
   isStopping(): boolean;
   /** Front-door shedding of the routes that start work (PARLAYD_MAX_IN_FLIGHT_CREATES, ..._EVENT_LOOP_DELAY_MS). */
   shedder: LoadShedder;
+  /** The time the rate limits are charged at: the service's one clock, as the maker socket's upgrades are. */
+  clock: Clock;
 }
 
 export function createHttpApp(deps: HttpDeps): TemplatedApp {
@@ -98,12 +101,12 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     }
     const rawQuery = req.getQuery() ?? '';
     const authorization = req.getHeader('authorization');
-    const nowMs = deps.rateLimiter.isEnabled ? Date.now() : 0;
+    const nowMs = deps.rateLimiter.isEnabled ? deps.clock.nowMs() : 0;
     try {
       const auth = authorizeCharged(compiled, authorization, res, nowMs);
       if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse((exchange.rateKey = rateLimitKey(auth, res)), nowMs);
       if (compiled.isAuthRoute && deps.authRateLimiter.isEnabled) {
-        const retryAfterS = deps.authRateLimiter.take(rateLimitKey(null, res), nowMs === 0 ? Date.now() : nowMs);
+        const retryAfterS = deps.authRateLimiter.take(rateLimitKey(null, res), nowMs === 0 ? deps.clock.nowMs() : nowMs);
         if (retryAfterS > 0) throw rateLimited(retryAfterS);
       }
       const params = compiled.params?.check(match.params) ?? {};
@@ -227,7 +230,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    */
   function writeRateLimitHeaders(exchange: Exchange): void {
     const { res } = exchange;
-    const state = deps.rateLimiter.headerValues(exchange.rateKey ?? rateLimitKey(null, res), Date.now());
+    const state = deps.rateLimiter.headerValues(exchange.rateKey ?? rateLimitKey(null, res), deps.clock.nowMs());
     res.writeHeader('RateLimit-Limit', String(state.limit));
     res.writeHeader('RateLimit-Remaining', String(state.remaining));
     res.writeHeader('RateLimit-Reset', String(state.resetS));
