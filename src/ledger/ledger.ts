@@ -65,6 +65,11 @@ export function readAccount(store: Store, account: AccountId): Record<Bucket, bi
   return out;
 }
 
+/** Any thread: an account's available micros as last committed (the shard's cover check, per quote). */
+export function readAvailable(store: Store, account: AccountId): bigint {
+  return BigInt(table(store, 'accounts').get(account)?.available ?? '0');
+}
+
 export function readUserBalance(store: Store, userId: string): UserBalance {
   const b = readAccount(store, userAccount(userId));
   return {

@@ -14,7 +14,14 @@ import type { Config } from '../config.js';
 import { ApiError, errors } from '../errors.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
-import { MAX_DATE_MS, type CreateMentionMarket, type Market, type ResolvedBy, type ResolveOutcome } from '../schemas/markets.js';
+import {
+  MAX_DATE_MS,
+  type CreateMentionMarket,
+  type Market,
+  type ResolvedBy,
+  type ResolveOutcome,
+  type StoredMarket,
+} from '../schemas/markets.js';
 import {
   allDueKeys,
   dueAtMsOf,
@@ -70,6 +77,14 @@ function assertMarketTimes(market: Market): void {
     if (timeMs === undefined || timeMs === null) continue;
     assert.ok(Number.isSafeInteger(timeMs) && timeMs >= 0 && timeMs <= MAX_DATE_MS, `market time ${timeMs} is not a date`);
   }
+}
+
+/**
+ * Any thread: a market as last committed (this thread's snapshot; inside a write transaction, the latest
+ * commit). For the RFQ shards, which hold no Markets object: the one read of the markets database outside it.
+ */
+export function readStoredMarket(store: Store, marketId: number): StoredMarket | undefined {
+  return table(store, 'markets').get(marketKey(marketId));
 }
 
 export function isOpenForBetting(market: Pick<Market, 'status' | 'betting_closes_at_ms'>, nowMs: number): boolean {

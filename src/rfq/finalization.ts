@@ -3,12 +3,11 @@
 // the commit. The actor (shard.ts) takes the messages and hands an RFQ here when its quoting closes (every
 // audience maker answered, or the quote window ran out), when a last look is answered, or when it is
 // cancelled. State stays the actor's: the RFQs it holds are `active`, which this module shares.
-import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { TimerClock } from '../clock.js';
-import type { Ledger } from '../ledger/ledger.js';
+import { readAvailable, type Ledger } from '../ledger/ledger.js';
 import { makerAccount } from '../ledger/accounts.js';
-import { isOpenForBetting, marketKey } from '../markets/markets.js';
+import { isOpenForBetting, readStoredMarket } from '../markets/markets.js';
 import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
@@ -85,7 +84,7 @@ export class RfqFinalization {
 
   /** The maker's available, as this thread last saw it, covers the liability of a fill of `wagerMicros`. */
   canCover(makerAddress: string, wagerMicros: bigint, oddsE4: number): boolean {
-    const available = BigInt(table(this.deps.store, 'accounts').get(makerAccount(makerAddress))?.available ?? '0');
+    const available = readAvailable(this.deps.store, makerAccount(makerAddress));
     return available >= payoutMicros(wagerMicros, oddsE4) - wagerMicros;
   }
 
@@ -100,9 +99,8 @@ export class RfqFinalization {
    * which is what decides (commitFill).
    */
   private areLegsOpen(rfq: ActiveRfq, nowMs: number): boolean {
-    const markets = table(this.deps.store, 'markets');
     return rfq.record.legs.every((leg) => {
-      const market = markets.get(marketKey(leg.marketId));
+      const market = readStoredMarket(this.deps.store, leg.marketId);
       return market !== undefined && isOpenForBetting(market, nowMs);
     });
   }

@@ -10,7 +10,7 @@ import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
 import { fillKey, makerTakerFillKey, type FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
-import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqRecord, openPositionKey } from './records.js';
+import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqRecord, openPositionKey, type RfqKeyRecord } from './records.js';
 
 export class RfqWrites {
   constructor(
@@ -46,6 +46,11 @@ export class RfqWrites {
         return failed;
       }),
     );
+  }
+
+  /** What a replay key points at (the request id and the content it was first used with), if it was used. */
+  replayKeyRecord(replayKey: string): RfqKeyRecord | undefined {
+    return table(this.store, 'rfqKeys').get(replayKey);
   }
 
   /**

@@ -8,7 +8,7 @@
 // (a retried resolve, a restart mid-settlement) moves nothing and writes nothing.
 import assert from 'node:assert/strict';
 import { ApiError } from '../errors.js';
-import { marketKey } from '../markets/markets.js';
+import { readStoredMarket } from '../markets/markets.js';
 import type { Store } from '../store/db.js';
 import { creditRef, userAccount } from '../ledger/accounts.js';
 import { fillKey, settledFill } from './fills.js';
@@ -126,7 +126,6 @@ export class ShardMoney {
   private settlePositionsInTxn(requestIds: readonly string[], atMs: number): number {
     const rfqs = table(this.store, 'rfqs');
     const fills = table(this.store, 'fills');
-    const markets = table(this.store, 'markets');
     const positions = table(this.store, 'openPositions');
     let settled = 0;
     for (const requestId of requestIds) {
@@ -135,7 +134,7 @@ export class ShardMoney {
       const key = fillKey(record.fill.makerAddress, requestId);
       const fill = fills.get(key);
       if (fill === undefined || fill.settledPaidMicros !== null) continue;
-      const outcomes = record.legs.map((leg) => legOutcome(leg, markets.get(marketKey(leg.marketId))));
+      const outcomes = record.legs.map((leg) => legOutcome(leg, readStoredMarket(this.store, leg.marketId)));
       const outcome = positionOutcome(outcomes);
       if (outcome === null) continue;
       const paid = positionPayout(outcome, BigInt(fill.filledWagerMicros), BigInt(fill.payoutMicros));

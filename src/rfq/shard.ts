@@ -144,7 +144,7 @@ export class RfqShard {
   }
 
   private findReplay(command: CreateRfq): CreatedRfq | null {
-    const key = table(this.store, 'rfqKeys').get(command.replayKey);
+    const key = this.writes.replayKeyRecord(command.replayKey);
     if (key === undefined) return null;
     if (key.contentHash !== command.contentHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
     return { result: this.currentResult(key.requestId), isReplay: true, persistUs: 0 };

@@ -20,7 +20,6 @@ interface Openers {
 
 const LEDGER_AUDIT = 'the read-only audit (tests, chaos, fuzz) cross-checks every money record in one snapshot';
 const MIGRATION = 'the one-time layout migrations rewrite old records in place, at start, before any owner runs';
-const SHARD_READS_MARKETS = 'a shard worker has no Markets object: it reads outcomes and betting windows from LMDB';
 
 const DB_OPENERS: Record<DbName, Openers> = {
   users: { owner: 'src/users/users.ts' },
@@ -34,8 +33,6 @@ const DB_OPENERS: Record<DbName, Openers> = {
     also: {
       'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
       'src/ledger/audit.ts': LEDGER_AUDIT,
-      'src/rfq/finalization.ts':
-        "reads a maker's available balance to decide whether a fill is covered; should ask its ShardMoney's ledger",
     },
   },
   transfers: {
@@ -60,8 +57,6 @@ const DB_OPENERS: Record<DbName, Openers> = {
     owner: 'src/markets/markets.ts',
     also: {
       'src/markets/due-index.ts': 'builds its index from every market once, at start, when its version is missing',
-      'src/rfq/shard-money.ts': SHARD_READS_MARKETS,
-      'src/rfq/finalization.ts': SHARD_READS_MARKETS,
     },
   },
   marketWindows: { owner: 'src/markets/markets.ts' },
@@ -91,7 +86,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
       'src/store/migrations.ts': MIGRATION,
     },
   },
-  rfqKeys: { owner: 'src/rfq/rfq-writes.ts', also: { 'src/rfq/shard.ts': 'the replay check before a create' } },
+  rfqKeys: { owner: 'src/rfq/rfq-writes.ts' },
   rfqActive: { owner: 'src/rfq/rfq-writes.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
   userRfqs: {
     owner: 'src/rfq/rfq-writes.ts',
