@@ -107,6 +107,9 @@ export class MakerDesk implements MakerDispatcher {
   }
 
   #onResult(makerId: MakerId, result: RfqResultMessage): void {
+    // The RFQ has ended: a quote on it now is refused and not timed, so its write time can go (else it lived
+    // until MAX_TIMED_RFQS newer ones pushed it out, seconds at 2,000/s: promoted garbage on the main thread).
+    this.#rfqWrittenAt.delete(result.request_id);
     const ended = this.deps.book.endRfq(makerId, result.request_id);
     const address = this.deps.gateway.addressOf(makerId);
     if (address === null) return;

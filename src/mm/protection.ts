@@ -9,6 +9,7 @@
 //
 // Bounds: fills counted per maker <= MAX_COUNTED_FILLS (past it the oldest is forgotten: the counts then
 // undercount, which only a maker filling 65,536 times inside one window could notice).
+import { FillWindow } from './fill-window.js';
 import { table } from '../store/records.js';
 import type { Store } from '../store/db.js';
 import type { ProtectionTripReason } from '../schemas/mm-stream.js';
@@ -49,10 +50,7 @@ export function tighterOf(a: ProtectionLimits, b: ProtectionLimits): ProtectionL
 }
 
 interface FillCounts {
-  /** Fills since the last reset, oldest first, as parallel queues; pruned to the window. */
-  atMs: number[];
-  wagerMicros: bigint[];
-  wagerSumMicros: bigint;
+  window: FillWindow;
   tripped: ProtectionTripReason | null;
 }
 
@@ -97,18 +95,13 @@ export class Protection {
    */
   onFill(address: string, filledWagerMicros: bigint, nowMs: number): ProtectionTripReason | null {
     let counts = this.#counts.get(address);
-    if (counts === undefined) this.#counts.set(address, (counts = { atMs: [], wagerMicros: [], wagerSumMicros: 0n, tripped: null }));
+    if (counts === undefined) this.#counts.set(address, (counts = { window: new FillWindow(MAX_COUNTED_FILLS), tripped: null }));
     const limits = this.effectiveOf(address);
-    counts.atMs.push(nowMs);
-    counts.wagerMicros.push(filledWagerMicros);
-    counts.wagerSumMicros += filledWagerMicros;
     const oldestCountedMs = limits.window_ms === null ? -Infinity : nowMs - limits.window_ms;
-    while (counts.atMs.length > 0 && (counts.atMs[0]! <= oldestCountedMs || counts.atMs.length > MAX_COUNTED_FILLS)) {
-      counts.atMs.shift();
-      counts.wagerSumMicros -= counts.wagerMicros.shift()!;
-    }
+    counts.window.add(nowMs, filledWagerMicros, oldestCountedMs);
     if (counts.tripped !== null) return null;
-    counts.tripped = reachedLimit(limits, counts.atMs.length, counts.wagerSumMicros, () => this.lockedMicrosOf(address));
+    const { window } = counts;
+    counts.tripped = reachedLimit(limits, window.count, window.wagerSumMicros, () => this.lockedMicrosOf(address));
     return counts.tripped;
   }
 
