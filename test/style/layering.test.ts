@@ -10,27 +10,27 @@ import ts from 'typescript';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
 
-/** Top-level files that start and wire the service; every other top-level file is a shared leaf. */
+/** Top-level files that start and wire the service; every other top-level file is a leaf (the 'leaves' row). */
 const WIRING_FILES = new Set(['src/main.ts', 'src/app.ts', 'src/services.ts', 'src/index.ts']);
 
 const MAY_IMPORT: Record<string, readonly string[] | 'everything'> = {
-  shared: [],
+  leaves: [],
   wiring: 'everything',
-  crypto: ['shared'],
-  ops: ['shared'],
-  schemas: ['shared'],
-  store: ['shared', 'schemas'],
-  users: ['shared', 'store'],
-  preferences: ['shared', 'schemas', 'store'],
-  markets: ['shared', 'schemas', 'store'],
-  auth: ['shared', 'crypto', 'store'],
-  oracle: ['shared', 'crypto', 'schemas', 'store', 'markets'],
-  ledger: ['shared', 'schemas', 'store', 'users'],
-  rfq: ['shared', 'crypto', 'schemas', 'store', 'ops', 'users', 'preferences', 'markets', 'auth', 'ledger', 'mm'],
-  contests: ['shared', 'schemas', 'store', 'markets', 'auth', 'ledger', 'rfq'],
-  mm: ['shared', 'crypto', 'schemas', 'store', 'auth'],
-  http: ['shared', 'crypto', 'schemas', 'ops', 'auth', 'markets', 'ledger', 'rfq', 'contests', 'mm'],
-  dashboard: ['shared', 'schemas', 'http', 'markets', 'contests', 'mm'],
+  crypto: ['leaves'],
+  ops: ['leaves'],
+  schemas: ['leaves'],
+  store: ['leaves', 'schemas'],
+  users: ['leaves', 'store'],
+  preferences: ['leaves', 'schemas', 'store'],
+  markets: ['leaves', 'schemas', 'store'],
+  auth: ['leaves', 'crypto', 'store'],
+  oracle: ['leaves', 'crypto', 'schemas', 'store', 'markets'],
+  ledger: ['leaves', 'schemas', 'store', 'users'],
+  rfq: ['leaves', 'crypto', 'schemas', 'store', 'ops', 'users', 'preferences', 'markets', 'auth', 'ledger', 'mm'],
+  contests: ['leaves', 'schemas', 'store', 'markets', 'auth', 'ledger', 'rfq'],
+  mm: ['leaves', 'crypto', 'schemas', 'store', 'auth'],
+  http: ['leaves', 'crypto', 'schemas', 'ops', 'auth', 'markets', 'ledger', 'rfq', 'contests', 'mm'],
+  dashboard: ['leaves', 'schemas', 'http', 'markets', 'contests', 'mm'],
   sdk: ['crypto', 'schemas'],
 };
 
@@ -81,7 +81,7 @@ const EXCEPTIONS: readonly Exception[] = [
 function folderOf(file: string): string {
   const parts = file.split('/');
   if (parts.length > 2) return parts[1]!;
-  return WIRING_FILES.has(file) ? 'wiring' : 'shared';
+  return WIRING_FILES.has(file) ? 'wiring' : 'leaves';
 }
 
 function sourceFiles(path: string): string[] {
@@ -129,7 +129,7 @@ test('every folder of src/ has a row, and the table mirrors docs/architecture.md
   const folders = readdirSync(join(ROOT, 'src')).filter((name) => statSync(join(ROOT, 'src', name)).isDirectory());
   assert.deepEqual(
     Object.keys(MAY_IMPORT)
-      .filter((f) => f !== 'shared' && f !== 'wiring')
+      .filter((f) => f !== 'leaves' && f !== 'wiring')
       .sort(),
     folders.sort(),
   );
