@@ -25,14 +25,37 @@ export interface TimerClock extends Clock {
   clearTimer(timer: Timer): void;
 }
 
+/** A system timer: the pending timeout, its function, and the Date.now() it must not run before. */
+interface SystemTimer extends Timer {
+  _timer: NodeJS.Timeout;
+  readonly fn: () => void;
+  readonly dueMs: number;
+}
+
+/**
+ * Node runs a timeout on its monotonic clock, which can reach the delay up to a millisecond before Date.now()
+ * does: a deadline's function would then read a "now" just short of its deadline (a last look ending 1 ms
+ * before the expiry it was meant to reach). A timer that fires early waits out the rest, so its function
+ * always reads nowMs() >= its due time, as on a manual clock. No closure: the handle is the timeout's argument.
+ */
+function fireSystemTimer(timer: SystemTimer): void {
+  const earlyMs = timer.dueMs - Date.now();
+  if (earlyMs <= 0) return timer.fn();
+  const again = setTimeout(fireSystemTimer, earlyMs, timer);
+  if (!timer._timer.hasRef()) again.unref();
+  timer._timer = again;
+}
+
 export const systemClock: TimerClock = {
   nowMs: () => Date.now(),
   setTimer: (fn, delayMs, options) => {
-    const timeout = setTimeout(fn, Math.max(0, delayMs));
-    if (options?.keepsProcessAlive === false) timeout.unref();
-    return { _timer: timeout };
+    const waitMs = Math.max(0, delayMs);
+    const timer: SystemTimer = { _timer: undefined as unknown as NodeJS.Timeout, fn, dueMs: Date.now() + waitMs };
+    timer._timer = setTimeout(fireSystemTimer, waitMs, timer);
+    if (options?.keepsProcessAlive === false) timer._timer.unref();
+    return timer;
   },
-  clearTimer: (timer) => clearTimeout(timer._timer as NodeJS.Timeout),
+  clearTimer: (timer) => clearTimeout((timer as SystemTimer)._timer),
 };
 
 /**
