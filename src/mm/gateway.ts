@@ -186,12 +186,13 @@ export class MakerGateway {
     const deadlineMs = replayDeadlineOf(message);
     const nowMs = this.#deps.clock.nowMs();
     const stats = message.type === 'rfq' ? this.#deps.stats : undefined;
+    const place = this.#streams.share(body);
     let count = 0;
     for (const conn of this.#authenticated.values()) {
       if (conn.isSlow || conn.stream === null) continue;
       count++;
       stats?.count(conn.address!, 'rfqsReceived', nowMs);
-      this.#sender.writer.queue(conn, conn.stream.stream.append(body, nowMs, deadlineMs));
+      this.#sender.writer.queue(conn, conn.stream.stream.appendShared(body, place, nowMs, deadlineMs));
     }
     return count;
   }

@@ -11,7 +11,8 @@
 // socket closed; aliases per stream <= MAX_ALIASES (an alias older than that many reconnects has nothing
 // left to deliver: its RFQs ended long ago).
 import type { Connection, MakerId } from './connection.js';
-import { MakerStream, type RingLimits } from './stream.js';
+import { ByteArena, type ArenaPlace } from './byte-arena.js';
+import { MakerStream, SHARED_ARENA_BYTES, type RingLimits } from './stream.js';
 
 const MAX_ALIASES = 16;
 
@@ -38,11 +39,26 @@ export class MakerStreams {
   /** Detached slots, oldest detach first (Map order). */
   readonly #detached = new Set<StreamSlot>();
 
+  /** The text of frames every stream gets (rfqs), put once (stream.ts appendShared). */
+  readonly #shared = new ByteArena(SHARED_ARENA_BYTES);
+
   constructor(private readonly limits: StreamLimits) {}
+
+  /** Puts a body every stream will get once; each stream's appendShared keeps only the place. */
+  share(body: string): ArenaPlace {
+    const place = { chunk: 0, offset: 0, length: 0 };
+    this.#shared.put(body, place);
+    return place;
+  }
 
   /** A newly authenticated connection's stream, from seq 1. */
   open(conn: Connection, makerId: MakerId, sessionKey: string, address: string): StreamSlot {
-    const slot: StreamSlot = { stream: new MakerStream(sessionKey, address, this.limits), conn, detachedAtMs: 0, makerIds: [makerId] };
+    const slot: StreamSlot = {
+      stream: new MakerStream(sessionKey, address, this.limits, this.#shared),
+      conn,
+      detachedAtMs: 0,
+      makerIds: [makerId],
+    };
     this.#byMakerId.set(makerId, slot);
     this.#bySession.set(sessionKey, slot);
     return slot;

@@ -3,11 +3,24 @@
 // lost its socket can have them replayed on a new one (resume.ts decides a resume; dispatch.ts writes the replay).
 //
 // Bounds: the ring holds at most `maxMessages` frames and none older than `replayMs` (both configured,
-// PARLAYD_MM_REPLAY_MAX_MESSAGES and PARLAYD_MM_REPLAY_MS). It stores each frame's text without its seq
-// (the serialized message less its leading `{`): for an rfq that text is one string shared by every
-// maker's ring, so a ring costs a pointer and two numbers per frame, not a copy of the frame.
+// PARLAYD_MM_REPLAY_MAX_MESSAGES and PARLAYD_MM_REPLAY_MS), and its own frames' text in at most
+// OWN_BYTES_PER_MESSAGE x maxMessages bytes (past that the oldest frames go first). It stores each frame's
+// text without its seq (the serialized message less its leading `{`), as UTF-8 outside V8's heap
+// (byte-arena.ts): a frame held for seconds would otherwise be copied by every young-generation collection
+// of the main thread. An rfq's text is put once in the streams' shared arena (SHARED_ARENA_BYTES, the newest
+// rfqs of every maker) and each ring keeps only its place; an rfq whose text has left it is long past its
+// quote deadline, and such rfqs are never replayed anyway.
 //
-// Cost per frame: a string concatenation (the seq in front of the body) and three array writes; no JSON work.
+// Cost per frame: a string concatenation (the seq in front of the body), one UTF-8 copy of a frame of its own
+// and six typed-array writes; no JSON work. A replay decodes the bytes back to text.
+
+import { ByteArena, type ArenaPlace } from './byte-arena.js';
+
+/** Bytes of its own frames' text a stream may hold per frame it may hold: quote_ack, rfq_result ~150. */
+export const OWN_BYTES_PER_MESSAGE = 256;
+/** Bytes of rfq text the shared arena holds: ~16,000 rfqs, seconds of the highest rates. */
+export const SHARED_ARENA_BYTES = 8 * 1024 * 1024;
+const FIRST_CAPACITY = 64;
 
 /** `deadlineMs` of a frame never worth replaying (heartbeat, AUTH_EXPIRED, resumed, resume_failed). */
 export const NEVER_REPLAY = -1;
@@ -32,21 +45,35 @@ export function stamp(seq: number, body: string): string {
 export class MakerStream {
   /** The seq the next frame gets; gapless from 1 (issue 22). */
   nextSeq = 1;
-  // The ring, as parallel arrays grown up to maxMessages and then reused in place: entry i (0 = oldest held)
-  // sits at (#head + i) % capacity and has seq #oldestSeq + i.
-  readonly #bodies: (string | undefined)[] = [];
-  readonly #atMs: number[] = [];
-  readonly #deadlineMs: number[] = [];
+  // The ring, as parallel typed arrays grown (doubling) up to maxMessages: entry i (0 = oldest held) sits at
+  // (#head + i) % #capacity and has seq #oldestSeq + i. A frame's text is at (#chunk, #offset, #length) in
+  // its own arena, or in the shared one when #isShared.
+  #atMs = new Float64Array(0);
+  #deadlineMs = new Float64Array(0);
+  #chunk = new Float64Array(0);
+  #offset = new Int32Array(0);
+  #length = new Int32Array(0);
+  #isShared = new Uint8Array(0);
+  #capacity = 0;
   #head = 0;
   #count = 0;
   #oldestSeq = 1;
+  readonly #own: ByteArena;
+  readonly #place: ArenaPlace = { chunk: 0, offset: 0, length: 0 };
 
   constructor(
     /** The session (sha256 of its token) whose stream this is: what `resume` names. */
     readonly sessionKey: string,
     readonly address: string,
     private readonly limits: RingLimits,
-  ) {}
+    /** Where rfq texts broadcast to every stream are put once (MakerStreams.share). */
+    private readonly shared: ByteArena,
+  ) {
+    const capBytes = limits.maxMessages * OWN_BYTES_PER_MESSAGE;
+    // Chunks of a 16th of the cap (1-16 KiB): the cap is kept to within a 16th, and a stream that holds
+    // little costs little.
+    this.#own = new ByteArena(capBytes, Math.min(16 * 1024, Math.max(1024, capBytes / 16)));
+  }
 
   /** Seq of the oldest frame still held; nextSeq when none is. */
   get oldestHeldSeq(): number {
@@ -60,39 +87,26 @@ export class MakerStream {
 
   /** Numbers `body`, keeps it for replay and returns the frame to write. `deadlineMs`: see NEVER_REPLAY. */
   append(body: string, nowMs: number, deadlineMs: number): string {
-    this.prune(nowMs);
-    const seq = this.nextSeq++;
-    const capacity = this.limits.maxMessages;
-    if (this.#count === capacity) {
-      // Full: the oldest frame makes room (its slot is the one written next).
-      this.#head = (this.#head + 1) % capacity;
-      this.#count--;
-      this.#oldestSeq++;
-    }
-    const slot = (this.#head + this.#count) % capacity;
-    if (slot === this.#bodies.length) {
-      this.#bodies.push(body);
-      this.#atMs.push(nowMs);
-      this.#deadlineMs.push(deadlineMs);
-    } else {
-      this.#bodies[slot] = body;
-      this.#atMs[slot] = nowMs;
-      this.#deadlineMs[slot] = deadlineMs;
-    }
-    this.#count++;
+    const firstChunk = this.#own.firstChunk;
+    this.#own.put(body, this.#place);
+    // The arena dropped its oldest chunk to stay under its cap: the frames written there go too.
+    if (this.#own.firstChunk !== firstChunk) this.#dropFramesOutsideOwnArena();
+    const seq = this.#push(nowMs, deadlineMs, 0);
     return stamp(seq, body);
+  }
+
+  /** As append, for a body already put in the shared arena at `place` (the same rfq to every stream). */
+  appendShared(body: string, place: ArenaPlace, nowMs: number, deadlineMs: number): string {
+    this.#place.chunk = place.chunk;
+    this.#place.offset = place.offset;
+    this.#place.length = place.length;
+    return stamp(this.#push(nowMs, deadlineMs, 1), body);
   }
 
   /** Drops frames older than replayMs (amortized O(1) per append). */
   prune(nowMs: number): void {
-    const capacity = this.limits.maxMessages;
     const oldestKeptMs = nowMs - this.limits.replayMs;
-    while (this.#count > 0 && this.#atMs[this.#head]! < oldestKeptMs) {
-      this.#bodies[this.#head] = undefined; // the string may be freed
-      this.#head = (this.#head + 1) % capacity;
-      this.#count--;
-      this.#oldestSeq++;
-    }
+    while (this.#count > 0 && this.#atMs[this.#head]! < oldestKeptMs) this.#dropOldest();
     if (this.#count === 0) this.#oldestSeq = this.nextSeq;
   }
 
@@ -102,13 +116,83 @@ export class MakerStream {
    */
   heldAfter(lastSeq: number, nowMs: number): string[] {
     const out: string[] = [];
-    const capacity = this.limits.maxMessages;
     for (let i = Math.max(0, lastSeq + 1 - this.#oldestSeq); i < this.#count; i++) {
-      const slot = (this.#head + i) % capacity;
+      const slot = (this.#head + i) % this.#capacity;
       const deadlineMs = this.#deadlineMs[slot]!;
       if (deadlineMs === NEVER_REPLAY || (deadlineMs !== ALWAYS_REPLAY && deadlineMs <= nowMs)) continue;
-      out.push(this.#bodies[slot]!);
+      const arena = this.#isShared[slot] === 1 ? this.shared : this.#own;
+      const body = arena.read(this.#chunk[slot]!, this.#offset[slot]!, this.#length[slot]!);
+      if (body !== null) out.push(body); // null: an rfq gone from the shared arena, long past its deadline
     }
     return out;
+  }
+
+  /** Holds the frame at this.#place; returns its seq. */
+  #push(nowMs: number, deadlineMs: number, isShared: 0 | 1): number {
+    this.prune(nowMs);
+    const seq = this.nextSeq++;
+    if (this.#count === this.limits.maxMessages) this.#dropOldest(); // full: the oldest makes room
+    if (this.#count === this.#capacity) this.#grow();
+    const slot = (this.#head + this.#count) % this.#capacity;
+    this.#atMs[slot] = nowMs;
+    this.#deadlineMs[slot] = deadlineMs;
+    this.#chunk[slot] = this.#place.chunk;
+    this.#offset[slot] = this.#place.offset;
+    this.#length[slot] = this.#place.length;
+    this.#isShared[slot] = isShared;
+    this.#count++;
+    return seq;
+  }
+
+  #dropOldest(): void {
+    const wasOwn = this.#isShared[this.#head] === 0;
+    this.#head = (this.#head + 1) % this.#capacity;
+    this.#count--;
+    this.#oldestSeq++;
+    // Own text before the oldest own frame still held is never read again.
+    if (wasOwn) this.#own.dropBefore(this.#count === 0 ? this.#own.nextChunk - 1 : this.#oldestOwnChunk());
+  }
+
+  /** The chunk of the oldest own frame held (the arena's newest chunk when there is none). */
+  #oldestOwnChunk(): number {
+    for (let i = 0; i < this.#count; i++) {
+      const slot = (this.#head + i) % this.#capacity;
+      if (this.#isShared[slot] === 0) return this.#chunk[slot]!;
+    }
+    return this.#own.nextChunk - 1;
+  }
+
+  /**
+   * After a put: the own frames whose text the arena dropped to stay under its cap are no longer held, nor
+   * (the ring being a contiguous range of seqs) any frame before them. Own chunks grow with seq, so those
+   * frames are the first own ones.
+   */
+  #dropFramesOutsideOwnArena(): void {
+    const firstHeld = this.#own.firstChunk;
+    let through = -1;
+    for (let i = 0; i < this.#count; i++) {
+      const slot = (this.#head + i) % this.#capacity;
+      if (this.#isShared[slot] === 1) continue;
+      if (this.#chunk[slot]! >= firstHeld) break;
+      through = i;
+    }
+    for (let i = 0; i <= through; i++) this.#dropOldest();
+  }
+
+  /** Doubles the typed arrays (up to maxMessages), the held frames moved to the front in seq order. */
+  #grow(): void {
+    const capacity = Math.min(this.limits.maxMessages, Math.max(FIRST_CAPACITY, this.#capacity * 2));
+    const order = <T extends Float64Array | Int32Array | Uint8Array>(from: T, to: T): T => {
+      for (let i = 0; i < this.#count; i++) to[i] = from[(this.#head + i) % this.#capacity]!;
+      return to;
+    };
+    this.#atMs = order(this.#atMs, new Float64Array(capacity));
+    this.#deadlineMs = order(this.#deadlineMs, new Float64Array(capacity));
+    this.#chunk = order(this.#chunk, new Float64Array(capacity));
+    this.#offset = order(this.#offset, new Int32Array(capacity));
+    this.#length = order(this.#length, new Int32Array(capacity));
+    this.#isShared = order(this.#isShared, new Uint8Array(capacity));
+    this.#capacity = capacity;
+    this.#head = 0;
   }
 }
