@@ -15,10 +15,10 @@ import assert from 'node:assert/strict';
 import type { MarketOf } from '../contests/views.js';
 import type { Store } from '../store/db.js';
 import { VIEWS_SCAN_MAX, type MakerFill, type SettledFilter } from '../schemas/views.js';
-import { fillKey, type FillRecord } from './fills.js';
+import type { FillRecord } from './fills.js';
 import { cachedMarkets, legViews, matchesFilter, settledOutcome } from './positions-view.js';
 import { MAX_SHARDS } from './ids.js';
-import { table } from '../store/records.js';
+import { fillKeys, readFill } from './rfq-records.js';
 
 /** The merge's sort key: newer sorts higher. */
 const orderOf = (requestId: string) => requestId.slice(2) + requestId.slice(0, 2);
@@ -29,7 +29,6 @@ export function makerFillsPage(
   makerAddress: string,
   page: { status: SettledFilter | undefined; limit: number; afterRequestId: string | null },
 ): { fills: MakerFill[]; next: string | null } {
-  const fillsDb = table(store, 'fills');
   const markets = cachedMarkets(marketOf);
   const prefix = `${makerAddress}:`;
   const after = page.afterRequestId === null ? null : orderOf(page.afterRequestId);
@@ -40,7 +39,7 @@ export function makerFillsPage(
       // Below the cursor in merge order: an id of this byte whose rest is below the cursor's, or equal with a
       // lower byte. The reverse range starts at the cursor's rest under this byte (inclusive) and skips it if so.
       const start = after === null ? `${prefix}${shardByte}~` : `${prefix}${shardByte}${after.slice(0, -2)}`;
-      const rest = fillsDb.getKeys({ start, end: `${prefix}${shardByte}`, reverse: true })[Symbol.iterator]();
+      const rest = fillKeys(store, { start, end: `${prefix}${shardByte}`, reverse: true })[Symbol.iterator]();
       const head = nextBelow(rest, prefix, after);
       if (head !== null) heads.push({ id: head.id, order: head.order, rest });
     }
@@ -53,7 +52,7 @@ export function makerFillsPage(
       for (let i = 1; i < heads.length; i++) if (heads[i]!.order > heads[newest]!.order) newest = i;
       const head = heads[newest]!;
       lastScanned = head.id;
-      const fill = fillsDb.get(fillKey(makerAddress, head.id));
+      const fill = readFill(store, makerAddress, head.id);
       assert.ok(fill !== undefined, `fill ${head.id} of ${makerAddress} vanished within one read snapshot`);
       if (matchesFilter(fill, page.status)) {
         fills.push(makerFillView(fill, markets));
@@ -87,7 +86,7 @@ function shardBytesOf(store: Store, prefix: string): string[] {
   let from = prefix;
   for (let i = 0; i <= MAX_SHARDS; i++) {
     let key: string | null = null;
-    for (const k of table(store, 'fills').getKeys({ start: from, end: `${prefix}~`, limit: 1 })) key = k;
+    for (const k of fillKeys(store, { start: from, end: `${prefix}~`, limit: 1 })) key = k;
     if (key === null) return bytes;
     const shardByte = key.slice(prefix.length, prefix.length + 2);
     bytes.push(shardByte);
