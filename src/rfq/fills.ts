@@ -51,6 +51,8 @@ export function settledFill(fill: FillRecord, paidMicros: bigint, outcome: Posit
 }
 
 export const fillKey = (makerAddress: string, requestId: string) => `${makerAddress}:${requestId}`;
+/** The part of every fillKey of one maker before the request id. */
+export const makerFillsPrefix = (makerAddress: string) => `${makerAddress}:`;
 
 /** Stable per-maker opaque id of a shielded taker: the same taker looks the same to one maker only. */
 export function opaqueTakerId(makerAddress: string, userId: string): string {
@@ -66,6 +68,18 @@ export type { TakerPnl } from '../schemas/rfq.js';
  */
 export const makerTakerFillKey = (makerAddress: string, taker: string, atMs: number, requestId: string) =>
   `${makerAddress}|${taker}|${String(atMs).padStart(16, '0')}|${requestId}`;
+/** The keys of one maker's by-taker index ('~' sorts after every character of an address or a taker id). */
+export const makerTakerFillsRange = (makerAddress: string) => ({ start: `${makerAddress}|`, end: `${makerAddress}|~` });
+/** The keys of one taker's fills with one maker since `sinceMs`; its end is where the maker's next taker starts. */
+export const takerFillsRange = (makerAddress: string, taker: string, sinceMs: number) => ({
+  start: makerTakerFillKey(makerAddress, taker, sinceMs, ''),
+  end: `${makerAddress}|${taker}|~`,
+});
+/** The taker of a makerTakerFillKey of `makerAddress`. */
+export const takerOfMakerTakerFillKey = (makerAddress: string, key: string) =>
+  key.slice(makerAddress.length + 1, key.indexOf('|', makerAddress.length + 1));
+/** The request id of a makerTakerFillKey. */
+export const requestIdOfMakerTakerFillKey = (key: string) => key.slice(key.lastIndexOf('|') + 1);
 
 /**
  * Pure. One taker's row from its fills with one maker (contract section 11, Views): wagered = filled wagers,

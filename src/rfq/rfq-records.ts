@@ -4,10 +4,19 @@
 // malformed one fails the read with MalformedRecordError naming the database and key. The shard writes these
 // databases in rfq-writes.ts and reads its own fresh records there and in shard.ts unchecked: those reads run
 // for every RFQ, and what they read was written by the same typed code a moment before.
+import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import { recordCheck } from '../store/record-check.js';
 import { table } from '../store/records.js';
-import { FillRecord, fillKey } from './fills.js';
+import {
+  FillRecord,
+  fillKey,
+  makerFillsPrefix,
+  makerTakerFillsRange,
+  requestIdOfMakerTakerFillKey,
+  takerFillsRange,
+  takerOfMakerTakerFillKey,
+} from './fills.js';
 import { openPositionKey, RfqRecord, userRfqKey, userRfqPositionOf, userRfqRange } from './records.js';
 
 const checkRfq = recordCheck('rfqs', RfqRecord);
@@ -48,14 +57,40 @@ export function* userRfqsNewestFirst(
   }
 }
 
-/** Keys of `fills` (fills.ts fillKey: maker, request id) in a range. */
-export function fillKeys(store: Store, range: KeyRange): Iterable<string> {
-  return table(store, 'fills').getKeys(range);
+/**
+ * The request ids of a maker's fills in a range of request ids (`fills` keys without the maker's prefix),
+ * lazily: a caller that stops early returns the iterator, which ends LMDB's cursor.
+ */
+export function* makerFillIds(store: Store, makerAddress: string, range: KeyRange): Generator<string> {
+  const prefix = makerFillsPrefix(makerAddress);
+  const keys = table(store, 'fills').getKeys({
+    start: prefix + range.start,
+    end: prefix + range.end,
+    ...(range.reverse === undefined ? {} : { reverse: range.reverse }),
+    ...(range.limit === undefined ? {} : { limit: range.limit }),
+  });
+  for (const key of keys) yield key.slice(prefix.length);
 }
 
-/** Keys of `makerTakerFills` (fills.ts makerTakerFillKey: maker, taker, time, request id) in a range. */
-export function makerTakerFillKeys(store: Store, range: KeyRange): Iterable<string> {
-  return table(store, 'makerTakerFills').getKeys(range);
+/** The maker's first taker (by-taker index order) after `afterTaker`, or from the first when null: one seek. */
+export function nextTakerOfMaker(store: Store, makerAddress: string, afterTaker: string | null): string | null {
+  const { start, end } = makerTakerFillsRange(makerAddress);
+  // A taker's range end is where the maker's next taker starts.
+  const from = afterTaker === null ? start : takerFillsRange(makerAddress, afterTaker, 0).end;
+  for (const key of table(store, 'makerTakerFills').getKeys({ start: from, end, limit: 1 }))
+    return takerOfMakerTakerFillKey(makerAddress, key);
+  return null;
+}
+
+/** One taker's fills with a maker since `sinceMs`, in time order, each checked. */
+export function takerFillsSince(store: Store, makerAddress: string, taker: string, sinceMs: number): FillRecord[] {
+  const fills: FillRecord[] = [];
+  for (const key of table(store, 'makerTakerFills').getKeys(takerFillsRange(makerAddress, taker, sinceMs))) {
+    const fill = readFill(store, makerAddress, requestIdOfMakerTakerFillKey(key));
+    assert.ok(fill !== undefined, `by-taker index row ${key} has no fill`);
+    fills.push(fill);
+  }
+  return fills;
 }
 
 /** Keys of `openPositions` (records.ts openPositionKey: market, request id) in a range. */
