@@ -1,7 +1,10 @@
 // Each named LMDB database has one owning module, which writes it and says what its records are
 // (src/store/records.ts maps every name to its type). Other modules may open it only where this table says
-// so and why: every entry outside `owner` is a read (or a write on the owner's behalf) that a later change
-// should move behind the owner's API. The test reads the source: a module that opens a database by name
+// so and why. The owner is the family's record module (rfq-records.ts, contest-records.ts, ledger.ts, ...),
+// which everything else reads through; what is left outside it is by design (the audit and the ledger check
+// read every money record in one snapshot, migrations rewrite old layouts before any owner runs, meta keys
+// and the due index belong to their modules) or the RFQ shard's own per-RFQ writes and reads (rfq-writes.ts,
+// shard.ts), which a later change could move behind rfq-records.ts. The test reads the source: a module that opens a database by name
 // (`table(store, 'x')`, `store.db('x')`, `metaTable(store)`, an ExpirySweep of 'x', a decided write
 // `{ db: 'x', ... }`) must be listed, and a listed opener that no longer opens it must leave the table.
 import { test } from 'node:test';
