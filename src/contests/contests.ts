@@ -18,7 +18,6 @@
 // The public list (GET /v1/contests) walks an in-memory index of every contest's order and filter keys
 // (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
 // returns: contests are never deleted, so reading them all per request grew without bound.
-import { table } from '../store/records.js';
 import { errors } from '../errors.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -31,6 +30,7 @@ import type { Market } from '../schemas/markets.js';
 import type { ContestDetail, ContestEntryRequest, CreateContest } from '../schemas/contests.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
+import { ContestRecords } from './contest-records.js';
 import { ContestEntries, type EntryAccepted } from './entries.js';
 import { decodeImage, type ServedImage } from './images.js';
 import { ContestListIndex, type ListPosition } from './list-index.js';
@@ -68,6 +68,7 @@ export class Contests {
   private readonly entries: ContestEntries;
   private readonly resolution: ContestResolution;
   private readonly queries: ContestQueries;
+  private readonly records: ContestRecords;
 
   constructor(
     private readonly store: Store,
@@ -81,7 +82,8 @@ export class Contests {
   ) {
     // One read of every record, once per start (~tens of ms after years of contests), instead of per list.
     // lmdb-js's lazy map: one record decoded at a time, never all of them held at once.
-    this.listIndex = new ContestListIndex(this.contests.getRange().map(({ value }) => value));
+    this.records = new ContestRecords(store);
+    this.listIndex = new ContestListIndex(this.records.allContests());
     this.entries = new ContestEntries(store, owners, this.marketOf);
     this.resolution = new ContestResolution(
       store,
@@ -96,13 +98,6 @@ export class Contests {
       options.settlement,
     );
     this.queries = new ContestQueries(store, this.listIndex, this.marketOf);
-  }
-
-  private get contests() {
-    return table(this.store, 'contests');
-  }
-  private get images() {
-    return table(this.store, 'contestImages');
   }
 
   // ---- admin ----
@@ -229,8 +224,8 @@ export class Contests {
     };
     // The prize pool leaves the protocol's available for committed in the contest's own transaction.
     if (!this.ledger.openPool(contestId, BigInt(input.protocol_prize_pool_micros), nowMs)) throw errors.prizePoolUnfunded();
-    void this.contests.put(contestId, contest);
-    if (image !== null) void this.images.put(contestId, image);
+    this.records.putContest(contest);
+    if (image !== null) this.records.putImage(contestId, image);
     return contest;
   }
 }

@@ -4,23 +4,14 @@
 // stake to reserve (BalanceOwners.moveMoney 'reserve'), and the shard writes all three together, or refuses
 // INSUFFICIENT_BALANCE and writes nothing. A survivor/streak continuation moves no money and is written here.
 // The lane is what makes reading the contest outside a transaction safe: no other change of it can interleave.
-import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import { hash } from 'node:crypto';
 import { ApiError, errors } from '../errors.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { ContestEntryRequest, ContestEntryResponse } from '../schemas/contests.js';
 import type { Store } from '../store/db.js';
-import {
-  entryKey,
-  entryKeyRecordKey,
-  entryRef,
-  userEntryKey,
-  userEntryRange,
-  type ContestRecord,
-  type EntryKeyRecord,
-  type EntryRecord,
-} from './records.js';
+import { ContestRecords, newEntryWrites } from './contest-records.js';
+import { entryKeyRecordKey, entryRef, type ContestRecord, type EntryKeyRecord, type EntryRecord } from './records.js';
 import { checkEntryWindow, checkPicks, isEliminated } from './rules.js';
 import { entryOutcomes, type MarketOf } from './views.js';
 
@@ -37,20 +28,14 @@ export interface EntryDecision {
 }
 
 export class ContestEntries {
+  private readonly records: ContestRecords;
+
   constructor(
     private readonly store: Store,
     private readonly owners: BalanceOwners,
     private readonly marketOf: MarketOf,
-  ) {}
-
-  private get contests() {
-    return table(this.store, 'contests');
-  }
-  private get entries() {
-    return table(this.store, 'contestEntries');
-  }
-  private get entryKeys() {
-    return table(this.store, 'entryKeys');
+  ) {
+    this.records = new ContestRecords(store);
   }
 
   /**
@@ -61,7 +46,7 @@ export class ContestEntries {
    */
   replayOf(userId: string, request: ContestEntryRequest): EntryAccepted | null {
     if (request.idempotency_key === undefined) return null;
-    const record = this.entryKeys.get(entryKeyRecordKey(userId, request.idempotency_key));
+    const record = this.records.entryKeyRecord(entryKeyRecordKey(userId, request.idempotency_key));
     if (record === undefined) return null;
     if (record.contentHash !== entryContentHash(request)) throw new ApiError('IDEMPOTENCY_CONFLICT');
     return { status: 200, body: { contest_id: record.contestId, entry_index: record.entryIndex, reserved_micros: record.reservedMicros } };
@@ -69,7 +54,7 @@ export class ContestEntries {
 
   /** Throws the contract error that refuses the entry, or returns it and its write. */
   decide(userId: string, request: ContestEntryRequest, nowMs: number): EntryDecision {
-    const contest = this.contests.get(request.contest_id);
+    const contest = this.records.contest(request.contest_id);
     if (contest === undefined) throw new ApiError('CONTEST_NOT_FOUND');
     checkEntryWindow(contest, nowMs);
     if (request.entry_index !== undefined) return this.decideContinuation(contest, userId, request.entry_index, request, nowMs);
@@ -87,8 +72,7 @@ export class ContestEntries {
       stakeMicros: contest.betAmountMicros,
       settlement: null,
     };
-    const key = entryKey(contest.contestId, userId, entryIndex);
-    assert.equal(this.entries.get(key), undefined, `entry ${key} exists already`);
+    assert.equal(this.records.entry(contest.contestId, userId, entryIndex), undefined, `entry ${entryRef(entry)} exists already`);
     const updated: ContestRecord = { ...contest, entriesFilled: contest.entriesFilled + 1 };
     assert.ok(updated.entriesFilled <= updated.entryCap, 'entry_cap overrun');
     return {
@@ -105,13 +89,7 @@ export class ContestEntries {
           userId,
           amountMicros: String(contest.betAmountMicros),
           ref: entryRef(entry),
-          writes: [
-            { db: 'contestEntries', key, value: entry },
-            { db: 'contests', key: contest.contestId, value: updated },
-            { db: 'userEntries', key: userEntryKey(userId, nowMs, contest.contestId, entryIndex), value: true },
-            ...(keyed === null ? [] : [{ db: 'entryKeys' as const, key: keyed.key, value: keyed.record }]),
-          ],
-          uniqueKeys: keyed === null ? [] : [{ db: 'entryKeys', key: keyed.key }],
+          ...newEntryWrites(entry, updated, keyed),
           atMs: nowMs,
         });
       },
@@ -127,8 +105,7 @@ export class ContestEntries {
     nowMs: number,
   ): EntryDecision {
     if (contest.gameType !== 'survivor' && contest.gameType !== 'streak') throw errors.entryNotContinuable(contest.gameType);
-    const key = entryKey(contest.contestId, userId, entryIndex);
-    const entry = this.entries.get(key);
+    const entry = this.records.entry(contest.contestId, userId, entryIndex);
     if (entry === undefined) throw errors.entryNotFound(entryIndex);
     if (isEliminated(entryOutcomes(entry, this.marketOf))) throw new ApiError('ENTRY_ELIMINATED');
     checkPicks(contest, request.bets, entry.picks, this.marketOf, nowMs);
@@ -139,9 +116,9 @@ export class ContestEntries {
         const keyed = this.keyRecordOf(userId, request, entryIndex, '0');
         return this.store.transact(() => {
           // Inside the transaction: a new entry's key is written by a shard, and LMDB orders the two.
-          if (keyed !== null && this.entryKeys.get(keyed.key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
-          void this.entries.put(key, { ...entry, picks });
-          if (keyed !== null) void this.entryKeys.put(keyed.key, keyed.record);
+          if (keyed !== null && this.records.entryKeyRecord(keyed.key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+          this.records.putEntry({ ...entry, picks });
+          if (keyed !== null) this.records.putEntryKey(keyed.key, keyed.record);
         });
       },
     };
@@ -160,8 +137,7 @@ export class ContestEntries {
    * counting the user's keys made each new entry cost as many reads as the user already had (up to entry_cap).
    */
   private nextEntryIndex(contestId: string, userId: string): number {
-    const { start, end } = userEntryRange(contestId, userId);
-    for (const { value } of this.entries.getRange({ start: end, end: start, reverse: true, limit: 1 })) return value.entryIndex + 1;
+    for (const entry of this.records.userEntriesNewestFirst(contestId, userId, null, 1)) return entry.entryIndex + 1;
     return 0;
   }
 }

@@ -3,12 +3,12 @@
 // index (written by the user's shard with each new entry); for one contest, the contest's own entry keys of
 // the user (`contestEntries`, keyed by contest and user, newest = highest entry_index). Either way a page
 // reads `limit` + 1 rows and their records, never the user's whole history.
-import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import type { UserEntry } from '../schemas/history.js';
 import { isEliminated } from './rules.js';
-import { entryKey, userEntryKey, userEntryRange, type ContestRecord } from './records.js';
+import { ContestRecords } from './contest-records.js';
+import type { ContestRecord } from './records.js';
 import { callerEntryView, entryOutcomes, type MarketOf } from './views.js';
 
 /** Where an unfiltered page ends: its last entry's (created_at_ms, contest_id, entry_index). */
@@ -20,20 +20,15 @@ export function userEntriesPage(
   userId: string,
   page: { limit: number; after: UserEntryPosition | null },
 ): { entries: UserEntry[]; next: UserEntryPosition | null } {
-  const afterKey = page.after === null ? null : userEntryKey(userId, ...page.after);
+  const records = new ContestRecords(store);
   const positions: UserEntryPosition[] = [];
-  for (const key of table(store, 'userEntries').getKeys({
-    start: afterKey ?? `${userId}:~`,
-    end: `${userId}:`,
-    reverse: true,
-    limit: page.limit + 2,
-  })) {
-    if (key === afterKey) continue;
-    const [createdAtMs, contestId, entryIndex] = key.slice(userId.length + 1).split(':') as [string, string, string];
-    positions.push([Number(createdAtMs), contestId, Number(entryIndex)]);
+  // One row past the page says whether another follows.
+  for (const position of records.userEntryPositions(userId, page.after)) {
+    positions.push(position);
+    if (positions.length > page.limit) break;
   }
   const shown = positions.slice(0, page.limit);
-  const view = viewer(store, marketOf);
+  const view = viewer(records, marketOf);
   return {
     entries: shown.map(([, contestId, entryIndex]) => view(contestId, userId, entryIndex)),
     next: positions.length > page.limit ? shown.at(-1)! : null,
@@ -48,15 +43,12 @@ export function userContestEntriesPage(
   contestId: string,
   page: { limit: number; beforeIndex: number | null },
 ): { entries: UserEntry[]; next: number | null } {
-  const range = userEntryRange(contestId, userId);
-  const start = page.beforeIndex === null ? range.end : entryKey(contestId, userId, page.beforeIndex);
+  const records = new ContestRecords(store);
   const indexes: number[] = [];
-  for (const { key, value } of table(store, 'contestEntries').getRange({ start, end: range.start, reverse: true, limit: page.limit + 2 })) {
-    if (page.beforeIndex !== null && key === start) continue;
-    indexes.push(value.entryIndex);
-  }
+  // One entry past the page says whether another follows.
+  for (const entry of records.userEntriesNewestFirst(contestId, userId, page.beforeIndex, page.limit + 1)) indexes.push(entry.entryIndex);
   const shown = indexes.slice(0, page.limit);
-  const view = viewer(store, marketOf);
+  const view = viewer(records, marketOf);
   return {
     entries: shown.map((entryIndex) => view(contestId, userId, entryIndex)),
     next: indexes.length > page.limit ? shown.at(-1)! : null,
@@ -64,16 +56,16 @@ export function userContestEntriesPage(
 }
 
 /** Reads an entry and its contest (each contest once per page) and makes its view. */
-function viewer(store: Store, marketOf: MarketOf) {
+function viewer(records: ContestRecords, marketOf: MarketOf) {
   const contests = new Map<string, ContestRecord>();
   return (contestId: string, userId: string, entryIndex: number): UserEntry => {
     let contest = contests.get(contestId);
     if (contest === undefined) {
-      contest = table(store, 'contests').get(contestId);
+      contest = records.contest(contestId);
       assert.ok(contest !== undefined, `entry of unknown contest ${contestId}`);
       contests.set(contestId, contest);
     }
-    const entry = table(store, 'contestEntries').get(entryKey(contestId, userId, entryIndex));
+    const entry = records.entry(contestId, userId, entryIndex);
     assert.ok(entry !== undefined, `history names a missing entry ${contestId}:${entryIndex}`);
     const isSurvivalGame = contest.gameType === 'survivor' || contest.gameType === 'streak';
     const state =

@@ -3,7 +3,6 @@
 // contest's lane (contests.ts): each read is one LMDB snapshot of what the lanes last committed, so a read
 // never waits behind an entry or a settlement. The list walks the actor's list index (list-index.ts) and reads
 // only the records it returns: contests are never deleted, so reading them all per request grew without bound.
-import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { UserPrincipal } from '../auth/principal.js';
 import { ApiError } from '../errors.js';
@@ -11,7 +10,8 @@ import { CONTEST_LIST_PAGE, type ContestDetail, type ContestSummary } from '../s
 import type { Store } from '../store/db.js';
 import { defaultImage, type ServedImage } from './images.js';
 import type { ContestListIndex, ListEntry, ListPosition } from './list-index.js';
-import { contestEntriesAfter, contestOfEntryKey, userEntryRange, type ContestRecord, type EntryRecord } from './records.js';
+import { ContestRecords } from './contest-records.js';
+import { contestOfEntryKey, type ContestRecord } from './records.js';
 import { callerEntryView, callerView, detailView, summaryView, type MarketOf } from './views.js';
 
 /** The route's bounds on `limit` (schemas/contests.ts), which list() asserts: a page reads at most this many records. */
@@ -42,21 +42,15 @@ export interface AdminEntriesPage {
 }
 
 export class ContestQueries {
+  private readonly records: ContestRecords;
+
   constructor(
-    private readonly store: Store,
+    store: Store,
     /** Owned and kept by the actor (contests.ts); read here only. */
     private readonly listIndex: ContestListIndex,
     private readonly marketOf: MarketOf,
-  ) {}
-
-  private get contests() {
-    return table(this.store, 'contests');
-  }
-  private get entries() {
-    return table(this.store, 'contestEntries');
-  }
-  private get images() {
-    return table(this.store, 'contestImages');
+  ) {
+    this.records = new ContestRecords(store);
   }
 
   /**
@@ -91,7 +85,7 @@ export class ContestQueries {
         next = { createdAtMs: last!.createdAtMs, seq: last!.seq };
         return false;
       }
-      const contest = this.contests.get(entry.contestId);
+      const contest = this.records.contest(entry.contestId);
       assert.ok(contest !== undefined, `listed contest ${entry.contestId} has no record`);
       assert.equal(contest.category, entry.category, `contest ${entry.contestId}: category differs from the list index`);
       if (isSettling) {
@@ -115,19 +109,19 @@ export class ContestQueries {
 
   /** Interface: lineups and outcast only; survivor and streak are CONTEST_NOT_FOUND like an unknown id. */
   detail(contestId: string, caller: UserPrincipal | null): ContestDetail {
-    const contest = this.contests.get(contestId);
+    const contest = this.records.contest(contestId);
     if (contest === undefined || contest.gameType === 'survivor' || contest.gameType === 'streak') {
       throw new ApiError('CONTEST_NOT_FOUND');
     }
-    const section = caller === null ? null : callerView(this.userEntries(contestId, caller.userId), this.marketOf);
+    const section = caller === null ? null : callerView([...this.records.userEntriesOf(contestId, caller.userId)], this.marketOf);
     return detailView(contest, this.marketOf, section);
   }
 
   image(contestId: string): ServedImage {
-    const contest = this.contests.get(contestId);
+    const contest = this.records.contest(contestId);
     if (contest === undefined) throw new ApiError('CONTEST_NOT_FOUND');
     if (!contest.hasImage) return defaultImage(contest.category);
-    const stored = this.images.get(contestId);
+    const stored = this.records.image(contestId);
     assert.ok(stored !== undefined, `image of contest ${contestId} is missing`);
     return stored;
   }
@@ -141,24 +135,17 @@ export class ContestQueries {
    */
   adminEntries(contestId: string, page: { limit: number; afterKey: () => string | null }): AdminEntriesPage {
     assert.ok(Number.isInteger(page.limit) && page.limit >= 1 && page.limit <= MAX_ADMIN_ENTRIES_PAGE, `admin entries limit ${page.limit}`);
-    if (this.contests.get(contestId) === undefined) throw new ApiError('CONTEST_NOT_FOUND');
+    if (this.records.contest(contestId) === undefined) throw new ApiError('CONTEST_NOT_FOUND');
     const afterKey = page.afterKey();
     assert.ok(afterKey === null || isEntryKeyOf(contestId, afterKey), `admin entries of ${contestId} after ${afterKey}`);
     const entries: AdminEntry[] = [];
     let lastKey: string | null = null;
     // One entry past the page says whether another follows.
-    for (const { key, value } of contestEntriesAfter(this.entries, contestId, afterKey, page.limit + 1)) {
+    for (const { key, value } of this.records.entriesAfter(contestId, afterKey, page.limit + 1)) {
       if (entries.length === page.limit) return { entries, nextKey: lastKey };
       entries.push({ user_id: value.userId, ...callerEntryView(value, this.marketOf) });
       lastKey = key;
     }
     return { entries, nextKey: null };
-  }
-
-  /** One user's entries in entry_index order (keys are zero-padded). */
-  private userEntries(contestId: string, userId: string): EntryRecord[] {
-    const userEntries: EntryRecord[] = [];
-    for (const { value } of this.entries.getRange(userEntryRange(contestId, userId))) userEntries.push(value);
-    return userEntries;
   }
 }

@@ -7,7 +7,6 @@
 // Resolution and voiding settle every entry, up to entry_cap = 1,000,000, so each is one task on the
 // contest's lane but many transactions, in bounded batches (settlement.ts), each durable with its progress,
 // so the main thread is never held for long and a crash between batches is finished by recover().
-import { table } from '../store/records.js';
 import assert, { AssertionError } from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -17,6 +16,7 @@ import type { BalanceOwners } from '../ledger/owners.js';
 import type { Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
+import { ContestRecords } from './contest-records.js';
 import type { ContestListIndex } from './list-index.js';
 import type { ContestRecord } from './records.js';
 import type { SerialQueues } from './serial-queue.js';
@@ -30,10 +30,11 @@ export class ContestResolution {
   /** Finishes queued on a contest's lane and not yet started, by contest id (finishIfFinal). */
   private readonly waitingFinishes = new Map<string, Promise<ContestRecord | null>>();
   private readonly settler: ContestSettler;
+  private readonly contests: ContestRecords;
   private isStopping = false;
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly clock: Clock,
     private readonly markets: Markets,
     private readonly log: Logger,
@@ -47,11 +48,8 @@ export class ContestResolution {
     settlerOptions: SettlerOptions | undefined,
   ) {
     this.settler = new ContestSettler(store, owners, ledger, marketOf, () => this.isStopping, settlerOptions);
+    this.contests = new ContestRecords(store);
     markets.onResolved((market) => this.onMarketResolved(market));
-  }
-
-  private get contests() {
-    return table(this.store, 'contests');
   }
 
   /**
@@ -68,7 +66,7 @@ export class ContestResolution {
     // The list index (built by the actor's constructor) knows which contests are open: only their records are read.
     this.listIndex.walkNewestFirst((entry) => {
       if (entry.status !== 'open') return true;
-      const contest = this.contests.get(entry.contestId);
+      const contest = this.contests.contest(entry.contestId);
       assert.ok(contest !== undefined && contest.status === 'open', `open contest ${entry.contestId} is ${contest?.status ?? 'missing'}`);
       open.push(contest.contestId);
       this.track(
@@ -105,7 +103,7 @@ export class ContestResolution {
     const contest = await this.lanes.run(
       contestId,
       async () => {
-        const current = this.contests.get(contestId);
+        const current = this.contests.contest(contestId);
         if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
         if (current.status === 'voided') return current;
         if (current.status === 'resolved') throw errors.contestResolvedCannotVoid();
@@ -211,7 +209,7 @@ export class ContestResolution {
 
   /** On the contest's lane, its only writer while this runs: reads need no transaction of their own. */
   private async finishOnLane(contestId: string): Promise<ContestRecord | null> {
-    const contest = this.contests.get(contestId);
+    const contest = this.contests.contest(contestId);
     if (contest === undefined || contest.status !== 'open') return contest ?? null;
     const kind = contest.settling?.kind ?? this.settlementDue(contest);
     if (kind === null) return contest;
@@ -239,7 +237,7 @@ export class ContestResolution {
     } finally {
       // A finished settlement returns the record its final batch wrote; after a throw, LMDB says (every
       // transaction of the settlement has resolved by now, and lmdb-js renews this thread's reads on each).
-      const committed = settled ?? this.contests.get(contest.contestId);
+      const committed = settled ?? this.contests.contest(contest.contestId);
       assert.ok(committed !== undefined, `contest ${contest.contestId} vanished during its settlement`);
       this.listIndex.endSettling(contest.contestId, committed.status);
     }

@@ -8,15 +8,8 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Market } from '../schemas/markets.js';
-import type { Db } from '../store/db.js';
-import {
-  contestEntriesAfter,
-  entryRef,
-  type ContestRecord,
-  type EntryRecord,
-  type EntrySettlement,
-  type SettlingRecord,
-} from './records.js';
+import type { ContestRecords } from './contest-records.js';
+import { entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
 import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
 import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
 
@@ -63,14 +56,14 @@ export function voidPlan(): SettlementPlan {
  */
 export async function resolvePlan(
   contest: ContestRecord,
-  entries: Db<EntryRecord>,
+  records: ContestRecords,
   marketOf: MarketOf,
   throwIfStopping: () => void,
 ): Promise<SettlementPlan> {
   const finalMarketOf = finalMarkets(contest, marketOf);
   const table = buildScoreTable(
     { gameType: contest.gameType, winningSplitBps: contest.winningSplitBps, potMicros: BigInt(totalPotMicros(contest)) },
-    await readScoreKeys(contest, entries, finalMarketOf, throwIfStopping),
+    await readScoreKeys(contest, records, finalMarketOf, throwIfStopping),
   );
   return {
     kind: 'resolve',
@@ -82,7 +75,7 @@ export async function resolvePlan(
 /** One score key per entry, indexed by seq. Page by page, with a turn of the event loop between pages. */
 async function readScoreKeys(
   contest: ContestRecord,
-  entries: Db<EntryRecord>,
+  records: ContestRecords,
   marketOf: MarketOf,
   throwIfStopping: () => void,
 ): Promise<Uint8Array> {
@@ -99,11 +92,11 @@ async function readScoreKeys(
     keysBySeq[entry.seq] = scoreKey(contest.gameType, outcomes);
     readCount++;
   };
-  let page = scorePage(entries, contest.contestId, null, scoreEntry);
+  let page = scorePage(records, contest.contestId, null, scoreEntry);
   while (!page.isEnd) {
     await nextTurn();
     throwIfStopping();
-    page = scorePage(entries, contest.contestId, page.lastKey, scoreEntry);
+    page = scorePage(records, contest.contestId, page.lastKey, scoreEntry);
   }
   assert.equal(readCount, entryCount, `contest ${contest.contestId} entry count drifted`);
   return keysBySeq;
@@ -114,7 +107,7 @@ async function readScoreKeys(
  * SCORE_PAGE_BUDGET_MS. `isEnd` when the contest's last entry was visited.
  */
 function scorePage(
-  entries: Db<EntryRecord>,
+  records: ContestRecords,
   contestId: string,
   afterKey: string | null,
   visit: (entry: EntryRecord) => void,
@@ -122,7 +115,7 @@ function scorePage(
   const deadlineMs = performance.now() + SCORE_PAGE_BUDGET_MS;
   let lastKey = afterKey;
   let visited = 0;
-  for (const { key, value } of contestEntriesAfter(entries, contestId, afterKey)) {
+  for (const { key, value } of records.entriesAfter(contestId, afterKey)) {
     visit(value);
     lastKey = key;
     visited++;

@@ -26,14 +26,14 @@
 // settle them and moves nothing for them. Scores come out the same because the entry set is frozen: an entry
 // or a continuation needs its markets OPEN, resolution starts only when none is, a market never reopens, and
 // checkEntryWindow refuses a contest that is settling.
-import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
 import type { Store } from '../store/db.js';
-import { contestEntriesAfter, entryRef, type ContestRecord, type SettlingRecord } from './records.js';
+import { ContestRecords, settledEntryWrite } from './contest-records.js';
+import { entryRef, type ContestRecord, type SettlingRecord } from './records.js';
 import { resolvePlan, voidPlan, type SettlementKind, type SettlementPlan } from './settlement-plans.js';
 import { totalPotMicros, type MarketOf } from './views.js';
 
@@ -67,6 +67,7 @@ export interface SettlerOptions {
 export class ContestSettler {
   private readonly batchEntries: number;
   private readonly afterBatch: SettlerOptions['afterBatch'];
+  private readonly records: ContestRecords;
 
   constructor(
     private readonly store: Store,
@@ -81,13 +82,7 @@ export class ContestSettler {
     this.batchEntries = options.batchEntries ?? SETTLE_BATCH_ENTRIES;
     assert.ok(Number.isSafeInteger(this.batchEntries) && this.batchEntries >= 1, 'batchEntries must be a positive integer');
     this.afterBatch = options.afterBatch;
-  }
-
-  private get contests() {
-    return table(this.store, 'contests');
-  }
-  private get entries() {
-    return table(this.store, 'contestEntries');
+    this.records = new ContestRecords(store);
   }
 
   /**
@@ -103,7 +98,7 @@ export class ContestSettler {
     // page or one batch at most, whatever the number of contests and entries.
     this.throwIfStopping(contest);
     const plan =
-      kind === 'void' ? voidPlan() : await resolvePlan(contest, this.entries, this.marketOf, () => this.throwIfStopping(contest));
+      kind === 'void' ? voidPlan() : await resolvePlan(contest, this.records, this.marketOf, () => this.throwIfStopping(contest));
     if (kind === 'resolve' && (contest.settling === undefined || contest.settling.phase === 'collect')) {
       contest = await this.collectStakes(contest, atMs);
     }
@@ -128,7 +123,7 @@ export class ContestSettler {
     const { contestId } = contest;
     for (;;) {
       const progress = contest.settling;
-      const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey || null, this.batchEntries + 1)];
+      const rows = [...this.records.entriesAfter(contestId, progress?.lastKey || null, this.batchEntries + 1)];
       const batch = rows.slice(0, this.batchEntries);
       const byShard = new Map<number, string[]>();
       for (const { value: entry } of batch) {
@@ -153,7 +148,7 @@ export class ContestSettler {
           };
       const next = inProgress(contest, settling);
       await this.store.transact(() => {
-        void this.contests.put(contestId, next);
+        this.records.putContest(next);
       });
       contest = next;
       if (isLast) return contest;
@@ -169,7 +164,7 @@ export class ContestSettler {
    * Returns the contest record as written.
    */
   private async settleBatch(contestId: string, plan: SettlementPlan, atMs: number): Promise<ContestRecord> {
-    const contest = this.contests.get(contestId);
+    const contest = this.records.contest(contestId);
     assert.ok(contest !== undefined && contest.status === 'open', `contest ${contestId} is not open at a settlement batch`);
     const progress = contest.settling;
     if (progress !== undefined) {
@@ -177,7 +172,7 @@ export class ContestSettler {
       assert.equal(progress.atMs, atMs);
     }
     // One row more than the batch tells whether this batch is the last, without an extra empty round.
-    const rows = [...contestEntriesAfter(this.entries, contestId, progress?.lastKey || null, this.batchEntries + 1)];
+    const rows = [...this.records.entriesAfter(contestId, progress?.lastKey || null, this.batchEntries + 1)];
     const batch = rows.slice(0, this.batchEntries);
     let paidMicros = BigInt(progress?.paidMicros ?? 0);
     const byShard = new Map<number, EntryMoney[]>();
@@ -197,7 +192,7 @@ export class ContestSettler {
         ref: entryRef(entry),
         userId: entry.userId,
         payoutMicros: settled.payoutMicros === null ? null : settled.payoutMicros.toString(),
-        write: { db: 'contestEntries', key, value: { ...entry, settlement: settled.settlement } },
+        write: settledEntryWrite(key, { ...entry, settlement: settled.settlement }),
       });
     }
     assert.ok(paidMicros <= BigInt(totalPotMicros(contest)), `contest ${contestId} pays more than its pot`);
@@ -219,7 +214,7 @@ export class ContestSettler {
     // On the contest's lane this is the contest record's only writer: no re-read is needed. The last batch
     // closes the pool in the same transaction: what the contest did not pay goes back to the protocol.
     await this.store.transact(() => {
-      void this.contests.put(contestId, next);
+      this.records.putContest(next);
       if (isLast) this.ledger.closePool(contestId, atMs);
     });
     return next;

@@ -7,7 +7,18 @@
 // keyed by its reference, the analogue of a pending transfer, later posted (moved on) or voided (returned).
 // The world outside is not an account: a credit is a transfer from it, a completed withdrawal one to it.
 
-export type Bucket = 'available' | 'reserved' | 'at_risk' | 'pending_withdrawal' | 'locked' | 'committed';
+import { Type, type Static } from '@sinclair/typebox';
+import { MicrosString } from '../schemas/common.js';
+
+export const Bucket = Type.Union([
+  Type.Literal('available'),
+  Type.Literal('reserved'),
+  Type.Literal('at_risk'),
+  Type.Literal('pending_withdrawal'),
+  Type.Literal('locked'),
+  Type.Literal('committed'),
+]);
+export type Bucket = Static<typeof Bucket>;
 
 export const USER_BUCKETS = ['available', 'reserved', 'at_risk', 'pending_withdrawal'] as const satisfies readonly Bucket[];
 export const MAKER_BUCKETS = ['available', 'locked', 'pending_withdrawal'] as const satisfies readonly Bucket[];
@@ -37,22 +48,24 @@ export interface Side {
   bucket: Bucket;
 }
 
-export type TransferKind =
-  | 'credit' // world → available
-  | 'reserve' // user available → reserved (an RFQ or a contest entry)
-  | 'release' // reserved → available (an RFQ that ended unfilled, the unfilled rest, a voided entry)
-  | 'fill' // taker reserved → at_risk
-  | 'lock' // maker available → locked (the fill's liability)
-  | 'settle_stake' // taker at_risk → taker or maker available
-  | 'settle_liability' // maker locked → taker or maker available
-  | 'pool' // protocol available → committed (a contest's prize pool)
-  | 'collect' // entry's reserved stake → protocol committed (the contest's pot)
-  | 'prize' // protocol committed → a winner's available
-  | 'pool_return' // protocol committed → protocol available (what a contest did not pay)
-  | 'withdraw' // available → pending_withdrawal
-  | 'withdraw_complete' // pending_withdrawal → world
-  | 'withdraw_fail' // pending_withdrawal → available
-  | 'opening'; // world → a bucket: a balance carried over from a data directory of before this ledger
+export const TransferKind = Type.Union([
+  Type.Literal('credit'), // world → available
+  Type.Literal('reserve'), // user available → reserved (an RFQ or a contest entry)
+  Type.Literal('release'), // reserved → available (an RFQ that ended unfilled, the unfilled rest, a voided entry)
+  Type.Literal('fill'), // taker reserved → at_risk
+  Type.Literal('lock'), // maker available → locked (the fill's liability)
+  Type.Literal('settle_stake'), // taker at_risk → taker or maker available
+  Type.Literal('settle_liability'), // maker locked → taker or maker available
+  Type.Literal('pool'), // protocol available → committed (a contest's prize pool)
+  Type.Literal('collect'), // entry's reserved stake → protocol committed (the contest's pot)
+  Type.Literal('prize'), // protocol committed → a winner's available
+  Type.Literal('pool_return'), // protocol committed → protocol available (what a contest did not pay)
+  Type.Literal('withdraw'), // available → pending_withdrawal
+  Type.Literal('withdraw_complete'), // pending_withdrawal → world
+  Type.Literal('withdraw_fail'), // pending_withdrawal → available
+  Type.Literal('opening'), // world → a bucket: a balance carried over from a data directory of before this ledger
+]);
+export type TransferKind = Static<typeof TransferKind>;
 
 export interface TransferRecord {
   id: string;
@@ -73,14 +86,15 @@ export interface HoldRecord {
   amountMicros: string;
 }
 
-/** One transfer as one account saw it: what it did to each of the account's buckets. */
-export interface JournalRow {
-  transferId: string;
-  kind: TransferKind;
-  ref: string;
-  atMs: number;
-  deltas: Array<[Bucket, string]>;
-}
+/** One transfer as one account saw it: what it did to each of the account's buckets (a schema: the journal view checks the rows it reads). */
+export const JournalRow = Type.Object({
+  transferId: Type.String(),
+  kind: TransferKind,
+  ref: Type.String(),
+  atMs: Type.Integer(),
+  deltas: Type.Array(Type.Tuple([Bucket, MicrosString])),
+});
+export type JournalRow = Static<typeof JournalRow>;
 
 /** `transfers` key: the reference and the step, so a step can never be written twice for one reference. */
 export const transferId = (ref: string, step: string) => `${ref}/${step}`;

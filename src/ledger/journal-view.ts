@@ -7,7 +7,7 @@
 import type { Store } from '../store/db.js';
 import type { JournalEntry } from '../schemas/views.js';
 import { journalKey, type AccountId } from './accounts.js';
-import { table } from '../store/records.js';
+import { journalNewestFirst } from './ledger.js';
 
 /** Where a page ends: the last row's (at_ms, transfer id) and how many of its entries the page listed. */
 export type JournalCursor = [atMs: number, transferId: string, listed: number];
@@ -21,11 +21,7 @@ export function accountJournalPage(
   // Rebuilt from the cursor's parts under this account's prefix, so no cursor reaches another account's rows:
   // every key from `${account}|` on, in reverse, belongs to this account ('|' is in no account id).
   const afterKey = page.after === null ? null : journalKey(account, page.after[0], page.after[1]);
-  for (const { key, value: row } of table(store, 'accountJournal').getRange({
-    start: afterKey ?? `${account}|~`,
-    end: `${account}|`,
-    reverse: true,
-  })) {
+  for (const { key, row } of journalNewestFirst(store, account, afterKey)) {
     // The range start is inclusive: the cursor's row is read again, and only its entries not yet listed are.
     const skip = key === afterKey ? page.after![2] : 0;
     for (let i = skip; i < row.deltas.length; i++) {

@@ -31,11 +31,12 @@ import {
   type AccountRecord,
   type Bucket,
   type HoldRecord,
-  type JournalRow,
+  JournalRow,
   type Side,
   type TransferKind,
   type TransferRecord,
 } from './accounts.js';
+import { recordCheck } from '../store/record-check.js';
 import { table } from '../store/records.js';
 
 /** Whose `available` a Ledger may debit: the users one RFQ shard owns (none on the main thread). */
@@ -85,9 +86,23 @@ export function readHold(store: Store, ref: string): HoldRecord | undefined {
   return table(store, 'holds').get(ref);
 }
 
-/** Any thread: a user account's journal, oldest first (tests; the route pages it: ledger/journal-view.ts). */
+const checkJournalRow = recordCheck('accountJournal', JournalRow);
+
+/** Any thread: a user account's journal, oldest first, checked (tests; the route pages it: journalNewestFirst). */
 export function readJournal(store: Store, account: AccountId): JournalRow[] {
-  return [...table(store, 'accountJournal').getRange(journalRange(account))].map(({ value }) => value);
+  return [...table(store, 'accountJournal').getRange(journalRange(account))].map(({ key, value }) => checkJournalRow.value(key, value));
+}
+
+/**
+ * Any thread: an account's journal rows newest first, each checked, from `fromKey` (a journalKey of the
+ * account, inclusive: GET /v1/user/journal resumes inside a row) or from the newest when null. Lazy: a page
+ * reads only the rows it lists.
+ */
+export function* journalNewestFirst(store: Store, account: AccountId, fromKey: string | null): Generator<{ key: string; row: JournalRow }> {
+  const range = journalRange(account);
+  for (const { key, value } of table(store, 'accountJournal').getRange({ start: fromKey ?? range.end, end: range.start, reverse: true })) {
+    yield { key, row: checkJournalRow.value(key, value) };
+  }
 }
 
 export class Ledger {

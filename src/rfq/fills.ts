@@ -2,28 +2,34 @@
 import { hash } from 'node:crypto';
 import type { PositionOutcome } from '../ledger/ledger.js';
 import type { Candidate } from './matching.js';
-import { payoutMicros, type RfqFill, type RfqLeg, type RfqRecord } from './records.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { MicrosString, Nullable } from '../schemas/common.js';
+import { payoutMicros, RfqLeg, type RfqFill, type RfqRecord } from './records.js';
 import type { TakerPnl } from '../schemas/rfq.js';
 
-export interface FillRecord {
-  requestId: string;
-  makerAddress: string;
+/** How a settled position ended (ledger.ts PositionOutcome), as a fill stores it. */
+const FillOutcome = Type.Union([Type.Literal('won'), Type.Literal('lost'), Type.Literal('voided')]);
+
+export const FillRecord = Type.Object({
+  requestId: Type.String(),
+  makerAddress: Type.String(),
   /** Absent on fills written before the money model (schema version 5). */
-  quoteId?: string;
+  quoteId: Type.Optional(Type.String()),
   /** Taker address, or a per-maker opaque id when the fill was shielded (contract section 7). */
-  taker: string;
-  userId: string;
-  legs: RfqLeg[];
-  filledWagerMicros: string;
-  payoutMicros: string;
-  oddsE4: number;
-  atMs: number;
+  taker: Type.String(),
+  userId: Type.String(),
+  legs: Type.Array(RfqLeg),
+  filledWagerMicros: MicrosString,
+  payoutMicros: MicrosString,
+  oddsE4: Type.Integer(),
+  atMs: Type.Integer(),
   /** Set when the position settles: what the taker was paid (0 when it lost). */
-  settledPaidMicros: string | null;
+  settledPaidMicros: Nullable(MicrosString),
   /** Set with settledPaidMicros: how the position ended, and when. */
-  outcome?: PositionOutcome | null;
-  settledAtMs?: number | null;
-}
+  outcome: Type.Optional(Nullable(FillOutcome)),
+  settledAtMs: Type.Optional(Nullable(Type.Integer())),
+});
+export type FillRecord = Static<typeof FillRecord>;
 
 /** The fill once its position settled. Field by field, as records.ts endedRecord (docs/performance.md). */
 export function settledFill(fill: FillRecord, paidMicros: bigint, outcome: PositionOutcome, atMs: number): FillRecord {
@@ -45,6 +51,8 @@ export function settledFill(fill: FillRecord, paidMicros: bigint, outcome: Posit
 }
 
 export const fillKey = (makerAddress: string, requestId: string) => `${makerAddress}:${requestId}`;
+/** The part of every fillKey of one maker before the request id. */
+export const makerFillsPrefix = (makerAddress: string) => `${makerAddress}:`;
 
 /** Stable per-maker opaque id of a shielded taker: the same taker looks the same to one maker only. */
 export function opaqueTakerId(makerAddress: string, userId: string): string {
@@ -60,6 +68,18 @@ export type { TakerPnl } from '../schemas/rfq.js';
  */
 export const makerTakerFillKey = (makerAddress: string, taker: string, atMs: number, requestId: string) =>
   `${makerAddress}|${taker}|${String(atMs).padStart(16, '0')}|${requestId}`;
+/** The keys of one maker's by-taker index ('~' sorts after every character of an address or a taker id). */
+export const makerTakerFillsRange = (makerAddress: string) => ({ start: `${makerAddress}|`, end: `${makerAddress}|~` });
+/** The keys of one taker's fills with one maker since `sinceMs`; its end is where the maker's next taker starts. */
+export const takerFillsRange = (makerAddress: string, taker: string, sinceMs: number) => ({
+  start: makerTakerFillKey(makerAddress, taker, sinceMs, ''),
+  end: `${makerAddress}|${taker}|~`,
+});
+/** The taker of a makerTakerFillKey of `makerAddress`. */
+export const takerOfMakerTakerFillKey = (makerAddress: string, key: string) =>
+  key.slice(makerAddress.length + 1, key.indexOf('|', makerAddress.length + 1));
+/** The request id of a makerTakerFillKey. */
+export const requestIdOfMakerTakerFillKey = (key: string) => key.slice(key.lastIndexOf('|') + 1);
 
 /**
  * Pure. One taker's row from its fills with one maker (contract section 11, Views): wagered = filled wagers,

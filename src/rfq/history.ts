@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import type { UserRfq } from '../schemas/history.js';
-import { toRfqResult, userRfqKey, type RfqStatus } from './records.js';
-import { table } from '../store/records.js';
+import { toRfqResult, type RfqStatus } from './records.js';
+import { readRfq, userRfqsNewestFirst } from './rfq-records.js';
 
 export const USER_RFQS_SCAN_MAX = 1000;
 
@@ -20,22 +20,17 @@ export function userRfqsPage(
   page: { status: RfqStatus | undefined; limit: number; after: UserRfqPosition | null },
 ): { rfqs: UserRfq[]; next: UserRfqPosition | null } {
   const rfqs: UserRfq[] = [];
-  const records = table(store, 'rfqs');
-  const afterKey = page.after === null ? null : userRfqKey(userId, page.after[0], page.after[1]);
   let lastListed: UserRfqPosition | null = null;
   let lastScanned: UserRfqPosition | null = null;
   let scanned = 0;
-  // Reverse: newest first. The range start is inclusive, so the previous page's last row is read and skipped.
-  for (const key of table(store, 'userRfqs').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true })) {
-    if (key === afterKey) continue;
+  for (const position of userRfqsNewestFirst(store, userId, page.after)) {
     if (scanned === USER_RFQS_SCAN_MAX) return { rfqs, next: rfqs.length === page.limit ? lastListed : lastScanned };
     // Unfiltered, any row past a full page is a match: no need to read its record.
     if (page.status === undefined && rfqs.length === page.limit) return { rfqs, next: lastListed };
     scanned++;
-    const position = positionOf(userId, key);
     lastScanned = position;
-    const record = records.get(position[1]);
-    assert.ok(record !== undefined && record.userId === userId, `history row ${key} has no RFQ of its user`);
+    const record = readRfq(store, position[1]);
+    assert.ok(record !== undefined && record.userId === userId, `history row ${position.join(':')} of ${userId} has no RFQ of its user`);
     if (page.status !== undefined && record.status !== page.status) continue;
     if (rfqs.length === page.limit) return { rfqs, next: lastListed };
     const result = toRfqResult(record);
@@ -55,10 +50,4 @@ export function userRfqsPage(
     lastListed = position;
   }
   return { rfqs, next: null };
-}
-
-function positionOf(userId: string, key: string): UserRfqPosition {
-  const rest = key.slice(userId.length + 1);
-  const colon = rest.indexOf(':');
-  return [Number(rest.slice(0, colon)), rest.slice(colon + 1)];
 }

@@ -15,10 +15,10 @@ import assert from 'node:assert/strict';
 import type { MarketOf } from '../contests/views.js';
 import type { Store } from '../store/db.js';
 import { VIEWS_SCAN_MAX, type MakerFill, type SettledFilter } from '../schemas/views.js';
-import { fillKey, type FillRecord } from './fills.js';
+import type { FillRecord } from './fills.js';
 import { cachedMarkets, legViews, matchesFilter, settledOutcome } from './positions-view.js';
 import { MAX_SHARDS } from './ids.js';
-import { table } from '../store/records.js';
+import { makerFillIds, readFill } from './rfq-records.js';
 
 /** The merge's sort key: newer sorts higher. */
 const orderOf = (requestId: string) => requestId.slice(2) + requestId.slice(0, 2);
@@ -29,19 +29,17 @@ export function makerFillsPage(
   makerAddress: string,
   page: { status: SettledFilter | undefined; limit: number; afterRequestId: string | null },
 ): { fills: MakerFill[]; next: string | null } {
-  const fillsDb = table(store, 'fills');
   const markets = cachedMarkets(marketOf);
-  const prefix = `${makerAddress}:`;
   const after = page.afterRequestId === null ? null : orderOf(page.afterRequestId);
   const heads: Array<{ id: string; order: string; rest: Iterator<string> }> = [];
   const fills: MakerFill[] = [];
   try {
-    for (const shardByte of shardBytesOf(store, prefix)) {
+    for (const shardByte of shardBytesOf(store, makerAddress)) {
       // Below the cursor in merge order: an id of this byte whose rest is below the cursor's, or equal with a
       // lower byte. The reverse range starts at the cursor's rest under this byte (inclusive) and skips it if so.
-      const start = after === null ? `${prefix}${shardByte}~` : `${prefix}${shardByte}${after.slice(0, -2)}`;
-      const rest = fillsDb.getKeys({ start, end: `${prefix}${shardByte}`, reverse: true })[Symbol.iterator]();
-      const head = nextBelow(rest, prefix, after);
+      const start = after === null ? `${shardByte}~` : `${shardByte}${after.slice(0, -2)}`;
+      const rest = makerFillIds(store, makerAddress, { start, end: shardByte, reverse: true });
+      const head = nextBelow(rest, after);
       if (head !== null) heads.push({ id: head.id, order: head.order, rest });
     }
     let lastListed: string | null = null;
@@ -53,13 +51,13 @@ export function makerFillsPage(
       for (let i = 1; i < heads.length; i++) if (heads[i]!.order > heads[newest]!.order) newest = i;
       const head = heads[newest]!;
       lastScanned = head.id;
-      const fill = fillsDb.get(fillKey(makerAddress, head.id));
+      const fill = readFill(store, makerAddress, head.id);
       assert.ok(fill !== undefined, `fill ${head.id} of ${makerAddress} vanished within one read snapshot`);
       if (matchesFilter(fill, page.status)) {
         fills.push(makerFillView(fill, markets));
         lastListed = head.id;
       }
-      const next = nextBelow(head.rest, prefix, after);
+      const next = nextBelow(head.rest, after);
       if (next === null) heads.splice(newest, 1);
       else Object.assign(head, next);
     }
@@ -71,9 +69,9 @@ export function makerFillsPage(
 }
 
 /** The range's next id strictly below `after` in merge order, or null when it has none. */
-function nextBelow(rest: Iterator<string>, prefix: string, after: string | null): { id: string; order: string } | null {
+function nextBelow(rest: Iterator<string>, after: string | null): { id: string; order: string } | null {
   for (let step = rest.next(); step.done !== true; step = rest.next()) {
-    const id = step.value.slice(prefix.length);
+    const id = step.value;
     const order = orderOf(id);
     // Only the range's first key can be at or above the cursor (it starts at the cursor's rest).
     if (after === null || order < after) return { id, order };
@@ -82,19 +80,19 @@ function nextBelow(rest: Iterator<string>, prefix: string, after: string | null)
 }
 
 /** The distinct first two characters (the shard byte) of the maker's request ids: one seek each. */
-function shardBytesOf(store: Store, prefix: string): string[] {
+function shardBytesOf(store: Store, makerAddress: string): string[] {
   const bytes: string[] = [];
-  let from = prefix;
+  let from = '';
   for (let i = 0; i <= MAX_SHARDS; i++) {
-    let key: string | null = null;
-    for (const k of table(store, 'fills').getKeys({ start: from, end: `${prefix}~`, limit: 1 })) key = k;
-    if (key === null) return bytes;
-    const shardByte = key.slice(prefix.length, prefix.length + 2);
+    let id: string | null = null;
+    for (const found of makerFillIds(store, makerAddress, { start: from, end: '~', limit: 1 })) id = found;
+    if (id === null) return bytes;
+    const shardByte = id.slice(0, 2);
     bytes.push(shardByte);
-    // '~' sorts after every character of an id: the next key at or past it has another shard byte.
-    from = `${prefix}${shardByte}~`;
+    // '~' sorts after every character of an id: the next id at or past it has another shard byte.
+    from = `${shardByte}~`;
   }
-  return assert.fail(`fills of ${prefix} name more than ${MAX_SHARDS} shard bytes`);
+  return assert.fail(`fills of ${makerAddress} name more than ${MAX_SHARDS} shard bytes`);
 }
 
 function makerFillView(fill: FillRecord, marketOf: MarketOf): MakerFill {

@@ -8,10 +8,10 @@ import type { MarketOf } from '../contests/views.js';
 import type { PositionOutcome } from '../ledger/ledger.js';
 import type { Store } from '../store/db.js';
 import { VIEWS_SCAN_MAX, type Position, type PositionLeg, type SettledFilter } from '../schemas/views.js';
-import { fillKey, type FillRecord } from './fills.js';
+import type { FillRecord } from './fills.js';
 import { legOutcome, positionOutcome } from './positions.js';
-import { userRfqKey, type RfqLeg, type RfqRecord } from './records.js';
-import { table } from '../store/records.js';
+import type { RfqLeg, RfqRecord } from './records.js';
+import { readFill, readRfq, userRfqsNewestFirst } from './rfq-records.js';
 
 /** Where a page ends: the last row's (created_at_ms, request_id), as history.ts. */
 export type PositionCursor = [createdAtMs: number, requestId: string];
@@ -56,26 +56,20 @@ export function userPositionsPage(
   page: { status: SettledFilter | undefined; limit: number; after: PositionCursor | null },
 ): { positions: Position[]; next: PositionCursor | null } {
   const markets = cachedMarkets(marketOf);
-  const records = table(store, 'rfqs');
-  const fills = table(store, 'fills');
   const positions: Position[] = [];
-  const afterKey = page.after === null ? null : userRfqKey(userId, page.after[0], page.after[1]);
   let lastListed: PositionCursor | null = null;
   let lastScanned: PositionCursor | null = null;
   let scanned = 0;
-  // Reverse: newest first. The range start is inclusive, so the previous page's last row is read and skipped.
-  for (const key of table(store, 'userRfqs').getKeys({ start: afterKey ?? `${userId}:~`, end: `${userId}:`, reverse: true })) {
-    if (key === afterKey) continue;
+  for (const position of userRfqsNewestFirst(store, userId, page.after)) {
     // A further row is read only when it could be listed: a full page stops before it.
     if (positions.length === page.limit) return { positions, next: lastListed };
     if (scanned === VIEWS_SCAN_MAX) return { positions, next: lastScanned };
     scanned++;
-    const position = cursorOf(userId, key);
     lastScanned = position;
-    const record = records.get(position[1]);
-    assert.ok(record !== undefined && record.userId === userId, `history row ${key} has no RFQ of its user`);
+    const record = readRfq(store, position[1]);
+    assert.ok(record !== undefined && record.userId === userId, `history row ${position.join(':')} of ${userId} has no RFQ of its user`);
     if (record.status !== 'completed' || record.fill === null) continue;
-    const fill = fills.get(fillKey(record.fill.makerAddress, record.requestId));
+    const fill = readFill(store, record.fill.makerAddress, record.requestId);
     assert.ok(fill !== undefined, `completed RFQ ${record.requestId} has no fill record`);
     if (!matchesFilter(fill, page.status)) continue;
     positions.push(positionView(record, fill, markets));
@@ -97,10 +91,4 @@ function positionView(record: RfqRecord, fill: FillRecord, marketOf: MarketOf): 
     paid_micros: fill.settledPaidMicros,
     settled_at_ms: outcome === null ? null : (fill.settledAtMs ?? null),
   };
-}
-
-function cursorOf(userId: string, key: string): PositionCursor {
-  const rest = key.slice(userId.length + 1);
-  const colon = rest.indexOf(':');
-  return [Number(rest.slice(0, colon)), rest.slice(colon + 1)];
 }

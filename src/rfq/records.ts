@@ -2,52 +2,64 @@
 // reads them for GET and replays (LMDB readers never block the writer).
 import { marketKey } from '../markets/markets.js';
 import assert from 'node:assert/strict';
-import type { Direction } from '../schemas/common.js';
-import type { RfqFailureReason as FailureReason, RfqResult, RfqStatus, TerminalRfqStatus as TerminalStatus } from '../schemas/rfq.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { Direction, MicrosString, Nullable } from '../schemas/common.js';
+import {
+  OrderType,
+  RfqFailureReason as RfqFailureReasonSchema,
+  RfqStatus as RfqStatusSchema,
+  type RfqFailureReason as FailureReason,
+  type RfqResult,
+  type RfqStatus,
+  type TerminalRfqStatus as TerminalStatus,
+} from '../schemas/rfq.js';
 
 /** From the schema (schemas/rfq.ts); FailureReason keeps the name the shard imports. */
 export type { RfqStatus, TerminalRfqStatus as TerminalStatus, RfqFailureReason as FailureReason } from '../schemas/rfq.js';
 
-export interface RfqLeg {
-  marketId: number;
-  direction: Direction;
-}
+// The stored shapes are typebox schemas, so the record module (rfq-records.ts) can check what it reads;
+// each type is its schema's static type.
+export const RfqLeg = Type.Object({ marketId: Type.Integer({ minimum: 1 }), direction: Direction });
+export type RfqLeg = Static<typeof RfqLeg>;
 
-export interface RfqFill {
-  makerAddress: string;
-  quoteId: string;
-  oddsE4: number;
-  filledWagerMicros: string;
-  payoutMicros: string;
-}
+export const RfqFill = Type.Object({
+  makerAddress: Type.String(),
+  quoteId: Type.String(),
+  oddsE4: Type.Integer(),
+  filledWagerMicros: MicrosString,
+  payoutMicros: MicrosString,
+});
+export type RfqFill = Static<typeof RfqFill>;
 
-export interface RfqRecord {
-  requestId: string;
-  userId: string;
-  wallet: string;
-  kind: 'signed' | 'unsigned';
-  legs: RfqLeg[];
-  wagerMicros: string;
-  minOddsE4: number;
+export const RfqRecord = Type.Object({
+  requestId: Type.String(),
+  userId: Type.String(),
+  wallet: Type.String(),
+  kind: Type.Union([Type.Literal('signed'), Type.Literal('unsigned')]),
+  legs: Type.Array(RfqLeg),
+  wagerMicros: MicrosString,
+  minOddsE4: Type.Integer(),
   /** Quote tolerance snapshotted at creation: 0 for signed orders (contract section 6). */
-  toleranceBps: number;
-  orderType: 1 | 2;
+  toleranceBps: Type.Integer(),
+  orderType: OrderType,
   /** Effective shield: shield_on, or the user's anonymous mode at creation. */
-  isShielded: boolean;
-  createdAtMs: number;
-  expiresAtMs: number;
-  status: RfqStatus;
-  quotesReceived: number;
-  fill: RfqFill | null;
-  error: FailureReason | null;
-  terminalAtMs: number | null;
-}
+  isShielded: Type.Boolean(),
+  createdAtMs: Type.Integer(),
+  expiresAtMs: Type.Integer(),
+  status: RfqStatusSchema,
+  quotesReceived: Type.Integer({ minimum: 0 }),
+  fill: Nullable(RfqFill),
+  error: Nullable(RfqFailureReasonSchema),
+  terminalAtMs: Nullable(Type.Integer()),
+});
+export type RfqRecord = Static<typeof RfqRecord>;
 
-export interface RfqKeyRecord {
-  requestId: string;
+export const RfqKeyRecord = Type.Object({
+  requestId: Type.String(),
   /** sha256 of the request's normalized content: same key with other content is 409. */
-  contentHash: string;
-}
+  contentHash: Type.String(),
+});
+export type RfqKeyRecord = Static<typeof RfqKeyRecord>;
 
 /** How an RFQ ended: what its terminal record changes. */
 export interface RfqEnd {
@@ -112,7 +124,6 @@ export function payoutMicros(wagerMicros: bigint, oddsE4: number): bigint {
 /** The ledger reference of an RFQ's money: its reservation, then its filled stake (ledger.ts holds). */
 export const rfqRef = (requestId: string) => `rfq:${requestId}`;
 
-/** Time-ordered key of one of a user's RFQs: the user's RFQs newest first are one reverse range (userRfqs). */
 /** `openPositions`: one key per leg of a filled, unsettled RFQ, grouped by market (settlement.ts pages a market's). */
 export const openPositionKey = (marketId: number, requestId: string) => `${marketKey(marketId)}:${requestId}`;
 /** The keys of one market's open positions, for a range read. */
@@ -120,5 +131,14 @@ export const openPositionRange = (marketId: number) => ({ start: `${marketKey(ma
 /** The request id of an open position's key. */
 export const requestIdOfPosition = (key: string) => key.slice(key.indexOf(':') + 1);
 
+/** Time-ordered key of one of a user's RFQs: the user's RFQs newest first are one reverse range (userRfqs). */
 export const userRfqKey = (userId: string, createdAtMs: number, requestId: string) =>
   `${userId}:${String(createdAtMs).padStart(16, '0')}:${requestId}`;
+/** Every userRfqKey of one user lies strictly between these two ('~' sorts after every digit). */
+export const userRfqRange = (userId: string) => ({ start: `${userId}:`, end: `${userId}:~` });
+/** A userRfqKey's (created_at_ms, request_id). */
+export function userRfqPositionOf(userId: string, key: string): [createdAtMs: number, requestId: string] {
+  const rest = key.slice(userId.length + 1);
+  const colon = rest.indexOf(':');
+  return [Number(rest.slice(0, colon)), rest.slice(colon + 1)];
+}

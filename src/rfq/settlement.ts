@@ -15,7 +15,7 @@ import type { Market } from '../schemas/markets.js';
 import type { Store } from '../store/db.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { MoneyResult } from './messages.js';
-import { table } from '../store/records.js';
+import { openPositionKeys, readRfq } from './rfq-records.js';
 
 /** Positions read and settled per page: one shard transaction each of up to this many, ~a few ms. */
 export const SETTLE_PAGE_POSITIONS = 256;
@@ -39,15 +39,13 @@ export class Settlement {
   }
 
   private async settleRange(start: string, end: string): Promise<number> {
-    const positions = table(this.store, 'openPositions');
-    const rfqs = table(this.store, 'rfqs');
     let afterKey: string | null = null;
     let settled = 0;
     for (;;) {
       // The shards' commits (fills, earlier pages' settlements) must be seen: renew this thread's snapshot.
       this.store.root.resetReadTxn();
       const keys: string[] = [];
-      for (const key of positions.getKeys({ start: afterKey ?? start, end, limit: SETTLE_PAGE_POSITIONS + 1 })) {
+      for (const key of openPositionKeys(this.store, { start: afterKey ?? start, end, limit: SETTLE_PAGE_POSITIONS + 1 })) {
         if (key !== afterKey && keys.length < SETTLE_PAGE_POSITIONS) keys.push(key);
       }
       if (keys.length === 0) return settled;
@@ -55,7 +53,7 @@ export class Settlement {
       const byShard = new Map<number, Set<string>>();
       for (const key of keys) {
         const requestId = requestIdOfPosition(key);
-        const record = rfqs.get(requestId);
+        const record = readRfq(this.store, requestId);
         if (record === undefined) continue;
         const shard = this.owners.shardOfUser(record.userId);
         let ids = byShard.get(shard);

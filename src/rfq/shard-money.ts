@@ -11,10 +11,11 @@ import { ApiError } from '../errors.js';
 import { readStoredMarket } from '../markets/markets.js';
 import type { Store } from '../store/db.js';
 import { creditRef, userAccount } from '../ledger/accounts.js';
-import { fillKey, settledFill } from './fills.js';
+import { settledFill } from './fills.js';
 import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
-import { rfqRef, openPositionKey } from './records.js';
+import { rfqRef } from './records.js';
+import { readFill, readRfq, writeSettledPosition } from './rfq-records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 
@@ -124,15 +125,11 @@ export class ShardMoney {
    * settled yet.
    */
   private settlePositionsInTxn(requestIds: readonly string[], atMs: number): number {
-    const rfqs = table(this.store, 'rfqs');
-    const fills = table(this.store, 'fills');
-    const positions = table(this.store, 'openPositions');
     let settled = 0;
     for (const requestId of requestIds) {
-      const record = rfqs.get(requestId);
+      const record = readRfq(this.store, requestId);
       if (record?.fill == null) continue;
-      const key = fillKey(record.fill.makerAddress, requestId);
-      const fill = fills.get(key);
+      const fill = readFill(this.store, record.fill.makerAddress, requestId);
       if (fill === undefined || fill.settledPaidMicros !== null) continue;
       const outcomes = record.legs.map((leg) => legOutcome(leg, readStoredMarket(this.store, leg.marketId)));
       const outcome = positionOutcome(outcomes);
@@ -140,8 +137,7 @@ export class ShardMoney {
       const paid = positionPayout(outcome, BigInt(fill.filledWagerMicros), BigInt(fill.payoutMicros));
       const isMoved = this.book.ledger.settlePosition(rfqRef(requestId), fill.makerAddress, outcome, atMs);
       assert.ok(isMoved, `position ${requestId} is unsettled but holds nothing at risk`);
-      void fills.put(key, settledFill(fill, paid, outcome, atMs));
-      for (const leg of record.legs) void positions.remove(openPositionKey(leg.marketId, requestId));
+      writeSettledPosition(this.store, record, settledFill(fill, paid, outcome, atMs));
       settled++;
     }
     return settled;

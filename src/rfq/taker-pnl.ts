@@ -5,10 +5,9 @@
 // takers' fills, never the maker's whole history; a taker with no fill since `since_ms` costs one seek and is
 // left out. A page visits at most TAKER_PNL_SCAN_MAX takers: past that it comes back short (possibly empty)
 // with a cursor where the walk goes on, as every bounded list here does.
-import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
-import { fillKey, makerTakerFillKey, takerPnlRow, type FillRecord, type TakerPnl } from './fills.js';
-import { table } from '../store/records.js';
+import { takerPnlRow, type TakerPnl } from './fills.js';
+import { nextTakerOfMaker, takerFillsSince } from './rfq-records.js';
 
 export const TAKER_PNL_SCAN_MAX = 1000;
 
@@ -17,28 +16,16 @@ export function takerPnlPage(
   makerAddress: string,
   page: { sinceMs: number; limit: number; afterTaker: string | null },
 ): { takers: TakerPnl[]; nextTaker: string | null } {
-  const index = table(store, 'makerTakerFills');
-  const fills = table(store, 'fills');
   const takers: TakerPnl[] = [];
-  const end = `${makerAddress}|~`;
-  // '~' sorts after every time digit: the first key at or past `${maker}|${taker}|~` is the next taker's.
-  let from = page.afterTaker === null ? `${makerAddress}|` : `${makerAddress}|${page.afterTaker}|~`;
+  let taker = page.afterTaker;
   for (let visited = 0; visited < TAKER_PNL_SCAN_MAX; visited++) {
-    let taker: string | null = null;
-    for (const key of index.getKeys({ start: from, end, limit: 1 }))
-      taker = key.slice(makerAddress.length + 1, key.indexOf('|', makerAddress.length + 1));
-    if (taker === null) return { takers, nextTaker: null };
+    const next = nextTakerOfMaker(store, makerAddress, taker);
+    if (next === null) return { takers, nextTaker: null };
     if (takers.length === page.limit) return { takers, nextTaker: takers.at(-1)!.taker };
-    from = `${makerAddress}|${taker}|~`;
-    const own: FillRecord[] = [];
-    const since = makerTakerFillKey(makerAddress, taker, page.sinceMs, '');
-    for (const key of index.getKeys({ start: since, end: `${makerAddress}|${taker}|~` })) {
-      const fill = fills.get(fillKey(makerAddress, key.slice(key.lastIndexOf('|') + 1)));
-      assert.ok(fill !== undefined, `by-taker index row ${key} has no fill`);
-      own.push(fill);
-    }
+    taker = next;
+    const own = takerFillsSince(store, makerAddress, taker, page.sinceMs);
     if (own.length > 0) takers.push(takerPnlRow(taker, own));
   }
   // Out of budget: go on after the last taker visited (listed or not).
-  return { takers, nextTaker: from.slice(makerAddress.length + 1, -2) };
+  return { takers, nextTaker: taker };
 }

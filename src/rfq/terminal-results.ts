@@ -5,7 +5,7 @@
 import { setBounded } from '../bounded-map.js';
 import type { Store } from '../store/db.js';
 import { isTerminal, toRfqResult } from './records.js';
-import { table } from '../store/records.js';
+import { readRfq } from './rfq-records.js';
 
 export const MAX_CACHED_RESULTS = 65_536;
 
@@ -21,7 +21,7 @@ export class TerminalResults {
   lookup(requestId: string): StoredRfq | undefined {
     const cached = this.#byRequestId.get(requestId);
     if (cached !== undefined) return cached;
-    const record = table(this.store, 'rfqs').get(requestId);
+    const record = readRfq(this.store, requestId);
     if (record === undefined) return undefined;
     if (!isTerminal(record.status)) return { isTerminal: false, userId: record.userId };
     const stored: StoredRfq = { isTerminal: true, userId: record.userId, resultJson: JSON.stringify(toRfqResult(record)) };

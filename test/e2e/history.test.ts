@@ -128,18 +128,27 @@ describe('the cost of a page of RFQ history (in process)', () => {
       await store.transact(() => {
         for (let i = 0; i < total; i++) {
           const requestId = randomUUID();
-          const record = {
+          // Whole records: the view checks what it reads (rfq-records.ts).
+          const record: RfqRecord = {
             requestId,
             userId,
-            status: 'timeout',
-            fill: null,
-            error: null,
-            createdAtMs: 1_000 + i,
+            wallet: '0x' + '1'.repeat(40),
+            kind: 'unsigned',
             legs: [],
             wagerMicros: '1',
+            minOddsE4: 10_000,
+            toleranceBps: 0,
+            orderType: 2,
+            isShielded: false,
+            createdAtMs: 1_000 + i,
+            expiresAtMs: 2_000 + i,
+            status: 'timeout',
             quotesReceived: 0,
+            fill: null,
+            error: null,
+            terminalAtMs: 2_000 + i,
           };
-          void store.db<RfqRecord>('rfqs').put(requestId, record as unknown as RfqRecord);
+          void store.db<RfqRecord>('rfqs').put(requestId, record);
           void store.db<true>('userRfqs').put(userRfqKey(userId, 1_000 + i, requestId), true);
         }
       });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { dueAtMsOf, dueKey } from '../../src/markets/due-index.js';
 import { marketKey } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
-import { openStore, type Store } from '../../src/store/db.js';
+import { openStore, type DbName, type Store } from '../../src/store/db.js';
 
 /**
  * Writes markets RESOLVED with `outcome` straight into `store`, without running any resolution listener: the
@@ -33,4 +33,15 @@ export async function resolveMarketsWhileStopped(dataDir: string, marketIds: rea
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Puts `value` at `key` in `db` as it is, whatever the database's record type: a record no writer of the
+ * service can make (they are typed), to see that the record modules' checked reads refuse it
+ * (store/record-check.ts).
+ */
+export async function putRawRecord(store: Store, db: DbName, key: string, value: unknown): Promise<void> {
+  await store.transact(() => {
+    void store.db<unknown>(db).put(key, value);
+  });
 }

@@ -1,0 +1,108 @@
+// Any thread. The reads of the RFQ record family (`rfqs`, `userRfqs`, `fills`, `makerTakerFills`,
+// `openPositions`) for everything but the shard's own per-create path: the views, GET /v1/rfq/:id, and
+// settlement. Records are checked against their schemas (records.ts, fills.ts) as they are read, so a
+// malformed one fails the read with MalformedRecordError naming the database and key. The shard writes these
+// databases in rfq-writes.ts and reads its own fresh records there and in shard.ts unchecked: those reads run
+// for every RFQ, and what they read was written by the same typed code a moment before.
+import assert from 'node:assert/strict';
+import type { Store } from '../store/db.js';
+import { recordCheck } from '../store/record-check.js';
+import { table } from '../store/records.js';
+import {
+  FillRecord,
+  fillKey,
+  makerFillsPrefix,
+  makerTakerFillsRange,
+  requestIdOfMakerTakerFillKey,
+  takerFillsRange,
+  takerOfMakerTakerFillKey,
+} from './fills.js';
+import { openPositionKey, RfqRecord, userRfqKey, userRfqPositionOf, userRfqRange } from './records.js';
+
+const checkRfq = recordCheck('rfqs', RfqRecord);
+const checkFill = recordCheck('fills', FillRecord);
+
+/** A key range, as LMDB reads one: `start` inclusive, `end` exclusive (reverse: from `start` down to `end`). */
+export interface KeyRange {
+  start: string;
+  end: string;
+  reverse?: boolean;
+  limit?: number;
+}
+
+/** An RFQ's record, checked; undefined when there is none. */
+export function readRfq(store: Store, requestId: string): RfqRecord | undefined {
+  return checkRfq.get(table(store, 'rfqs'), requestId);
+}
+
+/** A maker's fill of a request, checked; undefined when there is none. */
+export function readFill(store: Store, makerAddress: string, requestId: string): FillRecord | undefined {
+  return checkFill.get(table(store, 'fills'), fillKey(makerAddress, requestId));
+}
+
+/**
+ * A user's RFQs as (created_at_ms, request_id), newest first, strictly older than `after` (from the newest
+ * when null): the `userRfqs` index, read lazily, so a page reads only the rows it walks.
+ */
+export function* userRfqsNewestFirst(
+  store: Store,
+  userId: string,
+  after: [createdAtMs: number, requestId: string] | null,
+): Generator<[createdAtMs: number, requestId: string]> {
+  const range = userRfqRange(userId);
+  const afterKey = after === null ? null : userRfqKey(userId, after[0], after[1]);
+  // Reverse: newest first. The range start is inclusive, so the previous page's last row is read and skipped.
+  for (const key of table(store, 'userRfqs').getKeys({ start: afterKey ?? range.end, end: range.start, reverse: true })) {
+    if (key !== afterKey) yield userRfqPositionOf(userId, key);
+  }
+}
+
+/**
+ * The request ids of a maker's fills in a range of request ids (`fills` keys without the maker's prefix),
+ * lazily: a caller that stops early returns the iterator, which ends LMDB's cursor.
+ */
+export function* makerFillIds(store: Store, makerAddress: string, range: KeyRange): Generator<string> {
+  const prefix = makerFillsPrefix(makerAddress);
+  const keys = table(store, 'fills').getKeys({
+    start: prefix + range.start,
+    end: prefix + range.end,
+    ...(range.reverse === undefined ? {} : { reverse: range.reverse }),
+    ...(range.limit === undefined ? {} : { limit: range.limit }),
+  });
+  for (const key of keys) yield key.slice(prefix.length);
+}
+
+/** The maker's first taker (by-taker index order) after `afterTaker`, or from the first when null: one seek. */
+export function nextTakerOfMaker(store: Store, makerAddress: string, afterTaker: string | null): string | null {
+  const { start, end } = makerTakerFillsRange(makerAddress);
+  // A taker's range end is where the maker's next taker starts.
+  const from = afterTaker === null ? start : takerFillsRange(makerAddress, afterTaker, 0).end;
+  for (const key of table(store, 'makerTakerFills').getKeys({ start: from, end, limit: 1 }))
+    return takerOfMakerTakerFillKey(makerAddress, key);
+  return null;
+}
+
+/** One taker's fills with a maker since `sinceMs`, in time order, each checked. */
+export function takerFillsSince(store: Store, makerAddress: string, taker: string, sinceMs: number): FillRecord[] {
+  const fills: FillRecord[] = [];
+  for (const key of table(store, 'makerTakerFills').getKeys(takerFillsRange(makerAddress, taker, sinceMs))) {
+    const fill = readFill(store, makerAddress, requestIdOfMakerTakerFillKey(key));
+    assert.ok(fill !== undefined, `by-taker index row ${key} has no fill`);
+    fills.push(fill);
+  }
+  return fills;
+}
+
+/** Keys of `openPositions` (records.ts openPositionKey: market, request id) in a range. */
+export function openPositionKeys(store: Store, range: KeyRange): Iterable<string> {
+  return table(store, 'openPositions').getKeys(range);
+}
+
+/**
+ * A position's settlement, inside the settling shard's transaction (shard-money.ts): the fill as settled, and
+ * the position's legs leave `openPositions`, so a settled position is never walked again.
+ */
+export function writeSettledPosition(store: Store, record: RfqRecord, settled: FillRecord): void {
+  void table(store, 'fills').put(fillKey(settled.makerAddress, settled.requestId), settled);
+  for (const leg of record.legs) void table(store, 'openPositions').remove(openPositionKey(leg.marketId, record.requestId));
+}
