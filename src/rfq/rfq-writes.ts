@@ -1,16 +1,17 @@
-// Inside an RFQ shard. The durable writes of the shard's RFQs, apart from the decisions: the create's write and
+// Inside an RFQ shard. The durable writes of the shard's RFQs (put through rfq-records.ts, the family's one
+// module), apart from the decisions: the create's write and
 // how it may be held to share its RFQ's terminal commit, the terminal write, and the recovery at start.
 // Everything here runs in the shard's group commit (store/group-commit.ts) and moves money only through the
 // shard's own Ledger.
-import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
 import type { TimerClock } from '../clock.js';
 import type { BalanceOwner, Ledger } from '../ledger/ledger.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
-import { fillKey, makerTakerFillKey, type FillRecord } from './fills.js';
+import type { FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
-import { endedRecord, isTerminal, rfqRef, userRfqKey, type RfqRecord, openPositionKey, type RfqKeyRecord } from './records.js';
+import { endedRecord, isTerminal, rfqRef, type RfqRecord, type RfqKeyRecord } from './records.js';
+import { activeRequestIds, forgetActive, readReplayKey, readRfq, writeCreated, writeEnded, writeFill } from './rfq-records.js';
 
 export class RfqWrites {
   constructor(
@@ -26,21 +27,19 @@ export class RfqWrites {
    * (few) active markers and ends those of its own users: shard counts may differ between starts.
    */
   async failInterrupted(owner: BalanceOwner): Promise<number> {
-    const rfqs = table(this.store, 'rfqs');
-    const active = table(this.store, 'rfqActive');
     // On a full disk the shard waits for room instead of failing at start (the process would only restart
     // into the same full disk); it takes no message meanwhile (shard-host.ts holds them).
     return this.store.room.untilWritten(() =>
       this.store.transact(() => {
         let failed = 0;
-        for (const requestId of active.getKeys()) {
-          const record = rfqs.get(requestId);
+        for (const requestId of activeRequestIds(this.store)) {
+          const record = readRfq(this.store, requestId);
           if (record !== undefined && !owner.owns(record.userId)) continue;
-          void active.remove(requestId);
+          forgetActive(this.store, requestId);
           if (record === undefined || isTerminal(record.status)) continue;
           const nowMs = this.clock.nowMs();
           this.ledger.release(rfqRef(requestId), nowMs);
-          void rfqs.put(requestId, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
+          writeEnded(this.store, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
           failed++;
         }
         return failed;
@@ -50,7 +49,7 @@ export class RfqWrites {
 
   /** What a replay key points at (the request id and the content it was first used with), if it was used. */
   replayKeyRecord(replayKey: string): RfqKeyRecord | undefined {
-    return table(this.store, 'rfqKeys').get(replayKey);
+    return readReplayKey(this.store, replayKey);
   }
 
   /**
@@ -104,14 +103,13 @@ export class RfqWrites {
     const startNs = process.hrtime.bigint();
     const record = await this.store.room.untilWritten(() =>
       this.store.transact(() => {
-        const stored = table(this.store, 'rfqs').get(requestId);
+        const stored = readRfq(this.store, requestId);
         if (stored === undefined) return null;
         assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
         const ended = end();
         if (ended === UNCOVERED) return UNCOVERED;
         assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
-        void table(this.store, 'rfqs').put(requestId, ended);
-        void table(this.store, 'rfqActive').remove(requestId);
+        writeEnded(this.store, ended);
         return ended;
       }),
     );
@@ -126,10 +124,7 @@ export class RfqWrites {
   createInTxn(command: CreateRfq, created: RfqRecord, isStillActive: boolean): void {
     const { requestId } = created;
     this.ledger.reserve(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
-    void table(this.store, 'rfqs').put(requestId, created);
-    void table(this.store, 'rfqKeys').put(command.replayKey, { requestId, contentHash: command.contentHash });
-    void table(this.store, 'userRfqs').put(userRfqKey(command.userId, created.createdAtMs, requestId), true);
-    if (isStillActive) void table(this.store, 'rfqActive').put(requestId, true);
+    writeCreated(this.store, created, { key: command.replayKey, contentHash: command.contentHash }, isStillActive);
   }
 
   /**
@@ -151,9 +146,7 @@ export class RfqWrites {
     const filledMicros = BigInt(fill.filledWagerMicros);
     const liabilityMicros = BigInt(fill.payoutMicros) - filledMicros;
     if (!this.ledger.fill(rfqRef(requestId), filledMicros, fill.makerAddress, liabilityMicros, terminalAtMs)) return UNCOVERED;
-    void table(this.store, 'fills').put(fillKey(fill.makerAddress, requestId), fill);
-    void table(this.store, 'makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
-    for (const leg of completed.legs) void table(this.store, 'openPositions').put(openPositionKey(leg.marketId, requestId), true);
+    writeFill(this.store, completed, fill);
     return completed;
   }
 }

@@ -5,7 +5,7 @@
 // changes that matter to money are written to LMDB (through ledger/) before anyone hears of them, except the
 // `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
 // out of the actor. Here: the calls and the maker messages; from the close of quoting on, finalization.ts.
-import { table } from '../store/records.js';
+import { readRfq } from './rfq-records.js';
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
@@ -212,7 +212,7 @@ export class RfqShard {
   private status(requestId: string, userId: string): RfqResult {
     const rfq = this.active.get(requestId);
     if (rfq !== undefined && rfq.record.userId === userId) return toRfqResult(rfq.record);
-    const record = table(this.store, 'rfqs').get(requestId);
+    const record = readRfq(this.store, requestId);
     if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
     return toRfqResult(record);
   }
@@ -220,7 +220,7 @@ export class RfqShard {
   private async cancel(requestId: string, userId: string): Promise<RfqResult> {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.record.userId !== userId) {
-      const record = table(this.store, 'rfqs').get(requestId);
+      const record = readRfq(this.store, requestId);
       if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
       throw new ApiError('RFQ_NOT_CANCELLABLE');
     }
@@ -232,7 +232,7 @@ export class RfqShard {
   private currentResult(requestId: string): RfqResult {
     const rfq = this.active.get(requestId);
     if (rfq !== undefined) return toRfqResult(rfq.record);
-    const record = table(this.store, 'rfqs').get(requestId);
+    const record = readRfq(this.store, requestId);
     assert.ok(record !== undefined, `replay key points at missing RFQ ${requestId}`);
     return toRfqResult(record);
   }

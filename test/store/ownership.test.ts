@@ -3,8 +3,7 @@
 // so and why. The owner is the family's record module (rfq-records.ts, contest-records.ts, ledger.ts, ...),
 // which everything else reads through; what is left outside it is by design (the audit and the ledger check
 // read every money record in one snapshot, migrations rewrite old layouts before any owner runs, meta keys
-// and the due index belong to their modules) or the RFQ shard's own per-RFQ writes and reads (rfq-writes.ts,
-// shard.ts), which a later change could move behind rfq-records.ts. The test reads the source: a module that opens a database by name
+// and the due index belong to their modules). The test reads the source: a module that opens a database by name
 // (`table(store, 'x')`, `store.db('x')`, `metaTable(store)`, an ExpirySweep of 'x', a decided write
 // `{ db: 'x', ... }`) must be listed, and a listed opener that no longer opens it must leave the table.
 import { test } from 'node:test';
@@ -23,10 +22,6 @@ interface Openers {
 
 const LEDGER_AUDIT = 'the read-only audit (tests, chaos, fuzz) cross-checks every money record in one snapshot';
 const MIGRATION = 'the one-time layout migrations rewrite old records in place, at start, before any owner runs';
-/** rfq-records.ts reads the RFQ family for everyone else; the shard's writes of it are still rfq-writes.ts's. */
-const RFQ_WRITER =
-  "the shard's writes (create, fill, end, recovery) in its group commit; they could move behind rfq-records.ts, " +
-  'which holds only the settlement write so far';
 
 const DB_OPENERS: Record<DbName, Openers> = {
   users: { owner: 'src/users/users.ts' },
@@ -80,27 +75,25 @@ const DB_OPENERS: Record<DbName, Openers> = {
   rfqs: {
     owner: 'src/rfq/rfq-records.ts',
     also: {
-      'src/rfq/rfq-writes.ts': RFQ_WRITER,
-      'src/rfq/shard.ts': "the actor's per-RFQ reads of the records its own writes (rfq-writes.ts) made: hot, unchecked",
       'src/ledger/audit.ts': LEDGER_AUDIT,
       'src/store/migrations.ts': MIGRATION,
     },
   },
-  rfqKeys: { owner: 'src/rfq/rfq-writes.ts' },
-  rfqActive: { owner: 'src/rfq/rfq-writes.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  rfqKeys: { owner: 'src/rfq/rfq-records.ts' },
+  rfqActive: { owner: 'src/rfq/rfq-records.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
   userRfqs: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/rfq/rfq-writes.ts': RFQ_WRITER, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/store/migrations.ts': MIGRATION },
   },
   fills: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/rfq/rfq-writes.ts': RFQ_WRITER, 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
   },
   makerTakerFills: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/rfq/rfq-writes.ts': RFQ_WRITER, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/store/migrations.ts': MIGRATION },
   },
-  openPositions: { owner: 'src/rfq/rfq-records.ts', also: { 'src/rfq/rfq-writes.ts': RFQ_WRITER } },
+  openPositions: { owner: 'src/rfq/rfq-records.ts' },
   contests: {
     owner: 'src/contests/contest-records.ts',
     also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
