@@ -58,8 +58,9 @@ export const EnvSchema = Type.Object({
   // their counts by reason (each one at debug level): anyone can cause them at will.
   PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS: Ms(10_000),
   // Issue 22: how long a maker stream's frames are held for a resume, and how many at most per stream. The
-  // count bounds memory (a pointer and two numbers per frame; rfq texts are shared by every ring): at high
-  // RFQ rates it, not the time, bounds what can be replayed.
+  // count bounds memory (~40 bytes of index per frame, its own text at most 256 bytes a frame outside V8's
+  // heap, rfq texts once for every ring: mm/stream.ts): at high RFQ rates it, not the time, bounds what can
+  // be replayed.
   PARLAYD_MM_REPLAY_MS: Ms(30_000),
   PARLAYD_MM_REPLAY_MAX_MESSAGES: Type.Integer({ minimum: 16, maximum: 1_000_000, default: 4096 }),
   PARLAYD_SESSION_TTL_MS: Ms(86_400_000),
