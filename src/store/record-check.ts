@@ -1,8 +1,8 @@
-// Any thread. The check a record module runs on what it reads from LMDB on the paths that are not hot (views,
-// GET routes, settlement): a record that does not match its schema (a writer's bug, a migration gone wrong, a
+// Any thread. The check a record module runs on what it reads from LMDB (views, GET routes, settlement, the RFQ
+// shard's own reads): a record that does not match its schema (a writer's bug, a migration gone wrong, a
 // hand edit of the data directory) fails the read, naming the database and the key, instead of flowing into
 // a response or a settlement as garbage. Writers are typed by the same schemas, so the check guards against
-// what the compiler cannot see; the RFQ shard's per-create reads skip it (they pay for every RFQ).
+// what the compiler cannot see. A compiled check costs ~0.1 µs a record, against ~1 µs for the LMDB read.
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Db, DbName } from './db.js';
