@@ -50,7 +50,7 @@ export class MakerStream {
   // its own arena, or in the shared one when #isShared.
   #atMs = new Float64Array(0);
   #deadlineMs = new Float64Array(0);
-  #chunk = new Float64Array(0);
+  #chunk = new Int32Array(0);
   #offset = new Int32Array(0);
   #length = new Int32Array(0);
   #isShared = new Uint8Array(0);
@@ -188,7 +188,7 @@ export class MakerStream {
     };
     this.#atMs = order(this.#atMs, new Float64Array(capacity));
     this.#deadlineMs = order(this.#deadlineMs, new Float64Array(capacity));
-    this.#chunk = order(this.#chunk, new Float64Array(capacity));
+    this.#chunk = order(this.#chunk, new Int32Array(capacity));
     this.#offset = order(this.#offset, new Int32Array(capacity));
     this.#length = order(this.#length, new Int32Array(capacity));
     this.#isShared = order(this.#isShared, new Uint8Array(capacity));
