@@ -10,7 +10,7 @@ import { ALWAYS_REPLAY, MakerStream, NEVER_REPLAY, OWN_BYTES_PER_MESSAGE, stamp 
 
 type Op =
   | { kind: 'own'; text: string; deadline: 'always' | 'never' }
-  | { kind: 'shared'; text: string; deadlineInMs: number }
+  | { kind: 'broadcast'; text: string; deadlineInMs: number }
   | { kind: 'wait'; ms: number };
 
 const textArb = fc.oneof(
@@ -20,7 +20,7 @@ const textArb = fc.oneof(
 );
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('own' as const), text: textArb, deadline: fc.constantFrom('always' as const, 'never' as const) }),
-  fc.record({ kind: fc.constant('shared' as const), text: textArb, deadlineInMs: fc.integer({ min: 1, max: 500 }) }),
+  fc.record({ kind: fc.constant('broadcast' as const), text: textArb, deadlineInMs: fc.integer({ min: 1, max: 500 }) }),
   fc.record({ kind: fc.constant('wait' as const), ms: fc.integer({ min: 1, max: 400 }) }),
 );
 
