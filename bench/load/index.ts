@@ -1,6 +1,6 @@
 // `npm run bench:load -- [scenario ...] [--quick] [--cpu-prof DIR]`
 // (`node dist/bench/load/index.js ...`): the load generator. Runs the named scenarios (default: all, in
-// the order below: the denominators first) against the real service started as a child process on a fresh
+// the order below: the denominators first; `ab` only when named) against the real service started as a child process on a fresh
 // data dir, writes bench/results/<scenario>.json after each, then bench/results/summary.md and the SVG
 // charts. --quick is a smoke run of seconds that checks the tool works; its figures mean nothing.
 // --cpu-prof DIR starts every parlayd child with --cpu-prof (a .cpuprofile per thread lands in DIR).
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { machineInfo } from './machine.js';
 import { npmStartNodeFlags } from './server.js';
 import { resultsDir, writeScenario, writeSummary, type Results, type RunMeta } from './report.js';
+import { ab } from './scenarios/ab.js';
 import { ceiling } from './scenarios/ceiling.js';
 import type { RunContext, Scenario } from './scenarios/context.js';
 import { fanout } from './scenarios/fanout.js';
@@ -35,6 +36,7 @@ const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [
   memory,
   oracle,
   overload,
+  ab,
 ];
 
 async function main(): Promise<void> {
@@ -53,7 +55,8 @@ async function main(): Promise<void> {
   }
   const unknown = positionals.filter((name) => !SCENARIOS.some((s) => s.name === name));
   if (unknown.length > 0) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
-  const selected = positionals.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => positionals.includes(s.name));
+  const selected =
+    positionals.length === 0 ? SCENARIOS.filter((s) => s.isOptIn !== true) : SCENARIOS.filter((s) => positionals.includes(s.name));
 
   const startedMs = performance.now();
   // Scenarios done of those selected, on a terminal only (scripts/progress.ts); log lines print above it.

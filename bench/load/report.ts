@@ -7,6 +7,7 @@ import type { ClosedLoopResult } from './closed-loop.js';
 import { machineInfo, type MachineInfo } from './machine.js';
 import { repoRoot } from './server.js';
 import { barChart, lineChart } from './svg.js';
+import type { AbFigure, AbResult } from './scenarios/ab.js';
 import type { CeilingResult } from './scenarios/ceiling.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { GetResult } from './scenarios/get.js';
@@ -40,6 +41,7 @@ interface Results {
   handshake?: HandshakeResult;
   shards?: ShardsResult;
   memory?: MemoryResult;
+  ab?: AbResult;
 }
 
 type Verdict = 'met' | 'missed' | 'missed (unreachable here: the bound misses too)' | 'not run';
@@ -277,6 +279,45 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
           s.errors,
           s.cpu?.serverPercent ?? '-',
           s.cpu?.clientPercent ?? '-',
+        ]),
+      ),
+      '',
+    );
+  }
+  if (r.ab !== undefined) {
+    const b = r.ab.b;
+    const cell = (f: AbFigure) => `${f.a ?? '-'} / ${f.b ?? '-'} (${f.ratio ?? '-'})`;
+    out.push(
+      `## A/B: unsigned ladder, ${r.ab.pairs} alternated pair(s); each cell A / B (B / A), medians`,
+      '',
+      `A: this build. B: ${b.script ?? 'this build'}${
+        Object.keys(b.env).length === 0
+          ? ''
+          : ` with ${Object.entries(b.env)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}`
+      }. Admission (no makers, closed loop): ${cell(r.ab.admissionPerS)} RFQ/s.`,
+      '',
+      table(
+        [
+          'offered /s',
+          'p50 ms',
+          'p99 ms',
+          'completed /s',
+          'persist mean ms',
+          'create → terminal mean ms',
+          'server CPU %',
+          'saturated A, B',
+        ],
+        r.ab.rows.map((row) => [
+          row.offeredPerS,
+          cell(row.p50Ms),
+          cell(row.p99Ms),
+          cell(row.completedPerS),
+          cell(row.persistMeanMs),
+          cell(row.endToEndMeanMs),
+          cell(row.serverCpuPercent),
+          `${row.saturated.a}/${row.runs.a}, ${row.saturated.b}/${row.runs.b}`,
         ]),
       ),
       '',

@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url)); // <repo>/dist/bench/load
 export const repoRoot = resolve(here, '../../..');
 // BENCH_SERVER_SCRIPT runs another build's service under this generator (alternated A/B runs of two builds
-// with the same load generator: docs/performance.md).
-const mainScript = resolve(process.env['BENCH_SERVER_SCRIPT'] ?? resolve(repoRoot, 'dist/src/main.js'));
+// with the same load generator: docs/performance.md; scenario `ab` alternates two within one run).
+export const mainScript = resolve(process.env['BENCH_SERVER_SCRIPT'] ?? resolve(repoRoot, 'dist/src/main.js'));
 
 /**
  * The Node flags `npm start` gives the service (package.json), so that what is measured is what ships:
@@ -66,6 +66,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Extra node flags before the script, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
   nodeArgs?: string[];
+  /** The service's entry point: another build's `dist/src/main.js` (scenario `ab`); default mainScript. */
+  script?: string;
 }
 
 const children = new Set<ChildProcess>();
@@ -90,7 +92,7 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
     ),
     ...options.env,
   };
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), mainScript], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script ?? mainScript], {
     env: { PATH: process.env['PATH'] ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

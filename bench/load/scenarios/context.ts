@@ -15,11 +15,14 @@ export interface RunContext {
 export interface Scenario<T> {
   name: string;
   describe: string;
+  /** Run only when named (it needs settings of its own): not part of a run of every scenario. */
+  isOptIn?: boolean;
   run(ctx: RunContext): Promise<T>;
 }
 
-export function startServerFor(ctx: RunContext, env: Record<string, string> = {}): Promise<BenchServer> {
+export function startServerFor(ctx: RunContext, env: Record<string, string> = {}, script?: string): Promise<BenchServer> {
   const options: StartOptions = { env };
+  if (script !== undefined) options.script = script;
   if (ctx.serverNodeArgs.length > 0) options.nodeArgs = ctx.serverNodeArgs;
   return startParlayd(options);
 }

@@ -16,7 +16,7 @@ import { readMemory } from '../server.js';
 import { startCpuMeter, type CpuShare } from '../cpu.js';
 import { LatencyHistogram, type LatencySummary } from '../histogram.js';
 import { startServerFor, stepMs, type Scenario } from './context.js';
-import { stageMeans } from './rfq-ladder.js';
+import { formatStages, stageMeans } from './rfq-ladder.js';
 
 const USERS = 16;
 const MARKETS = 4;
@@ -133,7 +133,7 @@ export const overload: Scenario<OverloadResult> = {
       const latencyByStatus = Object.fromEntries(Object.entries(histograms).map(([status, h]) => [status, h.summary()]));
       const shedByReason = await shedCounts(server);
       // Where an answered RFQ's time went on the server (diagnostics): mean of each stage histogram.
-      if (process.env['BENCH_STAGES'] === '1') ctx.log(await stageMeans(server, new Map()));
+      if (process.env['BENCH_STAGES'] === '1') ctx.log(formatStages(await stageMeans(server, new Map())));
       for (const [status, l] of Object.entries(latencyByStatus)) {
         ctx.log(`overload: ${status} from send: p50 ${l.p50Ms} p99 ${l.p99Ms} max ${l.maxMs} ms`);
       }

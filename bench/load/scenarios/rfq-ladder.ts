@@ -28,6 +28,11 @@ export interface LadderStep extends OpenLoopResult {
   isSaturatedStep: boolean;
   /** Server and client CPU over the step, % of one core. */
   cpu: CpuShare;
+  /**
+   * Mean of each server stage histogram over the step, ms, by metric (`parlayd_rfq_persist_seconds`...):
+   * /metrics read before and after it. Absent from results written before they were kept.
+   */
+  stages?: Record<string, number>;
 }
 
 export interface LadderResult {
@@ -61,8 +66,19 @@ function isSaturatedStep(step: OpenLoopResult): boolean {
   return step.errors > 0 || step.isSaturated || step.latency.p99Ms > SATURATION_P99_MS || step.throughputPerS < step.offeredPerS * 0.9;
 }
 
-async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: number[]): Promise<LadderResult> {
-  const server = await startServerFor(ctx);
+/** Which service a ladder runs against: another build's entry point, more service variables (scenario `ab`). */
+export interface LadderServer {
+  script?: string;
+  env?: Record<string, string>;
+}
+
+export async function runLadder(
+  ctx: RunContext,
+  kind: 'unsigned' | 'signed',
+  rates: number[],
+  side: LadderServer = {},
+): Promise<LadderResult> {
+  const server = await startServerFor(ctx, side.env, side.script);
   const pool = await RawHttpPool.open(server.port, 256);
   const farm = new MakerFarm();
   try {
@@ -92,7 +108,7 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
     await step(pool, prepare(ctx.isQuick ? 200 : 1500), 500);
     const steps: LadderStep[] = [];
     const stageSnapshot = new Map<string, number>();
-    if (process.env['BENCH_STAGES'] === '1') await stageMeans(server, stageSnapshot);
+    await stageMeans(server, stageSnapshot);
     for (const ratePerS of rates) {
       const durationMs = stepMs(ctx, 5000);
       const prepared = prepare(Math.round((ratePerS * durationMs) / 1000));
@@ -101,13 +117,19 @@ async function runLadder(ctx: RunContext, kind: 'unsigned' | 'signed', rates: nu
       const result = await step(pool, prepared, ratePerS);
       const cpu = meter();
       const saturated = isSaturatedStep(result);
-      steps.push({ ...result, isSaturatedStep: saturated, cpu });
+      const stages = await stageMeans(server, stageSnapshot);
+      steps.push({
+        ...result,
+        isSaturatedStep: saturated,
+        cpu,
+        stages: Object.fromEntries([...stages].map(([name, s]) => [name, s.meanMs])),
+      });
       ctx.log(
         `${kind} @${ratePerS}/s: ${result.throughputPerS}/s done, p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ` +
           `p99.9 ${result.latency.p999Ms} max ${result.latency.maxMs} ms, errors ${result.errors}, CPU server ${cpu.serverPercent} % ` +
           `client ${cpu.clientPercent} %${saturated ? ' (saturated)' : ''}`,
       );
-      if (process.env['BENCH_STAGES'] === '1') ctx.log(await stageMeans(server, stageSnapshot));
+      if (process.env['BENCH_STAGES'] === '1') ctx.log(formatStages(stages));
       if (saturated) break;
     }
     const sustainedPerS = Math.max(0, ...steps.filter((s) => !s.isSaturatedStep).map((s) => s.throughputPerS));
@@ -208,8 +230,11 @@ export const signed: Scenario<LadderResult> = {
   run: (ctx) => runLadder(ctx, 'signed', ratesFor(ctx, [500, 2000], [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000])),
 };
 
-/** Mean of each server stage histogram since the last call (diagnostics: BENCH_STAGES=1). */
-export async function stageMeans(server: { baseUrl: string; adminToken: string }, last: Map<string, number>): Promise<string> {
+/** Count and mean (ms) of each server stage histogram since the last call, by metric and labels. */
+export async function stageMeans(
+  server: { baseUrl: string; adminToken: string },
+  last: Map<string, number>,
+): Promise<Map<string, { count: number; meanMs: number }>> {
   const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
   const sums = new Map<string, number>();
   for (const m of text.matchAll(/^(parlayd_[a-z_]+_seconds)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/gm)) {
@@ -218,12 +243,17 @@ export async function stageMeans(server: { baseUrl: string; adminToken: string }
     sums.set(key, value - (last.get(key) ?? 0));
     last.set(key, value);
   }
-  const out: string[] = [];
+  const out = new Map<string, { count: number; meanMs: number }>();
   for (const [key, sum] of sums) {
     if (!key.endsWith('|sum')) continue;
     const name = key.slice(0, -4);
     const count = sums.get(`${name}|count`) ?? 0;
-    if (count > 0) out.push(`${name} n=${count} mean=${((sum / count) * 1000).toFixed(3)}ms`);
+    if (count > 0) out.set(name, { count, meanMs: Math.round((sum / count) * 1e6) / 1000 });
   }
-  return out.join('\n');
+  return out;
+}
+
+/** The BENCH_STAGES=1 lines: one per stage histogram. */
+export function formatStages(stages: Map<string, { count: number; meanMs: number }>): string {
+  return [...stages].map(([name, s]) => `${name} n=${s.count} mean=${s.meanMs.toFixed(3)}ms`).join('\n');
 }

@@ -1,0 +1,65 @@
+// Scenario `ab`'s arithmetic (bench/load/scenarios/ab.ts): which runs a step's medians are taken from, and the
+// B / A ratios, on ladder results shaped as runLadder writes them. The ladders themselves run in bench:load.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { median, summarizeAb } from '../../bench/load/scenarios/ab.js';
+import type { LadderResult, LadderStep } from '../../bench/load/scenarios/rfq-ladder.js';
+
+const latency = (p50Ms: number, p99Ms: number) => ({ count: 1, p50Ms, p90Ms: p99Ms, p99Ms, p999Ms: p99Ms, maxMs: p99Ms, meanMs: p50Ms });
+
+function step(offeredPerS: number, p50Ms: number, persistMs: number | null, isSaturatedStep = false): LadderStep {
+  return {
+    offeredPerS,
+    seconds: 5,
+    scheduled: offeredPerS * 5,
+    sent: offeredPerS * 5,
+    completed: offeredPerS * 5,
+    errors: 0,
+    isSaturated: false,
+    throughputPerS: offeredPerS - 1,
+    latency: latency(p50Ms, p50Ms * 4),
+    sendLag: latency(0, 0),
+    isSaturatedStep,
+    cpu: { serverPercent: offeredPerS / 10, clientPercent: 20 },
+    ...(persistMs === null ? {} : { stages: { parlayd_rfq_persist_seconds: persistMs } }),
+  };
+}
+
+function ladder(admissionPerS: number, steps: LadderStep[]): LadderResult {
+  return { admission: { reqPerS: admissionPerS }, steps } as unknown as LadderResult;
+}
+
+test('median: the middle value, or the mean of the two middle ones; null for none', () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(median([]), null);
+});
+
+test('summarizeAb: per offered rate, each side is the median of the runs that reached it, and B / A', () => {
+  const a = [
+    ladder(5000, [step(250, 4, 2), step(1000, 10, 4), step(2000, 40, 12)]),
+    ladder(5200, [step(250, 6, 2.2), step(1000, 12, 5), step(2000, 60, 16, true)]),
+  ];
+  // B's second run saturated at 1,000/s and stopped there, and its first kept no stage means.
+  const b = [
+    ladder(6000, [step(250, 3, null), step(1000, 8, null), step(2000, 20, null)]),
+    ladder(6400, [step(250, 2, 1), step(1000, 30, 3, true)]),
+  ];
+  const { admissionPerS, rows } = summarizeAb(a, b);
+  assert.deepEqual(admissionPerS, { a: 5100, b: 6200, ratio: Math.round((6200 / 5100) * 1000) / 1000 });
+  assert.deepEqual(
+    rows.map((r) => r.offeredPerS),
+    [250, 1000, 2000],
+  );
+  const [at250, at1000, at2000] = rows;
+  assert.deepEqual(at250!.p50Ms, { a: 5, b: 2.5, ratio: 0.5 });
+  // Only the run that has stage means counts for persist.
+  assert.deepEqual(at250!.persistMeanMs, { a: 2.1, b: 1, ratio: Math.round((1 / 2.1) * 1000) / 1000 });
+  assert.deepEqual(at1000!.saturated, { a: 0, b: 1 });
+  assert.deepEqual(at1000!.p50Ms, { a: 11, b: 19, ratio: Math.round((19 / 11) * 1000) / 1000 });
+  assert.deepEqual(at2000!.runs, { a: 2, b: 1 });
+  assert.deepEqual(at2000!.saturated, { a: 1, b: 0 });
+  assert.deepEqual(at2000!.p50Ms, { a: 50, b: 20, ratio: 0.4 });
+  assert.deepEqual(at2000!.persistMeanMs, { a: 14, b: null, ratio: null });
+  assert.deepEqual(at2000!.serverCpuPercent, { a: 200, b: 200, ratio: 1 });
+});
