@@ -1,8 +1,8 @@
 // `npm run bench:load -- [scenario ...] [--quick] [--cpu-prof DIR]`
-// (`node dist/bench/load/index.js ...`): the load generator. Runs the named scenarios (default: all, in
-// the order below: the denominators first; `ab` only when named) against the real service started as a child process on a fresh
-// data dir, writes bench/results/<scenario>.json after each, then bench/results/summary.md and the SVG
-// charts. --quick is a smoke run of seconds that checks the tool works; its figures mean nothing.
+// (`node dist/bench/load/index.js ...`): the load generator. Runs the named scenarios (default: all but the
+// opt-in `ab`, in the order below: the denominators first) against the real service started as a child
+// process on a fresh data dir, writes bench/results/<scenario>.json after each, then bench/results/summary.md
+// and the SVG charts. --quick is a smoke run of seconds that checks the tool works; its figures mean nothing.
 // --cpu-prof DIR starts every parlayd child with --cpu-prof (a .cpuprofile per thread lands in DIR).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

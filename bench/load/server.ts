@@ -70,6 +70,16 @@ export interface StartOptions {
   script?: string;
 }
 
+/** "K=V K2=V2" (values without spaces or '='): BENCH_SERVER_ENV, and scenario ab's BENCH_AB_ENV. */
+export function parseServiceEnv(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split(' ')
+      .filter((kv) => kv.includes('='))
+      .map((kv) => kv.split('=', 2) as [string, string]),
+  );
+}
+
 const children = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
@@ -84,12 +94,7 @@ export async function startParlayd(options: StartOptions = {}): Promise<BenchSer
     PARLAYD_DATA_DIR: dataDir,
     PARLAYD_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
     // BENCH_SERVER_ENV="PARLAYD_SHARDS=2 ..." sets service variables for experiments; a scenario's own win.
-    ...Object.fromEntries(
-      (process.env['BENCH_SERVER_ENV'] ?? '')
-        .split(' ')
-        .filter((kv) => kv.includes('='))
-        .map((kv) => kv.split('=', 2) as [string, string]),
-    ),
+    ...parseServiceEnv(process.env['BENCH_SERVER_ENV'] ?? ''),
     ...options.env,
   };
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script ?? mainScript], {

@@ -6,6 +6,7 @@
 // A,B then B,A, and so on (BENCH_AB_PAIRS, 3 by default), so a drift over the run weighs on both sides alike.
 // Per step it reports each side's median over its runs and B / A. Opt-in: `npm run bench:load -- ab`.
 import { resolve } from 'node:path';
+import { parseServiceEnv } from '../server.js';
 import { runLadder, type LadderResult, type LadderServer } from './rfq-ladder.js';
 import type { RunContext, Scenario } from './context.js';
 
@@ -90,16 +91,6 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
   };
 }
 
-/** "K=V K2=V2" (values without spaces or '='), as BENCH_SERVER_ENV. */
-function parseEnv(text: string): Record<string, string> {
-  return Object.fromEntries(
-    text
-      .split(' ')
-      .filter((kv) => kv.includes('='))
-      .map((kv) => kv.split('=', 2) as [string, string]),
-  );
-}
-
 function ratesFor(ctx: RunContext): number[] {
   const fromEnv = process.env['BENCH_RATES'];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv.split(',').map(Number);
@@ -110,7 +101,7 @@ const show = (f: AbFigure) => `${f.a ?? '-'} / ${f.b ?? '-'} (${f.ratio ?? '-'})
 
 async function runAb(ctx: RunContext): Promise<AbResult> {
   const script = process.env['BENCH_AB_SCRIPT'];
-  const env = parseEnv(process.env['BENCH_AB_ENV'] ?? '');
+  const env = parseServiceEnv(process.env['BENCH_AB_ENV'] ?? '');
   if (script === undefined && Object.keys(env).length === 0) {
     throw new Error('scenario ab needs BENCH_AB_SCRIPT (another build: dist/src/main.js) and/or BENCH_AB_ENV ("K=V ...") for B');
   }
