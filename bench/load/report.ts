@@ -44,7 +44,7 @@ interface Results {
   ab?: AbResult;
 }
 
-type Verdict = 'met' | 'missed' | 'missed (unreachable here: the bound misses too)' | 'not run';
+type Verdict = 'met' | 'missed' | 'not run';
 
 interface TargetRow {
   target: string;
@@ -80,28 +80,43 @@ function targetRows(r: Results): TargetRow[] {
     });
   } else rows.push({ target: 'unsigned @ 2,000/s', measured: '-', ratio: '-', verdict: 'not run' });
 
+  // Issue 24's storage targets: at 4,000/s offered (a ladder stops after its first saturated step, so a step
+  // never reached counts as missed), and the highest rate sustained.
+  if (r.unsigned !== undefined) {
+    const at4000 = r.unsigned.steps.find((s) => s.offeredPerS === 4000);
+    const last = r.unsigned.steps.at(-1);
+    rows.push({
+      target: 'unsigned @ 4,000/s, 10 makers: p99 ≤ 10 ms, no errors',
+      measured:
+        at4000 === undefined
+          ? `not reached: the ladder saturated at ${last?.offeredPerS ?? '-'}/s offered (${last?.throughputPerS ?? '-'}/s done)`
+          : `p50 ${at4000.latency.p50Ms} ms, p99 ${at4000.latency.p99Ms} ms, ${at4000.errors} errors, ${at4000.throughputPerS}/s`,
+      ratio: at4000 === undefined ? '-' : `p99 ${times(at4000.latency.p99Ms / 10)} the target`,
+      verdict: verdict(at4000 !== undefined && at4000.latency.p99Ms <= 10 && at4000.errors === 0 && !at4000.isSaturatedStep),
+    });
+    rows.push({
+      target: 'unsigned sustained ≥ 5,000 RFQ/s (open loop, 10 makers)',
+      measured: `${r.unsigned.sustainedPerS}/s sustained, ${r.unsigned.peakPerS}/s peak`,
+      ratio: `${pct(r.unsigned.sustainedPerS / 5000)} of the target`,
+      verdict: verdict(r.unsigned.sustainedPerS >= 5000),
+    });
+  } else rows.push({ target: 'unsigned @ 4,000/s; sustained ≥ 5,000/s', measured: '-', ratio: '-', verdict: 'not run' });
+
   if (r.signed !== undefined && r.signed.recoveriesPerSAllCores !== null) {
-    const ratio = r.signed.admission.reqPerS / r.signed.recoveriesPerSAllCores;
+    const ofCores = r.signed.admission.reqPerS / r.signed.recoveriesPerSAllCores;
     // ?? null: results written before the bound was measured lack these fields.
     const bound = r.signed.recoveryBound ?? null;
-    const boundRatio = r.signed.recoveryBoundOfRecoveryCeiling ?? null;
     const admissionOfBound = r.signed.admissionOfRecoveryBound ?? null;
     rows.push({
-      target: 'signed admission ≥ 80 % of recoveries/s of all cores',
+      // Issue 24 replaced "≥ 80 % of all cores' recoveries", which the bound itself cannot reach here.
+      target: 'signed admission ≥ 50 % of the recovery bound (HTTP + recovery only, every core, same client)',
       measured:
-        `${r.signed.admission.reqPerS} RFQ/s admitted (no makers); with 10 makers ${r.signed.sustainedPerS}/s sustained create → completed; ` +
-        `${r.signed.recoveriesPerSAllCores} recoveries/s (${r.micro?.recoverBackend ?? '?'})` +
-        (bound === null ? '' : `; bound (HTTP + recovery only, every core, same client) ${bound.reqPerS} req/s`),
-      ratio:
-        `${pct(ratio)} (with makers ${pct(r.signed.sustainedPerS / r.signed.recoveriesPerSAllCores)})` +
-        (boundRatio === null || admissionOfBound === null
-          ? ''
-          : `; the bound reaches ${pct(boundRatio)}, admission is ${pct(admissionOfBound)} of the bound`),
-      // Below 80 % for the bound itself, no implementation can meet the target on this machine and client.
-      verdict:
-        ratio >= 0.8 ? 'met' : boundRatio !== null && boundRatio < 0.8 ? 'missed (unreachable here: the bound misses too)' : 'missed',
+        `${r.signed.admission.reqPerS} RFQ/s admitted (no makers); bound ${bound?.reqPerS ?? '-'} req/s; ` +
+        `${r.signed.recoveriesPerSAllCores} recoveries/s of all cores (${r.micro?.recoverBackend ?? '?'}); with 10 makers ${r.signed.sustainedPerS}/s sustained`,
+      ratio: `${admissionOfBound === null ? '-' : pct(admissionOfBound)} of the bound (${pct(ofCores)} of all cores' recoveries)`,
+      verdict: admissionOfBound === null ? 'not run' : verdict(admissionOfBound >= 0.5),
     });
-  } else rows.push({ target: 'signed ≥ 80 % of recoveries/s', measured: '-', ratio: '-', verdict: 'not run' });
+  } else rows.push({ target: 'signed admission ≥ 50 % of the recovery bound', measured: '-', ratio: '-', verdict: 'not run' });
 
   const fan1000 = r.fanout?.steps.find((s) => s.makers === 1000);
   if (fan1000 !== undefined) {
