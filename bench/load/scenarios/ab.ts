@@ -7,7 +7,7 @@
 // Per step it reports each side's median over its runs and B / A. Opt-in: `npm run bench:load -- ab`.
 import { resolve } from 'node:path';
 import { parseServiceEnv } from '../server.js';
-import { runLadder, type LadderResult, type LadderServer } from './rfq-ladder.js';
+import { ratesFor, runLadder, type LadderResult, type LadderServer } from './rfq-ladder.js';
 import type { RunContext, Scenario } from './context.js';
 
 const PERSIST = 'parlayd_rfq_persist_seconds';
@@ -91,12 +91,6 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
   };
 }
 
-function ratesFor(ctx: RunContext): number[] {
-  const fromEnv = process.env['BENCH_RATES'];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv.split(',').map(Number);
-  return ctx.isQuick ? [500] : [250, 1000, 2000];
-}
-
 const show = (f: AbFigure) => `${f.a ?? '-'} / ${f.b ?? '-'} (${f.ratio ?? '-'})`;
 
 async function runAb(ctx: RunContext): Promise<AbResult> {
@@ -106,7 +100,7 @@ async function runAb(ctx: RunContext): Promise<AbResult> {
     throw new Error('scenario ab needs BENCH_AB_SCRIPT (another build: dist/src/main.js) and/or BENCH_AB_ENV ("K=V ...") for B');
   }
   const pairs = Number(process.env['BENCH_AB_PAIRS'] ?? (ctx.isQuick ? 1 : 3));
-  const rates = ratesFor(ctx);
+  const rates = ratesFor(ctx, [500], [250, 1000, 2000]);
   const sides: Record<'a' | 'b', LadderServer> = { a: {}, b: { env, ...(script === undefined ? {} : { script: resolve(script) }) } };
   const runs: AbResult['runs'] = [];
   for (let pair = 0; pair < pairs; pair++) {

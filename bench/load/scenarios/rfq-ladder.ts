@@ -212,7 +212,7 @@ function step(pool: RawHttpPool, prepared: Buffer[], ratePerS: number): Promise<
 }
 
 /** BENCH_RATES=2000,3000 runs only those steps (to profile one rate); otherwise the scenario's ladder. */
-function ratesFor(ctx: RunContext, quick: number[], full: number[]): number[] {
+export function ratesFor(ctx: RunContext, quick: number[], full: number[]): number[] {
   const fromEnv = process.env['BENCH_RATES'];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv.split(',').map(Number);
   return ctx.isQuick ? quick : full;
