@@ -41,6 +41,22 @@ import { UpgradeGate } from './upgrade.js';
 
 export type { MakerId, MakerDispatcher };
 
+/** uWS's largest idle timeout, s (its timer wheel: 240 ticks of 4 s). */
+const UWS_MAX_IDLE_TIMEOUT_S = 960;
+
+/**
+ * The sockets' uWS idle timeout, s. Not for liveness (the heartbeat closes a silent maker, with its reason),
+ * but uWS also keeps a socket it has ended only for its idle timeout's margin (uWS WebSocketContextData,
+ * calculateIdleTimeoutCompnents; WebSocket.h end()): 4 s at 0, then cut without a close frame. A maker
+ * closed SLOW_CONSUMER gets the 1013 only after reading everything queued before it, so one that read again
+ * a little late heard a bare 1006 (test/mm/gateway.test.ts). At 960 the margin is 16 s, and the idle cut
+ * itself (960 s without a frame from the maker) never comes first: a live maker pongs every heartbeat.
+ * With heartbeats further apart than that, 0 as before.
+ */
+export function makerIdleTimeoutS(heartbeatMs: number): number {
+  return 2 * heartbeatMs <= UWS_MAX_IDLE_TIMEOUT_S * 1000 ? UWS_MAX_IDLE_TIMEOUT_S : 0;
+}
+
 export interface MakerGatewayDeps {
   config: Pick<
     Config,
@@ -164,7 +180,7 @@ export class MakerGateway {
     return {
       maxPayloadLength: MAX_MAKER_FRAME_BYTES,
       // Liveness is our JSON heartbeat (interface.md), not uWS's idle timer or protocol pings.
-      idleTimeout: 0,
+      idleTimeout: makerIdleTimeoutS(this.#deps.config.mmHeartbeatMs),
       sendPingsAutomatically: false,
       compression: uWS.DISABLED,
       maxBackpressure: this.#deps.config.mmMaxBufferedBytes + HARD_BACKPRESSURE_MARGIN_BYTES,
