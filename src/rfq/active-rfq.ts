@@ -22,6 +22,10 @@ export interface ActiveRfq {
   lastLook: Candidate | null;
   /** Candidates passed over because their maker's collateral no longer covered them (the failure reason). */
   uncoveredCount: number;
+  /** performance.now() when the actor took it on, just before its `rfq` frame left for the makers. */
+  announcedAtMs: number;
+  /** From then to the close of quoting, µs (a stage latency: the makers' round trip); null until it closes. */
+  quotingUs: number | null;
   /** Time spent deciding (matching), µs: a stage latency. */
   selectionUs: number;
   /** Commits the create's held write now (persistNew): set while it waits to share the terminal's commit. */
@@ -45,6 +49,8 @@ export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate:
     candidates: [],
     lastLook: null,
     uncoveredCount: 0,
+    announcedAtMs: performance.now(),
+    quotingUs: null,
     selectionUs: 0,
     commitHeldCreate: null,
     isAwaitedByCreate,

@@ -39,6 +39,7 @@ export class RfqFinalization {
     if (rfq.phase !== 'quoting') return;
     rfq.phase = 'closing';
     this.clearTimer(rfq);
+    rfq.quotingUs = Math.round((performance.now() - rfq.announcedAtMs) * 1000);
     const startNs = process.hrtime.bigint();
     const decision = decide({
       wagerMicros: rfq.wagerMicros,
@@ -191,9 +192,10 @@ export class RfqFinalization {
     if (outcome !== null) {
       for (const makerId of rfq.quoters) this.deps.toMaker(makerId, { type: 'rfq_result', request_id: rfq.record.requestId, outcome });
     }
-    const { isAwaitedByCreate, selectionUs } = rfq;
+    const { isAwaitedByCreate, quotingUs, selectionUs } = rfq;
     const { createdAtMs } = rfq.record;
     const filledBy = rfq.record.fill?.makerAddress ?? null;
-    this.deps.emit({ kind: 'terminal', result: toRfqResult(rfq.record), isAwaitedByCreate, selectionUs, persistUs, createdAtMs, filledBy });
+    const result = toRfqResult(rfq.record);
+    this.deps.emit({ kind: 'terminal', result, isAwaitedByCreate, quotingUs, selectionUs, persistUs, createdAtMs, filledBy });
   }
 }

@@ -191,6 +191,8 @@ export type ShardToMain =
       kind: 'terminal';
       result: RfqResult;
       isAwaitedByCreate: boolean;
+      /** Its quoting stage (ActiveRfq.quotingUs); null when it ended before quoting closed (a cancel). */
+      quotingUs: number | null;
       selectionUs: number;
       persistUs: number;
       createdAtMs: number;

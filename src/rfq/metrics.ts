@@ -13,6 +13,7 @@ export interface RfqMetrics {
   persistSeconds: Histogram;
   endToEndSeconds: Histogram;
   fanoutSeconds: Histogram;
+  quotingSeconds: Histogram;
   selectionSeconds: Histogram;
   quotesPerRfq: Histogram;
   makerQuotesTotal: Counter<'maker'>;
@@ -81,6 +82,10 @@ export function createRfqMetrics(
       'RFQ creation (its created_at) to its durable terminal result reaching the HTTP side; millisecond resolution',
     ),
     fanoutSeconds: histogram('parlayd_rfq_fanout_seconds', 'Broadcasting a new RFQ to the connected makers'),
+    quotingSeconds: histogram(
+      'parlayd_rfq_quoting_seconds',
+      'Quoting, timed in the shard: from its rfq frame leaving for the makers to the close of quoting (every maker answered, or the window ended)',
+    ),
     selectionSeconds: histogram('parlayd_rfq_selection_seconds', 'Quote selection (matching) in the shard'),
     quotesPerRfq: new Histogram({
       name: 'parlayd_rfq_quotes_per_rfq',

@@ -291,6 +291,7 @@ export class ShardPool {
         return this.queueFrame(event.makerId, event.frame);
       case 'terminal': {
         this.metrics.terminalTotal.inc({ status: event.result.status, error: event.result.error ?? '' });
+        if (event.quotingUs !== null) this.metrics.quotingSeconds.observe(event.quotingUs / 1e6);
         this.metrics.selectionSeconds.observe(event.selectionUs / 1e6);
         this.metrics.persistSeconds.observe(event.persistUs / 1e6);
         // Wall clock, as created_at is (the announcing thread's Date.now()): whole milliseconds at both ends.

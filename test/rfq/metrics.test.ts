@@ -48,6 +48,13 @@ test('/metrics counts RFQs by terminal status and times them end to end and by s
     // Stages: every RFQ was admitted, selected and made durable.
     assert.equal(sample(text, 'parlayd_rfq_admission_seconds_count'), 4);
     assert.equal(sample(text, 'parlayd_rfq_selection_seconds_count'), 4);
+    // Quoting (the makers' round trip) is part of each end to end: its sum is within the same bound.
+    assert.equal(sample(text, 'parlayd_rfq_quoting_seconds_count'), 4);
+    const quotingSumS = sample(text, 'parlayd_rfq_quoting_seconds_sum');
+    assert.ok(
+      quotingSumS > 0 && quotingSumS <= (4 * (slowestMs + 1)) / 1000,
+      `quoting sum ${quotingSumS} s, slowest answer ${slowestMs} ms`,
+    );
     assert.ok(sample(text, 'parlayd_rfq_persist_seconds_count') >= 4);
   } finally {
     await server.stop();
