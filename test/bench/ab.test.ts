@@ -21,7 +21,8 @@ function step(offeredPerS: number, p50Ms: number, persistMs: number | null, isSa
     sendLag: latency(0, 0),
     isSaturatedStep,
     cpu: { serverPercent: offeredPerS / 10, clientPercent: 20 },
-    ...(persistMs === null ? {} : { stages: { parlayd_rfq_persist_seconds: persistMs } }),
+    // Quoting as half the p50, so that its medians differ from persist's.
+    ...(persistMs === null ? {} : { stages: { parlayd_rfq_persist_seconds: persistMs, parlayd_rfq_quoting_seconds: p50Ms / 2 } }),
   };
 }
 
@@ -57,6 +58,7 @@ test('summarizeAb: per offered rate, each side is the median of the runs that re
   assert.deepEqual(at250!.persistMeanMs, { a: 2.1, b: 1, ratio: Math.round((1 / 2.1) * 1000) / 1000 });
   assert.deepEqual(at1000!.saturated, { a: 0, b: 1 });
   assert.deepEqual(at1000!.p50Ms, { a: 11, b: 19, ratio: Math.round((19 / 11) * 1000) / 1000 });
+  assert.deepEqual(at1000!.quotingMeanMs, { a: 5.5, b: 15, ratio: Math.round((15 / 5.5) * 1000) / 1000 });
   assert.deepEqual(at2000!.runs, { a: 2, b: 1 });
   assert.deepEqual(at2000!.saturated, { a: 1, b: 0 });
   assert.deepEqual(at2000!.p50Ms, { a: 50, b: 20, ratio: 0.4 });

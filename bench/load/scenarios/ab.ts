@@ -12,6 +12,7 @@ import type { RunContext, Scenario } from './context.js';
 
 const PERSIST = 'parlayd_rfq_persist_seconds';
 const END_TO_END = 'parlayd_rfq_end_to_end_seconds';
+const QUOTING = 'parlayd_rfq_quoting_seconds';
 
 /** One offered rate: each side's median over the runs that reached it, and B / A. */
 export interface AbRow {
@@ -25,7 +26,9 @@ export interface AbRow {
   serverCpuPercent: AbFigure;
   /** Mean of the shard's durable writes over the step (create and terminal commits), ms. */
   persistMeanMs: AbFigure;
-  /** Mean of create -> terminal inside the shard, ms. */
+  /** Mean of quoting: the rfq frame leaving the shard to the close of quoting (the makers' round trip), ms. */
+  quotingMeanMs: AbFigure;
+  /** Mean of the server's end to end: created_at to the durable terminal result reaching the HTTP side, ms. */
   endToEndMeanMs: AbFigure;
 }
 
@@ -79,6 +82,7 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
       completedPerS: of((s) => s.throughputPerS),
       serverCpuPercent: of((s) => s.cpu.serverPercent),
       persistMeanMs: of((s) => s.stages?.[PERSIST]),
+      quotingMeanMs: of((s) => s.stages?.[QUOTING]),
       endToEndMeanMs: of((s) => s.stages?.[END_TO_END]),
     };
   });
@@ -121,6 +125,7 @@ async function runAb(ctx: RunContext): Promise<AbResult> {
   for (const row of summary.rows) {
     ctx.log(
       `@${row.offeredPerS}/s: p50 ${show(row.p50Ms)} ms, p99 ${show(row.p99Ms)} ms, persist ${show(row.persistMeanMs)} ms, ` +
+        `quoting ${show(row.quotingMeanMs)} ms, ` +
         `server CPU ${show(row.serverCpuPercent)} %, saturated ${row.saturated.a}/${row.runs.a} and ${row.saturated.b}/${row.runs.b}`,
     );
   }
