@@ -7,7 +7,7 @@ import type { ClosedLoopResult } from './closed-loop.js';
 import { machineInfo, type MachineInfo } from './machine.js';
 import { repoRoot } from './server.js';
 import { barChart, lineChart } from './svg.js';
-import type { AbFigure, AbResult } from './scenarios/ab.js';
+import { formatAbFigure as cell, type AbResult } from './scenarios/ab.js';
 import type { CeilingResult } from './scenarios/ceiling.js';
 import type { FanoutResult } from './scenarios/fanout.js';
 import type { GetResult } from './scenarios/get.js';
@@ -308,7 +308,6 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
   }
   if (r.ab !== undefined) {
     const b = r.ab.b;
-    const cell = (f: AbFigure) => `${f.a ?? '-'} / ${f.b ?? '-'} (${f.ratio ?? '-'})`;
     out.push(
       `## A/B: unsigned ladder, ${r.ab.pairs} alternated pair(s); each cell A / B (B / A), medians`,
       '',

@@ -14,7 +14,7 @@ const here = dirname(fileURLToPath(import.meta.url)); // <repo>/dist/bench/load
 export const repoRoot = resolve(here, '../../..');
 // BENCH_SERVER_SCRIPT runs another build's service under this generator (alternated A/B runs of two builds
 // with the same load generator: docs/performance.md; scenario `ab` alternates two within one run).
-export const mainScript = resolve(process.env['BENCH_SERVER_SCRIPT'] ?? resolve(repoRoot, 'dist/src/main.js'));
+const mainScript = resolve(process.env['BENCH_SERVER_SCRIPT'] ?? resolve(repoRoot, 'dist/src/main.js'));
 
 /**
  * The Node flags `npm start` gives the service (package.json), so that what is measured is what ships:

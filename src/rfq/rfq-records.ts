@@ -12,12 +12,12 @@ import {
   FillRecord,
   fillKey,
   makerFillsPrefix,
+  makerTakerFillKey,
   makerTakerFillsRange,
   requestIdOfMakerTakerFillKey,
   takerFillsRange,
   takerOfMakerTakerFillKey,
 } from './fills.js';
-import { makerTakerFillKey } from './fills.js';
 import { openPositionKey, RfqKeyRecord, RfqRecord, userRfqKey, userRfqPositionOf, userRfqRange } from './records.js';
 
 const checkRfq = recordCheck('rfqs', RfqRecord);

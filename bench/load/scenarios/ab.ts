@@ -95,7 +95,8 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
   };
 }
 
-const show = (f: AbFigure) => `${f.a ?? '-'} / ${f.b ?? '-'} (${f.ratio ?? '-'})`;
+/** A figure as the log and the summary print it: `A / B (B / A)`, `-` for what is missing. */
+export const formatAbFigure = (f: AbFigure) => `${f.a ?? '-'} / ${f.b ?? '-'} (${f.ratio ?? '-'})`;
 
 async function runAb(ctx: RunContext): Promise<AbResult> {
   const script = process.env['BENCH_AB_SCRIPT'];
@@ -121,12 +122,12 @@ async function runAb(ctx: RunContext): Promise<AbResult> {
     runs.filter((r) => r.side === 'a').map((r) => r.result),
     runs.filter((r) => r.side === 'b').map((r) => r.result),
   );
-  ctx.log(`A / B (B / A), medians: admission ${show(summary.admissionPerS)} RFQ/s`);
+  ctx.log(`A / B (B / A), medians: admission ${formatAbFigure(summary.admissionPerS)} RFQ/s`);
   for (const row of summary.rows) {
     ctx.log(
-      `@${row.offeredPerS}/s: p50 ${show(row.p50Ms)} ms, p99 ${show(row.p99Ms)} ms, persist ${show(row.persistMeanMs)} ms, ` +
-        `quoting ${show(row.quotingMeanMs)} ms, ` +
-        `server CPU ${show(row.serverCpuPercent)} %, saturated ${row.saturated.a}/${row.runs.a} and ${row.saturated.b}/${row.runs.b}`,
+      `@${row.offeredPerS}/s: p50 ${formatAbFigure(row.p50Ms)} ms, p99 ${formatAbFigure(row.p99Ms)} ms, persist ${formatAbFigure(row.persistMeanMs)} ms, ` +
+        `quoting ${formatAbFigure(row.quotingMeanMs)} ms, ` +
+        `server CPU ${formatAbFigure(row.serverCpuPercent)} %, saturated ${row.saturated.a}/${row.runs.a} and ${row.saturated.b}/${row.runs.b}`,
     );
   }
   return { pairs, b: { script: script ?? null, env }, ...summary, runs };
