@@ -20,6 +20,7 @@ import { memory } from './scenarios/memory.js';
 import { micro } from './scenarios/micro.js';
 import { signed, unsigned } from './scenarios/rfq-ladder.js';
 import { shards } from './scenarios/shards.js';
+import { storageBound } from './scenarios/storage-bound.js';
 import { oracle } from './scenarios/oracle.js';
 import { overload } from './scenarios/overload.js';
 import { Progress } from '../../scripts/progress.js';
@@ -30,6 +31,7 @@ const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [
   get,
   unsigned,
   signed,
+  storageBound,
   fanout,
   handshakeScenario,
   shards,

@@ -104,11 +104,13 @@ function forgetUnsavedStructures(dbs: Iterable<Db<unknown>>): void {
   }
 }
 
-export function openStore(dataDir: string, options: StoreOptions = {}): Store {
-  mkdirSync(dataDir, { recursive: true });
-  const mapSizeBytes = options.mapSizeBytes ?? DEFAULT_MAP_SIZE_BYTES;
-  guardCommitFailures();
-  const root = open<unknown, string>({
+/**
+ * The LMDB environment's options. lmdb-js keeps one environment per path and process, and every later open
+ * of the path (the shards', the ledger check's) joins it with the flags it was first opened with. Exported
+ * for the benchmark's storage bound alone (bench/load/no-flush-main.ts), which opens it first without flushes.
+ */
+export function environmentOptions(dataDir: string, mapSizeBytes: number) {
+  return {
     path: dataDir,
     compression: false,
     // lmdb-js guesses "single file" from a dot in the last path part (/tmp/tmp.X1); ours is always a directory.
@@ -118,7 +120,14 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
     // isStorageFull): the limit new work may use is ours (assertRoom).
     mapSize: mapSizeBytes,
     maxDbs: 64,
-  });
+  };
+}
+
+export function openStore(dataDir: string, options: StoreOptions = {}): Store {
+  mkdirSync(dataDir, { recursive: true });
+  const mapSizeBytes = options.mapSizeBytes ?? DEFAULT_MAP_SIZE_BYTES;
+  guardCommitFailures();
+  const root = open<unknown, string>(environmentOptions(dataDir, mapSizeBytes));
   const opened = new Map<DbName, Db<unknown>>();
   // Shared structures: each database keeps its msgpack record shapes once, under lmdb-js's structures key,
   // instead of inline in every value. Measured (docs/performance.md): an RFQ record decodes ~5x faster

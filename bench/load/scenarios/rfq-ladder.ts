@@ -218,10 +218,13 @@ export function ratesFor(ctx: RunContext, quick: number[], full: number[]): numb
   return ctx.isQuick ? quick : full;
 }
 
+/** The `unsigned` ladder's offered rates (scenario `storage-bound` runs the same). */
+export const unsignedRates = (ctx: RunContext) => ratesFor(ctx, [500, 2000], [250, 500, 1000, 2000, 3000, 4000, 6000, 8000]);
+
 export const unsigned: Scenario<LadderResult> = {
   name: 'unsigned',
   describe: 'unsigned RFQs at increasing open-loop rates with 10 quoting makers: create -> completed latency',
-  run: (ctx) => runLadder(ctx, 'unsigned', ratesFor(ctx, [500, 2000], [250, 500, 1000, 2000, 3000, 4000, 6000, 8000])),
+  run: (ctx) => runLadder(ctx, 'unsigned', unsignedRates(ctx)),
 };
 
 export const signed: Scenario<LadderResult> = {
