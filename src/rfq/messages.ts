@@ -199,4 +199,5 @@ export type ShardToMain =
       /** The maker whose quote filled it (its address), or null: per-maker fills in /metrics (issue 23). */
       filledBy: string | null;
     }
-  | { kind: 'stats'; activeRfqs: number };
+  /** Every second: active RFQs, and the group commits made since the last stats (with the transactions in them). */
+  | { kind: 'stats'; activeRfqs: number; commits: number; commitTransactions: number };

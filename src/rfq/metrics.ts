@@ -16,6 +16,8 @@ export interface RfqMetrics {
   quotingSeconds: Histogram;
   selectionSeconds: Histogram;
   quotesPerRfq: Histogram;
+  shardCommitsTotal: Counter;
+  shardCommitTransactionsTotal: Counter;
   makerQuotesTotal: Counter<'maker'>;
   makerLastLookTotal: Counter<'maker' | 'answer'>;
   makerFillsTotal: Counter<'maker'>;
@@ -91,6 +93,16 @@ export function createRfqMetrics(
       name: 'parlayd_rfq_quotes_per_rfq',
       help: 'Quotes an RFQ had received when it reached its terminal status',
       buckets: QUOTES_PER_RFQ_BUCKETS,
+      registers: [registry],
+    }),
+    shardCommitsTotal: new Counter({
+      name: 'parlayd_rfq_shard_commits_total',
+      help: "The RFQ shards' group commits: one LMDB commit, so one pair of flushes, each (reported every second)",
+      registers: [registry],
+    }),
+    shardCommitTransactionsTotal: new Counter({
+      name: 'parlayd_rfq_shard_commit_transactions_total',
+      help: 'The durable writes (transactions) those commits held: divided by the commits, the mean group size',
       registers: [registry],
     }),
     makerQuotesTotal: new Counter({

@@ -30,7 +30,16 @@ export class ShardHost {
     });
     const out = new Batcher<ShardToMain>(emitBatch);
     this.#shard = new RfqShard(store, init, (message) => out.add(message));
-    this.#statsTimer = setInterval(() => out.add({ kind: 'stats', activeRfqs: this.#shard.activeCount }), STATS_INTERVAL_MS).unref();
+    // Commits since the last stats: a shard's commits are its flushes, the count the storage work is about.
+    const counts = store.groupCommitCounts;
+    const reported = { commits: 0, transactions: 0 };
+    this.#statsTimer = setInterval(() => {
+      const commits = (counts?.commits ?? 0) - reported.commits;
+      const commitTransactions = (counts?.transactions ?? 0) - reported.transactions;
+      reported.commits += commits;
+      reported.transactions += commitTransactions;
+      out.add({ kind: 'stats', activeRfqs: this.#shard.activeCount, commits, commitTransactions });
+    }, STATS_INTERVAL_MS).unref();
     // A failure here is a bug or a store that cannot be written: it throws out of this thread's turn, which
     // crashes the shard, and the main thread stops the process (shard-pool.ts).
     void this.#shard.failInterrupted().then((failedRfqs) => {

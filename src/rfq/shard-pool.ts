@@ -303,6 +303,8 @@ export class ShardPool {
       }
       case 'stats':
         handle.activeRfqs = event.activeRfqs;
+        this.metrics.shardCommitsTotal.inc(event.commits);
+        this.metrics.shardCommitTransactionsTotal.inc(event.commitTransactions);
         return;
       default: {
         const unknown: never = event;

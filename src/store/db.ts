@@ -4,7 +4,7 @@
 // its write before responding has made the acknowledged state durable (contract section 6, docs/durability.md).
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type GroupCommitCounts } from './group-commit.js';
 import { createRoomState, guardCommitFailures, StorageRoom } from './room.js';
 
 export { isStorageFull } from './room.js';
@@ -72,6 +72,8 @@ export interface Store {
   assertRoom(): void;
   /** The room and its limits (room.ts): read and raised by the admin storage route, retries of accepted work. */
   readonly room: StorageRoom;
+  /** Group-commit stores (the shards'): their commits and transactions so far (group-commit.ts); null elsewhere. */
+  readonly groupCommitCounts: GroupCommitCounts | null;
   close(): Promise<void>;
 }
 
@@ -148,6 +150,7 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
       }),
     assertRoom: () => room.assertRoom(),
     room,
+    groupCommitCounts: group?.counts ?? null,
     close: () => root.close(),
   };
 }

@@ -20,8 +20,15 @@ interface Waiting {
   reject(error: unknown): void;
 }
 
+/** Commits made, and the transactions they held, since the store opened: each commit is one pair of flushes. */
+export interface GroupCommitCounts {
+  commits: number;
+  transactions: number;
+}
+
 export class GroupCommit {
   readonly #waiting = new Batcher<Waiting>((group) => this.#commit(group), 'turn');
+  readonly counts: GroupCommitCounts = { commits: 0, transactions: 0 };
 
   constructor(private readonly root: RootDatabase<unknown, string>) {}
 
@@ -48,6 +55,8 @@ export class GroupCommit {
       for (const waiting of group) waiting.reject(error);
       return;
     }
+    this.counts.commits++;
+    this.counts.transactions += group.length;
     group.forEach((waiting, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) waiting.resolve(outcome.value);

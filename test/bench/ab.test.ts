@@ -4,26 +4,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { median, summarizeAb } from '../../bench/load/scenarios/ab.js';
 import type { LadderResult, LadderStep } from '../../bench/load/scenarios/rfq-ladder.js';
-
-const latency = (p50Ms: number, p99Ms: number) => ({ count: 1, p50Ms, p90Ms: p99Ms, p99Ms, p999Ms: p99Ms, maxMs: p99Ms, meanMs: p50Ms });
+import { ladderStep, latency } from '../helpers/ladder-results.js';
 
 function step(offeredPerS: number, p50Ms: number, persistMs: number | null, isSaturatedStep = false): LadderStep {
-  return {
-    offeredPerS,
-    seconds: 5,
-    scheduled: offeredPerS * 5,
-    sent: offeredPerS * 5,
-    completed: offeredPerS * 5,
-    errors: 0,
-    isSaturated: false,
+  return ladderStep(offeredPerS, {
     throughputPerS: offeredPerS - 1,
     latency: latency(p50Ms, p50Ms * 4),
-    sendLag: latency(0, 0),
     isSaturatedStep,
     cpu: { serverPercent: offeredPerS / 10, clientPercent: 20 },
     // Quoting as half the p50, so that its medians differ from persist's.
     ...(persistMs === null ? {} : { stages: { parlayd_rfq_persist_seconds: persistMs, parlayd_rfq_quoting_seconds: p50Ms / 2 } }),
-  };
+  });
 }
 
 function ladder(admissionPerS: number, steps: LadderStep[]): LadderResult {

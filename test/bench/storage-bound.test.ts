@@ -6,16 +6,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import { NO_FLUSH_MAIN } from '../../bench/load/scenarios/storage-bound.js';
 import { mainScript } from '../helpers/paths.js';
-import { testServiceEnv } from '../helpers/server.js';
+import { assertLedgerAgrees, testServiceEnv } from '../helpers/server.js';
 
-const hasStrace = spawnSync('strace', ['-V']).status === 0;
+/** strace installed and allowed to trace here (a container without ptrace would refuse). */
+const canTrace = spawnSync('strace', ['-f', '-qq', '-e', 'trace=none', 'true']).status === 0;
 
 interface Traced {
   /** Syscall names traced, by how many times each was called. */
@@ -64,6 +65,7 @@ async function creditTraced(script: string): Promise<Traced> {
     }
     process.kill(servicePid, 'SIGTERM');
     await exited;
+    await assertLedgerAgrees(join(dir, 'data')); // the money the credits moved, as after every end-to-end test
   } finally {
     // On a failure: strace killed alone would leave the service running, detached.
     if (child.exitCode === null) {
@@ -76,12 +78,13 @@ async function creditTraced(script: string): Promise<Traced> {
     const name = /^\d+\s+(\w+)\(/.exec(line)?.[1];
     if (name !== undefined) calls.set(name, (calls.get(name) ?? 0) + 1);
   }
+  rmSync(dir, { recursive: true, force: true });
   return { calls, creditStatuses, balances };
 }
 
 test(
   'the storage bound runs the service and writes its pages, without one LMDB flush',
-  { skip: !hasStrace && 'strace is not installed' },
+  { skip: !canTrace && 'strace cannot trace here' },
   async () => {
     const shipped = await creditTraced(mainScript);
     const bound = await creditTraced(NO_FLUSH_MAIN);

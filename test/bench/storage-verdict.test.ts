@@ -6,24 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { targetRows, type Results } from '../../bench/load/report.js';
 import type { LadderResult, LadderStep } from '../../bench/load/scenarios/rfq-ladder.js';
-
-const latency = (p50Ms: number, p99Ms: number) => ({ count: 1, p50Ms, p90Ms: p99Ms, p99Ms, p999Ms: p99Ms, maxMs: p99Ms, meanMs: p50Ms });
+import { ladderStep, latency } from '../helpers/ladder-results.js';
 
 function step(offeredPerS: number, p50Ms: number, p99Ms: number, isSaturatedStep = false): LadderStep {
-  return {
-    offeredPerS,
-    seconds: 5,
-    scheduled: offeredPerS * 5,
-    sent: offeredPerS * 5,
-    completed: offeredPerS * 5,
-    errors: 0,
-    isSaturated: false,
-    throughputPerS: isSaturatedStep ? offeredPerS * 0.7 : offeredPerS,
+  return ladderStep(offeredPerS, {
     latency: latency(p50Ms, p99Ms),
-    sendLag: latency(0, 0),
     isSaturatedStep,
-    cpu: { serverPercent: 100, clientPercent: 30 },
-  };
+    throughputPerS: isSaturatedStep ? offeredPerS * 0.7 : offeredPerS,
+  });
 }
 
 /** A ladder up to its last step; sustained is the last unsaturated step's rate, as runLadder computes it. */

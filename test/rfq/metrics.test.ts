@@ -6,6 +6,7 @@ import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { connectNewMaker } from '../helpers/makers.js';
 import { autoQuote, fundedTaker, unsignedBody } from '../helpers/rfq.js';
+import { waitFor } from '../helpers/wait.js';
 
 async function metricsText(server: TestServer): Promise<string> {
   return (await client(server.baseUrl, server.adminToken).get('/metrics')).body as string;
@@ -56,6 +57,39 @@ test('/metrics counts RFQs by terminal status and times them end to end and by s
       `quoting sum ${quotingSumS} s, slowest answer ${slowestMs} ms`,
     );
     assert.ok(sample(text, 'parlayd_rfq_persist_seconds_count') >= 4);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("/metrics counts the shard's group commits and the durable writes they held", async () => {
+  const server = await startServer();
+  try {
+    const { market, api } = await fundedTaker(server, 100_000_000);
+    const legs = [{ market_id: market, direction: 'up' as const }];
+    // Four RFQs sent at once (no maker: each ends `timeout` at once): their writes share commits.
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => api.post('/v1/rfq/unsigned?wait_ms=5000', unsignedBody(legs, { wager_micros: 1_000_000 }))),
+    );
+    assert.deepEqual(
+      answers.map((a) => a.body.status),
+      ['timeout', 'timeout', 'timeout', 'timeout'],
+    );
+    // Every RFQ durable write is one of the shard's transactions (so are the taker's credit and the start's
+    // recovery): once the shard's next report is in, the transactions cover them, in at least one commit
+    // and at most one commit each.
+    const persisted = sample(await metricsText(server), 'parlayd_rfq_persist_seconds_count');
+    assert.ok(persisted >= 4, `${persisted} durable RFQ writes`);
+    await waitFor(
+      async () => {
+        const text = await metricsText(server);
+        const commits = sample(text, 'parlayd_rfq_shard_commits_total');
+        const transactions = sample(text, 'parlayd_rfq_shard_commit_transactions_total');
+        assert.ok(transactions >= persisted + 1, `${transactions} transactions for ${persisted} RFQ writes and a credit`);
+        assert.ok(commits >= 1 && commits <= transactions, `${commits} commits of ${transactions} transactions`);
+      },
+      { what: "the shard's commits reported", timeoutMs: 5_000 },
+    );
   } finally {
     await server.stop();
   }

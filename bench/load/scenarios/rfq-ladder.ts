@@ -13,6 +13,7 @@ import { runOpenLoop, type OpenLoopResult } from '../open-loop.js';
 import { runClosedLoop, type ClosedLoopResult } from '../closed-loop.js';
 import { CREDIT_MICROS, NonceSource, encodeRfqs, isTerminalWith, postRfqRaw, prepareSigned, prepareUnsigned } from '../rfq-traffic.js';
 import { sleep, startServerFor, stepMs, type RunContext, type Scenario } from './context.js';
+import type { GroupCommitCounts } from '../../../src/store/group-commit.js';
 import type { MicroResult } from './micro.js';
 import { rfqResultBodyBytes, spawnListening } from './ceiling.js';
 
@@ -33,6 +34,8 @@ export interface LadderStep extends OpenLoopResult {
    * /metrics read before and after it. Absent from results written before they were kept.
    */
   stages?: Record<string, number>;
+  /** The shards' group commits over the step and the transactions in them; absent from older results. */
+  commits?: GroupCommitCounts;
 }
 
 export interface LadderResult {
@@ -122,7 +125,8 @@ export async function runLadder(
         ...result,
         isSaturatedStep: saturated,
         cpu,
-        stages: Object.fromEntries([...stages].map(([name, s]) => [name, s.meanMs])),
+        stages: Object.fromEntries([...stages.stages].map(([name, s]) => [name, s.meanMs])),
+        commits: stages.commits,
       });
       ctx.log(
         `${kind} @${ratePerS}/s: ${result.throughputPerS}/s done, p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ` +
@@ -234,29 +238,48 @@ export const signed: Scenario<LadderResult> = {
 };
 
 /** Count and mean (ms) of each server stage histogram since the last call, by metric and labels. */
-export async function stageMeans(
-  server: { baseUrl: string; adminToken: string },
-  last: Map<string, number>,
-): Promise<Map<string, { count: number; meanMs: number }>> {
+export interface StageMeans {
+  /** Each stage histogram's count and mean over the interval, by metric (with its labels). */
+  stages: Map<string, { count: number; meanMs: number }>;
+  /**
+   * The shards' group commits over the interval and the transactions they held (shards report every second,
+   * so a 5-second step's counts are within a report of the step's own).
+   */
+  commits: GroupCommitCounts;
+}
+
+export async function stageMeans(server: { baseUrl: string; adminToken: string }, last: Map<string, number>): Promise<StageMeans> {
   const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
+  const since = (key: string, value: number) => {
+    const delta = value - (last.get(key) ?? 0);
+    last.set(key, value);
+    return delta;
+  };
   const sums = new Map<string, number>();
   for (const m of text.matchAll(/^(parlayd_[a-z_]+_seconds)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/gm)) {
     const key = `${m[1]}${m[3] ?? ''}|${m[2]}`;
-    const value = Number(m[4]);
-    sums.set(key, value - (last.get(key) ?? 0));
-    last.set(key, value);
+    sums.set(key, since(key, Number(m[4])));
   }
-  const out = new Map<string, { count: number; meanMs: number }>();
+  const stages = new Map<string, { count: number; meanMs: number }>();
   for (const [key, sum] of sums) {
     if (!key.endsWith('|sum')) continue;
     const name = key.slice(0, -4);
     const count = sums.get(`${name}|count`) ?? 0;
-    if (count > 0) out.set(name, { count, meanMs: Math.round((sum / count) * 1e6) / 1000 });
+    if (count > 0) stages.set(name, { count, meanMs: Math.round((sum / count) * 1e6) / 1000 });
   }
-  return out;
+  const counter = (name: string) => since(name, Number(new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0));
+  const commits = {
+    commits: counter('parlayd_rfq_shard_commits_total'),
+    transactions: counter('parlayd_rfq_shard_commit_transactions_total'),
+  };
+  return { stages, commits };
 }
 
-/** The BENCH_STAGES=1 lines: one per stage histogram. */
-export function formatStages(stages: Map<string, { count: number; meanMs: number }>): string {
-  return [...stages].map(([name, s]) => `${name} n=${s.count} mean=${s.meanMs.toFixed(3)}ms`).join('\n');
+/** The BENCH_STAGES=1 lines: one per stage histogram, then the shards' commits. */
+export function formatStages({ stages, commits }: StageMeans): string {
+  const perCommit = commits.commits === 0 ? '-' : (commits.transactions / commits.commits).toFixed(2);
+  return [
+    ...[...stages].map(([name, s]) => `${name} n=${s.count} mean=${s.meanMs.toFixed(3)}ms`),
+    `shard group commits n=${commits.commits}, transactions per commit ${perCommit}`,
+  ].join('\n');
 }

@@ -1,8 +1,8 @@
 // Scenario `storage-bound` (issue 24): the `unsigned` ladder and signed admission against the service with
 // LMDB's flushes turned off (no-flush-main.ts: not durable, a bound only). A durable write cannot cost less
 // than nothing, so whatever this run misses, no storage layout, log or commit scheme reaches on this
-// machine: the summary marks a storage target missed by both as unreachable here. Run after `unsigned` and
-// `signed` (the full run's order), its figures sit beside theirs, minutes apart.
+// machine: the summary marks a target both miss "missed; so does the storage bound" (report.ts). Run after
+// `unsigned` and `signed` (the full run's order), its figures sit beside theirs, minutes apart.
 import { resolve } from 'node:path';
 import { repoRoot } from '../server.js';
 import { runLadder, unsignedRates, type LadderResult } from './rfq-ladder.js';
