@@ -73,7 +73,7 @@ export interface Store {
   /** The room and its limits (room.ts): read and raised by the admin storage route, retries of accepted work. */
   readonly room: StorageRoom;
   /** Group-commit stores (the shards'): their commits and transactions so far (group-commit.ts); null elsewhere. */
-  readonly groupCommitCounts: GroupCommitCounts | null;
+  readonly groupCommitCounts: Readonly<GroupCommitCounts> | null;
   close(): Promise<void>;
 }
 
