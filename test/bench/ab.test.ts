@@ -12,8 +12,13 @@ function step(offeredPerS: number, p50Ms: number, persistMs: number | null, isSa
     latency: latency(p50Ms, p50Ms * 4),
     isSaturatedStep,
     cpu: { serverPercent: offeredPerS / 10, clientPercent: 20 },
-    // Quoting as half the p50, so that its medians differ from persist's.
-    ...(persistMs === null ? {} : { stages: { parlayd_rfq_persist_seconds: persistMs, parlayd_rfq_quoting_seconds: p50Ms / 2 } }),
+    // Quoting as half the p50, so that its medians differ from persist's; as many transactions per commit as the p50.
+    ...(persistMs === null
+      ? {}
+      : {
+          stages: { parlayd_rfq_persist_seconds: persistMs, parlayd_rfq_quoting_seconds: p50Ms / 2 },
+          commits: { commits: 10, transactions: p50Ms * 10 },
+        }),
   });
 }
 
@@ -47,6 +52,8 @@ test('summarizeAb: per offered rate, each side is the median of the runs that re
   assert.deepEqual(at250!.p50Ms, { a: 5, b: 2.5, ratio: 0.5 });
   // Only the run that has stage means counts for persist.
   assert.deepEqual(at250!.persistMeanMs, { a: 2.1, b: 1, ratio: Math.round((1 / 2.1) * 1000) / 1000 });
+  // And for the commits: transactions per commit of each run that has them.
+  assert.deepEqual(at250!.transactionsPerCommit, { a: 5, b: 2, ratio: 0.4 });
   assert.deepEqual(at1000!.saturated, { a: 0, b: 1 });
   assert.deepEqual(at1000!.p50Ms, { a: 11, b: 19, ratio: Math.round((19 / 11) * 1000) / 1000 });
   assert.deepEqual(at1000!.quotingMeanMs, { a: 5.5, b: 15, ratio: Math.round((15 / 5.5) * 1000) / 1000 });

@@ -28,6 +28,8 @@ export interface AbRow {
   persistMeanMs: AbFigure;
   /** Mean of quoting: the rfq frame leaving the shard to the close of quoting (the makers' round trip), ms. */
   quotingMeanMs: AbFigure;
+  /** The shards' transactions per group commit over the step: its flushes are 2 per commit. */
+  transactionsPerCommit: AbFigure;
   /** Mean of the server's end to end: created_at to the durable terminal result reaching the HTTP side, ms. */
   endToEndMeanMs: AbFigure;
 }
@@ -83,6 +85,9 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
       serverCpuPercent: of((s) => s.cpu.serverPercent),
       persistMeanMs: of((s) => s.stages?.[PERSIST]),
       quotingMeanMs: of((s) => s.stages?.[QUOTING]),
+      transactionsPerCommit: of((s) =>
+        s.commits === undefined || s.commits.commits === 0 ? undefined : s.commits.transactions / s.commits.commits,
+      ),
       endToEndMeanMs: of((s) => s.stages?.[END_TO_END]),
     };
   });
@@ -126,7 +131,7 @@ async function runAb(ctx: RunContext): Promise<AbResult> {
   for (const row of summary.rows) {
     ctx.log(
       `@${row.offeredPerS}/s: p50 ${formatAbFigure(row.p50Ms)} ms, p99 ${formatAbFigure(row.p99Ms)} ms, persist ${formatAbFigure(row.persistMeanMs)} ms, ` +
-        `quoting ${formatAbFigure(row.quotingMeanMs)} ms, ` +
+        `quoting ${formatAbFigure(row.quotingMeanMs)} ms, transactions per commit ${formatAbFigure(row.transactionsPerCommit)}, ` +
         `server CPU ${formatAbFigure(row.serverCpuPercent)} %, saturated ${row.saturated.a}/${row.runs.a} and ${row.saturated.b}/${row.runs.b}`,
     );
   }
