@@ -100,7 +100,7 @@ export function targetRows(r: Results): TargetRow[] {
   const noFlush = r['storage-bound'];
   const boundText = (describe: (b: StorageBoundResult) => string) => (noFlush === undefined ? '' : `; storage bound: ${describe(noFlush)}`);
   const boundMeets = (meets: (b: StorageBoundResult) => boolean) => (noFlush === undefined ? null : meets(noFlush));
-  const at2000 = r.unsigned?.steps.find((s) => s.offeredPerS === 2000);
+  const at2000 = r.unsigned === undefined ? undefined : stepAt(r.unsigned, 2000);
   if (r.unsigned !== undefined && at2000 !== undefined) {
     rows.push({
       target: 'unsigned @ 2,000/s, 10 makers: p50 ≤ 2 ms, p99 ≤ 10 ms, no errors',
@@ -118,7 +118,7 @@ export function targetRows(r: Results): TargetRow[] {
   // Issue 24's storage targets: at 4,000/s offered (a ladder stops after its first saturated step, so a step
   // never reached counts as missed), and the highest rate sustained.
   if (r.unsigned !== undefined) {
-    const at4000 = r.unsigned.steps.find((s) => s.offeredPerS === 4000);
+    const at4000 = stepAt(r.unsigned, 4000);
     const last = r.unsigned.steps.at(-1);
     // No 4,000/s step: missed when the ladder stopped at a saturated step below it, not run when BENCH_RATES left it out.
     const stoppedBelow = at4000 === undefined && last?.isSaturatedStep === true && last.offeredPerS < 4000;

@@ -105,10 +105,13 @@ export async function runLadder(
         `signed recovery bound (HTTP + recovery only, every core): ${recoveryBound.reqPerS} req/s, server CPU ${recoveryBound.cpu?.serverPercent} %`,
       );
     }
-    await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
-    await farm.setPolicy('quote');
-    // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
-    await step(pool, prepare(ctx.isQuick ? 200 : 1500), 500);
+    // No steps (admission alone, as scenario storage-bound asks for signed): no makers, no warm-up for them.
+    if (rates.length > 0) {
+      await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
+      await farm.setPolicy('quote');
+      // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
+      await step(pool, prepare(ctx.isQuick ? 200 : 1500), 500);
+    }
     const steps: LadderStep[] = [];
     const stageSnapshot = new Map<string, number>();
     await stageMeans(server, stageSnapshot);
@@ -237,7 +240,7 @@ export const signed: Scenario<LadderResult> = {
   run: (ctx) => runLadder(ctx, 'signed', ratesFor(ctx, [500, 2000], [500, 1000, 2000, 3000, 4000, 6000, 8000, 12_000, 16_000, 20_000])),
 };
 
-/** Count and mean (ms) of each server stage histogram since the last call, by metric and labels. */
+/** What /metrics says of an interval: the stage histograms' means and the shards' commits. */
 export interface StageMeans {
   /** Each stage histogram's count and mean over the interval, by metric (with its labels). */
   stages: Map<string, { count: number; meanMs: number }>;
@@ -248,6 +251,7 @@ export interface StageMeans {
   commits: GroupCommitCounts;
 }
 
+/** StageMeans since the last call with the same `last` (the values read then, kept in it by key). */
 export async function stageMeans(server: { baseUrl: string; adminToken: string }, last: Map<string, number>): Promise<StageMeans> {
   const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
   const since = (key: string, value: number) => {
