@@ -26,7 +26,7 @@ export type ContestMarketRef = Static<typeof ContestMarketRef>;
  * settled and their money moved, none after it. Entries are settled in key order.
  */
 export const SettlingRecord = Type.Object({
-  /** Decided once, by the first batch: 'resolve' pays by score; 'void' refunds every stake. */
+  /** Decided once, written before any entry's money moves: 'resolve' pays by score; 'void' refunds every stake. */
   kind: Type.Union([Type.Literal('resolve'), Type.Literal('void')]),
   /** When the decision was taken: every batch's journal entries and the final resolved_at_ms use it. */
   atMs: Type.Integer(),

@@ -95,8 +95,8 @@ export class ContestResolution {
 
   /**
    * Refunds every entry (in batches; resolves once all are refunded) and returns the voided record. Voiding a
-   * voided contest returns it unchanged; a resolved one, or one whose resolution has begun paying, is
-   * CONTEST_CLOSED.
+   * voided contest returns it unchanged, and one whose void was cut short (a crash, a failed batch) continues
+   * it; a resolved one, or one whose resolution has begun, is CONTEST_CLOSED.
    */
   async voidContest(contestId: string): Promise<ContestRecord> {
     // Read outside a transaction: on its lane this task is the contest's only writer until it ends.
@@ -211,7 +211,7 @@ export class ContestResolution {
   private async finishOnLane(contestId: string): Promise<ContestRecord | null> {
     const contest = this.contests.contest(contestId);
     if (contest === undefined || contest.status !== 'open') return contest ?? null;
-    const kind = contest.settling?.kind ?? this.settlementDue(contest);
+    const kind = contest.settling?.kind ?? this.voidCutBeforeItsDecision(contest) ?? this.settlementDue(contest);
     if (kind === null) return contest;
     if (contest.settling !== undefined) {
       this.log.info(
@@ -241,6 +241,18 @@ export class ContestResolution {
       assert.ok(committed !== undefined, `contest ${contest.contestId} vanished during its settlement`);
       this.listIndex.endSettling(contest.contestId, committed.status);
     }
+  }
+
+  /**
+   * 'void' for a void that an earlier version cut after its first refunds and before its first progress
+   * record (that version wrote the decision with the first batch's progress, settlement.ts now writes it
+   * first): its first entry in key order is settled though no settlement is recorded. Nothing else settles
+   * an entry without a `settling` record, so this is that void, and it continues as one; left to its
+   * markets' resolution, it would meet its refunded entries and stop the process at every start.
+   */
+  private voidCutBeforeItsDecision(contest: ContestRecord): 'void' | null {
+    const [first] = this.contests.entriesAfter(contest.contestId, null, 1);
+    return first !== undefined && first.value.settlement !== null ? 'void' : null;
   }
 
   /** null while a contest market is OPEN; 'void' when every one voided (nothing was decided); else 'resolve'. */

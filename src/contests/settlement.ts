@@ -4,6 +4,9 @@
 // settling them in one transaction held the main thread (and LMDB's single writer lock, which the RFQ shards
 // need too) for 16-17 ms per 1,000 entries: 1.7 s at 100k, 31.5 s at 1,000,000 (measured, docs/contests.md).
 //
+// 0. Decide: before any money moves, the `settling` record with the decision (kind, atMs) and nothing done
+//    yet is written. From then on the contest is closed to entries and to the other decision (a void to a
+//    resolution's, the markets' to a void), and whatever finishes it continues this settlement.
 // 1. Score (resolution only): read the entries page by page, yielding between pages, and keep one score key
 //    per entry (settlement-plans.ts, with scoring.ts): one byte per entry instead of every record at once.
 // 2. Collect (resolution only): every entry's reserved stake joins the contest's pot (the protocol's
@@ -26,7 +29,7 @@
 // settle them and moves nothing for them. Scores come out the same because the entry set is frozen: an entry
 // or a continuation needs its markets OPEN, resolution starts only when none is, a market never reopens, and
 // checkEntryWindow refuses a contest that is settling.
-import assert from 'node:assert/strict';
+import assert, { AssertionError } from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
@@ -97,9 +100,14 @@ export class ContestSettler {
     // A stop is checked before any work, between scoring pages and between batches, so it waits for one
     // page or one batch at most, whatever the number of contests and entries.
     this.throwIfStopping(contest);
+    // The decision is durable before any money moves: a crash (or a shard that fails while another commits)
+    // after the first refund or collect then leaves a contest that says how it ends, and whatever finishes
+    // it (recover(), a retried void or resolve) continues that settlement, never starts the other one over
+    // entries already settled or collected.
+    if (contest.settling === undefined) contest = await this.decide(contest, kind, atMs);
     const plan =
       kind === 'void' ? voidPlan() : await resolvePlan(contest, this.records, this.marketOf, () => this.throwIfStopping(contest));
-    if (kind === 'resolve' && (contest.settling === undefined || contest.settling.phase === 'collect')) {
+    if (kind === 'resolve' && contest.settling?.phase === 'collect') {
       contest = await this.collectStakes(contest, atMs);
     }
     for (;;) {
@@ -114,6 +122,22 @@ export class ContestSettler {
 
   private throwIfStopping(contest: ContestRecord): void {
     if (this.isStopping()) throw new SettlementInterrupted(contest.contestId, contest.settling?.settledCount ?? 0, contest.entriesFilled);
+  }
+
+  /** Writes the settlement's decision, with no entry done yet: a resolution starts with its collect sweep. */
+  private async decide(contest: ContestRecord, kind: SettlementKind, atMs: number): Promise<ContestRecord> {
+    const next = inProgress(contest, {
+      kind,
+      atMs,
+      phase: kind === 'resolve' ? 'collect' : 'pay',
+      lastKey: '',
+      settledCount: 0,
+      paidMicros: 0,
+    });
+    await this.store.transact(() => {
+      this.records.putContest(next);
+    });
+    return next;
   }
 
   // ---- the collect sweep ----
@@ -132,9 +156,7 @@ export class ContestSettler {
         if (refs === undefined) byShard.set(shard, (refs = []));
         refs.push(entryRef(entry));
       }
-      await Promise.all(
-        [...byShard].map(([shard, refs]) => this.owners.moveMoney(shard, { op: 'collect_entries', contestId, refs, atMs })),
-      );
+      await everyShard([...byShard].map(([shard, refs]) => this.owners.moveMoney(shard, { op: 'collect_entries', contestId, refs, atMs })));
       const isLast = rows.length <= this.batchEntries;
       const settling: SettlingRecord = isLast
         ? { kind: 'resolve', atMs, phase: 'pay', lastKey: '', settledCount: 0, paidMicros: 0 }
@@ -196,7 +218,7 @@ export class ContestSettler {
       });
     }
     assert.ok(paidMicros <= BigInt(totalPotMicros(contest)), `contest ${contestId} pays more than its pot`);
-    await Promise.all(
+    await everyShard(
       [...byShard].map(([shard, entries]) => this.owners.moveMoney(shard, { op: 'settle_entries', contestId, entries, atMs })),
     );
     const settledCount = (progress?.settledCount ?? 0) + batch.length;
@@ -231,6 +253,17 @@ export class SettlementInterrupted extends Error {
       `contest ${contestId}: settlement stopped with the service after ${settledCount} of ${entryCount} entries; the next start continues it`,
     );
   }
+}
+
+/**
+ * Waits for every shard's part of a batch, then throws if any failed. Promise.all would throw at the first
+ * failure with other shards' transactions still in flight, and the lane would take its next task (a retried
+ * void or resolve) while they commit; settled this way, the contest's record says what LMDB holds.
+ */
+async function everyShard(moves: readonly Promise<unknown>[]): Promise<void> {
+  const failures = (await Promise.allSettled(moves)).flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
+  // A broken invariant first: it must still stop the process (resolution.ts logSettlementFailure).
+  if (failures.length > 0) throw failures.find((err) => err instanceof AssertionError) ?? failures[0];
 }
 
 function inProgress(contest: ContestRecord, settling: SettlingRecord): ContestRecord {

@@ -10,6 +10,10 @@ import type { ContestsOptions } from '../../src/contests/contests.js';
 import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
 import { SettlementInterrupted, type SettleProgress } from '../../src/contests/settlement.js';
 import { isApiError } from '../../src/errors.js';
+import { PROTOCOL } from '../../src/ledger/accounts.js';
+import { auditLedger } from '../../src/ledger/audit.js';
+import { readAccount } from '../../src/ledger/ledger.js';
+import type { MoneyOp, MoneyResult } from '../../src/rfq/messages.js';
 import { contestConfig, down, type Pick, up } from '../helpers/contests.js';
 import {
   type ContestsHarness,
@@ -18,7 +22,7 @@ import {
   openContestsHarness,
   seedContestInProcess,
 } from '../helpers/contests-in-process.js';
-import { resolveMarketsInStore } from '../helpers/store-writes.js';
+import { putRawRecord, resolveMarketsInStore } from '../helpers/store-writes.js';
 
 const BET = 1_000_000;
 const CREDIT_MICROS = 10n * BigInt(BET);
@@ -188,6 +192,46 @@ function assertSettledExactlyOnce(
   return paidMicros;
 }
 
+/**
+ * Fails the first settle_entries batch at the edge between the contests and the shards (their answers):
+ * either every shard commits its part and the answers are lost (a crash right after the refunds), or shard
+ * 0's part fails without running while the others commit. Later batches pass.
+ */
+function failFirstSettleBatch(h: ContestsHarness, how: 'after every shard commits' | 'shard 0 fails, the others commit'): void {
+  const moveMoney = h.shards.moveMoney.bind(h.shards);
+  // A batch asks all its shards in one synchronous turn (settlement.ts), so the first batch is over for this
+  // wrapper at the first microtask after its first call.
+  let batches = 0;
+  const failing = async <R extends MoneyResult>(shard: number, op: MoneyOp): Promise<R> => {
+    if (op.op !== 'settle_entries' || batches > 0) return moveMoney<R>(shard, op);
+    if (how === 'shard 0 fails, the others commit') {
+      if (shard === 0) {
+        queueMicrotask(() => batches++);
+        throw new SimulatedCrash('shard 0 failed its part of the batch');
+      }
+      return moveMoney<R>(shard, op);
+    }
+    await moveMoney<R>(shard, op);
+    queueMicrotask(() => batches++);
+    throw new SimulatedCrash('crash after the shards refunded the first batch');
+  };
+  h.shards.moveMoney = failing;
+}
+
+/** Voided: every stake refunded exactly once, the pool back to the protocol, and the ledger check clean. */
+function assertVoidedWhole(
+  h: ContestsHarness,
+  contestId: string,
+  users: readonly string[],
+  protocolBefore: ReturnType<typeof readAccount>,
+): void {
+  const contest = contestOf(h, contestId);
+  assert.deepEqual([contest.status, contest.paidMicros, contest.settling], ['voided', 0, undefined]);
+  assertRefundedExactlyOnce(h, contestId, users, 5);
+  assert.deepEqual(readAccount(h.store, PROTOCOL), protocolBefore);
+  assert.deepEqual(auditLedger(h.store).differences, []);
+}
+
 async function resolveAll(h: ContestsHarness, markets: readonly number[]): Promise<void> {
   for (const m of markets) await h.markets.resolve(m, 'YES');
 }
@@ -335,6 +379,73 @@ describe('a crash between batches', () => {
     assert.equal(contest.status, 'voided');
     assert.equal(contest.paidMicros, 0);
     assert.equal(contest.settling, undefined);
+  });
+});
+
+describe('a void cut between its first refunds and its first progress record', () => {
+  it('a crash right after the shards refund the first batch: the next start finishes the void, each stake refunded once, and the markets resolving later change nothing', async () => {
+    let h = await open({ settlement: { batchEntries: 64 } });
+    const protocolBefore = readAccount(h.store, PROTOCOL);
+    const { markets, users, contestId } = await seedOutcast(h, 60, 300);
+    failFirstSettleBatch(h, 'after every shard commits');
+
+    await assert.rejects(h.contests.voidContest(contestId), SimulatedCrash);
+    // What the crash leaves: the first batch refunded, and the decision durable although no batch's progress is.
+    assert.equal(settledCount(h, contestId), 64);
+    assert.deepEqual(contestOf(h, contestId).settling && { ...contestOf(h, contestId).settling, atMs: 0 }, {
+      kind: 'void',
+      atMs: 0,
+      phase: 'pay',
+      lastKey: '',
+      settledCount: 0,
+      paidMicros: 0,
+    });
+
+    h = await reopen(h, { settlement: { batchEntries: 64 } });
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+    assertVoidedWhole(h, contestId, users, protocolBefore);
+    // Before, the contest stayed open with its refunded entries, and its markets' resolution stopped the
+    // process ("entry ... was settled otherwise") at that resolve and at every start after it.
+    await resolveAll(h, markets);
+    h = await reopen(h);
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 0 });
+    assertVoidedWhole(h, contestId, users, protocolBefore);
+  });
+
+  it("one shard's refunds fail while another's commit: the contest stays a void, and its markets' resolution in the same process finishes it", async () => {
+    const h = await open({ settlement: { batchEntries: 64 } });
+    const protocolBefore = readAccount(h.store, PROTOCOL);
+    const { markets, users, contestId } = await seedOutcast(h, 60, 300);
+    failFirstSettleBatch(h, 'shard 0 fails, the others commit');
+
+    await assert.rejects(h.contests.voidContest(contestId), SimulatedCrash);
+    const refunded = settledCount(h, contestId);
+    assert.ok(refunded > 0 && refunded < 64, `one shard's part of the first batch is refunded (${refunded})`);
+    assert.equal(contestOf(h, contestId).settling?.kind, 'void');
+    await assert.rejects(
+      h.contests.enter(users[0]!, { contest_id: contestId, bets: outcast.picksOf(markets)(0) }),
+      (err) => isApiError(err) && err.code === 'CONTEST_CLOSED',
+    );
+
+    // The markets' resolution continues the void rather than starting a resolution over refunded entries.
+    await resolveAll(h, markets);
+    assertVoidedWhole(h, contestId, users, protocolBefore);
+  });
+
+  it('a void an earlier version cut before it wrote any progress (no settling record) is finished as a void at start', async () => {
+    let h = await open({ settlement: { batchEntries: 64 } });
+    const protocolBefore = readAccount(h.store, PROTOCOL);
+    const { markets, users, contestId } = await seedOutcast(h, 60, 300);
+    failFirstSettleBatch(h, 'after every shard commits');
+    await assert.rejects(h.contests.voidContest(contestId), SimulatedCrash);
+    // That version wrote the decision with the first batch's progress: a crash before it left no trace of it.
+    const { settling: _decision, ...undecided } = contestOf(h, contestId);
+    await putRawRecord(h.store, 'contests', contestId, undecided);
+    await resolveMarketsInStore(h.store, markets, 'YES');
+
+    h = await reopen(h, { settlement: { batchEntries: 64 } });
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+    assertVoidedWhole(h, contestId, users, protocolBefore);
   });
 });
 
