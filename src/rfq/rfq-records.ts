@@ -128,6 +128,14 @@ export function writeCreated(store: Store, created: RfqRecord, replay: { key: st
   if (isStillActive) void table(store, 'rfqActive').put(requestId, true);
 }
 
+/**
+ * The marker alone, for an RFQ whose create committed without it (its end was to share the commit) and that
+ * is active after all: its fill came back UNCOVERED (rfq-writes.ts persistTerminal).
+ */
+export function markActive(store: Store, requestId: string): void {
+  void table(store, 'rfqActive').put(requestId, true);
+}
+
 /** An RFQ's end: its terminal record, and it is no longer active for a restart. */
 export function writeEnded(store: Store, ended: RfqRecord): void {
   void table(store, 'rfqs').put(ended.requestId, ended);

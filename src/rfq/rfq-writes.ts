@@ -11,7 +11,7 @@ import type { ActiveRfq } from './active-rfq.js';
 import type { FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
 import { endedRecord, isTerminal, rfqRef, type RfqRecord, type RfqKeyRecord } from './records.js';
-import { activeRequestIds, forgetActive, readReplayKey, readRfq, writeCreated, writeEnded, writeFill } from './rfq-records.js';
+import { activeRequestIds, forgetActive, markActive, readReplayKey, readRfq, writeCreated, writeEnded, writeFill } from './rfq-records.js';
 
 export class RfqWrites {
   constructor(
@@ -99,6 +99,9 @@ export class RfqWrites {
     end: () => RfqRecord | typeof UNCOVERED,
   ): Promise<{ record: RfqRecord; persistUs: number } | typeof UNCOVERED | null> {
     const { requestId } = rfq.record;
+    // A held create committed now, in this group and ahead of the end, is written without its rfqActive marker
+    // (createInTxn: the RFQ is 'closing'), since the end is to follow in the same commit.
+    const isCreateInThisCommit = rfq.commitHeldCreate !== null;
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
     const record = await this.store.room.untilWritten(() =>
@@ -107,7 +110,13 @@ export class RfqWrites {
         if (stored === undefined) return null;
         assert.ok(!isTerminal(stored.status), `RFQ ${requestId} would end twice`);
         const ended = end();
-        if (ended === UNCOVERED) return UNCOVERED;
+        if (ended === UNCOVERED) {
+          // The fill did not end it: the RFQ goes on (another quote, a last look) on disk as `pending`, and a
+          // crash from here must find it to end it SERVICE_RESTARTED and release its wager (contract section
+          // 6). Only in this rare case does the marker cost a write.
+          if (isCreateInThisCommit) markActive(this.store, requestId);
+          return UNCOVERED;
+        }
         assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
         writeEnded(this.store, ended);
         return ended;
@@ -119,7 +128,8 @@ export class RfqWrites {
   /**
    * The create: the wager's hold, the record, the replay key and its place in the user's history. `isStillActive` false means its terminal
    * write follows in this same commit (persistTerminal queued it when it set the phase): it was never active
-   * on disk, so no marker for recovery (one page fewer).
+   * on disk, so no marker for recovery (one page fewer). Should that terminal write be an UNCOVERED fill,
+   * which writes nothing, persistTerminal writes the marker in its stead.
    */
   createInTxn(command: CreateRfq, created: RfqRecord, isStillActive: boolean): void {
     const { requestId } = created;

@@ -1,13 +1,16 @@
 // A create held to share its RFQ's terminal commit (shard.ts commitCreate, PARLAYD_CREATE_COALESCE_MS): when
 // the taker's answer waits for the result (wait_ms), the create and the terminal write commit together. These
 // prove what that must not change: the answer still follows a durable create (found after a kill -9, replay
-// key kept), a wait that ends before the RFQ does answers a durable `pending` on time, and the wager of a
-// held create is spent for every other movement of the taker's money (its shard decided it already).
+// key kept), a wait that ends before the RFQ does answers a durable `pending` on time, the wager of a
+// held create is spent for every other movement of the taker's money (its shard decided it already), and a
+// held create whose fill comes back UNCOVERED is still found by a restart (its RFQ goes on into a last look).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { client } from '../helpers/http.js';
 import { restartServer, startServer } from '../helpers/server.js';
-import { connectNewMaker } from '../helpers/makers.js';
+import { assertApiError } from '../helpers/errors.js';
+import { connectMaker, connectNewMaker, registerMaker, type ConnectedMaker } from '../helpers/makers.js';
+import { waitFor } from '../helpers/wait.js';
 import { assertMoneyInvariant, autoQuote, balanceOf, fundedTaker, unsignedBody } from '../helpers/rfq.js';
 import { contestConfig, createContest, enter, up } from '../helpers/contests.js';
 import { createMarket } from '../helpers/markets.js';
@@ -101,5 +104,65 @@ test('a held create has its wager decided: a contest entry made while it is held
     await closer.close();
   } finally {
     await server.stop();
+  }
+});
+
+test('a held create whose fill comes back UNCOVERED, killed -9 in the last look that follows, ends SERVICE_RESTARTED with its wager released', async () => {
+  // One shard, so both RFQs close in one turn and their writes share one group commit; windows long enough
+  // that only the makers end quoting and the last look.
+  const server = await startServer({
+    env: {
+      PARLAYD_SHARDS: '1',
+      PARLAYD_CREATE_COALESCE_MS: '1000',
+      PARLAYD_QUOTE_WINDOW_MS: '10000',
+      PARLAYD_LAST_LOOK_MS: '10000',
+    },
+  });
+  const funds = 10 * WAGER;
+  const { user, market, api } = await fundedTaker(server, funds);
+  let uncoveredId = '';
+  let filled: Record<string, unknown> = {};
+  try {
+    // At odds 2 a fill of WAGER locks WAGER of the maker's collateral: 1.5 × WAGER covers one fill, not two.
+    const poor = await connectMaker(server, await registerMaker(server, undefined, 'poor', 1.5 * WAGER));
+    const lastLooker = await connectNewMaker(server);
+    const closer = await connectNewMaker(server); // never answers; its leaving closes both RFQs in one shard turn
+    autoQuote(poor, { odds: 2 });
+    autoQuote(lastLooker, { odds: 1.8, isLastLook: true }); // silent in its last look
+    const body = () => unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: WAGER });
+    const answers = [api.post('/v1/rfq/unsigned?wait_ms=10000', body()), api.post('/v1/rfq/unsigned?wait_ms=10000', body())];
+    const acks = (maker: ConnectedMaker) => maker.socket.received.filter((m) => m.type === 'quote_ack').length;
+    await waitFor(() => acks(poor) === 2 && acks(lastLooker) === 2, { what: 'both makers quoting both RFQs', intervalMs: 5 });
+    // Both creates are still held (to commit with their ends), else this would not test the held create's commit.
+    assert.equal((await balanceOf(server, user)).reserved, 0n, 'the creates are still held');
+
+    await closer.close();
+    // The first RFQ fills with the poor maker; the second's fill, decided in the same turn against the same
+    // collateral, comes back UNCOVERED in the same commit as its create, and goes on to the last-look quote.
+    const lastLook = await waitFor(() => lastLooker.socket.received.find((m) => m.type === 'last_look') ?? false, {
+      what: 'a last look',
+      intervalMs: 5,
+    });
+    uncoveredId = lastLook.request_id;
+    filled = (await Promise.race(answers)).body;
+    assert.deepEqual([filled['status'], filled['odds']], ['completed', 2]);
+    assert.notEqual(filled['request_id'], uncoveredId);
+    assert.equal((await api.get(`/v1/rfq/${uncoveredId}`)).body.status, 'finalizing');
+  } finally {
+    await server.kill();
+  }
+
+  const restarted = await restartServer(server);
+  try {
+    const after = client(restarted.baseUrl, user.token);
+    const ended = await after.get(`/v1/rfq/${uncoveredId}`);
+    assert.deepEqual([ended.status, ended.body.status, ended.body.error], [200, 'failed', 'SERVICE_RESTARTED']);
+    assertApiError(await after.post(`/v1/rfq/${uncoveredId}/cancel`), 409, 'RFQ_NOT_CANCELLABLE');
+    assert.deepEqual((await after.get(`/v1/rfq/${filled['request_id'] as string}`)).body, filled);
+    const balance = await assertMoneyInvariant(restarted, user, BigInt(funds));
+    assert.deepEqual([balance.available, balance.reserved, balance.atRisk], [BigInt(funds - WAGER), 0n, BigInt(WAGER)]);
+  } finally {
+    // stop() runs the ledger check on what the restarted service leaves.
+    assert.equal(await restarted.stop(), 0);
   }
 });
