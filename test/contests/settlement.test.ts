@@ -193,17 +193,21 @@ function assertSettledExactlyOnce(
 }
 
 /**
- * Fails the first settle_entries batch at the edge between the contests and the shards (their answers):
+ * Fails the first settle_entries (or collect_entries) batch at the edge between the contests and the shards (their answers):
  * either every shard commits its part and the answers are lost (a crash right after the refunds), or shard
  * 0's part fails without running while the others commit. Later batches pass.
  */
-function failFirstSettleBatch(h: ContestsHarness, how: 'after every shard commits' | 'shard 0 fails, the others commit'): void {
+function failFirstSettleBatch(
+  h: ContestsHarness,
+  how: 'after every shard commits' | 'shard 0 fails, the others commit',
+  failedOp: 'settle_entries' | 'collect_entries' = 'settle_entries',
+): void {
   const moveMoney = h.shards.moveMoney.bind(h.shards);
   // A batch asks all its shards in one synchronous turn (settlement.ts), so the first batch is over for this
   // wrapper at the first microtask after its first call.
   let batches = 0;
   const failing = async <R extends MoneyResult>(shard: number, op: MoneyOp): Promise<R> => {
-    if (op.op !== 'settle_entries' || batches > 0) return moveMoney<R>(shard, op);
+    if (op.op !== failedOp || batches > 0) return moveMoney<R>(shard, op);
     if (how === 'shard 0 fails, the others commit') {
       if (shard === 0) {
         queueMicrotask(() => batches++);
@@ -382,7 +386,7 @@ describe('a crash between batches', () => {
   });
 });
 
-describe('a void cut between its first refunds and its first progress record', () => {
+describe('a settlement cut between its first money movements and its first progress record', () => {
   it('a crash right after the shards refund the first batch: the next start finishes the void, each stake refunded once, and the markets resolving later change nothing', async () => {
     let h = await open({ settlement: { batchEntries: 64 } });
     const protocolBefore = readAccount(h.store, PROTOCOL);
@@ -430,6 +434,24 @@ describe('a void cut between its first refunds and its first progress record', (
     // The markets' resolution continues the void rather than starting a resolution over refunded entries.
     await resolveAll(h, markets);
     assertVoidedWhole(h, contestId, users, protocolBefore);
+  });
+
+  it("a resolution cut after its first collect batch is still a resolution: a void is refused, and the same-outcome retry pays each entry once", async () => {
+    const h = await open({ settlement: { batchEntries: 64 } });
+    const { markets, users, contestId } = await seedOutcast(h, 60, 300);
+    failFirstSettleBatch(h, 'after every shard commits', 'collect_entries');
+    await h.markets.resolve(markets[0]!, 'YES');
+    await h.markets.resolve(markets[1]!, 'YES');
+    await assert.rejects(h.markets.resolve(markets[2]!, 'YES'), (err) => leafErrors(err).some((e) => e instanceof SimulatedCrash));
+    assert.equal(contestOf(h, contestId).settling?.kind, 'resolve');
+    // Before, nothing said the contest was resolving: the void went ahead and met stakes already in the pot.
+    await assert.rejects(h.contests.voidContest(contestId), (err) => isApiError(err) && err.code === 'CONTEST_CLOSED');
+
+    await h.markets.resolve(markets[2]!, 'YES');
+    // 300 entries, 75 winners: pot 301_000_123 → 4_013_334 each, 73 micros left for the first 73.
+    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(300, 4_013_334, 73)), 301_000_123);
+    assert.equal(contestOf(h, contestId).status, 'resolved');
+    assert.deepEqual(auditLedger(h.store).differences, []);
   });
 
   it('a void an earlier version cut before it wrote any progress (no settling record) is finished as a void at start', async () => {
