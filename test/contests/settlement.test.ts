@@ -436,7 +436,7 @@ describe('a settlement cut between its first money movements and its first progr
     assertVoidedWhole(h, contestId, users, protocolBefore);
   });
 
-  it("a resolution cut after its first collect batch is still a resolution: a void is refused, and the same-outcome retry pays each entry once", async () => {
+  it('a resolution cut after its first collect batch is still a resolution: a void is refused, and the same-outcome retry pays each entry once', async () => {
     const h = await open({ settlement: { batchEntries: 64 } });
     const { markets, users, contestId } = await seedOutcast(h, 60, 300);
     failFirstSettleBatch(h, 'after every shard commits', 'collect_entries');
