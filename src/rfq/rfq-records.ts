@@ -129,11 +129,12 @@ export function writeCreated(store: Store, created: RfqRecord, replay: { key: st
 }
 
 /**
- * The marker alone, for an RFQ whose create committed without it (its end was to share the commit) and that
- * is active after all: its fill came back UNCOVERED (rfq-writes.ts persistTerminal).
+ * The marker alone, unless it is there: for an RFQ whose create may have committed without it (its end was to
+ * share the commit) and that is active after all: its fill came back UNCOVERED (rfq-writes.ts persistTerminal).
  */
 export function markActive(store: Store, requestId: string): void {
-  void table(store, 'rfqActive').put(requestId, true);
+  const markers = table(store, 'rfqActive');
+  if (markers.get(requestId) === undefined) void markers.put(requestId, true);
 }
 
 /** An RFQ's end: its terminal record, and it is no longer active for a restart. */

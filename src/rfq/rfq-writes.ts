@@ -99,9 +99,6 @@ export class RfqWrites {
     end: () => RfqRecord | typeof UNCOVERED,
   ): Promise<{ record: RfqRecord; persistUs: number } | typeof UNCOVERED | null> {
     const { requestId } = rfq.record;
-    // A held create committed now, in this group and ahead of the end, is written without its rfqActive marker
-    // (createInTxn: the RFQ is 'closing'), since the end is to follow in the same commit.
-    const isCreateInThisCommit = rfq.commitHeldCreate !== null;
     rfq.commitHeldCreate?.();
     const startNs = process.hrtime.bigint();
     const record = await this.store.room.untilWritten(() =>
@@ -113,8 +110,10 @@ export class RfqWrites {
         if (ended === UNCOVERED) {
           // The fill did not end it: the RFQ goes on (another quote, a last look) on disk as `pending`, and a
           // crash from here must find it to end it SERVICE_RESTARTED and release its wager (contract section
-          // 6). Only in this rare case does the marker cost a write.
-          if (isCreateInThisCommit) markActive(this.store, requestId);
+          // 6). A create committed in this same group (held, or written by its hold's timer in this turn)
+          // went without the rfqActive marker, since the RFQ was 'closing' when the group ran it
+          // (createInTxn): it gets it now. Only this rare case costs the read, and at most one write.
+          markActive(this.store, requestId);
           return UNCOVERED;
         }
         assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
