@@ -24,11 +24,22 @@ import type { SettlementKind } from './settlement-plans.js';
 import { ContestSettler, SettlementInterrupted, type SettlerOptions } from './settlement.js';
 import type { MarketOf } from './views.js';
 
+/** Backoff of a void refused for want of room, continued in the background (retryFinish), as markets.ts does. */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
+/** A 503 OVERLOADED: a full store refused a write (room.ts), nothing of that transaction written. */
+function isOverloaded(err: unknown): boolean {
+  return err instanceof ApiError && err.code === 'OVERLOADED';
+}
+
 export class ContestResolution {
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
   private readonly openByMarket = new Map<number, Set<string>>();
   /** Finishes queued on a contest's lane and not yet started, by contest id (finishIfFinal). */
   private readonly waitingFinishes = new Map<string, Promise<ContestRecord | null>>();
+  /** Contests whose settlement a full store refused, continued in the background (retryFinish): one loop each. */
+  private readonly retrying = new Set<string>();
   private readonly settler: ContestSettler;
   private readonly contests: ContestRecords;
   private isStopping = false;
@@ -59,7 +70,8 @@ export class ContestResolution {
    * the first await, so any later task of such a contest (an entry, a void) runs after its finish. The caller
    * need not wait for the promise: a settlement takes ~21 s at 1,000,000 entries, and the service can serve
    * meanwhile (batches, settlement.ts). It never rejects; a finish that fails is logged, and a same-outcome
-   * resolve of one of its markets or the next start continues it.
+   * resolve of one of its markets or the next start continues it (one refused for want of room, at once
+   * once there is room: retryFinish).
    */
   async recover(): Promise<{ open: number; finished: number }> {
     const open: string[] = [];
@@ -83,6 +95,7 @@ export class ContestResolution {
         return;
       }
       this.logSettlementFailure(outcome.reason, open[i]!, null);
+      if (isOverloaded(outcome.reason)) void this.retryFinish(open[i]!);
     });
     this.log.info({ open: open.length - finished, finished }, 'contests recovered');
     return { open: open.length - finished, finished };
@@ -100,18 +113,25 @@ export class ContestResolution {
    */
   async voidContest(contestId: string): Promise<ContestRecord> {
     // Read outside a transaction: on its lane this task is the contest's only writer until it ends.
-    const contest = await this.lanes.run(
-      contestId,
-      async () => {
-        const current = this.contests.contest(contestId);
-        if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
-        if (current.status === 'voided') return current;
-        if (current.status === 'resolved') throw errors.contestResolvedCannotVoid();
-        if (current.settling?.kind === 'resolve') throw errors.contestResolvingCannotVoid();
-        return this.settle(current, 'void');
-      },
-      false,
-    );
+    const contest = await this.lanes
+      .run(
+        contestId,
+        async () => {
+          const current = this.contests.contest(contestId);
+          if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
+          if (current.status === 'voided') return current;
+          if (current.status === 'resolved') throw errors.contestResolvedCannotVoid();
+          if (current.settling?.kind === 'resolve') throw errors.contestResolvingCannotVoid();
+          return this.settle(current, 'void');
+        },
+        false,
+      )
+      .catch((err: unknown) => {
+        // A batch refused for want of room, its decision durable: work already accepted, continued once there
+        // is room without waiting for the admin's retry (a refused decision leaves nothing to continue).
+        if (isOverloaded(err)) void this.retryFinish(contestId);
+        throw err;
+      });
     this.untrackContest(contest);
     this.log.info({ contestId, entries: contest.entriesFilled }, 'contest voided');
     return contest;
@@ -159,6 +179,32 @@ export class ContestResolution {
     }
     if (failures.length > 0)
       throw new AggregateError(failures, `${failures.length} contest settlement(s) of market ${market.market_id} failed`);
+  }
+
+  /**
+   * Continues the contest's settlement (finishIfFinal, idempotent) after 1 s doubling to 30 s, until it
+   * succeeds, the service stops, or it fails otherwise (logged; then a retried void or resolve, or the next
+   * start, continues it). A resolution's own retries are the market's (markets.ts retryListeners).
+   */
+  private async retryFinish(contestId: string): Promise<void> {
+    if (this.retrying.has(contestId)) return;
+    this.retrying.add(contestId);
+    try {
+      for (let delayMs = RETRY_FIRST_MS; !this.isStopping; delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)) {
+        await new Promise<void>((resolve) => setTimeout(resolve, delayMs).unref());
+        if (this.isStopping) return;
+        try {
+          await this.finishIfFinal(contestId);
+          return;
+        } catch (err) {
+          if (isOverloaded(err)) continue;
+          this.logSettlementFailure(err, contestId, null);
+          return;
+        }
+      }
+    } finally {
+      this.retrying.delete(contestId);
+    }
   }
 
   /** A settlement that stopped: an interrupt by the stop is expected, a broken invariant stops the process. */

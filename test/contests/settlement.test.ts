@@ -9,7 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ContestsOptions } from '../../src/contests/contests.js';
 import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
 import { SettlementInterrupted, type SettleProgress } from '../../src/contests/settlement.js';
-import { isApiError } from '../../src/errors.js';
+import { ApiError, isApiError } from '../../src/errors.js';
 import { PROTOCOL } from '../../src/ledger/accounts.js';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { readAccount } from '../../src/ledger/ledger.js';
@@ -23,6 +23,7 @@ import {
   seedContestInProcess,
 } from '../helpers/contests-in-process.js';
 import { putRawRecord, resolveMarketsInStore } from '../helpers/store-writes.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BET = 1_000_000;
 const CREDIT_MICROS = 10n * BigInt(BET);
@@ -201,6 +202,7 @@ function failFirstSettleBatch(
   h: ContestsHarness,
   how: 'after every shard commits' | 'shard 0 fails, the others commit',
   failedOp: 'settle_entries' | 'collect_entries' = 'settle_entries',
+  failure: (message: string) => Error = (message) => new SimulatedCrash(message),
 ): void {
   const moveMoney = h.shards.moveMoney.bind(h.shards);
   // A batch asks all its shards in one synchronous turn (settlement.ts), so the first batch is over for this
@@ -211,13 +213,13 @@ function failFirstSettleBatch(
     if (how === 'shard 0 fails, the others commit') {
       if (shard === 0) {
         queueMicrotask(() => batches++);
-        throw new SimulatedCrash('shard 0 failed its part of the batch');
+        throw failure('shard 0 failed its part of the batch');
       }
       return moveMoney<R>(shard, op);
     }
     await moveMoney<R>(shard, op);
     queueMicrotask(() => batches++);
-    throw new SimulatedCrash('crash after the shards refunded the first batch');
+    throw failure('crash after the shards refunded the first batch');
   };
   h.shards.moveMoney = failing;
 }
@@ -433,6 +435,20 @@ describe('a settlement cut between its first money movements and its first progr
 
     // The markets' resolution continues the void rather than starting a resolution over refunded entries.
     await resolveAll(h, markets);
+    assertVoidedWhole(h, contestId, users, protocolBefore);
+  });
+
+  it('a void whose batch a full store refuses (503) after another shard committed its part goes on by itself once there is room', async () => {
+    const h = await open({ settlement: { batchEntries: 64 } });
+    const protocolBefore = readAccount(h.store, PROTOCOL);
+    const { users, contestId } = await seedOutcast(h, 60, 300);
+    // What a shard's full store answers (store/db.ts: nothing of its transaction written); the next batches pass.
+    failFirstSettleBatch(h, 'shard 0 fails, the others commit', 'settle_entries', (message) => new ApiError('OVERLOADED', message));
+
+    await assert.rejects(h.contests.voidContest(contestId), (err) => isApiError(err) && err.code === 'OVERLOADED');
+    assert.equal(contestOf(h, contestId).settling?.kind, 'void');
+    // No retry from the admin, no market resolved, no restart: the settlement continues after ~1 s.
+    await waitFor(() => contestOf(h, contestId).status === 'voided', { what: 'the void continued in the background', timeoutMs: 10_000 });
     assertVoidedWhole(h, contestId, users, protocolBefore);
   });
 
