@@ -197,6 +197,7 @@ export async function createService(
     metrics: services.metrics,
     isStopping: () => closing !== null,
     shedder,
+    unreadBodies: config.unreadBodies,
     clock,
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
