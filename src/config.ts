@@ -129,6 +129,15 @@ export const EnvSchema = Type.Object({
   // user). A person logs in a few times a day; 20/s with bursts of 40 leaves room for a NAT of many. 0 = off.
   PARLAYD_AUTH_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
   PARLAYD_AUTH_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40 }),
+  // The same per IPv4 /24 or IPv6 /48 (issue 33): the per-IP limit alone let one /24 log in 256 x 20/s. 0 = off.
+  PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 50 }),
+  PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+  // Login nonces spent (kept as used until they expire, auth/wallet-login.ts) per IP and per /24 or /48 at
+  // once; past either a login is 429 with nothing spent. Without them one /24 filled the service-wide bound
+  // of 100,000 used nonces in minutes and every login was 503. 128 logins per nonce lifetime (5 min) per IP,
+  // 2,048 per network: 49 networks are needed to fill the bound.
+  PARLAYD_LOGIN_NONCES_PER_IP: Type.Integer({ minimum: 1, maximum: 100_000, default: 128 }),
+  PARLAYD_LOGIN_NONCES_PER_NETWORK: Type.Integer({ minimum: 1, maximum: 100_000, default: 2_048 }),
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
@@ -236,6 +245,9 @@ function toConfig(v: EnvValues) {
     oracleMaxStalenessMs: v.PARLAYD_ORACLE_MAX_STALENESS_MS,
     resolutionGraceMs: v.PARLAYD_RESOLUTION_GRACE_MS,
     authRateLimit: { perSecond: v.PARLAYD_AUTH_RATE_LIMIT_PER_S, burst: v.PARLAYD_AUTH_RATE_LIMIT_BURST },
+    authNetworkRateLimit: { perSecond: v.PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S, burst: v.PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_BURST },
+    loginNoncesPerIp: v.PARLAYD_LOGIN_NONCES_PER_IP,
+    loginNoncesPerNetwork: v.PARLAYD_LOGIN_NONCES_PER_NETWORK,
   };
 }
 

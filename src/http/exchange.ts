@@ -5,6 +5,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { BodyCharge } from './unread-bodies.js';
+import type { CallerNetworks } from '../auth/nonce-spenders.js';
 
 /** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
 export class Exchange {
@@ -18,6 +19,8 @@ export class Exchange {
   isBodyRead = false;
   /** A body still arriving after the turn it began in holds this (unread-bodies.ts); null otherwise. */
   bodyCharge: BodyCharge | null = null;
+  /** The caller's IP and network, read on the auth routes only (they are limited by them); null otherwise. */
+  caller: CallerNetworks | null = null;
   #isWatchingAbort = false;
   /** Gives back the load shedder's place, once; null when the request took none. */
   #releasePlace: (() => void) | null = null;
@@ -91,5 +94,9 @@ export class HandlerContext {
 
   get signal(): AbortSignal {
     return this.#exchange.signal;
+  }
+
+  get caller(): CallerNetworks | null {
+    return this.#exchange.caller;
   }
 }

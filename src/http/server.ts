@@ -19,7 +19,7 @@ import { Router, type Method } from './router.js';
 import { compileRoute, decodeBody, type CompiledRoute, type Observer } from './compiled-route.js';
 import { Exchange, HandlerContext } from './exchange.js';
 import { statusLine } from './status-text.js';
-import { callerNetwork } from './caller-network.js';
+import { callerNetwork, callerWideNetwork } from './caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
 import { UnreadBodies, type UnreadBodiesOptions } from './unread-bodies.js';
 
@@ -36,6 +36,8 @@ export interface HttpDeps {
    * `rateLimiter`: they need no token and each login costs a recovery and durable writes.
    */
   authRateLimiter: RateLimiter;
+  /** The same per IPv4 /24 or IPv6 /48 (PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S), charged on top. */
+  authNetworkRateLimiter: RateLimiter;
   log: Logger;
   metrics: HttpMetrics;
   /** True once the service has begun to stop (app.ts close): no request starts any more. */
@@ -121,10 +123,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     try {
       const auth = authorizeCharged(compiled, authorization, res, nowMs);
       if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse((exchange.rateKey = rateLimitKey(auth, res)), nowMs);
-      if (compiled.isAuthRoute && deps.authRateLimiter.isEnabled) {
-        const retryAfterS = deps.authRateLimiter.take(rateLimitKey(null, res), nowMs === 0 ? deps.clock.nowMs() : nowMs);
-        if (retryAfterS > 0) throw rateLimited(retryAfterS);
-      }
+      if (compiled.isAuthRoute) chargeAuthRoute(exchange, res, nowMs === 0 ? deps.clock.nowMs() : nowMs);
       const params = compiled.params?.check(match.params) ?? {};
       const query = compiled.query?.check(parseQuery(rawQuery)) ?? {};
       if (!METHODS_WITH_BODY.has(method)) return run(exchange, compiled, auth, query, params, undefined);
@@ -193,6 +192,21 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       if (retryAfterS > 0) throw rateLimited(retryAfterS);
       throw err;
     }
+  }
+
+  /**
+   * The auth routes need no token and each login costs a recovery and a durable write: their own limits per
+   * IP and per network, on top of the general one. The caller's networks are kept for the handler, which
+   * charges the login nonce it spends to them (auth/nonce-spenders.ts).
+   */
+  function chargeAuthRoute(exchange: Exchange, res: HttpResponse, nowMs: number): void {
+    const address = remoteAddressText(res);
+    const caller = { ip: callerNetwork(address), network: callerWideNetwork(address) };
+    exchange.caller = caller;
+    const ipRetryAfterS = deps.authRateLimiter.take(anonymousKey(caller.ip), nowMs);
+    if (ipRetryAfterS > 0) throw rateLimited(ipRetryAfterS);
+    const networkRetryAfterS = deps.authNetworkRateLimiter.take(`net:${caller.network}`, nowMs);
+    if (networkRetryAfterS > 0) throw rateLimited(networkRetryAfterS);
   }
 
   /** Spends one request from `key`'s bucket, or throws 429 RATE_LIMITED with Retry-After. */
@@ -285,7 +299,11 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
 function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
-  return anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
+  return anonymousKey(callerNetwork(remoteAddressText(res)));
+}
+
+function remoteAddressText(res: HttpResponse): string {
+  return Buffer.from(res.getRemoteAddressAsText()).toString();
 }
 
 function errorReply(error: ApiError): Reply {
