@@ -129,15 +129,17 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       if (!METHODS_WITH_BODY.has(method)) return run(exchange, compiled, auth, query, params, undefined);
       const maxBodyBytes = compiled.route.maxBodyBytes ?? MAX_BODY_BYTES;
       const contentLength = req.getHeader('content-length');
-      // No Content-Length: chunked (framing.ts accepts no other coding), so it may grow to the limit.
-      const declaredBytes = contentLength === '' ? maxBodyBytes : Number(contentLength);
+      const declaredBytes = Number(contentLength);
       if (declaredBytes > maxBodyBytes) {
         return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), compiled, true);
       }
       const contentType = req.getHeader('content-type');
       exchange.watchAbort();
       const shedCallerKey = compiled.isShedUnderLoad ? (exchange.rateKey ?? rateLimitKey(auth, res)) : null;
-      unreadBodies.begin(exchange, compiled, declaredBytes, shedCallerKey);
+      // No Content-Length (chunked: framing.ts accepts no other coding), or one that is not a plain count
+      // (uWS reads its own way): the body may grow to the limit.
+      const isCount = contentLength !== '' && Number.isSafeInteger(declaredBytes) && declaredBytes >= 0;
+      unreadBodies.begin(exchange, compiled, isCount ? declaredBytes : maxBodyBytes, shedCallerKey);
       readBody(res, maxBodyBytes, (outcome) => {
         exchange.isBodyRead = true;
         exchange.bodyCharge?.release();
