@@ -66,10 +66,14 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   // A body still arriving at the end of the turn it began in is charged to its caller (unread-bodies.ts):
   // past a bound it is 429 and its connection closed; a create's body past its deadline is closed unanswered.
   const unreadBodies = new UnreadBodies<CompiledRoute>(deps.unreadBodies, {
-    refuse: (exchange, compiled) => send(exchange, errorReply(rateLimited(1)), compiled, true),
+    refuse: (exchange, compiled) => {
+      deps.metrics.slowBodiesTotal.inc({ outcome: 'refused' });
+      send(exchange, errorReply(rateLimited(1)), compiled, true);
+    },
     expire: (exchange) => {
       exchange.bodyCharge?.release();
       if (exchange.isAborted || exchange.isAnswered) return;
+      deps.metrics.slowBodiesTotal.inc({ outcome: 'expired' });
       deps.log.debug({ requestId: exchange.requestId }, 'create body not in by its deadline: connection closed');
       exchange.isAnswered = true;
       exchange.res.close();

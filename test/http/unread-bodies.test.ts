@@ -61,6 +61,13 @@ describe('bodies still arriving', () => {
     assert.deepEqual(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { code: 'RATE_LIMITED', message: 'rate limit exceeded' });
   }
 
+  /** parlayd_http_slow_bodies_total{outcome} as /metrics shows it now (0 before its first count). */
+  async function slowBodies(outcome: 'refused' | 'expired'): Promise<number> {
+    const text = String((await client(server.baseUrl, server.adminToken).get('/metrics')).body);
+    const line = text.split('\n').find((l) => l.startsWith(`parlayd_http_slow_bodies_total{outcome="${outcome}"} `));
+    return line === undefined ? 0 : Number(line.split(' ')[1]);
+  }
+
   function assertStillArriving(bodies: SlowBody[]): void {
     for (const body of bodies) assert.deepEqual({ isClosed: body.isClosed(), text: body.text() }, { isClosed: false, text: '' });
   }
@@ -74,14 +81,17 @@ describe('bodies still arriving', () => {
     assert.equal(body.text(), '');
     const rfqs = await client(server.baseUrl, user.token).get('/v1/user/rfqs?limit=10');
     assert.deepEqual(rfqs.body.rfqs, []);
+    assert.equal(await slowBodies('expired'), 1);
   });
 
   it('past PARLAYD_MAX_UNREAD_CREATES_PER_CALLER a slow create of that principal is 429 and closed; another principal is not refused', async () => {
     const [user, other] = await Promise.all([loginWallet(server), loginWallet(server)]);
     const held = await Promise.all(Array.from({ length: PER_CALLER }, (_, i) => slowCreate(user.token, `127.0.2.${i + 1}`)));
     await settle();
+    const refusedBefore = await slowBodies('refused');
     const refused = await slowCreate(user.token, '127.0.2.9');
     await assertRefused(refused);
+    assert.equal(await slowBodies('refused'), refusedBefore + 1);
     const otherCaller = await slowCreate(other.token, '127.0.2.10');
     await settle();
     assertStillArriving([...held, otherCaller]);
