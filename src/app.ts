@@ -178,6 +178,7 @@ export async function createService(
   );
   let closing: Promise<void> | null = null;
   const authRateLimiter = new RateLimiter(config.authRateLimit);
+  const authNetworkRateLimiter = new RateLimiter(config.authNetworkRateLimit);
   const shedder = new LoadShedder({ maxInFlight: config.maxInFlightCreates, maxDelayMs: config.maxEventLoopDelayMs });
   shedder.start();
   new Gauge({
@@ -193,10 +194,12 @@ export async function createService(
     tokens: services.sessions,
     rateLimiter,
     authRateLimiter,
+    authNetworkRateLimiter,
     log,
     metrics: services.metrics,
     isStopping: () => closing !== null,
     shedder,
+    unreadBodies: config.unreadBodies,
     clock,
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.

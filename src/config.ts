@@ -102,6 +102,18 @@ export const EnvSchema = Type.Object({
   // How far behind the main thread may be (ms; 0 = never shed by it). At 2,000/s its turns take ~1 ms and a
   // young-generation GC a few; 50 ms is well past those, and bounds what a queue on this thread adds to an answer.
   PARLAYD_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 50 }),
+  // Bodies still arriving (http/unread-bodies.ts, issue 33). A create's body may take this long from its
+  // request (then its connection is closed unanswered): a client sends its ~500 bytes with the headers, so
+  // 1 s is room for a slow link, and a trickler's socket turns over 10 times faster than uWS's 10 s timeout.
+  PARLAYD_CREATE_BODY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 1_000 }),
+  // Creates whose body is still arriving, per principal and per IPv4 /24 or IPv6 /48; past either, 429.
+  PARLAYD_MAX_UNREAD_CREATES_PER_CALLER: Type.Integer({ minimum: 1, maximum: 65_536, default: 16 }),
+  PARLAYD_MAX_UNREAD_CREATES_PER_NETWORK: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
+  // Bytes that bodies still arriving may grow to (each its Content-Length, or the route's limit when
+  // chunked), per IP (an IPv6 caller per /64) and per /24 or /48; past either, 429. At least 2 MiB: the
+  // largest body (a contest with its image, ~1.4 MB) must fit. 4 MiB is 64 full 64 KiB bodies at once.
+  PARLAYD_BODY_BYTES_IN_PROGRESS_PER_IP: Type.Integer({ minimum: 2 << 20, maximum: 1 << 30, default: 4 << 20 }),
+  PARLAYD_BODY_BYTES_IN_PROGRESS_PER_NETWORK: Type.Integer({ minimum: 2 << 20, maximum: 1 << 30, default: 32 << 20 }),
   // Per caller (user or maker session, or IP when unauthenticated); 0 turns rate limiting off.
   PARLAYD_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
   PARLAYD_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 4_000 }),
@@ -117,6 +129,15 @@ export const EnvSchema = Type.Object({
   // user). A person logs in a few times a day; 20/s with bursts of 40 leaves room for a NAT of many. 0 = off.
   PARLAYD_AUTH_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
   PARLAYD_AUTH_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40 }),
+  // The same per IPv4 /24 or IPv6 /48 (issue 33): the per-IP limit alone let one /24 log in 256 x 20/s. 0 = off.
+  PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 50 }),
+  PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+  // Login nonces spent (kept as used until they expire, auth/wallet-login.ts) per IP and per /24 or /48 at
+  // once; past either a login is 429 with nothing spent. Without them one /24 filled the service-wide bound
+  // of 100,000 used nonces in minutes and every login was 503. 128 logins per nonce lifetime (5 min) per IP,
+  // 2,048 per network: 49 networks are needed to fill the bound.
+  PARLAYD_LOGIN_NONCES_PER_IP: Type.Integer({ minimum: 1, maximum: 100_000, default: 128 }),
+  PARLAYD_LOGIN_NONCES_PER_NETWORK: Type.Integer({ minimum: 1, maximum: 100_000, default: 2_048 }),
 });
 export type EnvValues = Static<typeof EnvSchema>;
 
@@ -210,6 +231,13 @@ function toConfig(v: EnvValues) {
     maxWaiters: v.PARLAYD_MAX_WAITERS,
     maxInFlightCreates: v.PARLAYD_MAX_IN_FLIGHT_CREATES,
     maxEventLoopDelayMs: v.PARLAYD_MAX_EVENT_LOOP_DELAY_MS,
+    unreadBodies: {
+      maxBytesPerIp: v.PARLAYD_BODY_BYTES_IN_PROGRESS_PER_IP,
+      maxBytesPerNetwork: v.PARLAYD_BODY_BYTES_IN_PROGRESS_PER_NETWORK,
+      maxShedPerCaller: v.PARLAYD_MAX_UNREAD_CREATES_PER_CALLER,
+      maxShedPerNetwork: v.PARLAYD_MAX_UNREAD_CREATES_PER_NETWORK,
+      shedDeadlineMs: v.PARLAYD_CREATE_BODY_TIMEOUT_MS,
+    },
     verifyMaxQueue: v.PARLAYD_VERIFY_MAX_QUEUE,
     rateLimit: { perSecond: v.PARLAYD_RATE_LIMIT_PER_S, burst: v.PARLAYD_RATE_LIMIT_BURST },
     /** Lowercase 0x addresses of the oracle signers; empty = only the admin's unsigned route. */
@@ -217,6 +245,9 @@ function toConfig(v: EnvValues) {
     oracleMaxStalenessMs: v.PARLAYD_ORACLE_MAX_STALENESS_MS,
     resolutionGraceMs: v.PARLAYD_RESOLUTION_GRACE_MS,
     authRateLimit: { perSecond: v.PARLAYD_AUTH_RATE_LIMIT_PER_S, burst: v.PARLAYD_AUTH_RATE_LIMIT_BURST },
+    authNetworkRateLimit: { perSecond: v.PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S, burst: v.PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_BURST },
+    loginNoncesPerIp: v.PARLAYD_LOGIN_NONCES_PER_IP,
+    loginNoncesPerNetwork: v.PARLAYD_LOGIN_NONCES_PER_NETWORK,
   };
 }
 

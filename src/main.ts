@@ -3,6 +3,7 @@
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './log.js';
 import { UnsupportedDataError } from './store/migrations.js';
+import { readOpenFilesLimit } from './ops/open-files.js';
 
 // Listened for first, before the service's modules load (~0.15 s here: uWS, lmdb, piscina; app.js is
 // imported below, once this runs): a SIGTERM or SIGINT at any point of start-up stops the service as soon
@@ -46,6 +47,8 @@ async function main(): Promise<void> {
       metricsPort: service.metricsPort,
       dataDir: config.dataDir,
       recoverBackend: service.recoverBackend,
+      // One per connection: what bounds the connections this process can hold (docs/reliability.md, "Connections").
+      openFilesLimit: readOpenFilesLimit(),
     },
     'listening',
   );

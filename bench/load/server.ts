@@ -33,6 +33,10 @@ export const BENCH_ENV: Readonly<Record<string, string>> = {
   // limiter (docs/architecture.md says the load generator turns it off).
   PARLAYD_RATE_LIMIT_PER_S: '0',
   PARLAYD_AUTH_RATE_LIMIT_PER_S: '0',
+  PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S: '0',
+  // Its takers all log in from 127.0.0.1, more than an IP's share of the used login nonces.
+  PARLAYD_LOGIN_NONCES_PER_IP: '100000',
+  PARLAYD_LOGIN_NONCES_PER_NETWORK: '100000',
   // Likewise every maker of the farm connects from 127.0.0.1: the per-address bound on sockets awaiting
   // authentication (16 by default) would refuse the fan-out and handshake scenarios' connection bursts.
   PARLAYD_MM_MAX_PENDING_AUTH_PER_IP: '1024',

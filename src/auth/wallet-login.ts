@@ -8,10 +8,12 @@
 // Challenges are stateless (login-nonce.ts: the nonce is a MAC over address and expiry), so the anonymous
 // challenge route writes nothing. What is written is the record of a *used* nonce, from its first use until
 // its expiry (then the expiry sweep deletes it): at most MAX_USED_LOGIN_NONCES at once; past that a login is
-// refused 503 OVERLOADED, spending nothing, rather than grow the store.
+// refused 503 OVERLOADED, spending nothing, rather than grow the store. So that one caller cannot fill that
+// bound for everyone, each caller IP and network may hold only a share of it (nonce-spenders.ts): past its
+// share a login is 429 RATE_LIMITED, spending nothing.
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ApiError, errors, overloaded } from '../errors.js';
+import { ApiError, errors, overloaded, rateLimited } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { parseAddress, toChecksumAddress } from '../crypto/address.js';
 import { parseSignatureHex } from '../crypto/signature.js';
@@ -20,6 +22,7 @@ import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
 import { buildSiweMessage, parseSiweMessage, type SiweFields } from './siwe.js';
 import { table } from '../store/records.js';
+import { NonceSpenders, type CallerNetworks } from './nonce-spenders.js';
 
 /** A used nonce, kept until it would have expired anyway (then no login can name it: it is refused as expired). */
 export interface UsedNonceRecord {
@@ -51,12 +54,13 @@ export class WalletLogin {
   readonly #nonceKey: Buffer;
   /** Records in `loginNonces` (used nonces, and at the first start after the upgrade, issued ones of old). */
   #usedCount: number;
+  readonly #spenders: NonceSpenders;
 
   /** Starts the expiry sweep of the login nonces (first batch at once, then periodically). */
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly config: Pick<Config, 'siwe' | 'loginNonceTtlMs'>,
+    private readonly config: Pick<Config, 'siwe' | 'loginNonceTtlMs' | 'loginNoncesPerIp' | 'loginNoncesPerNetwork'>,
     private readonly verifyPool: VerifyPool,
     sweepOptions: ExpirySweepOptions = {},
     /** MAX_USED_LOGIN_NONCES unless given (tests fill a small bound). */
@@ -64,6 +68,11 @@ export class WalletLogin {
   ) {
     this.#nonceKey = loadOrCreateNonceKey(store);
     this.#usedCount = this.nonces.getCount();
+    this.#spenders = new NonceSpenders({
+      maxPerIp: config.loginNoncesPerIp,
+      maxPerNetwork: config.loginNoncesPerNetwork,
+      maxKeys: maxUsedNonces,
+    });
     this.#sweep = new ExpirySweep(store, 'loginNonces', clock, (keys) => (this.#usedCount -= keys.length), sweepOptions);
     this.#sweep.start();
   }
@@ -108,9 +117,14 @@ export class WalletLogin {
    * ours names no nonce (400 VALIDATION_FAILED, nothing spent); a malformed signature spends the nonce it
    * names (400 INVALID_SIGNATURE); then the nonce and the message's fields, each failure spending the nonce
    * (401); then recovery, and only once the pool has answered is the nonce spent, so an overloaded pool
-   * (503) leaves it for the retry.
+   * (503) leaves it for the retry. `caller`: the networks the nonce is charged to (429 past their share,
+   * nothing spent); null for a caller not counted (an in-process one).
    */
-  async verify(message: string, signatureText: string): Promise<string> {
+  async verify(message: string, signatureText: string, caller: CallerNetworks | null = null): Promise<string> {
+    // Before anything is done for it; checked again where the nonce is spent, as another login may have
+    // taken the caller's last place meanwhile.
+    const callerRetryAfterS = caller === null ? 0 : this.#spenders.retryAfterS(caller, this.clock.nowMs());
+    if (callerRetryAfterS > 0) throw rateLimited(callerRetryAfterS);
     const fields = parseSiweMessage(message);
     if (fields === null) {
       throw errors.siweMessageNotOurs();
@@ -119,7 +133,7 @@ export class WalletLogin {
     const issued = readNonce(this.#nonceKey, fields.nonce, address);
     const signature = LOGIN_SIGNATURE_RE.test(signatureText) ? parseSignatureHex(signatureText) : null;
     if (signature === null) {
-      if (issued !== null && !this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
+      if (issued !== null && !this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs, caller);
       throw errors.siweSignatureNotHex();
     }
     // A read, not yet the consumption: see above.
@@ -127,7 +141,7 @@ export class WalletLogin {
     const refusal = this.refuseFields(fields, issued);
     if (refusal !== null) {
       // An expired nonce needs no record to be refused: every later login naming it fails the same check.
-      if (!this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs);
+      if (!this.hasExpired(issued)) await this.consumeNonce(fields.nonce, issued.expiresAtMs, caller);
       throw refusal;
     }
     // A login: the pool's bounded login share (verify-pool.ts), so logins cannot starve signed orders.
@@ -138,7 +152,7 @@ export class WalletLogin {
         throw err;
       });
     // Another attempt with this nonce may have spent it while this one was recovered: the first use wins.
-    if (!(await this.consumeNonce(fields.nonce, issued.expiresAtMs))) throw errors.siweRefused('nonceUnknownOrUsed');
+    if (!(await this.consumeNonce(fields.nonce, issued.expiresAtMs, caller))) throw errors.siweRefused('nonceUnknownOrUsed');
     if (!recovered.ok) throw new ApiError('INVALID_SIGNATURE');
     if (recovered.address !== address) throw errors.siweRefused('signerNotMessageAddress');
     return recovered.address;
@@ -166,17 +180,23 @@ export class WalletLogin {
    * Records the nonce as used, in the transaction that checks it was not: of two racing logins only one
    * spends it (true); the other finds it used (false). Recorded even when it has just expired: two logins
    * that both passed the expiry check a moment before must still not both win (the sweep deletes the
-   * record at its next pass). 503 OVERLOADED, nothing recorded, when the bound of used nonces is held.
+   * record at its next pass). 503 OVERLOADED, nothing recorded, when the bound of used nonces is held; 429
+   * RATE_LIMITED, nothing recorded, when the caller's share of it is.
    */
-  private async consumeNonce(nonce: string, expiresAtMs: number): Promise<boolean> {
+  private async consumeNonce(nonce: string, expiresAtMs: number, caller: CallerNetworks | null): Promise<boolean> {
+    let retryAfterS = 0;
     const outcome = await this.store.transact(() => {
       if (this.nonces.get(nonce) !== undefined) return 'used';
       if (this.#usedCount >= this.maxUsedNonces) return 'full';
+      const nowMs = this.clock.nowMs();
+      if (caller !== null && (retryAfterS = this.#spenders.retryAfterS(caller, nowMs)) > 0) return 'caller-full';
       void this.nonces.put(nonce, { expiresAtMs });
       this.#usedCount++;
+      if (caller !== null) this.#spenders.record(caller, expiresAtMs, nowMs);
       return 'spent';
     });
     if (outcome === 'full') throw overloaded();
+    if (outcome === 'caller-full') throw rateLimited(retryAfterS);
     return outcome === 'spent';
   }
 }

@@ -4,6 +4,8 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
+import type { BodyCharge } from './unread-bodies.js';
+import type { CallerNetworks } from '../auth/nonce-spenders.js';
 
 /** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
 export class Exchange {
@@ -13,6 +15,12 @@ export class Exchange {
   isRunning = false;
   /** The rate-limit bucket the request was charged to; null: its IP's (read for the RateLimit-* headers). */
   rateKey: string | null = null;
+  /** The whole body has arrived (or was refused as too large): it no longer counts as in progress. */
+  isBodyRead = false;
+  /** A body still arriving after the turn it began in holds this (unread-bodies.ts); null otherwise. */
+  bodyCharge: BodyCharge | null = null;
+  /** The caller's IP and network, read on the auth routes only (they are limited by them); null otherwise. */
+  caller: CallerNetworks | null = null;
   #isWatchingAbort = false;
   /** Gives back the load shedder's place, once; null when the request took none. */
   #releasePlace: (() => void) | null = null;
@@ -43,8 +51,9 @@ export class Exchange {
     this.res.onAborted(() => {
       this.isAborted = true;
       this.#controller?.abort();
-      // Gone while its body was being read: nothing runs for it, so its place is free now. Once its handler
-      // runs, the place is held until the handler ends (send), since the work goes on without the client.
+      this.bodyCharge?.release();
+      // A place is taken only when the handler starts (server.ts run), and held until the handler ends
+      // (send), since the work goes on without the client; this covers a request that took one and never ran.
       if (!this.isRunning) this.releasePlace();
     });
   }
@@ -85,5 +94,9 @@ export class HandlerContext {
 
   get signal(): AbortSignal {
     return this.#exchange.signal;
+  }
+
+  get caller(): CallerNetworks | null {
+    return this.#exchange.caller;
   }
 }

@@ -1,13 +1,16 @@
-// Main thread. Front-door load shedding (contract section 2: 503 OVERLOADED with Retry-After, nothing was
-// accepted; docs/reliability.md, "Overload"). Asked by the HTTP layer before anything is done for a request
-// of a route that starts work (an RFQ create: no auth lookup, no body read, no signature recovery), it refuses
-// when either holds:
+// Main thread. Load shedding of the routes that start work (an RFQ create) (contract section 2: 503
+// OVERLOADED with Retry-After, nothing was accepted; docs/reliability.md, "Overload"). Two gates, asked by the
+// HTTP layer at two points of a request:
 //
-// - in flight: `maxInFlight` such requests are admitted and not yet answered (held by wait_ms included). A
-//   hard bound on the memory and shard work that admitted requests can hold, whatever the load.
-// - event-loop delay: the main thread is behind by more than `maxDelayMs`. Every stage of a request (reading
-//   it, the shard's answer, the wait timer, writing the reply) waits its turn on this thread, so its delay is
-//   the queue in front of every request in flight: measured at 6,000 RFQ/s offered, requests waited seconds
+// - event-loop delay (refusalAtDoor, right after routing: no auth lookup, no body read, no signature
+//   recovery): the main thread is behind by more than `maxDelayMs`.
+// - in flight (tryTakePlace, when the handler starts: after the bearer and the whole body): `maxInFlight`
+//   such requests are running and not yet answered (held by wait_ms included). A hard bound on the memory and
+//   shard work that admitted requests can hold, whatever the load. Taken only once the body is in (issue 33):
+//   a place taken before let any account hold every place with bodies it never finished sending.
+//
+// Why the delay gate: every stage of a request (reading it, the shard's answer, the wait timer, writing the
+// reply) waits its turn on this thread, so its delay is the queue in front of every request in flight: measured at 6,000 RFQ/s offered, requests waited seconds
 //   in this thread's turns with nothing left in the sockets' buffers or in the shard. Refusing costs a few µs
 //   here, serving costs hundreds; refusing while the thread is behind lets it catch up.
 //
@@ -59,13 +62,19 @@ export class LoadShedder {
     this.#probe = null;
   }
 
-  /**
-   * Takes a place for a request, or says why not (the request then gets 503 and nothing is done for it).
-   * Every admitted request must `release()` exactly once, when it is answered or given up.
-   */
-  tryAdmit(): ShedReason | null {
-    if (this.#inFlight >= this.#maxInFlight) return 'in_flight';
+  /** Whether a request is refused at the door (the thread is behind), before anything is done for it. */
+  refusalAtDoor(): ShedReason | null {
     if (this.#maxDelayMs > 0 && this.delayMs(performance.now()) > this.#maxDelayMs) return 'event_loop_delay';
+    return null;
+  }
+
+  /**
+   * Takes a place for a request whose handler is about to start, or says why not (the request then gets 503
+   * and its handler does not run). Every place taken must be `release()`d exactly once, when it is answered
+   * or given up.
+   */
+  tryTakePlace(): ShedReason | null {
+    if (this.#inFlight >= this.#maxInFlight) return 'in_flight';
     this.#inFlight++;
     return null;
   }

@@ -3,6 +3,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { AdminPrincipal, MakerPrincipal, UserPrincipal } from '../auth/principal.js';
+import type { CallerNetworks } from '../auth/nonce-spenders.js';
 import type { Method } from './router.js';
 
 /** none: no bearer read. optional-user: no bearer is fine, a bad one is 401. */
@@ -37,6 +38,8 @@ export interface RequestContext<A extends AuthMode, B, Q, P> {
   params: StaticOr<P, Record<string, never>>;
   /** Aborted when the client goes away, so long waits (wait_ms) can stop early. */
   signal: AbortSignal;
+  /** The caller's IP and network on the auth routes (/v1/auth/*, which limit them); null on the others. */
+  caller: CallerNetworks | null;
 }
 
 export interface RouteSpec<A extends AuthMode, B, Q, P> {
@@ -55,8 +58,8 @@ export interface RouteSpec<A extends AuthMode, B, Q, P> {
   /** Body limit of this route when it must exceed the contract's 64 KiB (an admin image upload). */
   maxBodyBytes?: number;
   /**
-   * The route starts work (an RFQ create): under overload it is refused with 503 OVERLOADED before anything
-   * is done for it (http/load-shedder.ts).
+   * The route starts work (an RFQ create): under overload it is refused with 503 OVERLOADED before its
+   * handler runs, and its body has a short deadline (http/load-shedder.ts, http/unread-bodies.ts).
    */
   isShedUnderLoad?: boolean;
   handler: (ctx: RequestContext<A, B, Q, P>) => Promise<Reply> | Reply;

@@ -19,8 +19,9 @@ import { Router, type Method } from './router.js';
 import { compileRoute, decodeBody, type CompiledRoute, type Observer } from './compiled-route.js';
 import { Exchange, HandlerContext } from './exchange.js';
 import { statusLine } from './status-text.js';
-import { callerNetwork } from './caller-network.js';
+import { callerNetwork, callerWideNetwork } from './caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
+import { UnreadBodies, type UnreadBodiesOptions } from './unread-bodies.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -35,12 +36,16 @@ export interface HttpDeps {
    * `rateLimiter`: they need no token and each login costs a recovery and durable writes.
    */
   authRateLimiter: RateLimiter;
+  /** The same per IPv4 /24 or IPv6 /48 (PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S), charged on top. */
+  authNetworkRateLimiter: RateLimiter;
   log: Logger;
   metrics: HttpMetrics;
   /** True once the service has begun to stop (app.ts close): no request starts any more. */
   isStopping(): boolean;
   /** Front-door shedding of the routes that start work (PARLAYD_MAX_IN_FLIGHT_CREATES, ..._EVENT_LOOP_DELAY_MS). */
   shedder: LoadShedder;
+  /** Bounds on bodies still arriving: bytes per IP and network, unread creates, a create's body deadline. */
+  unreadBodies: UnreadBodiesOptions;
   /** The time the rate limits are charged at: the service's one clock, as the maker socket's upgrades are. */
   clock: Clock;
 }
@@ -57,6 +62,23 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   // True while uWS runs our request callback: uWS has corked the socket for it, so a reply written then
   // needs no cork of its own (one native call and a closure fewer on the GET path).
   let isInRequestCallback = false;
+
+  // A body still arriving at the end of the turn it began in is charged to its caller (unread-bodies.ts):
+  // past a bound it is 429 and its connection closed; a create's body past its deadline is closed unanswered.
+  const unreadBodies = new UnreadBodies<CompiledRoute>(deps.unreadBodies, {
+    refuse: (exchange, compiled) => {
+      deps.metrics.slowBodiesTotal.inc({ outcome: 'refused' });
+      send(exchange, errorReply(rateLimited(1)), compiled, true);
+    },
+    expire: (exchange) => {
+      exchange.bodyCharge?.release();
+      if (exchange.isAborted || exchange.isAnswered) return;
+      deps.metrics.slowBodiesTotal.inc({ outcome: 'expired' });
+      deps.log.debug({ requestId: exchange.requestId }, 'create body not in by its deadline: connection closed');
+      exchange.isAnswered = true;
+      exchange.res.close();
+    },
+  });
 
   app.any('/*', (res, req) => {
     isInRequestCallback = true;
@@ -89,15 +111,15 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       return send(exchange, reply, unmatchedObserver(method, reply.status));
     }
     const compiled = match.route;
-    // Before anything is done for it (no token lookup, no body read, no recovery): a refusal costs a few µs
-    // and leaves nothing behind (contract section 2, OVERLOADED).
+    // While the thread is behind, before anything is done for it (no token lookup, no body read, no
+    // recovery): a refusal costs a few µs and leaves nothing behind (contract section 2, OVERLOADED). The
+    // in-flight place is taken later, when the handler starts (run).
     if (compiled.isShedUnderLoad) {
-      const shedReason = deps.shedder.tryAdmit();
+      const shedReason = deps.shedder.refusalAtDoor();
       if (shedReason !== null) {
         deps.metrics.shedTotal.inc({ reason: shedReason });
         return send(exchange, errorReply(overloaded()), compiled);
       }
-      exchange.holdPlace(deps.shedder.release);
     }
     const rawQuery = req.getQuery() ?? '';
     const authorization = req.getHeader('authorization');
@@ -105,21 +127,27 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     try {
       const auth = authorizeCharged(compiled, authorization, res, nowMs);
       if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse((exchange.rateKey = rateLimitKey(auth, res)), nowMs);
-      if (compiled.isAuthRoute && deps.authRateLimiter.isEnabled) {
-        const retryAfterS = deps.authRateLimiter.take(rateLimitKey(null, res), nowMs === 0 ? deps.clock.nowMs() : nowMs);
-        if (retryAfterS > 0) throw rateLimited(retryAfterS);
-      }
+      if (compiled.isAuthRoute) chargeAuthRoute(exchange, res, nowMs === 0 ? deps.clock.nowMs() : nowMs);
       const params = compiled.params?.check(match.params) ?? {};
       const query = compiled.query?.check(parseQuery(rawQuery)) ?? {};
       if (!METHODS_WITH_BODY.has(method)) return run(exchange, compiled, auth, query, params, undefined);
       const maxBodyBytes = compiled.route.maxBodyBytes ?? MAX_BODY_BYTES;
-      if (Number(req.getHeader('content-length')) > maxBodyBytes) {
+      const contentLength = req.getHeader('content-length');
+      const declaredBytes = Number(contentLength);
+      if (declaredBytes > maxBodyBytes) {
         return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), compiled, true);
       }
       const contentType = req.getHeader('content-type');
       exchange.watchAbort();
+      const shedCallerKey = compiled.isShedUnderLoad ? (exchange.rateKey ?? rateLimitKey(auth, res)) : null;
+      // No Content-Length (chunked: framing.ts accepts no other coding), or one that is not a plain count
+      // (uWS reads its own way): the body may grow to the limit.
+      const isCount = contentLength !== '' && Number.isSafeInteger(declaredBytes) && declaredBytes >= 0;
+      unreadBodies.begin(exchange, compiled, isCount ? declaredBytes : maxBodyBytes, shedCallerKey);
       readBody(res, maxBodyBytes, (outcome) => {
-        if (exchange.isAborted) return exchange.releasePlace();
+        exchange.isBodyRead = true;
+        exchange.bodyCharge?.release();
+        if (exchange.isAborted || exchange.isAnswered) return;
         if (outcome.kind === 'too-large') return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), compiled, true);
         try {
           // The body may have trickled in for seconds, and the token may have been revoked (logout, maker
@@ -172,6 +200,21 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     }
   }
 
+  /**
+   * The auth routes need no token and each login costs a recovery and a durable write: their own limits per
+   * IP and per network, on top of the general one. The caller's networks are kept for the handler, which
+   * charges the login nonce it spends to them (auth/nonce-spenders.ts).
+   */
+  function chargeAuthRoute(exchange: Exchange, res: HttpResponse, nowMs: number): void {
+    const address = remoteAddressText(res);
+    const caller = { ip: callerNetwork(address), network: callerWideNetwork(address) };
+    exchange.caller = caller;
+    const ipRetryAfterS = deps.authRateLimiter.take(anonymousKey(caller.ip), nowMs);
+    if (ipRetryAfterS > 0) throw rateLimited(ipRetryAfterS);
+    const networkRetryAfterS = deps.authNetworkRateLimiter.take(`net:${caller.network}`, nowMs);
+    if (networkRetryAfterS > 0) throw rateLimited(networkRetryAfterS);
+  }
+
   /** Spends one request from `key`'s bucket, or throws 429 RATE_LIMITED with Retry-After. */
   function takeOrRefuse(key: string, nowMs: number): void {
     const retryAfterS = deps.rateLimiter.take(key, nowMs);
@@ -183,6 +226,16 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    * the same uWS callback, with no promise turn and no abort handler: a third of a GET's cost before this.
    */
   function run(exchange: Exchange, compiled: CompiledRoute, auth: Principal | null, query: unknown, params: unknown, body: unknown): void {
+    if (compiled.isShedUnderLoad) {
+      // Taken only now, with the bearer checked and the whole body in: a client cannot hold one by sending
+      // slowly (issue 33). Held until the handler ends (send), even if the client goes away meanwhile.
+      const shedReason = deps.shedder.tryTakePlace();
+      if (shedReason !== null) {
+        deps.metrics.shedTotal.inc({ reason: shedReason });
+        return send(exchange, errorReply(overloaded()), compiled);
+      }
+      exchange.holdPlace(deps.shedder.release);
+    }
     const ctx = new HandlerContext(exchange, deps.log, auth, body, query, params);
     exchange.isRunning = true;
     let outcome: Reply | Promise<Reply>;
@@ -252,7 +305,11 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
 function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
-  return anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
+  return anonymousKey(callerNetwork(remoteAddressText(res)));
+}
+
+function remoteAddressText(res: HttpResponse): string {
+  return Buffer.from(res.getRemoteAddressAsText()).toString();
 }
 
 function errorReply(error: ApiError): Reply {

@@ -9,6 +9,8 @@ export interface HttpMetrics {
   errorsTotal: Counter<'code'>;
   /** Requests refused at the front door (http/load-shedder.ts), by reason. */
   shedTotal: Counter<'reason'>;
+  /** Bodies still arriving that were refused (429) or closed at their deadline (http/unread-bodies.ts). */
+  slowBodiesTotal: Counter<'outcome'>;
 }
 
 /** Latency buckets from 50 µs to 10 s: the interesting range of a fast service spans five decades. */
@@ -36,6 +38,12 @@ export function createHttpMetrics(): HttpMetrics {
       name: 'parlayd_http_shed_total',
       help: 'Requests refused 503 OVERLOADED before any work, by reason (in_flight, event_loop_delay)',
       labelNames: ['reason'],
+      registers: [registry],
+    }),
+    slowBodiesTotal: new Counter({
+      name: 'parlayd_http_slow_bodies_total',
+      help: 'Request bodies still arriving after their first turn that were refused 429 past a bound (refused) or closed at the create body deadline (expired)',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
   };

@@ -17,7 +17,12 @@ import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';
 
-const SIWE = { siwe: { domain: 'localhost', uri: 'http://localhost', chainId: 1 }, loginNonceTtlMs: 300_000 };
+const SIWE = {
+  siwe: { domain: 'localhost', uri: 'http://localhost', chainId: 1 },
+  loginNonceTtlMs: 300_000,
+  loginNoncesPerIp: 128,
+  loginNoncesPerNetwork: 2_048,
+};
 
 function testClock(startMs = 1_700_000_000_000) {
   let nowMs = startMs;
@@ -222,5 +227,98 @@ describe('the auth routes have their own per-IP limit', () => {
     // A login from a fresh IP works end to end.
     const user = await loginWallet(server);
     assert.equal((await client(server.baseUrl, user.token).get('/v1/user/balance')).status, 200);
+  });
+});
+
+describe('the auth routes are limited per network too, and so are the login nonces a caller may hold (issue 33)', () => {
+  let server: TestServer;
+  const IP_BURST = 10;
+  const NETWORK_BURST = 12;
+  const NONCES_PER_IP = 2;
+  const NONCES_PER_NETWORK = 3;
+  before(async () => {
+    server = await startServer({
+      env: {
+        PARLAYD_AUTH_RATE_LIMIT_PER_S: '1',
+        PARLAYD_AUTH_RATE_LIMIT_BURST: String(IP_BURST),
+        PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S: '1',
+        PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_BURST: String(NETWORK_BURST),
+        PARLAYD_LOGIN_NONCES_PER_IP: String(NONCES_PER_IP),
+        PARLAYD_LOGIN_NONCES_PER_NETWORK: String(NONCES_PER_NETWORK),
+      },
+    });
+  });
+  after(async () => {
+    assert.equal(await server.stop(), 0);
+    removeDataDir(server);
+  });
+
+  function postFrom(from: string, path: string, body: unknown): Promise<{ status: number; body: any; retryAfter: string | undefined }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path,
+          method: 'POST',
+          localAddress: from,
+          agent: false,
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          let answer = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, body: JSON.parse(answer), retryAfter: res.headers['retry-after'] as string | undefined }),
+          );
+        },
+      );
+      req.on('error', reject).end(JSON.stringify(body));
+    });
+  }
+  const RATE_LIMITED = { code: 'RATE_LIMITED', message: 'rate limit exceeded' };
+
+  it('past the burst of one /24, an IP of it with a full bucket of its own is 429 RATE_LIMITED; another /24 is not', async () => {
+    const address = Wallet.createRandom().address;
+    const statuses: number[] = [];
+    // Three addresses, each well within its own burst, spend the network's.
+    for (let i = 0; i < NETWORK_BURST; i++)
+      statuses.push((await postFrom(`127.0.30.${(i % 3) + 1}`, '/v1/auth/wallet/challenge', { address })).status);
+    assert.deepEqual(statuses, Array(NETWORK_BURST).fill(200));
+    const limited = await postFrom('127.0.30.4', '/v1/auth/wallet/challenge', { address });
+    assert.deepEqual({ status: limited.status, body: limited.body }, { status: 429, body: RATE_LIMITED });
+    assert.ok(Number(limited.retryAfter) >= 1);
+    assert.equal((await postFrom('127.0.33.1', '/v1/auth/wallet/challenge', { address })).status, 200);
+  });
+
+  it('past PARLAYD_LOGIN_NONCES_PER_IP and _PER_NETWORK a login is 429 and spends nothing: the same message logs in from elsewhere', async () => {
+    const challenge = async (from: string, address: string) =>
+      (await postFrom(from, '/v1/auth/wallet/challenge', { address })).body.message as string;
+    // Two bad logins spend two nonces of 127.0.31.1 (a malformed signature spends its nonce: contract section 3).
+    for (let i = 0; i < NONCES_PER_IP; i++) {
+      const spent = await postFrom('127.0.31.1', '/v1/auth/wallet', {
+        message: await challenge('127.0.31.1', Wallet.createRandom().address),
+        signature: '0x00',
+      });
+      assert.equal(spent.status, 400, JSON.stringify(spent.body));
+    }
+    const wallet = Wallet.createRandom();
+    const message = await challenge('127.0.31.1', wallet.address);
+    const login = { message, signature: await wallet.signMessage(message) };
+    const refused = await postFrom('127.0.31.1', '/v1/auth/wallet', login);
+    assert.deepEqual({ status: refused.status, body: refused.body }, { status: 429, body: RATE_LIMITED });
+    // Until the first of its nonces expires (the nonce lifetime, 5 min).
+    assert.ok(Number(refused.retryAfter) > 200 && Number(refused.retryAfter) <= 300, `Retry-After ${refused.retryAfter}`);
+    // Nothing was spent: the same signed message logs in from another address of the /24, the network's third.
+    const elsewhere = await postFrom('127.0.31.2', '/v1/auth/wallet', login);
+    assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
+    assert.equal(elsewhere.body.wallet, wallet.address.toLowerCase());
+    // The network's share is held now: a third address of it is refused, one of another /24 is not.
+    const other = Wallet.createRandom();
+    const otherMessage = await challenge('127.0.31.3', other.address);
+    const otherLogin = { message: otherMessage, signature: await other.signMessage(otherMessage) };
+    const networkFull = await postFrom('127.0.31.3', '/v1/auth/wallet', otherLogin);
+    assert.deepEqual({ status: networkFull.status, body: networkFull.body }, { status: 429, body: RATE_LIMITED });
+    assert.equal((await postFrom('127.0.32.1', '/v1/auth/wallet', otherLogin)).status, 200);
   });
 });

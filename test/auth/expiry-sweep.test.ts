@@ -140,7 +140,12 @@ describe('expiry sweep, in process on a real store', () => {
     const pool = new VerifyPool({ threads: 1 });
     const wrongSignature = `0x${'11'.repeat(65)}`;
     try {
-      const config = { siwe: { domain: 'localhost', uri: 'http://localhost', chainId: 1 }, loginNonceTtlMs: 300_000 };
+      const config = {
+        siwe: { domain: 'localhost', uri: 'http://localhost', chainId: 1 },
+        loginNonceTtlMs: 300_000,
+        loginNoncesPerIp: 128,
+        loginNoncesPerNetwork: 2_048,
+      };
       const login = new WalletLogin(store, clock, config, pool);
       login.stopSweeping();
       const first = login.challenge(Wallet.createRandom().address);

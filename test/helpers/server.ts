@@ -59,6 +59,10 @@ export function testServiceEnv(dataDir: string): Record<string, string> {
     PARLAYD_LOG_LEVEL: 'info',
     // Tests log in many users from one loopback address; the tests of the auth limit set it themselves.
     PARLAYD_AUTH_RATE_LIMIT_PER_S: '0',
+    PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S: '0',
+    // The same for the used login nonces an IP (and its /24) may hold; the tests of those bounds set them.
+    PARLAYD_LOGIN_NONCES_PER_IP: '100000',
+    PARLAYD_LOGIN_NONCES_PER_NETWORK: '100000',
     // Tests assert the exact status of RFQ creates while two test files share 2 busy cores, where the main
     // thread does stall past the default 50 ms at times (GC, CPU taken by other processes): a 503 there would
     // be right for production and a flaky test here. The delay gate has tests of its own (load-shedder.test.ts).

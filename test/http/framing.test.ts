@@ -139,6 +139,31 @@ describe('ambiguous request framing', () => {
     }
   });
 
+  it("requests uWS's parser never completes (over 48 header lines, no Host, HTTP/1.0, bare LF, a space before the colon) get no answer, are closed at uWS's idle timeout, and never run", async () => {
+    // uWS (compiled into uWebSockets.js) waits for the rest of a request it cannot parse: no callback of ours
+    // runs, so no JS can answer or close it sooner (docs/api.md, section 1). Measured: closed after 9.7 s
+    // (HTTP_IDLE_TIMEOUT_S 10, checked on uSockets' 4 s timer ticks), or at once when 4 KiB more arrive.
+    const padding = Array.from({ length: 48 }, (_, i) => `X-Pad-${i}: v\r\n`).join('');
+    const malformed: Array<[string, (request: string) => string]> = [
+      ['52 header lines', (r) => r.replace('Host: x\r\n', `Host: x\r\n${padding}`)],
+      ['no Host', (r) => r.replace('Host: x\r\n', '')],
+      ['HTTP/1.0', (r) => r.replace('HTTP/1.1', 'HTTP/1.0')],
+      ['bare LF line ends', (r) => r.replaceAll('\r\n', '\n')],
+      ['a space before the colon', (r) => r.replace('Host: x', 'Host : x')],
+    ];
+    const keys = malformed.map(() => randomUUID());
+    const startedMs = performance.now();
+    const answers = await Promise.all(malformed.map(([, edit], i) => rawExchange(server.port, edit(smuggledCredit(keys[i]!)), 15_000)));
+    answers.forEach((answer, i) => assert.deepEqual(answer, { text: '', isClosed: true }, malformed[i]![0]));
+    const closedAfterMs = performance.now() - startedMs;
+    assert.ok(closedAfterMs > 4_000 && closedAfterMs < 15_000, `closed after ${closedAfterMs} ms`);
+    for (const key of keys) await assertKeyUnused(key);
+    // 48 header lines are still served.
+    const longest = `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${padding.split('\r\n').slice(0, 46).join('\r\n')}\r\n\r\n`;
+    assert.equal(longest.split('\r\n').length - 3, 48);
+    assert.deepEqual(statusLines((await rawExchange(server.port, longest)).text), ['HTTP/1.1 200 OK']);
+  });
+
   it('a request with one Content-Length, and one chunked, are still served, pipelined requests too', async () => {
     const key = randomUUID();
     const twoRequests =

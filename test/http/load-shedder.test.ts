@@ -16,12 +16,12 @@ function blockThread(ms: number): void {
 
 test('past maxInFlight a request is refused in_flight until a place is released', () => {
   const shedder = new LoadShedder({ maxInFlight: 2, maxDelayMs: 0 });
-  assert.equal(shedder.tryAdmit(), null);
-  assert.equal(shedder.tryAdmit(), null);
-  assert.equal(shedder.tryAdmit(), 'in_flight');
+  assert.equal(shedder.tryTakePlace(), null);
+  assert.equal(shedder.tryTakePlace(), null);
+  assert.equal(shedder.tryTakePlace(), 'in_flight');
   assert.equal(shedder.inFlight, 2);
   shedder.release();
-  assert.equal(shedder.tryAdmit(), null);
+  assert.equal(shedder.tryTakePlace(), null);
   shedder.release();
   shedder.release();
   assert.equal(shedder.inFlight, 0);
@@ -33,22 +33,20 @@ test('a thread blocked past maxDelayMs refuses event_loop_delay within the same 
   shedder.start();
   try {
     await sleep(3 * PROBE_INTERVAL_MS);
-    assert.equal(shedder.tryAdmit(), null);
-    shedder.release();
+    assert.equal(shedder.refusalAtDoor(), null);
     blockThread(120);
     // The probe has not run during the block: it is overdue now, and that is seen without waiting for it.
     assert.ok(shedder.delayMs(performance.now()) >= 90, `delay ${shedder.delayMs(performance.now())} ms`);
-    assert.equal(shedder.tryAdmit(), 'event_loop_delay');
+    assert.equal(shedder.refusalAtDoor(), 'event_loop_delay');
     // Once the probe has run on time again, requests are admitted (polled: a busy test machine may delay it).
-    let reason = shedder.tryAdmit();
-    await waitFor(() => reason === null || (reason = shedder.tryAdmit()) === null, {
+    let reason = shedder.refusalAtDoor();
+    await waitFor(() => reason === null || (reason = shedder.refusalAtDoor()) === null, {
       timeoutMs: 2000,
       intervalMs: PROBE_INTERVAL_MS,
       get what() {
         return `a request admitted again (last refusal: ${reason})`;
       },
     });
-    shedder.release();
   } finally {
     shedder.stop();
   }
@@ -59,8 +57,7 @@ test('with maxDelayMs 0 a blocked thread sheds nothing', () => {
   shedder.start();
   try {
     blockThread(60);
-    assert.equal(shedder.tryAdmit(), null);
-    shedder.release();
+    assert.equal(shedder.refusalAtDoor(), null);
   } finally {
     shedder.stop();
   }

@@ -1,15 +1,15 @@
-// Front-door load shedding (contract section 2: 503 OVERLOADED with Retry-After, nothing was accepted;
+// Load shedding of creates (contract section 2: 503 OVERLOADED with Retry-After, nothing was accepted;
 // docs/reliability.md, "Overload"), against the real service with a tiny in-flight bound: creates beyond it
-// are refused before anything is done for them (token, body, recovery), nothing of theirs exists afterwards,
-// a client that goes away gives its place back, and the service serves normally once the load is gone.
+// are refused before their handler runs (no recovery, no RFQ), nothing of theirs exists afterwards, creates
+// whose body is still arriving hold no place (issue 33), and the service serves normally once the load is gone.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
 import { fundedTaker, unsignedBody } from '../helpers/rfq.js';
-import type { TestUser } from '../helpers/users.js';
+import { loginWallet, type TestUser } from '../helpers/users.js';
+import { openSlowBody } from '../helpers/slow-body.js';
 import { waitFor } from '../helpers/wait.js';
 
 const FUNDS_MICROS = 100_000_000;
@@ -32,6 +32,8 @@ before(async () => {
       PARLAYD_QUOTE_WINDOW_MS: String(QUOTE_WINDOW_MS),
       // Only the in-flight bound is under test here; a slow test machine must not shed by delay.
       PARLAYD_MAX_EVENT_LOOP_DELAY_MS: '0',
+      // The slow creates below must outlast the victim's create on a loaded machine.
+      PARLAYD_CREATE_BODY_TIMEOUT_MS: '5000',
     },
   });
   taker = await fundedTaker(server, FUNDS_MICROS);
@@ -74,14 +76,15 @@ test('RFQ creates beyond PARLAYD_MAX_IN_FLIGHT_CREATES are 503 OVERLOADED with R
   const reserved = async () => (await taker.api.get('/v1/user/balance')).body.reserved_micros;
   await waitFor(async () => (await reserved()) === String(MAX_IN_FLIGHT * WAGER_MICROS), { what: 'the held creates reserved' });
 
-  // Refused before the token and the body were looked at: a bad bearer and a broken body get 503 too.
+  // The place is taken when the handler would start, after the bearer and the body: a bad bearer and a broken
+  // body get their own errors, full or not, and take no place.
   const badToken = await create(bodyOf(), { token: 'not-a-token' });
-  assert.equal(badToken.status, 503);
+  assert.equal(badToken.status, 401);
   const broken = await client(server.baseUrl, taker.user.token).post('/v1/rfq/unsigned', undefined, {
     rawBody: '{"legs":',
     headers: { 'content-type': 'application/json' },
   });
-  assert.equal(broken.status, 503);
+  assert.equal(broken.status, 400);
   // Reads are not shed.
   assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
 
@@ -96,30 +99,27 @@ test('RFQ creates beyond PARLAYD_MAX_IN_FLIGHT_CREATES are 503 OVERLOADED with R
   }
 });
 
-test('a client that goes away while its create body is unread gives its place back', async () => {
-  const held = Array.from({ length: MAX_IN_FLIGHT - 1 }, () => create(bodyOf()));
-  for (let i = 0; i < MAX_IN_FLIGHT - 1; i++) await silentMaker.next('rfq');
-  // The last place, taken by a request whose body never comes.
-  const socket = connect({ host: '127.0.0.1', port: server.port });
-  await new Promise<void>((resolve) => socket.once('connect', resolve));
-  socket.write(
-    `POST /v1/rfq/unsigned HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${taker.user.token}\r\n` +
-      'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"wager_micros":',
+test('creates of an unfunded account whose bodies trickle hold no place: a funded create is 201 meanwhile', async () => {
+  // Issue 33: each of these used to take an in-flight place before its body was read and keep it while the
+  // body trickled (~10 s), so MAX_IN_FLIGHT of them made every other create 503.
+  const attacker = await loginWallet(server);
+  const slow = await Promise.all(
+    Array.from({ length: 2 * MAX_IN_FLIGHT }, () =>
+      openSlowBody({ port: server.port, path: '/v1/rfq/unsigned', token: attacker.token, contentLength: 300, trickleMs: 100 }),
+    ),
   );
-  // Both places taken (read from the gauge, so no probe of ours takes a place meanwhile), then a create is shed.
-  await waitFor(async () => (await inFlightCreates()) === MAX_IN_FLIGHT, { what: 'both in-flight places taken' });
-  assert.equal((await create(bodyOf(), { waitMs: 0 })).status, 503);
-  socket.destroy();
-  // The abort frees the place: a create gets through again while the first one is still held.
-  await waitFor(
-    async () => {
-      const answer = await create(bodyOf(), { waitMs: 0 });
-      if (answer.status === 201) await silentMaker.next('rfq');
-      return answer.status === 201;
-    },
-    { what: 'a create let through after the abort' },
-  );
-  for (const answer of await Promise.all(held)) assert.equal(answer.status, 201);
+  try {
+    // Past the turn their headers were read in: each is a body in progress now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const victim = await create(bodyOf(), { waitMs: 0 });
+    assert.equal(victim.status, 201, JSON.stringify(victim.body));
+    await silentMaker.next('rfq');
+    // They were still trickling, unanswered, while the victim's create went through, and hold no place.
+    for (const body of slow) assert.deepEqual({ isClosed: body.isClosed(), text: body.text() }, { isClosed: false, text: '' });
+    assert.equal(await inFlightCreates(), 0);
+  } finally {
+    for (const body of slow) body.destroy();
+  }
 });
 
 test('once the load is gone the service takes creates again', async () => {

@@ -47,7 +47,8 @@ export function authRoutes(s: AuthRouteDeps) {
       summary: 'Log in with a personal-sign signature over the challenge message',
       body: WalletLoginRequest,
       responses: { 200: SessionResponse },
-      handler: async ({ body }) => openSession(await s.walletLogin.verify(body.message, body.signature)),
+      // The caller's networks: the nonce it spends counts against their share (auth/nonce-spenders.ts).
+      handler: async ({ body, caller }) => openSession(await s.walletLogin.verify(body.message, body.signature, caller)),
     }),
     defineRoute({
       method: 'POST',
