@@ -4,6 +4,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { AdminPrincipal, MakerPrincipal, UserPrincipal } from '../auth/principal.js';
 import type { Method } from './router.js';
+import type { Paging } from './paging.js';
 
 /** none: no bearer read. optional-user: no bearer is fine, a bad one is 401. */
 export type AuthMode = 'none' | 'user' | 'optional-user' | 'maker' | 'admin';
@@ -37,6 +38,11 @@ export interface RequestContext<A extends AuthMode, B, Q, P> {
   params: StaticOr<P, Record<string, never>>;
   /** Aborted when the client goes away, so long waits (wait_ms) can stop early. */
   signal: AbortSignal;
+  /**
+   * The request's cursor and its next_cursor, bound to this route, caller and filter (http/paging.ts). Only
+   * a route whose query has `cursor` has one; reading it on another route is a bug and throws.
+   */
+  paging: Paging;
 }
 
 export interface RouteSpec<A extends AuthMode, B, Q, P> {

@@ -21,6 +21,7 @@ import { Exchange, HandlerContext } from './exchange.js';
 import { statusLine } from './status-text.js';
 import { callerNetwork } from './caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
+import type { CursorCodec } from './paging.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -43,11 +44,13 @@ export interface HttpDeps {
   shedder: LoadShedder;
   /** The time the rate limits are charged at: the service's one clock, as the maker socket's upgrades are. */
   clock: Clock;
+  /** Paged routes' cursors, under the data directory's cursor key (http/paging.ts). */
+  cursors: CursorCodec;
 }
 
 export function createHttpApp(deps: HttpDeps): TemplatedApp {
   const router = new Router<CompiledRoute>();
-  for (const route of deps.routes) router.add(route.method, route.path, compileRoute(route));
+  for (const route of deps.routes) router.add(route.method, route.path, compileRoute(route, deps.cursors));
   const app = uWS.App();
   let requestSeq = 0;
   const requestIdPrefix = `${Date.now().toString(36)}-${process.pid.toString(36)}-`;
@@ -183,7 +186,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    * the same uWS callback, with no promise turn and no abort handler: a third of a GET's cost before this.
    */
   function run(exchange: Exchange, compiled: CompiledRoute, auth: Principal | null, query: unknown, params: unknown, body: unknown): void {
-    const ctx = new HandlerContext(exchange, deps.log, auth, body, query, params);
+    const ctx = new HandlerContext(exchange, compiled.paging, deps.log, auth, body, query, params);
     exchange.isRunning = true;
     let outcome: Reply | Promise<Reply>;
     try {
