@@ -54,11 +54,20 @@ const PAGE_NAMES: ReadonlySet<string> = new Set(['limit', 'cursor']);
 /** One value of a position: cursors hold sort keys, which are integers or strings. */
 export type PositionValue = string | number;
 
-/** What a cursor is bound to: the route, the caller and the filter, each as canonical text. */
-export interface CursorBinding {
-  readonly route: string;
-  readonly caller: string;
-  readonly filter: string;
+/**
+ * What a cursor is bound to: the route, the caller and the filter, each as canonical text; with the clear
+ * tags and the MAC's prefix worked out once (a request reads one cursor and issues one).
+ */
+export class CursorBinding {
+  readonly routeTag: string;
+  readonly filterTag: string;
+  readonly macPrefix: string;
+
+  constructor(route: string, caller: string, filter: string, routeTag = routeTagOf(route)) {
+    this.routeTag = routeTag;
+    this.filterTag = clearTag(filter, FILTER_TAG_CHARS);
+    this.macPrefix = `${MAC_DOMAIN}${JSON.stringify([route, caller, filter])}\n`;
+  }
 }
 
 /** A route's `limit` and `cursor` query parameters (spread into its query schema). */
@@ -126,10 +135,7 @@ export class CursorCodec {
   }
 
   encode(binding: CursorBinding, position: readonly PositionValue[]): string {
-    const body = Buffer.from(
-      JSON.stringify([clearTag(binding.route, ROUTE_TAG_CHARS), clearTag(binding.filter, FILTER_TAG_CHARS), ...position]),
-      'utf8',
-    );
+    const body = Buffer.from(JSON.stringify([binding.routeTag, binding.filterTag, ...position]), 'utf8');
     return Buffer.concat([this.#tag(binding, body), body]).toString('base64url');
   }
 
@@ -154,8 +160,8 @@ export class CursorCodec {
     } catch {
       throw errors.cursorNotOfRoute();
     }
-    if (!Array.isArray(parts) || parts[0] !== clearTag(binding.route, ROUTE_TAG_CHARS)) throw errors.cursorNotOfRoute();
-    if (parts[1] !== clearTag(binding.filter, FILTER_TAG_CHARS)) throw errors.cursorOfOtherFilter();
+    if (!Array.isArray(parts) || parts[0] !== binding.routeTag) throw errors.cursorNotOfRoute();
+    if (parts[1] !== binding.filterTag) throw errors.cursorOfOtherFilter();
     if (!timingSafeEqual(bytes.subarray(0, TAG_BYTES), this.#tag(binding, body))) throw errors.cursorOfOtherCaller();
     const position = parts.slice(2);
     // Only this route issues under this binding, so a bad shape here is a route that changed its sort key.
@@ -164,17 +170,20 @@ export class CursorCodec {
   }
 
   #tag(binding: CursorBinding, body: Buffer): Buffer {
-    const bound = JSON.stringify([binding.route, binding.caller, binding.filter]);
-    return createHmac('sha256', this.#key).update(`${MAC_DOMAIN}${bound}\n`).update(body).digest().subarray(0, TAG_BYTES);
+    return createHmac('sha256', this.#key).update(binding.macPrefix).update(body).digest().subarray(0, TAG_BYTES);
   }
 }
 
 /** A route's paging, made once at start: its codec and its name in cursors (server.ts compiles it). */
 export class RoutePaging {
+  readonly routeTag: string;
+
   constructor(
     readonly codec: CursorCodec,
     readonly route: string,
-  ) {}
+  ) {
+    this.routeTag = routeTagOf(route);
+  }
 }
 
 /**
@@ -188,7 +197,7 @@ export class Paging {
 
   constructor(paging: RoutePaging, auth: Principal | null, params: unknown, query: unknown) {
     this.#paging = paging;
-    this.#binding = { route: paging.route, caller: callerOf(auth), filter: routeFilter(params, query) };
+    this.#binding = new CursorBinding(paging.route, callerOf(auth), routeFilter(params, query), paging.routeTag);
     const cursor = (query as { cursor?: unknown } | null)?.cursor;
     this.#cursor = typeof cursor === 'string' ? cursor : undefined;
   }
@@ -211,6 +220,10 @@ export const isSafeIntegers =
     values.length === count && values.every((v) => Number.isSafeInteger(v) && (v as number) >= 0);
 
 export const isOneString = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
+
+function routeTagOf(route: string): string {
+  return clearTag(route, ROUTE_TAG_CHARS);
+}
 
 function clearTag(text: string, chars: number): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, chars);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { isApiError } from '../../src/errors.js';
-import { CursorCodec, isSafeIntegers, routeFilter } from '../../src/http/paging.js';
+import { CursorBinding, CursorCodec, isSafeIntegers, routeFilter } from '../../src/http/paging.js';
 import { MENTION_SCAN_MAX } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
 import { admin, client, type HttpResult } from '../helpers/http.js';
@@ -31,7 +31,9 @@ function assertCursorRefused(res: HttpResult, message: RegExp): void {
 
 describe('cursors (pure)', () => {
   const codec = new CursorCodec(randomBytes(32));
-  const binding = { route: 'GET /v1/contests', caller: 'anonymous', filter: routeFilter({}, { status: 'open', limit: 3 }) };
+  const ROUTE = 'GET /v1/contests';
+  const bound = (route: string, caller: string, query: Record<string, unknown>) => new CursorBinding(route, caller, routeFilter({}, query));
+  const binding = bound(ROUTE, 'anonymous', { status: 'open', limit: 3 });
   const isPair = isSafeIntegers(2);
   const refusal = (run: () => unknown, message: RegExp) =>
     assert.throws(
@@ -46,14 +48,14 @@ describe('cursors (pure)', () => {
     assert.deepEqual(codec.decode(binding, cursor, isPair), [1_700_000_000_000, 42]);
     assert.equal(codec.decode(binding, undefined, isPair), null);
     // limit is not a filter: a walk may change it between pages.
-    assert.deepEqual(
-      codec.decode({ ...binding, filter: routeFilter({}, { status: 'open', cursor }) }, cursor, isPair),
-      [1_700_000_000_000, 42],
+    assert.deepEqual(codec.decode(bound(ROUTE, 'anonymous', { status: 'open', cursor }), cursor, isPair), [1_700_000_000_000, 42]);
+    refusal(() => codec.decode(bound(ROUTE, 'anonymous', { status: 'resolved' }), cursor, isPair), /another filter/);
+    refusal(() => codec.decode(bound(ROUTE, 'anonymous', { category: 'open' }), cursor, isPair), /another filter/);
+    refusal(
+      () => codec.decode(bound('GET /v1/mention-markets', 'anonymous', { status: 'open' }), cursor, isPair),
+      /not a next_cursor of this route/,
     );
-    refusal(() => codec.decode({ ...binding, filter: routeFilter({}, { status: 'resolved' }) }, cursor, isPair), /another filter/);
-    refusal(() => codec.decode({ ...binding, filter: routeFilter({}, { category: 'open' }) }, cursor, isPair), /another filter/);
-    refusal(() => codec.decode({ ...binding, route: 'GET /v1/mention-markets' }, cursor, isPair), /not a next_cursor of this route/);
-    refusal(() => codec.decode({ ...binding, caller: 'user:x' }, cursor, isPair), /another caller, or altered/);
+    refusal(() => codec.decode(bound(ROUTE, 'user:x', { status: 'open' }), cursor, isPair), /another caller, or altered/);
     // Another data directory's key: not issued here.
     refusal(() => new CursorCodec(randomBytes(32)).decode(binding, cursor, isPair), /another caller, or altered/);
   });

@@ -51,20 +51,23 @@ export function contestRoutes(s: ContestsRouteDeps) {
       summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
       query: ContestListQuery,
       responses: { 200: ContestList },
-      handler: ({ paging, query }) => {
+      handler: (ctx) => {
+        const { query } = ctx;
         const filter = { status: query.status || undefined, category: query.category || undefined };
-        // The cursor is checked on every request (a refused one is never cached); the key is the whole query.
-        // Every caller of this list is anonymous to its cursors, so a cached page's next_cursor is everyone's.
-        const after = paging.after(isListPosition);
+        // The key is the whole query, its cursor text included. A page is cached only once its cursor was
+        // verified for this route and filter (every caller of this list is the same anonymous caller to
+        // cursors), so a hit needs no second check, and its next_cursor is everyone's. A refused cursor is
+        // never cached: it is checked (one HMAC) on each request.
         const version = contests.listVersion;
         const key = JSON.stringify([filter.status ?? null, filter.category ?? null, query.limit ?? null, query.cursor ?? null]);
         let body = listPages.get(version, key);
         if (body === null) {
+          const after = ctx.paging.after(isListPosition);
           const page = contests.list(filter, {
             limit: query.limit,
             after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! },
           });
-          const nextCursor = paging.next(page.next === null ? null : [page.next.createdAtMs, page.next.seq]);
+          const nextCursor = ctx.paging.next(page.next === null ? null : [page.next.createdAtMs, page.next.seq]);
           body = JSON.stringify({ contests: page.contests, next_cursor: nextCursor });
           listPages.set(version, key, body);
         }
