@@ -22,7 +22,7 @@
 //   client its mistake (another route, another filter, another caller or altered); the tag covers them too.
 // - The key: 32 random bytes per data directory, kept in LMDB `meta` (store/data-key.ts), so a cursor
 //   survives a restart. Verified with timingSafeEqual. Cost: one HMAC to read a cursor and one to issue the
-//   next, per page (~2 µs each), never per row.
+//   next, per page, never per row (docs/performance.md "Public lists").
 // - Canonical form only: the text must be exactly what encoding its bytes gives back, so padding or stray
 //   bits are refused as "not issued here" rather than half-understood.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
@@ -33,8 +33,8 @@ import { Nullable } from '../schemas/common.js';
 import type { Principal } from '../auth/principal.js';
 
 /**
- * Longest cursor accepted (characters). The longest this service issues is an admin entries cursor (~160:
- * a 16-byte tag, the filter tag and an 83-character entry key, in base64url); 512 leaves room for a longer
+ * Longest cursor accepted (characters). The longest this service issues is an admin entries cursor (~170:
+ * a 16-byte tag, the route and filter tags and an 84-character entry key, in base64url); 512 leaves room for a longer
  * position without letting a query string carry kilobytes into a JSON.parse.
  */
 export const MAX_CURSOR_CHARS = 512;
