@@ -1,12 +1,12 @@
-// Issue 33 item 6, the second wall: a withdrawals page is one range read from a cursor's key, and that read is
-// held inside the caller's own keys at both ends (store/key-range.ts). Cursors are authenticated over HTTP
+// Issue 33 item 6, the second wall: a withdrawals or journal page is one range read from a cursor's key, and
+// that read is held inside the caller's own keys at both ends (store/key-range.ts). Cursors are authenticated over HTTP
 // (test/http/cursor-binding.test.ts); here the ledger is called directly with the keys a forged cursor held,
 // so the wall is seen on its own. In process, on a real store and real shards.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { systemClock } from '../../src/clock.js';
 import { makerAccount, userAccount } from '../../src/ledger/accounts.js';
-import { Ledger, NO_USERS } from '../../src/ledger/ledger.js';
+import { journalNewestFirst, Ledger, NO_USERS } from '../../src/ledger/ledger.js';
 import { Withdrawals } from '../../src/ledger/withdrawals.js';
 import { fundUsersInProcess, openContestsHarness, type ContestsHarness } from '../helpers/contests-in-process.js';
 
@@ -84,5 +84,16 @@ describe("a withdrawals page never leaves its account's keys, whatever key it st
       assert.deepEqual(idsOf(withdrawals.pageOfStatus('pending', 100, after)), [], after);
     assert.deepEqual(idsOf(withdrawals.pageOfStatus('completed', 100, 'a')), []);
     assert.deepEqual(idsOf(withdrawals.pageOfStatus('failed', 100, 'a')), []);
+  });
+
+  it("a journal page started at another account's key reads its own rows only", () => {
+    const rowsOf = (userId: string, fromKey: string | null) =>
+      [...journalNewestFirst(h.store, userAccount(userId), fromKey)].map((r) => r.key);
+    const lowOwn = rowsOf(low, null);
+    assert.ok(lowOwn.length >= 4, `${lowOwn.length} rows`); // the credit and three withdrawals
+    for (const fromKey of [`${userAccount(high)}|~`, `${userAccount(high)}|`, '~', `${userAccount(low)}|~~`]) {
+      assert.deepEqual(rowsOf(low, fromKey), lowOwn, fromKey);
+    }
+    for (const fromKey of [`${userAccount(low)}|~`, '', 'maker:']) assert.deepEqual(rowsOf(high, fromKey), [], fromKey);
   });
 });
