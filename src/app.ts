@@ -51,8 +51,12 @@ import { createOracle } from './oracle/oracle.js';
 import { oracleRoutes } from './http/routes/oracle.js';
 import { listenForMetrics } from './ops/metrics-listener.js';
 import { createDashboard, DASHBOARD_WS_PATH } from './dashboard/dashboard.js';
+import { loadOrCreateDataKey } from './store/data-key.js';
+import { CursorCodec } from './http/paging.js';
 
 export const SERVICE_VERSION = '0.1.0';
+/** The `meta` name of the data directory's cursor key (http/paging.ts). */
+const CURSOR_KEY_NAME = 'cursor-key:v1';
 
 export interface RunningService {
   port: number;
@@ -201,6 +205,8 @@ export async function createService(
     shedder,
     unreadBodies: config.unreadBodies,
     clock,
+    // Issue 33: cursors are authenticated under the data directory's key, so they survive a restart.
+    cursors: new CursorCodec(loadOrCreateDataKey(store, CURSOR_KEY_NAME)),
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
   app.ws(MAKER_WS_PATH, makerGateway.attach(app));

@@ -80,6 +80,8 @@ export const errors = {
   /** A cursor that this route did not issue, or not in its canonical form (http/paging.ts). */
   cursorNotOfRoute: () => fieldError('/cursor', 'cursor is not a next_cursor of this route'),
   cursorOfOtherFilter: () => fieldError('/cursor', 'cursor was issued for another filter of this route'),
+  /** A cursor of this route and filter whose HMAC does not verify: issued to another caller, or altered. */
+  cursorOfOtherCaller: () => fieldError('/cursor', 'cursor was issued to another caller, or altered'),
   tokenKindForbidden: (kind: string) => new ApiError('FORBIDDEN', `${kind} tokens may not use this route`),
   /** A 500's message names the request id, so an operator finds the logged cause from a client's report. */
   internal: (requestId: string) => new ApiError('INTERNAL', `internal error (request ${requestId})`),

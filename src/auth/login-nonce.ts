@@ -13,17 +13,16 @@
 // Recording only nonces with a good issuedMac matters: an expiry a caller made up could keep a record for
 // ever.
 //
-// The key: 32 random bytes made once per data directory and kept in LMDB `meta`, so nonces issued before a
+// The key: 32 random bytes made once per data directory and kept in LMDB `meta` (store/data-key.ts), so nonces issued before a
 // restart still work after it. (Deriving it from config would need a secret the operator must set; the
 // admin token may be generated per start.) Whoever can read the data directory can mint nonces, but a nonce
 // only lets its holder ask for a signature: logging in still needs the wallet's signature over the message.
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/db.js';
-import { metaTable } from '../store/records.js';
+import { loadOrCreateDataKey } from '../store/data-key.js';
 
 const KEY_NAME = 'login-nonce-key:v1';
-const KEY_BYTES = 32;
 /** Domain separation: this key MACs login nonces and nothing else. */
 const MAC_TAG = 'parlayd:siwe-nonce:v1';
 const EXPIRY_HEX = 12; // 48 bits of ms: dates until the year 10889
@@ -34,21 +33,7 @@ const NONCE_RE = new RegExp(`^[0-9a-f]{${LOGIN_NONCE_CHARS}}$`);
 
 /** The data directory's nonce key, made and stored on first use (one synchronous write, once, at start). */
 export function loadOrCreateNonceKey(store: Store): Buffer {
-  const meta = metaTable<string>(store);
-  const stored = meta.get(KEY_NAME);
-  if (stored !== undefined) return decodeKey(stored);
-  const made = randomBytes(KEY_BYTES).toString('hex');
-  // ifNoExists semantics by hand, in one write transaction: a racing opener (a test's second store on the
-  // same directory) keeps the first key, and both read it back.
-  store.root.transactionSync(() => {
-    if (meta.get(KEY_NAME) === undefined) void meta.put(KEY_NAME, made);
-  });
-  return decodeKey(meta.get(KEY_NAME)!);
-}
-
-function decodeKey(hex: string): Buffer {
-  assert.match(hex, /^[0-9a-f]{64}$/, 'the stored login nonce key is 32 bytes of hex');
-  return Buffer.from(hex, 'hex');
+  return loadOrCreateDataKey(store, KEY_NAME);
 }
 
 /** A nonce for `address` (lowercase 0x form) that expires at `expiresAtMs`. */

@@ -8,6 +8,7 @@ import type { RecordWrite, UserDebit } from '../rfq/messages.js';
 import type { Store } from '../store/db.js';
 import { recordCheck } from '../store/record-check.js';
 import { table, type TypedWrite } from '../store/records.js';
+import { clampKey } from '../store/key-range.js';
 import {
   ContestRecord,
   contestEntryRange,
@@ -80,7 +81,7 @@ export class ContestRecords {
     const readLimit = Number.isFinite(limit) ? { limit: limit + 1 } : {};
     let yielded = 0;
     for (const { key, value } of table(this.store, 'contestEntries').getRange({
-      start: afterKey ?? range.start,
+      start: afterKey === null ? range.start : clampKey(afterKey, range.start, range.end),
       end: range.end,
       ...readLimit,
     })) {
@@ -100,7 +101,7 @@ export class ContestRecords {
   /** One user's entries in a contest, highest entry_index first, strictly below `beforeIndex` (from the highest when null). */
   *userEntriesNewestFirst(contestId: string, userId: string, beforeIndex: number | null, limit: number): Generator<EntryRecord> {
     const range = userEntryRange(contestId, userId);
-    const start = beforeIndex === null ? range.end : entryKey(contestId, userId, beforeIndex);
+    const start = beforeIndex === null ? range.end : clampKey(entryKey(contestId, userId, beforeIndex), range.start, range.end);
     let yielded = 0;
     for (const { key, value } of table(this.store, 'contestEntries').getRange({
       start,
@@ -124,7 +125,8 @@ export class ContestRecords {
   ): Generator<[createdAtMs: number, contestId: string, entryIndex: number]> {
     const range = userEntriesRange(userId);
     const afterKey = after === null ? null : userEntryKey(userId, ...after);
-    for (const key of table(this.store, 'userEntries').getKeys({ start: afterKey ?? range.end, end: range.start, reverse: true })) {
+    const start = afterKey === null ? range.end : clampKey(afterKey, range.start, range.end);
+    for (const key of table(this.store, 'userEntries').getKeys({ start, end: range.start, reverse: true })) {
       if (key !== afterKey) yield userEntryPositionOf(userId, key);
     }
   }

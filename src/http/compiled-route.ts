@@ -6,6 +6,7 @@ import { StrictObject } from '../schemas/common.js';
 import { ApiError } from '../errors.js';
 import type { AnyRoute } from './route.js';
 import { compileValidator, type Validator } from './validate.js';
+import { RoutePaging, type CursorCodec } from './paging.js';
 
 /** A body sent to a route that declares none must be empty or `{}`. */
 const EMPTY_BODY = compileValidator(StrictObject({}), { convertStrings: false });
@@ -23,9 +24,17 @@ export interface CompiledRoute {
   isAuthRoute: boolean;
   /** Asks the load shedder before anything else (RouteSpec.isShedUnderLoad). */
   isShedUnderLoad: boolean;
+  /** A paged route's cursors (its query has `cursor`), or null. */
+  paging: RoutePaging | null;
 }
 
-export function compileRoute(route: AnyRoute): CompiledRoute {
+/** Whether a route pages: its query schema has a `cursor` property (the OpenAPI document shows it the same way). */
+export function isPagedRoute(route: AnyRoute): boolean {
+  const properties = (route.query as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return properties !== undefined && 'cursor' in properties;
+}
+
+export function compileRoute(route: AnyRoute, cursors: CursorCodec): CompiledRoute {
   return {
     route,
     observers: new Map(),
@@ -34,6 +43,7 @@ export function compileRoute(route: AnyRoute): CompiledRoute {
     params: route.params === undefined ? null : compileValidator(route.params, { convertStrings: true }),
     isAuthRoute: route.path.startsWith('/v1/auth/'),
     isShedUnderLoad: route.isShedUnderLoad === true,
+    paging: isPagedRoute(route) ? new RoutePaging(cursors, `${route.method} ${route.path}`) : null,
   };
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { BodyCharge } from './unread-bodies.js';
 import type { CallerNetworks } from '../auth/nonce-spenders.js';
+import { Paging, type RoutePaging } from './paging.js';
 
 /** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
 export class Exchange {
@@ -79,9 +80,13 @@ export class Exchange {
 export class HandlerContext {
   readonly requestId: string;
   readonly #exchange: Exchange;
+  readonly #routePaging: RoutePaging | null;
+  // Made on first use: only paged routes read it, so every other request pays one null field.
+  #paging: Paging | null = null;
 
   constructor(
     exchange: Exchange,
+    routePaging: RoutePaging | null,
     readonly log: Logger,
     readonly auth: Principal | null,
     readonly body: unknown,
@@ -90,6 +95,7 @@ export class HandlerContext {
   ) {
     this.requestId = exchange.requestId;
     this.#exchange = exchange;
+    this.#routePaging = routePaging;
   }
 
   get signal(): AbortSignal {
@@ -98,5 +104,14 @@ export class HandlerContext {
 
   get caller(): CallerNetworks | null {
     return this.#exchange.caller;
+  }
+
+  get paging(): Paging {
+    if (this.#paging === null) {
+      // A route without `cursor` in its query schema has no paging: reading it there is a bug of the route.
+      if (this.#routePaging === null) throw new Error('this route does not page (no cursor in its query schema)');
+      this.#paging = new Paging(this.#routePaging, this.auth, this.params, this.query);
+    }
+    return this.#paging;
   }
 }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { AdminPrincipal, MakerPrincipal, UserPrincipal } from '../auth/principal.js';
 import type { CallerNetworks } from '../auth/nonce-spenders.js';
 import type { Method } from './router.js';
+import type { Paging } from './paging.js';
 
 /** none: no bearer read. optional-user: no bearer is fine, a bad one is 401. */
 export type AuthMode = 'none' | 'user' | 'optional-user' | 'maker' | 'admin';
@@ -40,6 +41,11 @@ export interface RequestContext<A extends AuthMode, B, Q, P> {
   signal: AbortSignal;
   /** The caller's IP and network on the auth routes (/v1/auth/*, which limit them); null on the others. */
   caller: CallerNetworks | null;
+  /**
+   * The request's cursor and its next_cursor, bound to this route, caller and filter (http/paging.ts). Only
+   * a route whose query has `cursor` has one; reading it on another route is a bug and throws.
+   */
+  paging: Paging;
 }
 
 export interface RouteSpec<A extends AuthMode, B, Q, P> {

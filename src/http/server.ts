@@ -22,6 +22,7 @@ import { statusLine } from './status-text.js';
 import { callerNetwork, callerWideNetwork } from './caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
 import { UnreadBodies, type UnreadBodiesOptions } from './unread-bodies.js';
+import type { CursorCodec } from './paging.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -48,11 +49,13 @@ export interface HttpDeps {
   unreadBodies: UnreadBodiesOptions;
   /** The time the rate limits are charged at: the service's one clock, as the maker socket's upgrades are. */
   clock: Clock;
+  /** Paged routes' cursors, under the data directory's cursor key (http/paging.ts). */
+  cursors: CursorCodec;
 }
 
 export function createHttpApp(deps: HttpDeps): TemplatedApp {
   const router = new Router<CompiledRoute>();
-  for (const route of deps.routes) router.add(route.method, route.path, compileRoute(route));
+  for (const route of deps.routes) router.add(route.method, route.path, compileRoute(route, deps.cursors));
   const app = uWS.App();
   let requestSeq = 0;
   const requestIdPrefix = `${Date.now().toString(36)}-${process.pid.toString(36)}-`;
@@ -236,7 +239,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       }
       exchange.holdPlace(deps.shedder.release);
     }
-    const ctx = new HandlerContext(exchange, deps.log, auth, body, query, params);
+    const ctx = new HandlerContext(exchange, compiled.paging, deps.log, auth, body, query, params);
     exchange.isRunning = true;
     let outcome: Reply | Promise<Reply>;
     try {

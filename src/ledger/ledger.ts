@@ -38,6 +38,7 @@ import {
 } from './accounts.js';
 import { recordCheck } from '../store/record-check.js';
 import { table } from '../store/records.js';
+import { clampKey } from '../store/key-range.js';
 
 /** Whose `available` a Ledger may debit: the users one RFQ shard owns (none on the main thread). */
 export interface BalanceOwner {
@@ -100,7 +101,11 @@ export function readJournal(store: Store, account: AccountId): JournalRow[] {
  */
 export function* journalNewestFirst(store: Store, account: AccountId, fromKey: string | null): Generator<{ key: string; row: JournalRow }> {
   const range = journalRange(account);
-  for (const { key, value } of table(store, 'accountJournal').getRange({ start: fromKey ?? range.end, end: range.start, reverse: true })) {
+  for (const { key, value } of table(store, 'accountJournal').getRange({
+    start: fromKey === null ? range.end : clampKey(fromKey, range.start, range.end),
+    end: range.start,
+    reverse: true,
+  })) {
     yield { key, row: checkJournalRow.value(key, value) };
   }
 }

@@ -20,6 +20,7 @@ import { withdrawalRef, type AccountId } from './accounts.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
 import { putRecord, table } from '../store/records.js';
+import { clampKey } from '../store/key-range.js';
 
 export type WithdrawalStatus = 'pending' | 'completed' | 'failed';
 
@@ -152,20 +153,23 @@ export class Withdrawals {
 
   /** An account's own withdrawals, newest first, after the key `before` (exclusive). */
   pageOfAccount(account: AccountId, limit: number, before: string | null): { records: WithdrawalRecord[]; next: string | null } {
-    const start = before ?? `${account}|~`;
+    const low = `${account}|`;
+    const high = `${account}|~`;
+    // Both ends inside the account's keys, whatever `before` says (store/key-range.ts).
+    const start = before === null ? high : clampKey(before, low, high);
     // The range starts at the cursor's own key (inclusive): one row more, then without it.
-    const keys = [
-      ...table(this.store, 'accountWithdrawals').getKeys({ start, end: `${account}|`, reverse: true, limit: limit + 2 }),
-    ].filter((k) => k !== before);
+    const keys = [...table(this.store, 'accountWithdrawals').getKeys({ start, end: low, reverse: true, limit: limit + 2 })].filter(
+      (k) => k !== before,
+    );
     return this.page(keys, limit);
   }
 
   /** The operator's queue of one status, oldest first, after the key `after` (exclusive). */
   pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): { records: WithdrawalRecord[]; next: string | null } {
-    const start = after ?? `${status}|`;
-    const keys = [...table(this.store, 'withdrawalsByStatus').getKeys({ start, end: `${status}|~`, limit: limit + 2 })].filter(
-      (k) => k !== after,
-    );
+    const low = `${status}|`;
+    const high = `${status}|~`;
+    const start = after === null ? low : clampKey(after, low, high);
+    const keys = [...table(this.store, 'withdrawalsByStatus').getKeys({ start, end: high, limit: limit + 2 })].filter((k) => k !== after);
     return this.page(keys, limit);
   }
 

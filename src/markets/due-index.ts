@@ -6,7 +6,6 @@
 // - the auto-void sweep (oracle/auto-void.ts): the markets due more than the grace ago, oldest first;
 // - the oracle's start-up (oracle/resolver.ts): the unresolved price windows, to index them in memory.
 import assert from 'node:assert/strict';
-import { decodeCursor, encodeCursor } from '../http/paging.js';
 import type { Market, StoredMarket } from '../schemas/markets.js';
 import type { Db, Store } from '../store/db.js';
 import { metaTable, table } from '../store/records.js';
@@ -53,20 +52,9 @@ function endKeyAfter(atMs: number): string {
   return `${String(atMs).padStart(MS_DIGITS, '0')}:~`;
 }
 
-/** An opaque cursor: the page's last key, base64url. */
-/** The due list's cursors follow the one paging convention (http/paging.ts): the page's last due key. */
-const DUE_CURSOR_SCOPE = { route: 'admin-markets-due', filter: [] } as const;
-const isDuePosition = (values: readonly unknown[]): values is [string] =>
+/** A due list cursor's position (http/paging.ts): the page's last due key. */
+export const isDuePosition = (values: readonly unknown[]): values is [string] =>
   values.length === 1 && typeof values[0] === 'string' && DUE_KEY_RE.test(values[0]);
-
-export function encodeDueCursor(key: string): string {
-  return encodeCursor(DUE_CURSOR_SCOPE, [key]);
-}
-
-/** The key a cursor encodes; 400 VALIDATION_FAILED at /cursor unless this route could have issued it. */
-export function decodeDueCursor(cursor: string): string {
-  return decodeCursor(DUE_CURSOR_SCOPE, cursor, isDuePosition)![0];
-}
 
 /**
  * Keys of markets due at or before `atMs`, oldest first, strictly after `afterKey` (null: from the start),

@@ -22,16 +22,7 @@ import {
   type ResolveOutcome,
   type StoredMarket,
 } from '../schemas/markets.js';
-import {
-  allDueKeys,
-  dueAtMsOf,
-  dueKey,
-  dueKeysUpTo,
-  encodeDueCursor,
-  decodeDueCursor,
-  marketIdOfDueKey,
-  withOracleFields,
-} from './due-index.js';
+import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 import { table } from '../store/records.js';
 
@@ -398,8 +389,7 @@ export class Markets {
    * A page of the markets due at or before `nowMs` and unresolved, oldest first (GET
    * /v1/admin/markets?due=true): one range read of the due index from the cursor, then one record per market.
    */
-  duePage(nowMs: number, limit: number, cursor: string | undefined): { markets: Market[]; next_cursor: string | null } {
-    const afterKey = cursor === undefined ? null : decodeDueCursor(cursor);
+  duePage(nowMs: number, limit: number, afterKey: string | null): { markets: Market[]; nextKey: string | null } {
     const keys = dueKeysUpTo(this.dueIndex, nowMs, afterKey, limit + 1);
     const pageKeys = keys.slice(0, limit);
     const markets = pageKeys.map((key) => {
@@ -408,7 +398,7 @@ export class Markets {
       return market;
     });
     const hasMore = keys.length > limit;
-    return { markets, next_cursor: hasMore ? encodeDueCursor(pageKeys.at(-1)!) : null };
+    return { markets, nextKey: hasMore ? pageKeys.at(-1)! : null };
   }
 
   private findWindow(key: string): Market | undefined {

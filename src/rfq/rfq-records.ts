@@ -19,6 +19,7 @@ import {
   takerOfMakerTakerFillKey,
 } from './fills.js';
 import { openPositionKey, RfqKeyRecord, RfqRecord, userRfqKey, userRfqPositionOf, userRfqRange } from './records.js';
+import { clampKey } from '../store/key-range.js';
 
 const checkRfq = recordCheck('rfqs', RfqRecord);
 const checkFill = recordCheck('fills', FillRecord);
@@ -54,7 +55,8 @@ export function* userRfqsNewestFirst(
   const range = userRfqRange(userId);
   const afterKey = after === null ? null : userRfqKey(userId, after[0], after[1]);
   // Reverse: newest first. The range start is inclusive, so the previous page's last row is read and skipped.
-  for (const key of table(store, 'userRfqs').getKeys({ start: afterKey ?? range.end, end: range.start, reverse: true })) {
+  const start = afterKey === null ? range.end : clampKey(afterKey, range.start, range.end);
+  for (const key of table(store, 'userRfqs').getKeys({ start, end: range.start, reverse: true })) {
     if (key !== afterKey) yield userRfqPositionOf(userId, key);
   }
 }
@@ -65,9 +67,10 @@ export function* userRfqsNewestFirst(
  */
 export function* makerFillIds(store: Store, makerAddress: string, range: KeyRange): Generator<string> {
   const prefix = makerFillsPrefix(makerAddress);
+  // Both ends inside the maker's keys, whatever the range (the view builds it from a cursor's request id).
   const keys = table(store, 'fills').getKeys({
-    start: prefix + range.start,
-    end: prefix + range.end,
+    start: clampKey(prefix + range.start, prefix, `${prefix}~`),
+    end: clampKey(prefix + range.end, prefix, `${prefix}~`),
     ...(range.reverse === undefined ? {} : { reverse: range.reverse }),
     ...(range.limit === undefined ? {} : { limit: range.limit }),
   });
@@ -78,7 +81,7 @@ export function* makerFillIds(store: Store, makerAddress: string, range: KeyRang
 export function nextTakerOfMaker(store: Store, makerAddress: string, afterTaker: string | null): string | null {
   const { start, end } = makerTakerFillsRange(makerAddress);
   // A taker's range end is where the maker's next taker starts.
-  const from = afterTaker === null ? start : takerFillsRange(makerAddress, afterTaker, 0).end;
+  const from = afterTaker === null ? start : clampKey(takerFillsRange(makerAddress, afterTaker, 0).end, start, end);
   for (const key of table(store, 'makerTakerFills').getKeys({ start: from, end, limit: 1 }))
     return takerOfMakerTakerFillKey(makerAddress, key);
   return null;

@@ -3,8 +3,9 @@
 // available) are final; lists page; withdrawals racing RFQs for the same balance never spend it twice. The
 // ledger check runs after each test and when the server stops.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { assertApiError } from '../helpers/errors.js';
 import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
 import { createMarket } from '../helpers/markets.js';
@@ -149,6 +150,49 @@ describe("a maker's withdrawal and the operator's queue", () => {
         [second.withdrawal_id, first.withdrawal_id, null],
       );
       await ledgerCheck();
+    } finally {
+      await maker.close();
+    }
+  });
+});
+
+describe('a forged cursor (issue 33 item 6)', () => {
+  /**
+   * The cursor of the exploit, in the format cursors had before they were authenticated: base64url of
+   * [route, filter tag, position], the position a raw `accountWithdrawals` key.
+   */
+  const oldFormatCursor = (route: string, key: string) => {
+    const filterTag = createHash('sha256').update('[]').digest('base64url').slice(0, 11);
+    return Buffer.from(JSON.stringify([route, filterTag, key]), 'utf8').toString('base64url');
+  };
+  const shown = (res: { body: unknown }) => JSON.stringify(res.body);
+
+  it("reads no other account's withdrawal: a user's or a maker's list started at a key of another user is 400 at /cursor", async () => {
+    const [one, two] = [await fundedUser(server, 10 * USDC), await fundedUser(server, 10 * USDC)];
+    // The range was read downwards from the cursor's key: the attacker is the account below the victim.
+    const [attacker, victim] = one.userId < two.userId ? [one, two] : [two, one];
+    const stolen = (await client(server.baseUrl, victim.token).post('/v1/user/withdrawals', withdrawal(USDC))).body;
+    assert.equal(stolen.destination, DESTINATION);
+    const below = `user:${victim.userId}|~`; // above every key of the victim's: the read walks down through them
+    const asUser = await client(server.baseUrl, attacker.token).get(
+      `/v1/user/withdrawals?cursor=${oldFormatCursor('user-withdrawals', below)}`,
+    );
+    assert.ok(!shown(asUser).includes(stolen.withdrawal_id), `a user read another's withdrawal: ${shown(asUser)}`);
+    assertApiError(asUser, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'cursor is not a next_cursor of this route' }]);
+
+    // A maker's account key ("maker:0x...") sorts below every user's: its list walked into users' keys.
+    const maker = await connectMaker(server, await registerMaker(server, undefined, undefined, 5 * USDC));
+    try {
+      const mm = client(server.baseUrl, maker.sessionToken);
+      const asMaker = await mm.get(`/v1/mm/withdrawals?cursor=${oldFormatCursor('mm-withdrawals', below)}`);
+      assert.ok(!shown(asMaker).includes(stolen.withdrawal_id), `a maker read a user's withdrawal: ${shown(asMaker)}`);
+      assertApiError(asMaker, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'cursor is not a next_cursor of this route' }]);
+      // The victim's own cursor, in the attacker's hands: issued to another caller.
+      await client(server.baseUrl, victim.token).post('/v1/user/withdrawals', withdrawal(USDC));
+      const victimCursor = (await client(server.baseUrl, victim.token).get('/v1/user/withdrawals?limit=1')).body.next_cursor as string;
+      const foreign = await client(server.baseUrl, attacker.token).get(`/v1/user/withdrawals?cursor=${victimCursor}`);
+      assert.ok(!shown(foreign).includes(stolen.withdrawal_id), shown(foreign));
+      assertApiError(foreign, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'cursor was issued to another caller, or altered' }]);
     } finally {
       await maker.close();
     }

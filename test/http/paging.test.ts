@@ -1,12 +1,13 @@
 // One paging convention for every list (contract section 13, src/http/paging.ts): `limit` (1..max), an opaque
 // `cursor`, `next_cursor` null on the last page; a cursor this route did not issue, or issued for another
-// filter, is 400 VALIDATION_FAILED at /cursor. Walking every page while new items arrive repeats nothing and
+// filter or to another caller, or altered, is 400 VALIDATION_FAILED at /cursor. Walking every page while new items arrive repeats nothing and
 // skips nothing that existed when the walk began, and a page reads a bounded number of records however
 // large the table is.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { isApiError } from '../../src/errors.js';
-import { decodeCursor, encodeCursor, isSafeIntegers } from '../../src/http/paging.js';
+import { CursorBinding, CursorCodec, isSafeIntegers, routeFilter } from '../../src/http/paging.js';
 import { MENTION_SCAN_MAX } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
 import { admin, client, type HttpResult } from '../helpers/http.js';
@@ -29,7 +30,10 @@ function assertCursorRefused(res: HttpResult, message: RegExp): void {
 }
 
 describe('cursors (pure)', () => {
-  const scope = { route: 'contests', filter: ['open', null] };
+  const codec = new CursorCodec(randomBytes(32));
+  const ROUTE = 'GET /v1/contests';
+  const bound = (route: string, caller: string, query: Record<string, unknown>) => new CursorBinding(route, caller, routeFilter({}, query));
+  const binding = bound(ROUTE, 'anonymous', { status: 'open', limit: 3 });
   const isPair = isSafeIntegers(2);
   const refusal = (run: () => unknown, message: RegExp) =>
     assert.throws(
@@ -38,34 +42,63 @@ describe('cursors (pure)', () => {
         isApiError(err) && err.code === 'VALIDATION_FAILED' && err.details?.[0]?.path === '/cursor' && message.test(err.details[0].message),
     );
 
-  it('a cursor decodes to the position it was made from, in its own route and filter only', () => {
-    const cursor = encodeCursor(scope, [1_700_000_000_000, 42]);
+  it('a cursor decodes to the position it was made from, for its own route, filter and caller only', () => {
+    const cursor = codec.encode(binding, [1_700_000_000_000, 42]);
     assert.match(cursor, /^[A-Za-z0-9_-]+$/);
-    assert.deepEqual(decodeCursor(scope, cursor, isPair), [1_700_000_000_000, 42]);
-    assert.equal(decodeCursor(scope, undefined, isPair), null);
-    refusal(() => decodeCursor({ route: 'contests', filter: ['resolved', null] }, cursor, isPair), /another filter/);
-    refusal(() => decodeCursor({ route: 'contests', filter: [null, 'open'] }, cursor, isPair), /another filter/);
-    refusal(() => decodeCursor({ route: 'mention-markets', filter: ['open', null] }, cursor, isPair), /not a next_cursor of this route/);
+    assert.deepEqual(codec.decode(binding, cursor, isPair), [1_700_000_000_000, 42]);
+    assert.equal(codec.decode(binding, undefined, isPair), null);
+    // limit is not a filter: a walk may change it between pages.
+    assert.deepEqual(codec.decode(bound(ROUTE, 'anonymous', { status: 'open', cursor }), cursor, isPair), [1_700_000_000_000, 42]);
+    refusal(() => codec.decode(bound(ROUTE, 'anonymous', { status: 'resolved' }), cursor, isPair), /another filter/);
+    refusal(() => codec.decode(bound(ROUTE, 'anonymous', { category: 'open' }), cursor, isPair), /another filter/);
+    refusal(
+      () => codec.decode(bound('GET /v1/mention-markets', 'anonymous', { status: 'open' }), cursor, isPair),
+      /not a next_cursor of this route/,
+    );
+    refusal(() => codec.decode(bound(ROUTE, 'user:x', { status: 'open' }), cursor, isPair), /another caller, or altered/);
+    // Another data directory's key: not issued here.
+    refusal(() => new CursorCodec(randomBytes(32)).decode(binding, cursor, isPair), /another caller, or altered/);
   });
 
-  it('truncated, padded, re-encoded or forged text is refused', () => {
-    const cursor = encodeCursor(scope, [1_700_000_000_000, 42]);
+  it('the filter is every path parameter and query value but limit and cursor, in name order; empty is absent', () => {
+    assert.equal(
+      routeFilter({ id: 'c' }, { b: 2, a: 'x', limit: 5, cursor: 'q', e: '', u: undefined }),
+      '[["params.id","c"],["query.a","x"],["query.b",2]]',
+    );
+    assert.equal(routeFilter({}, { status: '' }), routeFilter(undefined, {}));
+  });
+
+  it('truncated, padded, altered, re-encoded or forged text is refused', () => {
+    const cursor = codec.encode(binding, [1_700_000_000_000, 42]);
+    const bytes = Buffer.from(cursor, 'base64url');
+    const tag = bytes.subarray(0, 16);
+    const body = JSON.parse(bytes.subarray(16).toString('utf8')) as unknown[];
+    const withBody = (value: unknown, spacing?: number) =>
+      Buffer.concat([tag, Buffer.from(JSON.stringify(value, null, spacing), 'utf8')]).toString('base64url');
     const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
-    const forged = [
+    const route = /not a next_cursor of this route/;
+    const altered = /another caller, or altered/;
+    for (const text of [
       cursor.slice(0, -1),
       cursor.slice(0, 10),
       `${cursor}==`,
       `${cursor}A`,
-      b64(Buffer.from(cursor, 'base64url').toString('utf8').replace(',', ', ')), // same JSON, not canonical
       b64('[]'),
       b64('"contests"'),
-      b64('{"route":"contests"}'),
-      b64(JSON.stringify(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')).slice(0, 3))), // one value short
-      b64(JSON.stringify([...JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')).slice(0, 2), -1, 1])), // negative
-      b64(JSON.stringify([...JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')).slice(0, 2), '1', 1])), // string
       'x'.repeat(600),
-    ];
-    for (const text of forged) refusal(() => decodeCursor(scope, text, isPair), /not a next_cursor of this route/);
+    ]) {
+      refusal(() => codec.decode(binding, text, isPair), route);
+    }
+    for (let i = 0; i < bytes.length; i++) {
+      const flipped = Buffer.from(bytes);
+      flipped[i] = flipped[i]! ^ 0x01;
+      refusal(() => codec.decode(binding, flipped.toString('base64url'), isPair), /./);
+    }
+    refusal(() => codec.decode(binding, withBody(body, 1), isPair), altered); // same JSON, other bytes
+    refusal(() => codec.decode(binding, withBody([...body.slice(0, 3), 41]), isPair), altered); // another position
+    refusal(() => codec.decode(binding, withBody(body.slice(0, 3)), isPair), altered); // one value short
+    // The old format (issue 33): the position in the clear, no tag.
+    refusal(() => codec.decode(binding, b64(JSON.stringify(['contests', 'x', 1_700_000_000_000, 41])), isPair), route);
   });
 });
 

@@ -67,7 +67,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     owner: 'src/store/counters.ts',
     also: {
       'src/store/migrations.ts': 'owns the layout version key',
-      'src/auth/login-nonce.ts': 'owns the login nonce MAC key',
+      'src/store/data-key.ts': "owns the data directory's keys (the login nonce MAC key, the cursor MAC key)",
       'src/auth/sessions.ts': 'owns the maker session index mark',
       'src/markets/due-index.ts': 'owns the due index version key',
     },

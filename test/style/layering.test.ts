@@ -48,7 +48,6 @@ const EXCEPTIONS: readonly Exception[] = [
   { from: 'src/config.ts', to: 'src/crypto/maker-challenge.ts', why: "the domain tag's pattern, stated by the challenge format" },
   { from: 'src/config.ts', to: 'src/schemas/convert-strings.ts', why: 'env strings converted as query strings are' },
   { from: 'src/schemas/', to: 'src/http/paging.ts', why: 'page query and next_cursor properties live with the cursor codec' },
-  { from: 'src/markets/due-index.ts', to: 'src/http/paging.ts', why: 'the due list is paged with the cursor codec' },
   { from: 'src/schemas/openapi.ts', to: 'src/http/route.ts', why: 'the document is built from the route definitions (type)' },
   { from: 'src/schemas/asyncapi.ts', to: 'src/mm/protocol.ts', why: "the socket's path" },
   { from: 'src/schemas/rfq.ts', to: 'src/rfq/codec.ts', why: "leg count and order types are the signing format's bounds" },

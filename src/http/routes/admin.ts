@@ -15,6 +15,7 @@ import {
 } from '../../schemas/markets.js';
 import { balanceBody } from './user.js';
 import { readUserBalance } from '../../ledger/ledger.js';
+import { isDuePosition } from '../../markets/due-index.js';
 import { SetStorage, StorageStatus } from '../../schemas/storage.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
@@ -74,7 +75,10 @@ export function adminRoutes(s: AdminRouteDeps) {
       summary: 'Markets whose resolution time has passed and that are unresolved (due=true), oldest first; follow next_cursor until null',
       query: DueMarketsQuery,
       responses: { 200: DueMarketsPage },
-      handler: ({ query }) => json(200, s.markets.duePage(s.clock.nowMs(), query.limit ?? DEFAULT_DUE_PAGE, query.cursor)),
+      handler: ({ paging, query }) => {
+        const page = s.markets.duePage(s.clock.nowMs(), query.limit ?? DEFAULT_DUE_PAGE, paging.after(isDuePosition)?.[0] ?? null);
+        return json(200, { markets: page.markets, next_cursor: paging.next(page.nextKey === null ? null : [page.nextKey]) });
+      },
     }),
     defineRoute({
       method: 'GET',

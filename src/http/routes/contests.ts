@@ -19,7 +19,7 @@ import {
 import { StrictObject, Uuid } from '../../schemas/common.js';
 import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/queries.js';
 import { PageCache } from '../page-cache.js';
-import { decodeCursor, encodeCursor, isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
+import { isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type ContestsRouteDeps = Pick<Services, 'contests'>;
@@ -51,20 +51,23 @@ export function contestRoutes(s: ContestsRouteDeps) {
       summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
       query: ContestListQuery,
       responses: { 200: ContestList },
-      handler: ({ query }) => {
+      handler: (ctx) => {
+        const { query } = ctx;
         const filter = { status: query.status || undefined, category: query.category || undefined };
-        const scope = { route: 'contests', filter: [filter.status ?? null, filter.category ?? null] };
-        // The cursor is checked on every request (a refused one is never cached); the key is the whole query.
-        const after = decodeCursor(scope, query.cursor, isListPosition);
+        // The key is the whole query, its cursor text included. A page is cached only once its cursor was
+        // verified for this route and filter (every caller of this list is the same anonymous caller to
+        // cursors), so a hit needs no second check, and its next_cursor is everyone's. A refused cursor is
+        // never cached: it is checked (one HMAC) on each request.
         const version = contests.listVersion;
         const key = JSON.stringify([filter.status ?? null, filter.category ?? null, query.limit ?? null, query.cursor ?? null]);
         let body = listPages.get(version, key);
         if (body === null) {
+          const after = ctx.paging.after(isListPosition);
           const page = contests.list(filter, {
             limit: query.limit,
             after: after === null ? null : { createdAtMs: after[0]!, seq: after[1]! },
           });
-          const nextCursor = page.next === null ? null : encodeCursor(scope, [page.next.createdAtMs, page.next.seq]);
+          const nextCursor = ctx.paging.next(page.next === null ? null : [page.next.createdAtMs, page.next.seq]);
           body = JSON.stringify({ contests: page.contests, next_cursor: nextCursor });
           listPages.set(version, key, body);
         }
@@ -146,13 +149,12 @@ export function contestRoutes(s: ContestsRouteDeps) {
       params: ContestIdParams,
       query: AdminEntriesQuery,
       responses: { 200: AdminEntries },
-      handler: ({ params, query }) => {
-        const scope = { route: 'admin-contest-entries', filter: [params.id] };
+      handler: ({ params, paging, query }) => {
         const page = contests.adminEntries(params.id, {
           limit: query.limit ?? MAX_ADMIN_ENTRIES_PAGE,
-          afterKey: () => decodeCursor(scope, query.cursor, isEntryKeyOfContest(params.id))?.[0] ?? null,
+          afterKey: () => paging.after(isEntryKeyOfContest(params.id))?.[0] ?? null,
         });
-        return json(200, { entries: page.entries, next_cursor: page.nextKey === null ? null : encodeCursor(scope, [page.nextKey]) });
+        return json(200, { entries: page.entries, next_cursor: paging.next(page.nextKey === null ? null : [page.nextKey]) });
       },
     }),
   ];

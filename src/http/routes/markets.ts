@@ -11,7 +11,7 @@ import {
   MENTION_LIST_PAGE,
   MentionMarketsQuery,
 } from '../../schemas/markets.js';
-import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
+import { isSafeIntegers } from '../paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type MarketsRouteDeps = Pick<Services, 'markets'>;
@@ -63,14 +63,13 @@ export function marketRoutes(s: MarketsRouteDeps) {
       summary: 'Mention markets in market id order, optionally filtered by status; follow next_cursor until null',
       query: MentionMarketsQuery,
       responses: { 200: MarketList },
-      handler: ({ query }) => {
-        const scope = { route: 'mention-markets', filter: [query.status ?? null] };
-        const after = decodeCursor(scope, query.cursor, isMarketIdPosition);
+      handler: ({ paging, query }) => {
+        const after = paging.after(isMarketIdPosition);
         const page = s.markets.listMentions(query.status, {
           limit: query.limit ?? MENTION_LIST_PAGE.defaultLimit,
           afterId: after?.[0] ?? null,
         });
-        return json(200, { markets: page.markets, next_cursor: page.nextId === null ? null : encodeCursor(scope, [page.nextId]) });
+        return json(200, { markets: page.markets, next_cursor: paging.next(page.nextId === null ? null : [page.nextId]) });
       },
     }),
   ];

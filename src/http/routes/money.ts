@@ -25,7 +25,7 @@ import {
   WithdrawalsQuery,
   AdminWithdrawal,
 } from '../../schemas/money.js';
-import { decodeCursor, encodeCursor } from '../paging.js';
+import type { Paging } from '../paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'store' | 'withdrawals'>;
@@ -76,13 +76,12 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     });
     return json(isReplay ? 200 : 201, withdrawalBody(record));
   };
-  const ownList = (account: AccountId, route: string, query: { limit?: number; cursor?: string }) => {
-    const scope = { route, filter: [] };
-    const before = decodeCursor(scope, query.cursor, isKeyPosition);
+  const ownList = (account: AccountId, paging: Paging, query: { limit?: number }) => {
+    const before = paging.after(isKeyPosition);
     const page = s.withdrawals.pageOfAccount(account, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, before?.[0] ?? null);
     return json(200, {
       withdrawals: page.records.map(withdrawalBody),
-      next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]),
+      next_cursor: paging.next(page.next === null ? null : [page.next]),
     });
   };
   return [
@@ -160,7 +159,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       summary: "The caller's withdrawals, newest first (paged)",
       query: WithdrawalsQuery,
       responses: { 200: WithdrawalList },
-      handler: ({ auth, query }) => ownList(userAccount(auth.userId), 'user-withdrawals', query),
+      handler: ({ auth, paging, query }) => ownList(userAccount(auth.userId), paging, query),
     }),
     defineRoute({
       method: 'GET',
@@ -170,7 +169,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       summary: "The maker's withdrawals, newest first (paged)",
       query: WithdrawalsQuery,
       responses: { 200: WithdrawalList },
-      handler: ({ auth, query }) => ownList(makerAccount(auth.address), 'mm-withdrawals', query),
+      handler: ({ auth, paging, query }) => ownList(makerAccount(auth.address), paging, query),
     }),
     defineRoute({
       method: 'GET',
@@ -180,13 +179,12 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       summary: 'Withdrawals of one status (default pending), oldest first (paged)',
       query: AdminWithdrawalsQuery,
       responses: { 200: AdminWithdrawalList },
-      handler: ({ query }) => {
+      handler: ({ paging, query }) => {
         const status: WithdrawalStatus = query.status ?? 'pending';
-        const scope = { route: 'admin-withdrawals', filter: [status] };
-        const after = decodeCursor(scope, query.cursor, isKeyPosition);
+        const after = paging.after(isKeyPosition);
         const page = s.withdrawals.pageOfStatus(status, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, after?.[0] ?? null);
         const withdrawals = page.records.map((r) => Object.assign(withdrawalBody(r), { account: r.account }));
-        return json(200, { withdrawals, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+        return json(200, { withdrawals, next_cursor: paging.next(page.next === null ? null : [page.next]) });
       },
     }),
     defineRoute({

@@ -5,7 +5,7 @@ import type { Services } from '../../services.js';
 import type { RfqEngine } from '../../rfq/engine.js';
 import type { CreateCommand } from '../../rfq/admission.js';
 import { takerPnlPage } from '../../rfq/taker-pnl.js';
-import { decodeCursor, encodeCursor, isOneString } from '../paging.js';
+import { isOneString } from '../paging.js';
 import { isTerminal } from '../../rfq/records.js';
 import { TerminalResults } from '../../rfq/terminal-results.js';
 import {
@@ -131,16 +131,15 @@ export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
       summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id), in taker order, paged",
       query: TakerPnlQuery,
       responses: { 200: TakerPnlResponse },
-      handler: ({ auth, query }) => {
+      handler: ({ auth, paging, query }) => {
         const sinceMs = query.since_ms ?? 0;
-        const scope = { route: 'mm-taker-pnl', filter: [sinceMs] };
-        const after = decodeCursor(scope, query.cursor, isOneString);
+        const after = paging.after(isOneString);
         const page = takerPnlPage(s.store, auth.address, {
           sinceMs,
           limit: query.limit ?? TAKER_PNL_PAGE.defaultLimit,
           afterTaker: after?.[0] ?? null,
         });
-        return json(200, { takers: page.takers, next_cursor: page.nextTaker === null ? null : encodeCursor(scope, [page.nextTaker]) });
+        return json(200, { takers: page.takers, next_cursor: paging.next(page.nextTaker === null ? null : [page.nextTaker]) });
       },
     }),
   ];

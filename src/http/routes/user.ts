@@ -7,7 +7,7 @@ import { readUserBalance, type UserBalance } from '../../ledger/ledger.js';
 import { userRfqsPage, type UserRfqPosition } from '../../rfq/history.js';
 import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from '../../contests/history.js';
 import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../schemas/history.js';
-import { decodeCursor, encodeCursor, isSafeIntegers } from '../paging.js';
+import { isSafeIntegers } from '../paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type UserRouteDeps = Pick<Services, 'markets' | 'preferences' | 'store'>;
@@ -46,15 +46,14 @@ export function userRoutes(s: UserRouteDeps) {
       summary: "The caller's RFQs, newest first, optionally of one status (paged: follow next_cursor until null)",
       query: UserRfqsQuery,
       responses: { 200: UserRfqList },
-      handler: ({ auth, query }) => {
-        const scope = { route: 'user-rfqs', filter: [query.status ?? null] };
-        const after = decodeCursor(scope, query.cursor, isRfqPosition);
+      handler: ({ auth, paging, query }) => {
+        const after = paging.after(isRfqPosition);
         const page = userRfqsPage(s.store, auth.userId, {
           status: query.status,
           limit: query.limit ?? USER_HISTORY_PAGE.defaultLimit,
           after,
         });
-        return json(200, { rfqs: page.rfqs, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+        return json(200, { rfqs: page.rfqs, next_cursor: paging.next(page.next) });
       },
     }),
     defineRoute({
@@ -65,20 +64,17 @@ export function userRoutes(s: UserRouteDeps) {
       summary: "The caller's contest entries of every game type, newest first, optionally of one contest (paged)",
       query: UserEntriesQuery,
       responses: { 200: UserEntryList },
-      handler: ({ auth, query }) => {
+      handler: ({ auth, paging, query }) => {
         const limit = query.limit ?? USER_HISTORY_PAGE.defaultLimit;
         const marketOf = (marketId: number) => s.markets.get(marketId);
-        const scope = { route: 'user-contest-entries', filter: [query.contest_id ?? null] };
+        // The contest_id filter is bound into the cursor, so each position shape comes back to its own branch.
         if (query.contest_id === undefined) {
-          const page = userEntriesPage(s.store, marketOf, auth.userId, {
-            limit,
-            after: decodeCursor(scope, query.cursor, isEntryPosition),
-          });
-          return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+          const page = userEntriesPage(s.store, marketOf, auth.userId, { limit, after: paging.after(isEntryPosition) });
+          return json(200, { entries: page.entries, next_cursor: paging.next(page.next) });
         }
-        const before = decodeCursor(scope, query.cursor, isEntryIndexPosition);
+        const before = paging.after(isEntryIndexPosition);
         const page = userContestEntriesPage(s.store, marketOf, auth.userId, query.contest_id, { limit, beforeIndex: before?.[0] ?? null });
-        return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+        return json(200, { entries: page.entries, next_cursor: paging.next(page.next === null ? null : [page.next]) });
       },
     }),
     defineRoute({

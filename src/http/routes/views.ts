@@ -16,7 +16,6 @@ import {
   PositionsQuery,
   VIEWS_PAGE,
 } from '../../schemas/views.js';
-import { decodeCursor, encodeCursor } from '../paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type ViewsRouteDeps = Pick<Services, 'markets' | 'store'>;
@@ -40,15 +39,14 @@ export function viewRoutes(s: ViewsRouteDeps) {
       summary: "The caller's filled RFQs, newest first, optionally open or settled only, with what each paid (paged)",
       query: PositionsQuery,
       responses: { 200: PositionList },
-      handler: ({ auth, query }) => {
-        const scope = { route: 'user-positions', filter: [query.status ?? null] };
-        const after = decodeCursor(scope, query.cursor, isPositionCursor);
+      handler: ({ auth, paging, query }) => {
+        const after = paging.after(isPositionCursor);
         const page = userPositionsPage(s.store, marketOf, auth.userId, {
           status: query.status,
           limit: query.limit ?? VIEWS_PAGE.defaultLimit,
           after,
         });
-        return json(200, { positions: page.positions, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+        return json(200, { positions: page.positions, next_cursor: paging.next(page.next) });
       },
     }),
     defineRoute({
@@ -59,11 +57,10 @@ export function viewRoutes(s: ViewsRouteDeps) {
       summary: "The caller's money movements, newest first: one entry per transfer and bucket it changed (paged)",
       query: JournalQuery,
       responses: { 200: JournalList },
-      handler: ({ auth, query }) => {
-        const scope = { route: 'user-journal', filter: [] };
-        const after = decodeCursor(scope, query.cursor, isJournalCursor);
+      handler: ({ auth, paging, query }) => {
+        const after = paging.after(isJournalCursor);
         const page = accountJournalPage(s.store, userAccount(auth.userId), { limit: query.limit ?? VIEWS_PAGE.defaultLimit, after });
-        return json(200, { entries: page.entries, next_cursor: page.next === null ? null : encodeCursor(scope, page.next) });
+        return json(200, { entries: page.entries, next_cursor: paging.next(page.next) });
       },
     }),
     defineRoute({
@@ -74,15 +71,14 @@ export function viewRoutes(s: ViewsRouteDeps) {
       summary: "The maker's fills, newest first, optionally open or settled only, with the maker's result once settled (paged)",
       query: MakerFillsQuery,
       responses: { 200: MakerFillList },
-      handler: ({ auth, query }) => {
-        const scope = { route: 'mm-fills', filter: [query.status ?? null] };
-        const after = decodeCursor(scope, query.cursor, isRequestIdCursor);
+      handler: ({ auth, paging, query }) => {
+        const after = paging.after(isRequestIdCursor);
         const page = makerFillsPage(s.store, marketOf, auth.address, {
           status: query.status,
           limit: query.limit ?? VIEWS_PAGE.defaultLimit,
           afterRequestId: after?.[0] ?? null,
         });
-        return json(200, { fills: page.fills, next_cursor: page.next === null ? null : encodeCursor(scope, [page.next]) });
+        return json(200, { fills: page.fills, next_cursor: paging.next(page.next === null ? null : [page.next]) });
       },
     }),
   ];
