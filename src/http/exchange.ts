@@ -86,4 +86,8 @@ export class HandlerContext {
   get signal(): AbortSignal {
     return this.#exchange.signal;
   }
+
+  get rateKey(): string | null {
+    return this.#exchange.rateKey;
+  }
 }

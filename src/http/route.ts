@@ -37,6 +37,11 @@ export interface RequestContext<A extends AuthMode, B, Q, P> {
   params: StaticOr<P, Record<string, never>>;
   /** Aborted when the client goes away, so long waits (wait_ms) can stop early. */
   signal: AbortSignal;
+  /**
+   * The rate-limit bucket the request was charged one token to (null: not limited, e.g. the admin), for a
+   * route whose request carries many units of work and pays for the others (oracle.ts).
+   */
+  rateKey: string | null;
 }
 
 export interface RouteSpec<A extends AuthMode, B, Q, P> {
