@@ -22,6 +22,9 @@ export class Connection {
   makerId: MakerId | null = null;
   address: string | null = null;
   unansweredHeartbeats = 0;
+  /** Its inbound frame bucket (frame-rate.ts): filled when the socket opens. */
+  frameTokens = 0;
+  frameTokensAtMs = 0;
   /**
    * Broadcast frames (numbered already) not yet written: written together, corked, once the current task
    * is done (socket-writer.ts queue), and before anything else is written to this socket, so frames keep
