@@ -51,7 +51,7 @@ export interface MakerAuthenticatorDeps {
 
 export class MakerAuthenticator {
   /** Sockets awaiting auth: counts per address and network, and their order. */
-  readonly pending: PendingAuth;
+  readonly pending: PendingAuth<Connection>;
   #makerSeq = 0;
 
   constructor(private readonly deps: MakerAuthenticatorDeps) {

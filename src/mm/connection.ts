@@ -37,6 +37,11 @@ export class Connection {
   authTimer: Timer | null = null;
   /** The session's expiry, on the gateway's clock; cleared when the socket closes. */
   sessionTimer: Timer | null = null;
+  /** Not yet sent its auth_response (pending-auth.ts: the one an eviction may close). */
+  get isIdleWhilePending(): boolean {
+    return this.phase === 'awaiting_response';
+  }
+
   constructor(
     readonly connId: number,
     readonly remote: string,
