@@ -495,4 +495,23 @@ describe('maker gateway: sockets per maker and frames per socket (issue 33)', ()
     assert.equal(calm.socket.isOpen, true);
     await calm.close();
   });
+  it('a text frame that is not valid UTF-8 ends the socket in uWS, before the service sees it: 1006, no error (documented)', async () => {
+    // uWS checks every text frame's UTF-8 and drops the TCP connection on a bad one (no close frame, no
+    // callback before the close): the service cannot answer it, so docs/maker-protocol.md says 1006. This pins
+    // that behaviour: a uWS that starts answering 1007 fails here, and the docs and this test change with it.
+    const maker = await gw.register();
+    const mm = await connectMaker(gw, maker);
+    const [makerId] = gw.gateway.makerIdsOf(maker.address);
+    mm.socket.sendRaw(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+    assert.deepEqual(await mm.socket.waitClosed(), { code: 1006, reason: '' });
+    assert.equal(
+      mm.socket.received.some((m) => m.type === 'error'),
+      false,
+    );
+    // The gateway saw the close as any other: the connection is gone and its quotes are withdrawn.
+    await waitFor(() => dispatcher.events.some((e) => e.kind === 'disconnected' && e.makerId === makerId), {
+      intervalMs: 5,
+      what: 'onMakerDisconnected',
+    });
+  });
 });
