@@ -202,15 +202,22 @@ export class VerifyPool {
       : turn;
     const sliceSize = Math.ceil(pending.length / this.#threads);
     for (let start = 0; start < pending.length; start += sliceSize) this.#run(pending.slice(start, start + sliceSize), false);
+    this.#pumpOracle();
   }
 
   /**
-   * Sends waiting oracle calls to the threads while one is idle and fewer than #maxOracleTasks oracle batches
-   * run, so an order never finds more than those batches ahead of it (piscina's queue is first come, first
-   * served). Called when an oracle call arrives and whenever a task ends.
+   * Sends waiting oracle calls to the threads while one is idle, no other call waits for its turn's flush,
+   * and fewer than #maxOracleTasks oracle batches run: an order never finds more than the oracle batches that
+   * ran when it was called ahead of it (piscina's queue is first come, first served). Called when an oracle
+   * call arrives, after each flush and whenever a task ends.
    */
   #pumpOracle(): void {
-    while (this.#oracleWaiting.length > 0 && this.#tasksRunning < this.#threads && this.#oracleTasksRunning < this.#maxOracleTasks) {
+    while (
+      this.#oracleWaiting.length > 0 &&
+      this.#pending.size === 0 &&
+      this.#tasksRunning < this.#threads &&
+      this.#oracleTasksRunning < this.#maxOracleTasks
+    ) {
       this.#run(this.#oracleWaiting.splice(0, ORACLE_BATCH_ITEMS), true);
     }
   }
