@@ -177,7 +177,7 @@ export async function createService(
     ...rfqRoutes(services, rfqEngine),
     ...mmRoutes(services, SERVICE_VERSION),
     ...mmDeskRoutes(services),
-    ...oracleRoutes(services),
+    ...oracleRoutes(services, rateLimiter),
     ...dashboard.routes,
   );
   let closing: Promise<void> | null = null;

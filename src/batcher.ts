@@ -17,6 +17,11 @@ export class Batcher<T> {
     private readonly flushAt: FlushPoint = 'microtask',
   ) {}
 
+  /** Items added and not yet handed over. */
+  get size(): number {
+    return this.#items.length;
+  }
+
   add(item: T): void {
     this.#items.push(item);
     if (this.#isScheduled) return;

@@ -54,6 +54,15 @@ export const EnvSchema = Type.Object({
   // authenticate instead of PARLAYD_MM_AUTH_TIMEOUT_MS: a maker's client signs and answers in milliseconds,
   // so 2 s costs it nothing, and a flood of idle sockets turns over 5 times faster.
   PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS: Ms(2_000),
+  // Authenticated sockets of one maker address at once. Each gets every RFQ and may quote and be offered last
+  // looks: without a cap one maker's sockets multiplied what it could make an RFQ hold. A maker needs one or
+  // two (a second while it moves to a new one); the next one past it is closed TOO_MANY_SOCKETS.
+  PARLAYD_MM_MAX_SOCKETS_PER_MAKER: Type.Integer({ minimum: 1, maximum: 1_024, default: 4 }),
+  // Frames one maker socket may send: a token bucket (mm/frame-rate.ts), past it the socket is closed 1008
+  // RATE_LIMITED. Each frame costs a parse and a schema check on the main thread; a bot quoting every RFQ
+  // at the 2,000/s target sends 2,000/s, so 10,000/s with bursts of 20,000 leaves it five times the room.
+  PARLAYD_MM_FRAMES_PER_S: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
+  PARLAYD_MM_FRAME_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 20_000 }),
   // Refused maker logins and sockets closed before auth are logged as one info line per this interval with
   // their counts by reason (each one at debug level): anyone can cause them at will.
   PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS: Ms(10_000),
@@ -67,6 +76,10 @@ export const EnvSchema = Type.Object({
   PARLAYD_LOGIN_NONCE_TTL_MS: Ms(300_000),
   PARLAYD_QUOTE_WINDOW_MS: Ms(300),
   PARLAYD_LAST_LOOK_MS: Ms(200),
+  // Longest an RFQ spends in last looks, from the first one offered (rfq/last-look.ts): then the best firm
+  // quote left fills, or it fails MAKER_REJECTED. Without it unanswered last looks held a signed RFQ, its
+  // wager reserved, up to its expiry: a free option for the makers. 1 s is five default last looks.
+  PARLAYD_MAX_FINALIZING_MS: Ms(1_000),
   // Longest an RFQ's create is held to share one durable commit with its terminal write, when the taker's
   // answer waits for the result (wait_ms): one fsync per RFQ instead of two. 0 commits every create at once.
   PARLAYD_CREATE_COALESCE_MS: Type.Integer({ minimum: 0, maximum: 1000, default: 10 }),
@@ -204,6 +217,9 @@ function toConfig(v: EnvValues) {
     mmMaxPendingAuth: v.PARLAYD_MM_MAX_PENDING_AUTH,
     mmMaxPendingAuthPerNetwork: v.PARLAYD_MM_MAX_PENDING_AUTH_PER_NETWORK,
     mmPressureAuthTimeoutMs: v.PARLAYD_MM_PRESSURE_AUTH_TIMEOUT_MS,
+    mmMaxSocketsPerMaker: v.PARLAYD_MM_MAX_SOCKETS_PER_MAKER,
+    mmFramesPerS: v.PARLAYD_MM_FRAMES_PER_S,
+    mmFrameBurst: v.PARLAYD_MM_FRAME_BURST,
     mmReplayMs: v.PARLAYD_MM_REPLAY_MS,
     mmReplayMaxMessages: v.PARLAYD_MM_REPLAY_MAX_MESSAGES,
     mmRefusalLogIntervalMs: v.PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS,
@@ -211,6 +227,7 @@ function toConfig(v: EnvValues) {
     loginNonceTtlMs: v.PARLAYD_LOGIN_NONCE_TTL_MS,
     quoteWindowMs: v.PARLAYD_QUOTE_WINDOW_MS,
     lastLookMs: v.PARLAYD_LAST_LOOK_MS,
+    maxFinalizingMs: v.PARLAYD_MAX_FINALIZING_MS,
     createCoalesceMs: v.PARLAYD_CREATE_COALESCE_MS,
     wagerMinMicros: v.PARLAYD_WAGER_MIN_MICROS,
     wagerMaxMicros: v.PARLAYD_WAGER_MAX_MICROS,

@@ -16,9 +16,12 @@ import type { RecoverItem, VerifyTask, VerifyTaskResult } from './verify-worker.
 /**
  * Whose recovery it is. `order`: a signed RFQ order from an authenticated user (the default). `login`: a
  * wallet or maker login, which anyone may send without a token; it gets a bounded share of the pool and goes
- * behind the orders of its turn, so a login flood cannot starve signed orders.
+ * behind the orders of its turn, so a login flood cannot starve signed orders. `oracle`: a signed price
+ * report, also open to anyone, and up to ~390 of them per request: it waits in a queue of its own and goes
+ * to the threads only while one is idle, ORACLE_BATCH_ITEMS at a time on at most a half of them (issue 33:
+ * 8 posts of 380 bad reports had pushed signed creates from 17 ms to ~400 ms p50).
  */
-export type RecoverShare = 'order' | 'login';
+export type RecoverShare = 'order' | 'login' | 'oracle';
 
 interface PendingRecover extends RecoverItem {
   share: RecoverShare;
@@ -30,6 +33,10 @@ interface PendingRecover extends RecoverItem {
 // always have three quarters of the queue, and a full login share delays an order by at most a quarter of
 // the queue's worth of recoveries (~9 ms at the default 256 per thread, ~140 µs each).
 const LOGIN_SHARE_DIVISOR = 4;
+
+// Oracle recoveries per task: ~1 ms of a thread (~100-140 µs each), the most an order that arrives just
+// after an oracle task started waits behind it, on at most a half of the threads (at least one).
+const ORACLE_BATCH_ITEMS = 8;
 
 // Default bound on tasks waiting for a worker, per thread. Measured on the 2-vCPU dev VM: ~100 µs per native
 // recovery plus ~40 µs of piscina round trip, so 256 queued tasks per thread are ~36 ms of waiting at most;
@@ -92,6 +99,12 @@ export class VerifyPool {
   #loginInFlight = 0;
   readonly #maxLoginInFlight: number;
   readonly #pending = new Batcher<PendingRecover>((pending) => this.#flush(pending), 'turn');
+  /** Oracle calls not yet sent to a thread, oldest first; bounded by #maxInFlight with everything else. */
+  #oracleWaiting: PendingRecover[] = [];
+  /** Tasks sent to piscina and not yet answered, and how many of them are oracle batches. */
+  #tasksRunning = 0;
+  #oracleTasksRunning = 0;
+  readonly #maxOracleTasks: number;
   // Exponential average of the fraction of threads busy, as of #busyAtMs; updated when #inFlight changes.
   #busyAverage = 0;
   #busyAtMs = performance.now();
@@ -105,6 +118,7 @@ export class VerifyPool {
     this.#maxInFlight = maxQueue;
     this.#maxLoginInFlight = opts.maxLoginInFlight ?? Math.max(1, Math.floor(maxQueue / LOGIN_SHARE_DIVISOR));
     assert.ok(Number.isSafeInteger(this.#maxLoginInFlight) && this.#maxLoginInFlight >= 1, 'maxLoginInFlight must be an integer >= 1');
+    this.#maxOracleTasks = Math.max(1, Math.floor(opts.threads / 2));
     this.#pool = new Piscina<VerifyTask, VerifyTaskResult>({
       filename: new URL('./verify-worker.js', import.meta.url).href,
       // All threads start at once and never idle out: a cold worker on the request path costs tens of ms.
@@ -160,9 +174,17 @@ export class VerifyPool {
     this.#markBusyChange();
     this.#inFlight++;
     if (share === 'login') this.#loginInFlight++;
-    return new Promise<RecoverResult>((resolve, reject) =>
-      this.#pending.add({ message: ownBuffer(message), sig65: ownBuffer(sig65), share, resolve, reject }),
-    );
+    return new Promise<RecoverResult>((resolve, reject) => {
+      const call = { message: ownBuffer(message), sig65: ownBuffer(sig65), share, resolve, reject };
+      if (share !== 'oracle') return this.#pending.add(call);
+      this.#oracleWaiting.push(call);
+      this.#pumpOracle();
+    });
+  }
+
+  /** Oracle calls accepted and not yet sent to a thread (for tests and metrics). */
+  get oracleWaiting(): number {
+    return this.#oracleWaiting.length;
   }
 
   /** Login calls accepted and not yet answered (for tests and metrics). */
@@ -179,26 +201,56 @@ export class VerifyPool {
       ? [...turn.filter((c) => c.share === 'order'), ...turn.filter((c) => c.share === 'login')]
       : turn;
     const sliceSize = Math.ceil(pending.length / this.#threads);
-    for (let start = 0; start < pending.length; start += sliceSize) {
-      const slice = pending.slice(start, start + sliceSize);
-      const task: VerifyTask = { kind: 'recover_personal_batch', items: slice.map(({ message, sig65 }) => ({ message, sig65 })) };
-      this.#pool.run(task).then(
-        (results) => {
-          assert.ok(Array.isArray(results) && results.length === slice.length, 'a verify batch answers every item');
-          slice.forEach((call, i) => {
-            this.#settleOne(call);
-            call.resolve(results[i]!);
-          });
-        },
-        (err: unknown) => {
-          const error = poolError(err);
-          for (const call of slice) {
-            this.#settleOne(call);
-            call.reject(error);
-          }
-        },
-      );
+    for (let start = 0; start < pending.length; start += sliceSize) this.#run(pending.slice(start, start + sliceSize), false);
+    this.#pumpOracle();
+  }
+
+  /**
+   * Sends waiting oracle calls to the threads while one is idle, no other call waits for its turn's flush,
+   * and fewer than #maxOracleTasks oracle batches run: an order never finds more than the oracle batches that
+   * ran when it was called ahead of it (piscina's queue is first come, first served). Called when an oracle
+   * call arrives, after each flush and whenever a task ends.
+   */
+  #pumpOracle(): void {
+    while (
+      this.#oracleWaiting.length > 0 &&
+      this.#pending.size === 0 &&
+      this.#tasksRunning < this.#threads &&
+      this.#oracleTasksRunning < this.#maxOracleTasks
+    ) {
+      this.#run(this.#oracleWaiting.splice(0, ORACLE_BATCH_ITEMS), true);
     }
+  }
+
+  /** One piscina task for `slice`; every call of it is answered when the task ends. */
+  #run(slice: PendingRecover[], isOracle: boolean): void {
+    const task: VerifyTask = { kind: 'recover_personal_batch', items: slice.map(({ message, sig65 }) => ({ message, sig65 })) };
+    this.#tasksRunning++;
+    if (isOracle) this.#oracleTasksRunning++;
+    const taskEnded = () => {
+      this.#tasksRunning--;
+      if (isOracle) this.#oracleTasksRunning--;
+    };
+    this.#pool.run(task).then(
+      (results) => {
+        taskEnded();
+        assert.ok(Array.isArray(results) && results.length === slice.length, 'a verify batch answers every item');
+        slice.forEach((call, i) => {
+          this.#settleOne(call);
+          call.resolve(results[i]!);
+        });
+        this.#pumpOracle();
+      },
+      (err: unknown) => {
+        taskEnded();
+        const error = poolError(err);
+        for (const call of slice) {
+          this.#settleOne(call);
+          call.reject(error);
+        }
+        this.#pumpOracle();
+      },
+    );
   }
 
   /**

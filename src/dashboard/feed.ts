@@ -2,12 +2,19 @@
 // its first message (never in the URL, which proxies and access logs keep), then receives the recent frames
 // and one frame a second. Frames are derived from the prom-client registry (sample.ts, frame.ts); the
 // registry is read only while someone watches, once a second whatever the number of viewers.
+//
+// Bounds: viewers watching <= MAX_DASHBOARD_SOCKETS (only the admin's token gets a socket there); sockets
+// awaiting their token <= MAX_PENDING_VIEWERS in all, MAX_PENDING_PER_ADDRESS from one address and
+// MAX_PENDING_PER_NETWORK from one network, each for AUTH_DEADLINE_MS at most; when every such place is taken
+// the longest waiting is closed (AUTH_EVICTED) for the newcomer, so anyone holding them cannot lock the
+// operator out (issue 33 item 8: the book and the rule are the maker gateway's, mm/pending-auth.ts).
 import uWS, { type HttpResponse, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { authorize, type TokenResolver } from '../http/bearer.js';
 import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
-import { callerNetwork } from '../http/caller-network.js';
+import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
+import { PendingAuth, type PendingSocket } from '../mm/pending-auth.js';
 import { isApiError, type ErrorCode } from '../errors.js';
 import { deriveFrame, type Frame } from './frame.js';
 import { takeSample, type Sample } from './sample.js';
@@ -15,6 +22,11 @@ import { takeSample, type Sample } from './sample.js';
 export const DASHBOARD_WS_PATH = '/v1/admin/dashboard/ws';
 /** Viewers at once: a dashboard is for operators, a handful of tabs; past it an upgrade is 503. */
 export const MAX_DASHBOARD_SOCKETS = 32;
+/** Sockets awaiting their token at once; past it the longest waiting is evicted for a newcomer. */
+export const MAX_PENDING_VIEWERS = 32;
+/** Of those, from one address (an IPv6 /64) and one network (an IPv4 /24, an IPv6 /48): a few tabs. */
+export const MAX_PENDING_PER_ADDRESS = 4;
+export const MAX_PENDING_PER_NETWORK = 8;
 /** A socket that has not sent its token by then is closed. */
 export const AUTH_DEADLINE_MS = 10_000;
 export const FRAME_INTERVAL_MS = 1_000;
@@ -26,7 +38,15 @@ const MAX_INBOUND_BYTES = 1_024;
 const MAX_BUFFERED_BYTES = 1 << 20;
 
 /** Close codes in the application range (RFC 6455 section 7.4.2), named after the HTTP refusals. */
-export const FEED_CLOSE = { UNAUTHENTICATED: 4401, FORBIDDEN: 4403, RATE_LIMITED: 4429, AUTH_TIMEOUT: 4408, GOING_AWAY: 1001 } as const;
+export const FEED_CLOSE = {
+  UNAUTHENTICATED: 4401,
+  FORBIDDEN: 4403,
+  RATE_LIMITED: 4429,
+  AUTH_TIMEOUT: 4408,
+  /** Every place for a socket awaiting its token was taken, and this one waited longest (503: try again). */
+  AUTH_EVICTED: 4503,
+  GOING_AWAY: 1001,
+} as const;
 
 export type FeedMessage =
   | { type: 'auth_result'; ok: true }
@@ -34,11 +54,23 @@ export type FeedMessage =
   | { type: 'history'; frames: Frame[] }
   | { type: 'frame'; frame: Frame };
 
-interface Viewer {
-  isAuthenticated: boolean;
-  isOpen: boolean;
-  rateLimitKey: string;
-  deadline: NodeJS.Timeout | null;
+class Viewer implements PendingSocket {
+  isAuthenticated = false;
+  isOpen = true;
+  deadline: NodeJS.Timeout | null = null;
+  /** Set when the socket opens: what the eviction closes. */
+  ws: WebSocket<Viewer> | null = null;
+  constructor(
+    readonly rateLimitKey: string,
+    readonly remoteNetwork: string,
+    readonly remoteWideNetwork: string,
+  ) {}
+
+  /**
+   * The token is checked in the one call that reads it: a pending socket has sent nothing yet. A field, not
+   * a getter: uWS copies the user data's own fields onto the socket (getUserData is that copy).
+   */
+  readonly isIdleWhilePending = true;
 }
 
 export interface DashboardFeedDeps {
@@ -51,6 +83,11 @@ export interface DashboardFeedDeps {
 export class DashboardFeed {
   readonly #deps: DashboardFeedDeps;
   readonly #sockets = new Set<WebSocket<Viewer>>();
+  readonly #pending = new PendingAuth<Viewer>({
+    maxPending: MAX_PENDING_VIEWERS,
+    maxPerAddress: MAX_PENDING_PER_ADDRESS,
+    maxPerNetwork: MAX_PENDING_PER_NETWORK,
+  });
   readonly #history: Frame[] = [];
   #previous: Sample | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -68,11 +105,22 @@ export class DashboardFeed {
       idleTimeout: 60,
       compression: uWS.DISABLED,
       upgrade: (res, req, context) => {
-        const key = anonymousKey(callerNetwork(Buffer.from(res.getRemoteAddressAsText()).toString()));
-        if (this.#isClosing || this.#sockets.size >= MAX_DASHBOARD_SOCKETS) return refuse(res, '503 Service Unavailable');
+        const remote = Buffer.from(res.getRemoteAddressAsText()).toString();
+        const network = callerNetwork(remote);
+        const key = anonymousKey(network);
+        if (this.#isClosing || this.#viewerCount() >= MAX_DASHBOARD_SOCKETS) return refuse(res, '503 Service Unavailable');
         // An upgrade is an anonymous request: it spends a token of its network's bucket, as any other does.
         if (this.#deps.rateLimiter.take(key, Date.now()) > 0) return refuse(res, '429 Too Many Requests');
-        const viewer: Viewer = { isAuthenticated: false, isOpen: true, rateLimitKey: key, deadline: null };
+        const wideNetwork = callerWideNetwork(remote);
+        // One address or network may not hold the places alone; past its share, 429 (a place frees within
+        // AUTH_DEADLINE_MS). Every place taken: the longest waiting makes room, as on the maker socket.
+        if (this.#pending.refusalFor(network, wideNetwork) !== null) return refuse(res, '429 Too Many Requests');
+        if (this.#pending.isFull) {
+          const oldest = this.#pending.oldestIdle();
+          if (oldest?.ws == null) return refuse(res, '503 Service Unavailable');
+          this.#end(oldest.ws, FEED_CLOSE.AUTH_EVICTED, 'AUTH_EVICTED'); // its close handler frees the place
+        }
+        const viewer = new Viewer(key, network, wideNetwork);
         res.upgrade(
           viewer,
           req.getHeader('sec-websocket-key'),
@@ -84,13 +132,18 @@ export class DashboardFeed {
       open: (ws) => {
         this.#sockets.add(ws);
         const viewer = ws.getUserData();
+        viewer.ws = ws;
+        // The upgrade made room (uWS opens the socket inside res.upgrade).
+        this.#pending.add(viewer);
         viewer.deadline = setTimeout(() => this.#end(ws, FEED_CLOSE.AUTH_TIMEOUT, 'AUTH_TIMEOUT'), AUTH_DEADLINE_MS);
       },
       message: (ws, data) => this.#onMessage(ws, Buffer.from(data).toString('utf8')),
       close: (ws) => {
         const viewer = ws.getUserData();
         viewer.isOpen = false;
+        viewer.ws = null;
         if (viewer.deadline !== null) clearTimeout(viewer.deadline);
+        this.#pending.remove(viewer);
         this.#sockets.delete(ws);
         if (this.#viewerCount() === 0) this.#stopSampling();
       },
@@ -122,6 +175,7 @@ export class DashboardFeed {
       return this.#refuse(ws, isLimited ? 'RATE_LIMITED' : err.code === 'FORBIDDEN' ? 'FORBIDDEN' : 'UNAUTHENTICATED');
     }
     viewer.isAuthenticated = true;
+    this.#pending.remove(viewer);
     if (viewer.deadline !== null) clearTimeout(viewer.deadline);
     viewer.deadline = null;
     send(ws, { type: 'auth_result', ok: true });

@@ -114,4 +114,8 @@ export class HandlerContext {
     }
     return this.#paging;
   }
+
+  get rateKey(): string | null {
+    return this.#exchange.rateKey;
+  }
 }

@@ -49,15 +49,20 @@ export class RateLimiter {
     return { limit: this.options.burst, remaining: Math.floor(bucket.tokens), resetS };
   }
 
-  /** 0 when the request may go ahead; otherwise the seconds to wait (for Retry-After). */
-  take(key: string, nowMs: number): number {
+  /**
+   * 0 when the request may go ahead; otherwise the seconds to wait (for Retry-After). `tokens`: what it costs
+   * (a request that carries many units of work, e.g. price reports, pays per unit); a cost above the bucket's
+   * size takes a full bucket, so it is slow, never impossible.
+   */
+  take(key: string, nowMs: number, tokens = 1): number {
     if (!this.isEnabled) return 0;
     const bucket = this.refill(key, nowMs);
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    const cost = Math.min(tokens, this.options.burst);
+    if (bucket.tokens >= cost) {
+      bucket.tokens -= cost;
       return 0;
     }
-    return this.secondsToToken(bucket);
+    return this.secondsToToken(bucket, cost);
   }
 
   /** As take, for a request whose bearer was refused; an empty bucket also locks `key` out (see lockoutOf). */
@@ -111,7 +116,7 @@ export class RateLimiter {
     return bucket;
   }
 
-  private secondsToToken(bucket: Bucket): number {
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.options.perSecond));
+  private secondsToToken(bucket: Bucket, cost = 1): number {
+    return Math.max(1, Math.ceil((cost - bucket.tokens) / this.options.perSecond));
   }
 }

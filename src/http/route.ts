@@ -46,6 +46,11 @@ export interface RequestContext<A extends AuthMode, B, Q, P> {
    * a route whose query has `cursor` has one; reading it on another route is a bug and throws.
    */
   paging: Paging;
+  /**
+   * The rate-limit bucket the request was charged one token to (null: not limited, e.g. the admin), for a
+   * route whose request carries many units of work and pays for the others (oracle.ts).
+   */
+  rateKey: string | null;
 }
 
 export interface RouteSpec<A extends AuthMode, B, Q, P> {

@@ -32,6 +32,7 @@ export interface MakerAuthenticatorDeps {
     | 'mmMaxPendingAuthPerIp'
     | 'mmMaxPendingAuthPerNetwork'
     | 'mmPressureAuthTimeoutMs'
+    | 'mmMaxSocketsPerMaker'
   >;
   /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
   maxPendingAuth: number | undefined;
@@ -50,7 +51,7 @@ export interface MakerAuthenticatorDeps {
 
 export class MakerAuthenticator {
   /** Sockets awaiting auth: counts per address and network, and their order. */
-  readonly pending: PendingAuth;
+  readonly pending: PendingAuth<Connection>;
   #makerSeq = 0;
 
   constructor(private readonly deps: MakerAuthenticatorDeps) {
@@ -121,6 +122,9 @@ export class MakerAuthenticator {
     if (!isSigner) return this.#rejectAuth(conn, 'INVALID_SIGNATURE', AUTH_REFUSAL_DETAILS.notSigner);
     // Registry after the signature, so only the key's owner learns whether an address is registered.
     if (!registry.has(checked.address)) return this.#rejectAuth(conn, 'UNKNOWN_MAKER', AUTH_REFUSAL_DETAILS.notRegistered);
+    // Before the session is made (a durable write), and again after it: two sockets verified together must
+    // not both take the last place.
+    if (this.#isAtSocketLimit(checked.address)) return this.deps.sender.fail(conn, 'TOO_MANY_SOCKETS');
     const session = await sessions.issueMaker(checked.address, this.deps.config.mmSessionTtlMs);
     // The socket may have closed, or the maker been removed, while the session was being made durable: the
     // token was never handed out, so it is revoked rather than left valid.
@@ -129,7 +133,22 @@ export class MakerAuthenticator {
       if (!conn.isClosed) this.#rejectAuth(conn, 'UNKNOWN_MAKER', AUTH_REFUSAL_DETAILS.removedMeanwhile);
       return;
     }
+    if (this.#isAtSocketLimit(checked.address)) {
+      await sessions.revoke(session.sessionKey);
+      if (!conn.isClosed) this.deps.sender.fail(conn, 'TOO_MANY_SOCKETS');
+      return;
+    }
     this.#authenticate(conn, checked.address, session);
+  }
+
+  /**
+   * The address has its whole share of authenticated sockets (issue 33 item 7: each socket multiplied what one
+   * maker could make an RFQ hold). A scan of the authenticated sockets, once per login of a registered maker.
+   */
+  #isAtSocketLimit(address: string): boolean {
+    let count = 0;
+    for (const conn of this.deps.authenticated.values()) if (conn.address === address) count++;
+    return count >= this.deps.config.mmMaxSocketsPerMaker;
   }
 
   #authenticate(conn: Connection, address: string, session: { token: string; sessionKey: string; expiresAtMs: number }): void {

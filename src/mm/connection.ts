@@ -22,6 +22,9 @@ export class Connection {
   makerId: MakerId | null = null;
   address: string | null = null;
   unansweredHeartbeats = 0;
+  /** Its inbound frame bucket (frame-rate.ts): filled when the socket opens. */
+  frameTokens = 0;
+  frameTokensAtMs = 0;
   /**
    * Broadcast frames (numbered already) not yet written: written together, corked, once the current task
    * is done (socket-writer.ts queue), and before anything else is written to this socket, so frames keep
@@ -34,6 +37,11 @@ export class Connection {
   authTimer: Timer | null = null;
   /** The session's expiry, on the gateway's clock; cleared when the socket closes. */
   sessionTimer: Timer | null = null;
+  /** Not yet sent its auth_response (pending-auth.ts: the one an eviction may close). */
+  get isIdleWhilePending(): boolean {
+    return this.phase === 'awaiting_response';
+  }
+
   constructor(
     readonly connId: number,
     readonly remote: string,

@@ -3,7 +3,8 @@
 // handed to the RFQ engine's dispatcher in the same call (no extra hop), or answered here: pong, resume
 // (docs/maker-protocol.md section 3.5) and the `error` of a message that cannot be taken.
 //
-// Cost per quote: a decode, a compiled schema check and one call; nothing is allocated here.
+// Cost per quote: a clock read and a token bucket (frame-rate.ts), a decode, a compiled schema check and one
+// call; nothing is allocated here.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Sessions } from '../auth/sessions.js';
@@ -11,6 +12,7 @@ import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, Quote
 import type { ResumeMessage } from '../schemas/mm-stream.js';
 import type { MakerAuthenticator } from './authenticator.js';
 import type { Connection, MakerId } from './connection.js';
+import { takeFrameToken, type FrameRate } from './frame-rate.js';
 import { decodeFrame, validateMakerMessage } from './inbound.js';
 import type { MakerStreams } from './resume.js';
 import type { MakerSender } from './sender.js';
@@ -45,6 +47,8 @@ export interface MessageDispatchDeps {
   streams: Pick<MakerStreams, 'attachedConnOf' | 'resume'>;
   sender: MakerSender;
   authenticator: Pick<MakerAuthenticator, 'onMessage'>;
+  /** Each socket's inbound frame rate (frame-rate.ts). */
+  frameRate: FrameRate;
 }
 
 /** The start of a serialized rfq's body (stream.ts bodyOf): how a replay finds the rfqs among its frames. */
@@ -59,6 +63,8 @@ export class MessageDispatch {
   /** uWS's `message` handler, for the socket's connection. */
   onFrame(conn: Connection, frame: ArrayBuffer, isBinary: boolean): void {
     if (conn.isClosed) return;
+    // First, before any parse: a flood costs a bucket check per frame, then its socket.
+    if (!takeFrameToken(conn, this.deps.frameRate, this.deps.clock.nowMs())) return this.deps.sender.fail(conn, 'RATE_LIMITED');
     const value = decodeFrame(frame, isBinary);
     if (conn.phase !== 'authenticated') return this.deps.authenticator.onMessage(conn, value);
     const sender = this.deps.sender;

@@ -12,6 +12,8 @@
 // Bounds: frames <= 16 KiB; sockets waiting for auth <= maxPendingAuth in all, <= mmMaxPendingAuthPerIp
 // from one remote address and <= mmMaxPendingAuthPerNetwork from one IPv4 /24 or IPv6 /48, each for at most
 // mmAuthTimeoutMs (mmPressureAuthTimeoutMs when more than half the places are taken);
+// frames from one socket <= mmFrameBurst at once and mmFramesPerS on average (frame-rate.ts: then it is
+// closed RATE_LIMITED); authenticated sockets of one maker address <= mmMaxSocketsPerMaker;
 // per-connection send buffer <= mmMaxBufferedBytes (then the maker is closed with SLOW_CONSUMER, never
 // buffered further); one timer per pending socket and one per session, one heartbeat interval in all.
 import type { Logger } from 'pino';
@@ -28,6 +30,7 @@ import type { ServerToMakerMessage } from '../schemas/mm.js';
 import { MakerAuthenticator } from './authenticator.js';
 import type { Connection, MakerId, UserData } from './connection.js';
 import { MessageDispatch, type MakerDispatcher } from './dispatch.js';
+import { fillBucket, type FrameRate } from './frame-rate.js';
 import { Heartbeat } from './heartbeat.js';
 import { registerGatewayMetrics } from './metrics.js';
 import { MAX_DETACHED_STREAMS, MAX_MAKER_FRAME_BYTES } from './protocol.js';
@@ -70,6 +73,9 @@ export interface MakerGatewayDeps {
     | 'mmMaxPendingAuth'
     | 'mmMaxPendingAuthPerNetwork'
     | 'mmPressureAuthTimeoutMs'
+    | 'mmMaxSocketsPerMaker'
+    | 'mmFramesPerS'
+    | 'mmFrameBurst'
     | 'mmRefusalLogIntervalMs'
     | 'mmReplayMs'
     | 'mmReplayMaxMessages'
@@ -106,6 +112,7 @@ export class MakerGateway {
   readonly #dispatch: MessageDispatch;
   readonly #heartbeat: Heartbeat;
   readonly #upgrades: UpgradeGate;
+  readonly #frameRate: FrameRate;
   #app: TemplatedApp | null = null;
   #isClosing = false;
 
@@ -125,6 +132,7 @@ export class MakerGateway {
         : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#auth.pending.count });
     const sender = new MakerSender({ clock, log, metrics, refusals: this.#refusals, softLimitBytes: config.mmMaxBufferedBytes });
     this.#sender = sender;
+    this.#frameRate = { perMs: config.mmFramesPerS / 1000, burst: config.mmFrameBurst };
     this.#auth = new MakerAuthenticator({
       config,
       maxPendingAuth: deps.maxPendingAuth,
@@ -145,6 +153,7 @@ export class MakerGateway {
       streams: this.#streams,
       sender,
       authenticator: this.#auth,
+      frameRate: this.#frameRate,
     });
     this.#heartbeat = new Heartbeat({
       intervalMs: config.mmHeartbeatMs,
@@ -299,6 +308,7 @@ export class MakerGateway {
   #onOpen(ws: WebSocket<UserData>): void {
     const conn = ws.getUserData().conn;
     conn.ws = ws;
+    fillBucket(conn, this.#frameRate, this.#deps.clock.nowMs());
     this.#all.add(conn);
     if (this.#isClosing) return this.#sender.close(conn, 'SHUTDOWN');
     this.#auth.start(conn);

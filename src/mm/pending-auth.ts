@@ -1,5 +1,6 @@
 // Main thread, owned by the authenticator (authenticator.ts), which adds and removes sockets; the upgrade gate
-// (upgrade.ts) asks it for refusals. The sockets connected and not yet authenticated: how many in all, per
+// (upgrade.ts) asks it for refusals. The dashboard's feed (dashboard/feed.ts) keeps its sockets awaiting a
+// token in one too (issue 33 item 8). The sockets connected and not yet authenticated: how many in all, per
 // remote address (an IPv6 /64) and per network (an IPv4 /24, an IPv6 /48), and in which order they came, so a
 // caller over its own share is refused, the longest-waiting idle socket is evicted when every place is taken,
 // and the auth deadline shortens under pressure (issue 21 item 1). Pure bookkeeping: its callers decide and
@@ -8,7 +9,16 @@
 // Bounds: at most `maxPending` sockets (none is added past it: a newcomer evicts or is refused first); each
 // map holds an entry only while it counts at least one socket, so every structure holds at most `maxPending`.
 import assert from 'node:assert/strict';
-import type { Connection } from './connection.js';
+
+/** What the book needs of a socket: where it comes from, and whether it is idle (may be evicted). */
+export interface PendingSocket {
+  /** What the per-address limit counts it under (http/caller-network.ts callerNetwork). */
+  readonly remoteNetwork: string;
+  /** What the per-network limit counts it under (callerWideNetwork). */
+  readonly remoteWideNetwork: string;
+  /** It has sent nothing yet that is being checked: evicting it loses no work in progress. */
+  readonly isIdleWhilePending: boolean;
+}
 
 export interface PendingAuthLimits {
   maxPending: number;
@@ -19,12 +29,12 @@ export interface PendingAuthLimits {
 /** Why a new socket may not wait for auth, or null when it may (perhaps after an eviction: see isFull). */
 export type PendingRefusal = 'PER_ADDRESS' | 'PER_NETWORK' | null;
 
-export class PendingAuth {
+export class PendingAuth<T extends PendingSocket = PendingSocket> {
   #count = 0;
   readonly #byAddress = new Map<string, number>();
   readonly #byNetwork = new Map<string, number>();
   /** Oldest first (a Set keeps insertion order). */
-  readonly #order = new Set<Connection>();
+  readonly #order = new Set<T>();
 
   constructor(private readonly limits: PendingAuthLimits) {
     for (const [name, value] of Object.entries(limits))
@@ -56,8 +66,8 @@ export class PendingAuth {
     return null;
   }
 
-  add(conn: Connection): void {
-    assert.ok(!this.#order.has(conn), `connection ${conn.connId} is pending already`);
+  add(conn: T): void {
+    assert.ok(!this.#order.has(conn), 'a socket added to the pending set twice');
     // The caller makes room first (an eviction) or refuses: past the bound is a bug.
     assert.ok(this.#count < this.limits.maxPending, 'a pending socket added past the bound');
     this.#count++;
@@ -67,7 +77,7 @@ export class PendingAuth {
   }
 
   /** Idempotent: false when `conn` was not pending. */
-  remove(conn: Connection): boolean {
+  remove(conn: T): boolean {
     if (!this.#order.delete(conn)) return false;
     this.#count--;
     decrement(this.#byAddress, conn.remoteNetwork);
@@ -79,8 +89,8 @@ export class PendingAuth {
    * The longest-waiting socket that has not sent its auth_response (one being verified is about to leave
    * on its own), or null when every pending socket is being verified. Walks at most `maxPending` entries.
    */
-  oldestIdle(): Connection | null {
-    for (const conn of this.#order) if (conn.phase === 'awaiting_response') return conn;
+  oldestIdle(): T | null {
+    for (const conn of this.#order) if (conn.isIdleWhilePending) return conn;
     return null;
   }
 }

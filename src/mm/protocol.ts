@@ -37,6 +37,13 @@ export const CLOSE = {
   MAKER_REMOVED: { code: 1008, reason: 'MAKER_REMOVED' },
   /** The maker resumed this socket's stream on another socket: it had given this one up (issue 22). */
   RESUMED_ELSEWHERE: { code: 1008, reason: 'RESUMED_ELSEWHERE' },
+  /**
+   * The maker already has PARLAYD_MM_MAX_SOCKETS_PER_MAKER sockets authenticated. 1008, not 1013: a rule
+   * of the maker's own making (its other sockets hold the places), which waiting does not lift; closing one does.
+   */
+  TOO_MANY_SOCKETS: { code: 1008, reason: 'TOO_MANY_SOCKETS' },
+  /** More frames than PARLAYD_MM_FRAMES_PER_S / PARLAYD_MM_FRAME_BURST allow (frame-rate.ts). */
+  RATE_LIMITED: { code: 1008, reason: 'RATE_LIMITED' },
   SLOW_CONSUMER: { code: 1013, reason: 'SLOW_CONSUMER' },
   OVERLOADED: { code: 1013, reason: 'OVERLOADED' },
   AUTH_EVICTED: { code: 1013, reason: 'AUTH_EVICTED' },
@@ -63,6 +70,11 @@ export const MAKER_ERRORS = {
   },
   QUOTE_NOT_FOUND: { closes: false, message: 'no standing quote with this id: unknown, already ended, or already selected for a fill' },
   NOT_AUTHENTICATED: { closes: true, message: 'only auth_response is accepted before authentication' },
+  RATE_LIMITED: { closes: true, message: 'this socket sent frames faster than the service takes them; reconnect and send fewer' },
+  TOO_MANY_SOCKETS: {
+    closes: true,
+    message: 'this maker has as many sockets authenticated as it may have at once; close one before opening another',
+  },
   AUTH_TIMEOUT: { closes: true, message: 'authentication was not completed in time' },
   HEARTBEAT_TIMEOUT: { closes: true, message: 'heartbeats were not answered with pong' },
   MAKER_REMOVED: { closes: true, message: 'this maker was removed from the registry' },

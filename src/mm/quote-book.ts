@@ -4,8 +4,8 @@
 // into every shard. A quote enters when it is routed to its shard and leaves on its quote_reject,
 // quote_cancelled, a withdrawal, its RFQ's rfq_result, or its connection's close.
 //
-// Bounds: per connection, what the shards let stand (MAX_QUOTES_PER_MAKER_PER_RFQ per RFQ, and RFQs are
-// bounded per shard); every entry leaves at the latest with its RFQ's result or its connection's close.
+// Bounds: per maker address, what the shards let stand (MAX_QUOTES_PER_MAKER_PER_RFQ per RFQ across its
+// sockets, and RFQs are bounded per shard); every entry leaves at the latest with its RFQ's result or its connection's close.
 import type { MakerId } from './connection.js';
 
 export interface BookQuote {

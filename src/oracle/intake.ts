@@ -69,7 +69,9 @@ export class OracleIntake {
     this.recoveriesInFlight += toRecover.length;
     let recovered;
     try {
-      recovered = await Promise.allSettled(toRecover.map((item) => this.verifyPool.recoverPersonalSigner(item.bytes, item.sig65)));
+      recovered = await Promise.allSettled(
+        toRecover.map((item) => this.verifyPool.recoverPersonalSigner(item.bytes, item.sig65, 'oracle')),
+      );
     } finally {
       this.recoveriesInFlight -= toRecover.length;
     }

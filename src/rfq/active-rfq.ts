@@ -20,6 +20,10 @@ export interface ActiveRfq {
   timer: Timer | null;
   candidates: Candidate[];
   lastLook: Candidate | null;
+  /** When its first last look was offered (last-look.ts bounds the time from then); null before. */
+  firstLastLookAtMs: number | null;
+  /** Last looks offered per maker address; null until the first (most RFQs fill a firm quote). */
+  lastLooksByMaker: Map<string, number> | null;
   /** Candidates passed over because their maker's collateral no longer covered them (the failure reason). */
   uncoveredCount: number;
   /** performance.now() when the actor took it on, just before its `rfq` frame left for the makers. */
@@ -48,6 +52,8 @@ export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate:
     timer,
     candidates: [],
     lastLook: null,
+    firstLastLookAtMs: null,
+    lastLooksByMaker: null,
     uncoveredCount: 0,
     announcedAtMs: performance.now(),
     quotingUs: null,
@@ -59,16 +65,21 @@ export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate:
 
 export const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;
 /**
- * Quotes one maker may have standing on one RFQ (a requote is a new quote_id). Bounds what a maker can make
- * the shard hold; past it a quote gets `quote_reject` QUOTE_LIMIT. A cancelled quote frees its place.
+ * Quotes one maker address may have standing on one RFQ, across all its sockets (a requote is a new
+ * quote_id). Bounds what a maker can make the shard hold, and the last-look candidates it can line up; past
+ * it a quote gets `quote_reject` QUOTE_LIMIT. A cancelled quote frees its place.
  */
 export const MAX_QUOTES_PER_MAKER_PER_RFQ = 16;
 
-/** Pure. How many of `makerId`'s quotes on `rfq` still stand (a maker that quoted before: rare, so a scan). */
-export function standingQuotesOf(rfq: ActiveRfq, makerId: string): number {
+/**
+ * Pure. Whether `makerAddress` has its whole share of quotes standing on `rfq`. Fewer quotes than the share
+ * on the RFQ in all (nearly always) answers without a look; else a scan of at most the RFQ's quotes.
+ */
+export function isAtQuoteLimit(rfq: ActiveRfq, makerAddress: string): boolean {
+  if (rfq.quotes.size < MAX_QUOTES_PER_MAKER_PER_RFQ) return false;
   let count = 0;
-  for (const quote of rfq.quotes.values()) if (quote.makerId === makerId) count++;
-  return count;
+  for (const quote of rfq.quotes.values()) if (quote.makerAddress === makerAddress) count++;
+  return count >= MAX_QUOTES_PER_MAKER_PER_RFQ;
 }
 
 /** A quote the actor withdrew at its maker's request (quote_cancel_all, protection: issue 22). */

@@ -39,6 +39,7 @@ export function startShardPool(
       dataDir: s.config.dataDir,
       quoteWindowMs: s.config.quoteWindowMs,
       lastLookMs: s.config.lastLookMs,
+      maxFinalizingMs: s.config.maxFinalizingMs,
       maxActiveRfqs: s.config.maxActiveRfqsPerShard,
       createCoalesceMs: s.config.createCoalesceMs,
       mapSizeBytes: s.config.lmdbMapSizeMb * 1024 * 1024,

@@ -12,6 +12,7 @@ import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
 import { fillOf } from './fills.js';
+import { decideLastLook } from './last-look.js';
 import { decide, type Candidate } from './matching.js';
 import type { ShardToMain } from './messages.js';
 import { endedRecord, payoutMicros, rfqRef, toRfqResult, type FailureReason, type RfqRecord, type TerminalStatus } from './records.js';
@@ -25,6 +26,8 @@ export interface FinalizationDeps {
   ledger: Ledger;
   clock: TimerClock;
   lastLookMs: number;
+  /** Longest an RFQ spends in last looks, from its first offer (last-look.ts). */
+  maxFinalizingMs: number;
   /** The actor's RFQs that are not terminal, by request id. */
   active: Map<string, ActiveRfq>;
   emit(message: ShardToMain): void;
@@ -110,8 +113,9 @@ export class RfqFinalization {
    * Tries candidates best first: a plain quote fills at once, a last-look quote asks its maker first. Past
    * the order's expiry there is no time left to ask a maker, so last-look quotes are passed over; a plain
    * quote still fills, because it stood at selection and needs no answer (contract section 6: a reject or
-   * silence moves to the next acceptable quote). With none left, the RFQ ends ORDER_EXPIRED past its expiry
-   * (a last look ran out with it), else MAKER_REJECTED.
+   * silence moves to the next acceptable quote). The same past the RFQ's bound on time in last looks, and
+   * for a maker offered its share already (last-look.ts). With none left, the RFQ ends ORDER_EXPIRED past its
+   * expiry (a last look ran out with it), else MAKER_REJECTED.
    */
   private offerNext(rfq: ActiveRfq): void {
     const nowMs = this.deps.clock.nowMs();
@@ -123,17 +127,29 @@ export class RfqFinalization {
         continue;
       }
       if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
-      if (isPastExpiry) continue;
+      const look = decideLastLook({
+        nowMs,
+        lastLookMs: this.deps.lastLookMs,
+        expiresAtMs: rfq.record.expiresAtMs,
+        maxFinalizingMs: this.deps.maxFinalizingMs,
+        firstOfferAtMs: rfq.firstLastLookAtMs,
+        offersToMaker: rfq.lastLooksByMaker?.get(candidate.quote.makerAddress) ?? 0,
+      });
+      if (look.kind === 'pass') continue;
       // No maker is asked to confirm a bet on a market that has closed meanwhile (commitFill decides anyway).
       if (!this.areLegsOpen(rfq, nowMs)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
-      return this.offerLastLook(rfq, candidate, nowMs);
+      return this.offerLastLook(rfq, candidate, nowMs, look.deadlineMs);
     }
     // Quotes there were, but no maker could cover them (contract section 11): a want of liquidity.
     void this.finish(rfq, 'failed', isPastExpiry ? 'ORDER_EXPIRED' : rfq.uncoveredCount > 0 ? 'INSUFFICIENT_LIQUIDITY' : 'MAKER_REJECTED');
   }
 
-  private offerLastLook(rfq: ActiveRfq, candidate: Candidate, nowMs: number): void {
-    const deadlineMs = Math.min(nowMs + this.deps.lastLookMs, rfq.record.expiresAtMs);
+  private offerLastLook(rfq: ActiveRfq, candidate: Candidate, nowMs: number, deadlineMs: number): void {
+    // Allocated only for an RFQ that gets to a last look: a firm fill costs nothing more.
+    const offers = (rfq.lastLooksByMaker ??= new Map());
+    const address = candidate.quote.makerAddress;
+    offers.set(address, (offers.get(address) ?? 0) + 1);
+    rfq.firstLastLookAtMs ??= nowMs;
     rfq.phase = 'finalizing';
     rfq.record.status = 'finalizing';
     rfq.lastLook = candidate;

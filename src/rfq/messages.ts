@@ -14,6 +14,8 @@ export interface ShardInit {
   dataDir: string;
   quoteWindowMs: number;
   lastLookMs: number;
+  /** PARLAYD_MAX_FINALIZING_MS: longest an RFQ spends in last looks (last-look.ts). */
+  maxFinalizingMs: number;
   maxActiveRfqs: number;
   /** Longest a create's write is held to share its RFQ's terminal commit (shard.ts commitCreate); 0: never. */
   createCoalesceMs: number;

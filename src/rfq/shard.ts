@@ -16,15 +16,7 @@ import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { rfqTimes, toRfqMessage } from './announcement.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
-import {
-  MAX_QUOTES_PER_MAKER_PER_RFQ,
-  newActiveRfq,
-  quoteKey,
-  standingQuotesOf,
-  withdrawQuote,
-  withdrawQuotesOf,
-  type ActiveRfq,
-} from './active-rfq.js';
+import { isAtQuoteLimit, newActiveRfq, quoteKey, withdrawQuote, withdrawQuotesOf, type ActiveRfq } from './active-rfq.js';
 import { RfqFinalization, type ToMaker } from './finalization.js';
 import { RfqWrites } from './rfq-writes.js';
 import { ShardBook, shardOwner } from './shard-book.js';
@@ -58,6 +50,7 @@ export class RfqShard {
       ledger: this.book.ledger,
       clock,
       lastLookMs: init.lastLookMs,
+      maxFinalizingMs: init.maxFinalizingMs,
       active,
       emit,
       toMaker,
@@ -263,7 +256,7 @@ export class RfqShard {
     }
     const key = quoteKey(q.makerId, q.quoteId);
     if (rfq.quotes.has(key)) return reject('DUPLICATE_QUOTE_ID');
-    if (rfq.quoters.has(q.makerId) && standingQuotesOf(rfq, q.makerId) >= MAX_QUOTES_PER_MAKER_PER_RFQ) return reject('QUOTE_LIMIT');
+    if (isAtQuoteLimit(rfq, q.makerAddress)) return reject('QUOTE_LIMIT');
     const maxWagerMicros = BigInt(q.maxWagerMicros);
     if (maxWagerMicros <= 0n) return reject('MAX_WAGER_NOT_POSITIVE');
     // Contract section 11: a quote whose liability the maker cannot cover now is refused and not counted (it

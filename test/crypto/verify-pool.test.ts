@@ -178,3 +178,52 @@ describe('VerifyPool close', () => {
     assert.throws(() => new VerifyPool({ threads: 1, maxQueue: 0 }));
   });
 });
+
+describe('VerifyPool oracle share (issue 33 item 8)', () => {
+  it('a signed order sent behind a flood of oracle recoveries waits for one oracle batch at most, not the flood', async () => {
+    const pool = new VerifyPool({ threads: 1, maxQueue: 1_000 });
+    try {
+      await pool.whenLoaded();
+      const c = vectorCases()[0]!;
+      const bad = c.sig65.slice();
+      bad[0] = bad[0]! ^ 0xff; // a report signed by nobody we know: recovered all the same, as the attack's were
+      const done: string[] = [];
+      const oracle = Array.from({ length: 380 }, () =>
+        pool.recoverPersonalSigner(c.message, bad, 'oracle').then(() => done.push('oracle')),
+      );
+      // The flood is accepted and waiting; the order comes a turn later, as a create arriving meanwhile does.
+      await new Promise((resolve) => setImmediate(resolve));
+      const waitingBefore = pool.oracleWaiting;
+      const answeredBefore = done.length;
+      const order = pool.recoverPersonalSigner(c.message, c.sig65).then((result) => {
+        done.push('order');
+        return { result, oracleWaiting: pool.oracleWaiting };
+      });
+      const answer = await order;
+      assert.deepEqual(answer.result, { ok: true, address: vectors.signer_address.toLowerCase() });
+      // Once the order is called, at most the one oracle batch already on the thread (8 recoveries) is
+      // answered before it: no other is sent to the thread until the order is done.
+      const overtaking = done.indexOf('order') - answeredBefore;
+      assert.ok(overtaking <= 8, `oracle recoveries answered after the order was called and before it: ${overtaking}`);
+      assert.ok(waitingBefore > 300, `the flood waited in its own queue (${waitingBefore})`);
+      assert.ok(answer.oracleWaiting > 300, `the order did not wait for the flood (${answer.oracleWaiting} oracle calls still waiting)`);
+      await Promise.all(oracle);
+      assert.equal(done.length, 381);
+      assert.equal(pool.oracleWaiting, 0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('oracle calls still waiting when the pool closes are answered before the threads stop', async () => {
+    const pool = new VerifyPool({ threads: 1 });
+    const c = vectorCases()[0]!;
+    const calls = Array.from({ length: 40 }, () => pool.recoverPersonalSigner(c.message, c.sig65, 'oracle'));
+    await pool.close();
+    const answers = await Promise.all(calls);
+    assert.deepEqual(
+      new Set(answers.map((a) => JSON.stringify(a))),
+      new Set([JSON.stringify({ ok: true, address: vectors.signer_address.toLowerCase() })]),
+    );
+  });
+});

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Frame } from '../../src/dashboard/frame.js';
 import { client } from '../helpers/http.js';
 import { loginWallet } from '../helpers/users.js';
-import { openFeed, startRfqFlow } from '../helpers/dashboard.js';
+import { openFeed, openIdleFeed, startRfqFlow } from '../helpers/dashboard.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -96,5 +96,43 @@ describe('dashboard live feed', () => {
   it('never logs the admin token, nor the feed messages', () => {
     const everything = JSON.stringify(server.logs) + server.stderr.join('\n');
     assert.ok(!everything.includes(server.adminToken), 'the admin token is in the logs');
+  });
+});
+
+describe('dashboard feed: sockets awaiting their token (issue 33 item 8)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server.stop();
+    removeDataDir(server);
+  });
+
+  it('one address holds 4 places, one network 8; when all 32 are taken the longest waiting is evicted (4503) and the admin still gets in', async () => {
+    // 127.0.1-4.x: four /24 networks, two addresses each, four sockets each = 32 places.
+    const addresses = [1, 2, 3, 4].flatMap((net) => [`127.0.${net}.1`, `127.0.${net}.2`]);
+    const idle = [];
+    for (const address of addresses) for (let i = 0; i < 4; i++) idle.push(await openIdleFeed(server, address));
+    await assert.rejects(openIdleFeed(server, '127.0.1.1'), /HTTP 429/, 'a fifth from one address');
+    await assert.rejects(openIdleFeed(server, '127.0.1.3'), /HTTP 429/, 'a ninth from one network');
+    const admin = await openFeed(server, server.adminToken);
+    assert.deepEqual(await idle[0]!.closed, { code: 4503, reason: 'AUTH_EVICTED' });
+    await admin.next((m) => m['type'] === 'history');
+    assert.deepEqual(admin.messages[0], { type: 'auth_result', ok: true });
+    assert.ok(
+      idle.slice(1).every((s) => s.isOpen()),
+      'only the longest waiting was evicted',
+    );
+    // The admin's socket left the pending places when its token was taken: the next newcomer takes that
+    // place, the one after it evicts the next longest waiting.
+    const late = [await openIdleFeed(server, '127.0.5.1'), await openIdleFeed(server, '127.0.5.2')];
+    assert.deepEqual(await idle[1]!.closed, { code: 4503, reason: 'AUTH_EVICTED' });
+    assert.ok(
+      [...idle.slice(2), ...late].every((s) => s.isOpen()),
+      'no other socket was evicted',
+    );
+    for (const s of [...idle, ...late]) s.close();
+    admin.close();
   });
 });

@@ -77,3 +77,28 @@ export function openFeed(server: TestServer, token: string): Promise<FeedClient>
     });
   });
 }
+
+export interface IdleFeed {
+  closed: Promise<{ code: number; reason: string }>;
+  isOpen(): boolean;
+  close(): void;
+}
+
+/**
+ * Opens the feed from `localAddress` (any of 127/8 on Linux: another caller) and sends nothing, as a socket
+ * holding a place would; rejects with `HTTP <status>` when the upgrade is refused.
+ */
+export function openIdleFeed(server: TestServer, localAddress: string): Promise<IdleFeed> {
+  const ws = new WebSocket(server.wsUrl + FEED_PATH, { localAddress });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  return new Promise((resolve, reject) => {
+    ws.once('unexpected-response', (req, res) => {
+      req.destroy();
+      reject(new Error(`HTTP ${res.statusCode}`));
+    });
+    ws.once('error', reject);
+    ws.once('open', () => resolve({ closed, isOpen: () => ws.readyState === WebSocket.OPEN, close: () => ws.close() }));
+  });
+}

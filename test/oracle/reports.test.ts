@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
+import { assertApiError } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
 import { postAdminReports, postSigned, signReport, signReports, type Report } from '../helpers/oracle.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
@@ -171,6 +172,34 @@ describe('a verify pool that cannot take a batch', () => {
       );
       // Nothing was stored: the first four, within the pool's bound now, are new (accepted, not duplicates).
       assert.deepEqual(answer(await postSigned(server, reports.slice(0, 4))), ok(4));
+    } finally {
+      await server.stop();
+      removeDataDir(server);
+    }
+  });
+});
+
+describe('the rate limit of signed reports (issue 33 item 8)', () => {
+  it('a post pays a token per report: 60 reports from a bucket of 100 pass, the next 60 get 429 RATE_LIMITED', async () => {
+    const server = await startServer({
+      env: { PARLAYD_ORACLE_ADDRESSES: ORACLE.address, PARLAYD_RATE_LIMIT_PER_S: '1', PARLAYD_RATE_LIMIT_BURST: '100' },
+    });
+    try {
+      // Signed by a stranger: each costs a recovery and is refused, as a flood's would be.
+      const flood = await signReports(
+        STRANGER,
+        Array.from({ length: 120 }, (_, i) => ({ asset: 'BTC', ts_ms: BASE_MS + i * 1_000, price_e8: 100 + i })),
+      );
+      const first = await postSigned(server, flood.slice(0, 60));
+      assert.equal(first.status, 200);
+      assert.equal((first.body as { rejected: unknown[] }).rejected.length, 60);
+      const second = await postSigned(server, flood.slice(60));
+      assertApiError(second, 429, 'RATE_LIMITED');
+      // 40 tokens left and 60 wanted, at 1 a second: 20 s until there are enough.
+      assert.equal(second.headers.get('retry-after'), '20');
+      // One report still fits the bucket: a small post is not refused for its neighbours' size.
+      const good = await signReports(ORACLE, [{ asset: 'BTC', ts_ms: BASE_MS, price_e8: 100 }]);
+      assert.deepEqual(answer(await postSigned(server, good)), ok(1));
     } finally {
       await server.stop();
       removeDataDir(server);

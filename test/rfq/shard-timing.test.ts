@@ -25,6 +25,7 @@ const INIT: ShardInit = {
   dataDir: '',
   quoteWindowMs: 300,
   lastLookMs: 200,
+  maxFinalizingMs: 1000,
   maxActiveRfqs: 100,
   createCoalesceMs: 10,
 };
@@ -65,10 +66,10 @@ async function settle(): Promise<void> {
 }
 
 /** A shard on a manual clock, a user it funded with 10 wagers, and an open market. */
-async function harness(): Promise<Harness> {
+async function harness(init: Partial<ShardInit> = {}): Promise<Harness> {
   const clock = new ManualClock(START_MS);
   const events: ShardToMain[] = [];
-  const shard = new RfqShard(store, { ...INIT, dataDir: dir }, (e) => events.push(e), clock);
+  const shard = new RfqShard(store, { ...INIT, ...init, dataDir: dir }, (e) => events.push(e), clock);
   const userId = randomUUID();
   shard.handle({
     kind: 'money',
@@ -246,5 +247,116 @@ describe('shard timing rules on a manual clock', () => {
     await settle();
     const created = h.events.find((e) => e.kind === 'created');
     assert.ok(created?.kind === 'created' && created.outcome.ok && created.outcome.value.result.status === 'pending');
+  });
+});
+
+/** A quote from socket `makerId` of maker `maker` (m1..m3: one address each, however many sockets). */
+function quoteFrom(
+  h: Harness,
+  requestId: string,
+  maker: string,
+  makerId: string,
+  quoteId: string,
+  odds: number,
+  isLastLook: boolean,
+): void {
+  h.shard.handle({
+    kind: 'quote',
+    requestId,
+    makerId,
+    makerAddress: makerAddressOf(maker),
+    quoteId,
+    oddsE4: odds * 10_000,
+    maxWagerMicros: String(WAGER),
+    isLastLook,
+    receivedAtMs: 0,
+  });
+}
+
+const lastLooksSent = (h: Harness) =>
+  h.events.flatMap((e) => {
+    if (e.kind !== 'to_maker') return [];
+    const frame = JSON.parse(e.frame) as { type: string; quote_id?: string; deadline_ms?: number };
+    return frame.type === 'last_look' ? [{ makerId: e.makerId, quoteId: frame.quote_id, deadlineMs: frame.deadline_ms }] : [];
+  });
+
+describe('last looks are bounded per maker and in time (issue 33 item 7)', () => {
+  it('one maker with several sockets is offered 2 last looks on an RFQ in all; then the firm quote fills', async () => {
+    const h = await harness();
+    create(h, { rfqKind: 'signed', expiresAtMs: START_MS + 60_000 });
+    await settle();
+    const sockets = ['m1/a', 'm1/b', 'm1/c', 'm1/d'];
+    const { requestId } = announce(h, [...sockets, 'm2']);
+    for (const [i, makerId] of sockets.entries()) {
+      for (let j = 0; j < 4; j++) quoteFrom(h, requestId, 'm1', makerId, `ll-${i}-${j}`, 50 - 4 * i - j, true);
+    }
+    quoteFrom(h, requestId, 'm2', 'm2', 'firm', 1.9, false);
+    await settle();
+    h.clock.advance(200);
+    await settle();
+    assert.equal(terminal(h), undefined, 'the second last look of m1 runs');
+    h.clock.advance(200);
+    await settle();
+    assert.deepEqual(lastLooksSent(h), [
+      { makerId: 'm1/a', quoteId: 'll-0-0', deadlineMs: START_MS + 200 },
+      { makerId: 'm1/a', quoteId: 'll-0-1', deadlineMs: START_MS + 400 },
+    ]);
+    assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.odds], ['completed', 1.9]);
+    assert.equal(h.clock.nowMs(), START_MS + 400);
+  });
+
+  it('past max_finalizing_ms from the first offer no maker is asked: the running last look ends at the bound, the firm quote fills', async () => {
+    const h = await harness({ lastLookMs: 400, maxFinalizingMs: 1_000 });
+    create(h, { rfqKind: 'signed', expiresAtMs: START_MS + 60_000 });
+    await settle();
+    const { requestId } = announce(h, ['m1', 'm2', 'm3', 'm4']);
+    quoteFrom(h, requestId, 'm1', 'm1', 'firm', 1.6, false);
+    quoteFrom(h, requestId, 'm1', 'm1', 'a', 5, true);
+    quoteFrom(h, requestId, 'm2', 'm2', 'b', 4, true);
+    quoteFrom(h, requestId, 'm3', 'm3', 'c', 3, true);
+    quoteFrom(h, requestId, 'm3', 'm4', 'd', 2.5, true); // m3's second socket: its second offer, were there time
+    await settle();
+    h.clock.advance(999);
+    await settle();
+    assert.equal(terminal(h), undefined, 'the third last look runs to the bound');
+    h.clock.advance(1);
+    await settle();
+    assert.deepEqual(lastLooksSent(h), [
+      { makerId: 'm1', quoteId: 'a', deadlineMs: START_MS + 400 },
+      { makerId: 'm2', quoteId: 'b', deadlineMs: START_MS + 800 },
+      { makerId: 'm3', quoteId: 'c', deadlineMs: START_MS + 1_000 },
+    ]);
+    assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.odds], ['completed', 1.6], JSON.stringify(terminal(h)));
+  });
+
+  it('with no firm quote left at the bound the RFQ fails MAKER_REJECTED, its wager released', async () => {
+    const h = await harness({ lastLookMs: 400, maxFinalizingMs: 600 });
+    create(h, { rfqKind: 'signed', expiresAtMs: START_MS + 60_000 });
+    await settle();
+    const { requestId } = announce(h, ['m1', 'm2', 'm3']);
+    quoteFrom(h, requestId, 'm1', 'm1', 'a', 5, true);
+    quoteFrom(h, requestId, 'm2', 'm2', 'b', 4, true);
+    quoteFrom(h, requestId, 'm3', 'm3', 'c', 3, true);
+    await settle();
+    h.clock.advance(600);
+    await settle();
+    assert.equal(lastLooksSent(h).length, 2);
+    assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.error], ['failed', 'MAKER_REJECTED']);
+    assert.equal(h.clock.pendingTimers, 0);
+  });
+
+  it('16 quotes standing per maker address, whichever of its sockets sent them: the 17th is QUOTE_LIMIT', async () => {
+    const h = await harness();
+    create(h);
+    await settle();
+    const { requestId } = announce(h, ['m1/a', 'm1/b', 'm2']);
+    for (let i = 0; i < 16; i++) quoteFrom(h, requestId, 'm1', i % 2 === 0 ? 'm1/a' : 'm1/b', `q${i}`, 2, false);
+    quoteFrom(h, requestId, 'm1', 'm1/b', 'q16', 2, false);
+    quoteFrom(h, requestId, 'm2', 'm2', 'other', 2, false); // another maker is not limited by m1's quotes
+    const rejects = h.events.flatMap((e) => (e.kind === 'to_maker' && e.frame.includes('"quote_reject"') ? [JSON.parse(e.frame)] : []));
+    assert.deepEqual(rejects, [{ type: 'quote_reject', request_id: requestId, quote_id: 'q16', reason: 'QUOTE_LIMIT' }]);
+    h.clock.advance(300);
+    await settle();
+    assert.equal(terminal(h)?.result.quotes_received, 17);
   });
 });

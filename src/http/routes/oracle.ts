@@ -2,12 +2,19 @@
 // signature is the trust), or unsigned from the admin. docs/oracle.md.
 import { defineRoute, json } from '../route.js';
 import type { Services } from '../../services.js';
+import { rateLimited } from '../../errors.js';
+import type { RateLimiter } from '../rate-limit.js';
 import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '../../schemas/oracle.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
-type OracleRouteDeps = Pick<Services, 'oracle'>;
+type OracleRouteDeps = Pick<Services, 'oracle' | 'clock'>;
 
-export function oracleRoutes(s: OracleRouteDeps) {
+/**
+ * `rateLimiter`: the caller's HTTP bucket. A signed post pays a token per report (the server took one for the
+ * request): each report may cost a recovery, and one request may carry ~390, so per request a caller's rate
+ * bought 390 times the work (issue 33 item 8).
+ */
+export function oracleRoutes(s: OracleRouteDeps, rateLimiter: Pick<RateLimiter, 'take'>) {
   return [
     defineRoute({
       method: 'POST',
@@ -17,7 +24,13 @@ export function oracleRoutes(s: OracleRouteDeps) {
       summary: 'Signed price reports (at most 1,000; the 64 KiB body holds ~390 signed ones); each refused alone with its index and code',
       body: SignedPriceReports,
       responses: { 200: PriceReportsAnswer },
-      handler: async ({ body }) => json(200, await s.oracle.intake.submitSigned(body.reports)),
+      handler: async ({ body, rateKey }) => {
+        if (rateKey !== null && body.reports.length > 1) {
+          const retryAfterS = rateLimiter.take(rateKey, s.clock.nowMs(), body.reports.length - 1);
+          if (retryAfterS > 0) throw rateLimited(retryAfterS);
+        }
+        return json(200, await s.oracle.intake.submitSigned(body.reports));
+      },
     }),
     defineRoute({
       method: 'POST',
