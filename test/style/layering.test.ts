@@ -19,6 +19,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'everything'> = {
   crypto: ['leaves'],
   ops: ['leaves'],
   schemas: ['leaves'],
+  wal: ['leaves'],
   store: ['leaves', 'schemas'],
   users: ['leaves', 'store'],
   preferences: ['leaves', 'schemas', 'store'],

@@ -1,0 +1,302 @@
+// The thread of the actor that owns it (a shard). A journal: the actor appends records and goes on at once;
+// the writes and the fdatasync run on libuv's thread pool, one group at a time, and `onDurable(seq)` tells the
+// actor, on its own thread, that every record up to `seq` is on the disk. The actor holds back whatever
+// promises durability (a 201, a fill told to a maker) until then, and never waits for I/O itself.
+//
+// Group commit: records appended while a group is on its way to the disk form the next group, so the group
+// size follows the load by itself and the flush rate never needs to exceed what the disk sustains. The first
+// append of an idle journal waits for the end of its event-loop turn, so that a turn's appends share one flush.
+//
+// A failed write or flush is fatal (`onFailure`): after a failed fdatasync the kernel may have dropped the dirty
+// pages, so nothing later in the file can be trusted to be on the disk; the owner crashes and recovers from
+// what the file holds.
+import assert from 'node:assert/strict';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  write,
+  writeSync,
+} from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  decodeFileHeader,
+  encodeFileHeader,
+  encodeRecordInto,
+  FILE_HEADER_BYTES,
+  MAX_PAYLOAD_BYTES,
+  recordBytes,
+  scanRecords,
+  type ScanStop,
+} from './record.js';
+
+export interface JournalOptions {
+  /** Bytes appended and not yet handed to the disk, at most: past it `append` refuses (the owner sheds load). */
+  maxPendingBytes: number;
+  /**
+   * Zeros written ahead of the records, this many bytes at a time (0: the file grows with each group). On this
+   * machine's ext4 a flush that also grows the file writes its metadata too (docs/durability.md has the figures).
+   */
+  preallocateBytes: number;
+  /** Every record up to `seq` is durable. Called on the owner's thread, in seq order, once per group. */
+  onDurable(seq: number): void;
+  /** A write or flush failed: the journal is stopped and takes no more records. */
+  onFailure(error: Error): void;
+}
+
+/** What opening found: the records it replayed (through `visit`), and what it cut from the end. */
+export interface JournalRecovery {
+  firstSeq: number;
+  /** The seq of the last whole, good record, or `firstSeq - 1` when there is none. */
+  lastSeq: number;
+  /** Bytes past the last good record that were cut: a torn append, or zeros written ahead. */
+  cutBytes: number;
+  stop: ScanStop;
+}
+
+/** Bytes read per call while replaying: large enough to cost few syscalls, small next to the heap. */
+const SCAN_CHUNK_BYTES = 4 << 20;
+
+export class Journal {
+  readonly #fd: number;
+  readonly #options: JournalOptions;
+  /** Records appended and not yet handed to the disk: `#fill[0, #fillBytes)`. */
+  #fill: Buffer;
+  #fillBytes = 0;
+  /** The buffer of the group on its way to the disk; swapped with `#fill` at each flush. */
+  #spare: Buffer;
+  #nextSeq: number;
+  /** Where the next group goes in the file. */
+  #fileOffset: number;
+  /** End of the zeros written ahead (equal to `#fileOffset` when not preallocating). */
+  #allocatedEnd: number;
+  #isFlushing = false;
+  #isScheduled = false;
+  #failure: Error | null = null;
+  #closed: Promise<void> | null = null;
+  #onIdle: (() => void) | null = null;
+
+  private constructor(fd: number, options: JournalOptions, nextSeq: number, fileOffset: number) {
+    this.#fd = fd;
+    this.#options = options;
+    this.#nextSeq = nextSeq;
+    this.#fileOffset = fileOffset;
+    this.#allocatedEnd = fileOffset + options.preallocateBytes;
+    const initialBytes = Math.min(options.maxPendingBytes, 64 << 10);
+    this.#fill = Buffer.allocUnsafe(initialBytes);
+    this.#spare = Buffer.allocUnsafe(initialBytes);
+  }
+
+  /**
+   * Opens the journal at `path` (creating it, with its first record to be `firstSeqIfNew`), replays every good
+   * record through `visit` in seq order, and cuts whatever follows the last good one, durably, before any
+   * append. Synchronous: it runs once, before the owner takes work.
+   */
+  static open(
+    path: string,
+    options: JournalOptions,
+    visit: (seq: number, payload: Buffer) => void,
+    firstSeqIfNew = 1,
+  ): { journal: Journal; recovery: JournalRecovery } {
+    assert.ok(options.maxPendingBytes >= recordBytes(MAX_PAYLOAD_BYTES), 'maxPendingBytes must hold the largest record');
+    // Read-write and never O_APPEND: groups are written at their own offsets (pwrite), which append mode ignores.
+    const isNew = !existsSync(path);
+    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
+    if (isNew) syncDirectory(dirname(path));
+    return Journal.#recover(fd, options, visit, firstSeqIfNew);
+  }
+
+  static #recover(
+    fd: number,
+    options: JournalOptions,
+    visit: (seq: number, payload: Buffer) => void,
+    firstSeqIfNew: number,
+  ): { journal: Journal; recovery: JournalRecovery } {
+    const fileBytes = fstatSync(fd).size;
+    const header = Buffer.alloc(FILE_HEADER_BYTES);
+    const headerRead = fileBytes >= FILE_HEADER_BYTES ? readSync(fd, header, 0, FILE_HEADER_BYTES, 0) : 0;
+    let firstSeq = headerRead === FILE_HEADER_BYTES ? decodeFileHeader(header) : null;
+    if (firstSeq === null) {
+      // A new file, or one cut inside its header before any record could have been acknowledged.
+      assert.ok(fileBytes < FILE_HEADER_BYTES || header.every((b) => b === 0), 'not a journal file');
+      firstSeq = firstSeqIfNew;
+      ftruncateSync(fd, 0);
+      writeSync(fd, encodeFileHeader(firstSeq), 0, FILE_HEADER_BYTES, 0);
+      fdatasyncSync(fd);
+    }
+    const { endOffset, lastSeq, stop } = scanFile(fd, fileBytes, firstSeq, visit);
+    const currentBytes = Math.max(fileBytes, FILE_HEADER_BYTES);
+    if (endOffset < currentBytes) {
+      ftruncateSync(fd, endOffset);
+      fdatasyncSync(fd);
+    }
+    if (options.preallocateBytes > 0) {
+      // The first step of zeros before the owner takes work, so no early flush pays for it.
+      writeSync(fd, Buffer.alloc(options.preallocateBytes), 0, options.preallocateBytes, endOffset);
+      fdatasyncSync(fd);
+    }
+    const journal = new Journal(fd, options, lastSeq + 1, endOffset);
+    return { journal, recovery: { firstSeq, lastSeq, cutBytes: currentBytes - endOffset, stop } };
+  }
+
+  /** The seq the next append will get. */
+  get nextSeq(): number {
+    return this.#nextSeq;
+  }
+
+  /** Bytes appended and not yet handed to the disk. */
+  get pendingBytes(): number {
+    return this.#fillBytes;
+  }
+
+  /**
+   * Appends one record and returns its seq, or null (nothing appended) when the journal holds
+   * `maxPendingBytes` not yet written: the disk is behind, and the owner should refuse new work.
+   */
+  append(payload: Uint8Array): number | null {
+    assert.equal(this.#failure, null, 'append to a failed journal');
+    assert.equal(this.#closed, null, 'append to a closed journal');
+    const bytes = recordBytes(payload.length);
+    if (this.#fillBytes + bytes > this.#options.maxPendingBytes) return null;
+    if (this.#fillBytes + bytes > this.#fill.length) this.#fill = grown(this.#fill, this.#fillBytes, this.#fillBytes + bytes);
+    const seq = this.#nextSeq++;
+    this.#fillBytes = encodeRecordInto(this.#fill, this.#fillBytes, seq, payload);
+    if (!this.#isFlushing && !this.#isScheduled) {
+      this.#isScheduled = true;
+      setImmediate(this.#flush);
+    }
+    return seq;
+  }
+
+  /** Flushes what was appended, then closes the file. Appends after this are programmer errors. */
+  close(): Promise<void> {
+    this.#closed ??= new Promise<void>((resolve) => {
+      const finish = (): void => {
+        closeSync(this.#fd);
+        resolve();
+      };
+      if (!this.#isFlushing && !this.#isScheduled) finish();
+      else this.#onIdle = finish;
+    });
+    return this.#closed;
+  }
+
+  readonly #flush = (): void => {
+    this.#isScheduled = false;
+    if (this.#fillBytes === 0 || this.#failure !== null) return this.#idle();
+    this.#isFlushing = true;
+    const group = this.#fill;
+    const groupBytes = this.#fillBytes;
+    const lastSeq = this.#nextSeq - 1;
+    this.#fill = this.#spare;
+    this.#fillBytes = 0;
+    this.#spare = group;
+    const position = this.#fileOffset;
+    this.#fileOffset += groupBytes;
+    this.#ensureAllocated(position + groupBytes, () =>
+      writeAll(this.#fd, group, groupBytes, position, (writeError) => {
+        if (writeError) return this.#fail(writeError);
+        fdatasync(this.#fd, (syncError) => {
+          if (syncError) return this.#fail(syncError);
+          this.#isFlushing = false;
+          this.#options.onDurable(lastSeq);
+          // What was appended while this group was on its way is the next group: no turn waited for.
+          if (this.#fillBytes > 0 && this.#failure === null) this.#flush();
+          else this.#idle();
+        });
+      }),
+    );
+  };
+
+  /**
+   * When preallocating and the records would come within half a step of the zeros' end, writes the next step of
+   * zeros first (one write every `preallocateBytes` of records), then calls `next`.
+   */
+  #ensureAllocated(end: number, next: () => void): void {
+    const step = this.#options.preallocateBytes;
+    if (step === 0 || end + step / 2 <= this.#allocatedEnd) return next();
+    // Every record written so far ends at or before #allocatedEnd, so the zeros cover none of them.
+    const from = this.#allocatedEnd;
+    this.#allocatedEnd = Math.max(from, end) + step;
+    const zeros = Buffer.alloc(this.#allocatedEnd - from);
+    writeAll(this.#fd, zeros, zeros.length, from, (error) => (error ? this.#fail(error) : next()));
+  }
+
+  #fail(error: Error): void {
+    this.#failure = error;
+    this.#isFlushing = false;
+    this.#options.onFailure(error);
+    this.#idle();
+  }
+
+  #idle(): void {
+    const onIdle = this.#onIdle;
+    this.#onIdle = null;
+    onIdle?.();
+  }
+}
+
+/** Replays the records of the open file `fd` after its header; what `scanRecords` says of the last chunk. */
+function scanFile(
+  fd: number,
+  fileBytes: number,
+  firstSeq: number,
+  visit: (seq: number, payload: Buffer) => void,
+): { endOffset: number; lastSeq: number; stop: ScanStop } {
+  let chunk = Buffer.allocUnsafe(SCAN_CHUNK_BYTES);
+  let chunkStart = FILE_HEADER_BYTES;
+  let carried = 0;
+  let expectedSeq = firstSeq;
+  for (;;) {
+    const wanted = Math.min(chunk.length - carried, fileBytes - (chunkStart + carried));
+    const read = wanted > 0 ? readSync(fd, chunk, carried, wanted, chunkStart + carried) : 0;
+    const available = carried + read;
+    const isLastChunk = chunkStart + available >= fileBytes;
+    const scan = scanRecords(chunk.subarray(0, available), expectedSeq, visit);
+    expectedSeq = scan.lastSeq + 1;
+    if (scan.stop !== 'partial' || isLastChunk) {
+      return { endOffset: chunkStart + scan.endOffset, lastSeq: scan.lastSeq, stop: scan.stop };
+    }
+    // A record runs past this chunk: carry its start to the next read (growing the chunk if one record is
+    // larger than a whole chunk, which MAX_PAYLOAD_BYTES keeps below 1 MiB).
+    carried = available - scan.endOffset;
+    const next = carried * 2 > chunk.length ? Buffer.allocUnsafe(chunk.length * 2) : chunk;
+    chunk.copy(next, 0, scan.endOffset, available);
+    chunk = next;
+    chunkStart += scan.endOffset;
+  }
+}
+
+/** Makes a new file's name durable: its directory entry is data of the directory, not of the file. */
+function syncDirectory(path: string): void {
+  const fd = openSync(path, constants.O_RDONLY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function grown(buffer: Buffer, usedBytes: number, neededBytes: number): Buffer {
+  let size = buffer.length;
+  while (size < neededBytes) size *= 2;
+  const next = Buffer.allocUnsafe(size);
+  buffer.copy(next, 0, 0, usedBytes);
+  return next;
+}
+
+/** `write` until all of `buffer[0, bytes)` is at `position` (a short write is legal, if rare on files). */
+function writeAll(fd: number, buffer: Buffer, bytes: number, position: number, done: (error: Error | null) => void): void {
+  write(fd, buffer, 0, bytes, position, (error, written) => {
+    if (error) return done(error);
+    if (written === bytes) return done(null);
+    writeAll(fd, buffer.subarray(written), bytes - written, position + written, done);
+  });
+}
