@@ -61,8 +61,11 @@ export class LedgerCheckRunner {
 
   #spawn(): Promise<LedgerCheck> {
     return new Promise((resolve, reject) => {
+      const nowMs = this.clock.nowMs();
       const workerData =
-        this.mapSizeBytes === undefined ? { dataDir: this.dataDir } : { dataDir: this.dataDir, mapSizeBytes: this.mapSizeBytes };
+        this.mapSizeBytes === undefined
+          ? { dataDir: this.dataDir, nowMs }
+          : { dataDir: this.dataDir, mapSizeBytes: this.mapSizeBytes, nowMs };
       const worker = new Worker(new URL('./check-worker.js', import.meta.url), { workerData });
       let result: LedgerCheck | null = null;
       worker.once('message', (check: LedgerCheck) => {
