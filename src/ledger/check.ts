@@ -26,7 +26,9 @@ export function checkLedger(store: Store, nowMs: number | null = null): LedgerCh
   const check = checkTransfers(store);
   const holds = auditHolds(store, nowMs);
   if (holds.length === 0) return check;
-  return { ...check, ok: false, differences: [...check.differences, ...holds] };
+  check.ok = false;
+  check.differences.push(...holds);
+  return check;
 }
 
 /**

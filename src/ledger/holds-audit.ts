@@ -71,13 +71,13 @@ function compareBucketsWithHolds(store: Store, holds: ReadonlyMap<string, HoldRe
       const key = `${account} ${bucket}`;
       const inHolds = held.get(key)?.amount ?? 0n;
       const have = BigInt(amount ?? '0');
-      if (have !== inHolds) differences.push({ ...amounts(inHolds, have), account, bucket, reason: 'holds' });
+      if (have !== inHolds) differences.push(difference(account, bucket, inHolds, have, 'holds'));
       held.delete(key);
     }
   }
   // Holds on a bucket the account never had: money held that no bucket shows.
   for (const { account, bucket, amount } of held.values()) {
-    if (amount !== 0n) differences.push({ ...amounts(amount, 0n), account, bucket, reason: 'holds' });
+    if (amount !== 0n) differences.push(difference(account, bucket, amount, 0n, 'holds'));
   }
 }
 
@@ -172,18 +172,22 @@ function overdueRfqs(store: Store, nowMs: number, differences: LedgerDifference[
     const record = rfqs.get(requestId);
     if (record === undefined || isTerminal(record.status)) continue;
     if (nowMs - record.expiresAtMs <= RFQ_OVERDUE_AFTER_EXPIRY_MS) continue;
-    differences.push({
-      account: userAccount(record.userId),
-      bucket: 'reserved',
-      ...amounts(0n, BigInt(record.wagerMicros)),
-      reason: 'overdue',
-      ref: rfqRef(requestId),
-    });
+    differences.push(difference(userAccount(record.userId), 'reserved', 0n, BigInt(record.wagerMicros), 'overdue', rfqRef(requestId)));
   }
 }
 
-const amounts = (expected: bigint, actual: bigint) => ({ expected_micros: expected.toString(), actual_micros: actual.toString() });
-
-function side(at: HoldRecord, expected: bigint, actual: bigint, reason: LedgerDifferenceReason, ref: string): LedgerDifference {
-  return { account: at.account, bucket: at.bucket, ...amounts(expected, actual), reason, ref };
+function difference(
+  account: string,
+  bucket: string,
+  expected: bigint,
+  actual: bigint,
+  reason: LedgerDifferenceReason,
+  ref?: string,
+): LedgerDifference {
+  const found: LedgerDifference = { account, bucket, expected_micros: expected.toString(), actual_micros: actual.toString(), reason };
+  if (ref !== undefined) found.ref = ref;
+  return found;
 }
+
+const side = (at: HoldRecord, expected: bigint, actual: bigint, reason: LedgerDifferenceReason, ref: string) =>
+  difference(at.account, at.bucket, expected, actual, reason, ref);
