@@ -3,8 +3,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from '../../src/dashboard/frame.js';
-import { client } from '../helpers/http.js';
-import { loginWallet } from '../helpers/users.js';
+import { admin, client } from '../helpers/http.js';
+import { connectMaker, registerMaker } from '../helpers/makers.js';
+import { createMarket } from '../helpers/markets.js';
+import { autoQuote, unsignedBody } from '../helpers/rfq.js';
+import { credit, loginWallet } from '../helpers/users.js';
 import { openFeed, startRfqFlow } from '../helpers/dashboard.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -73,7 +76,7 @@ describe('dashboard live feed', () => {
     // The makers' locked collateral is read from the ledger (the flow's fills are open); the ledger check has
     // not run yet: its figures are absent, never 0.
     const check = (await client(server.baseUrl, server.adminToken).get('/v1/admin/ledger/check')).body;
-    assert.equal(frame.money['lockedCollateralMicros'], Number(check.locked_micros));
+    assert.equal(frame.money['lockedCollateralMicros'], check.locked_micros);
     assert.ok(Number(check.locked_micros) > 0, 'the fills locked collateral');
     assert.deepEqual([frame.money['ledgerCheckOk'], frame.money['ledgerCheckAtMs'], frame.money['openInterestMicros']], [null, null, null]);
     // Once it ran, the next frame shows its result and the open interest it summed.
@@ -83,7 +86,7 @@ describe('dashboard live feed', () => {
     };
     assert.equal(after.money['ledgerCheckOk'], true);
     assert.ok((after.money['ledgerCheckAtMs'] as number) >= checkedAtMs - 1_000);
-    assert.equal(after.money['openInterestMicros'], Number(check.at_risk_micros) + Number(check.locked_micros));
+    assert.equal(after.money['openInterestMicros'], (BigInt(check.at_risk_micros) + BigInt(check.locked_micros)).toString());
     // Some frame while the RFQs flowed saw them: a rate, a latency, quotes per RFQ.
     const frames = feed.messages.filter((m) => m['type'] === 'frame').map((m) => m['frame'] as Frame);
     assert.ok(
@@ -96,5 +99,61 @@ describe('dashboard live feed', () => {
   it('never logs the admin token, nor the feed messages', () => {
     const everything = JSON.stringify(server.logs) + server.stderr.join('\n');
     assert.ok(!everything.includes(server.adminToken), 'the admin token is in the logs');
+  });
+});
+
+describe('money figures past 2^53 micros', () => {
+  // Two fills at odds 2 lock their wagers as liability: 2^53 + 1 micros in all (~9 billion USDC), a number a
+  // double cannot hold (Number(2n ** 53n + 1n) is 2^53). Open interest is twice that, 2^54 + 2.
+  const WAGERS = [2n ** 52n + 1n, 2n ** 52n];
+  const LOCKED = 2n ** 53n + 1n;
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer({ env: { PARLAYD_WAGER_MAX_MICROS: String(Number.MAX_SAFE_INTEGER) } });
+  });
+  after(async () => {
+    await server.stop();
+    removeDataDir(server);
+  });
+
+  it('are exact in /metrics (whole USDC and the micros under one) and in the dashboard frame (decimal strings)', async () => {
+    const maker = await connectMaker(server, await registerMaker(server, undefined, undefined, Number(WAGERS[0]!)));
+    const topUp = await admin(server).post(`/v1/admin/market-makers/${maker.address}/credit`, {
+      amount_micros: Number(WAGERS[1]!),
+      idempotency_key: 'top-up',
+    });
+    assert.equal(topUp.status, 200, JSON.stringify(topUp.body));
+    assert.equal(topUp.body.balance.available_micros, LOCKED.toString());
+    const quotes = autoQuote(maker, { odds: 2, maxWagerMicros: String(Number.MAX_SAFE_INTEGER) });
+    const market = (await createMarket(server)).market_id;
+    for (const wager of WAGERS) {
+      const taker = await loginWallet(server);
+      await credit(server, taker.address, Number(wager));
+      const res = await client(server.baseUrl, taker.token).post(
+        '/v1/rfq/unsigned?wait_ms=5000',
+        unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: Number(wager) }),
+      );
+      assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
+    }
+    quotes.stop();
+    const check = await admin(server).get('/v1/admin/ledger/check');
+    assert.deepEqual([check.body.ok, check.body.locked_micros, check.body.at_risk_micros], [true, LOCKED.toString(), LOCKED.toString()]);
+
+    const metrics = (await admin(server).get('/metrics')).body as string;
+    const lines = metrics.split('\n').filter((line) => /^parlayd_(maker_locked|open_interest)_/.test(line));
+    assert.deepEqual(lines.sort(), [
+      'parlayd_maker_locked_fraction_micros 740993',
+      'parlayd_maker_locked_usdc 9007199254',
+      'parlayd_open_interest_fraction_micros 481986',
+      'parlayd_open_interest_usdc 18014398509',
+    ]);
+
+    const feed = await openFeed(server, server.adminToken);
+    const askedAtMs = Date.now();
+    const { frame } = (await feed.next((m) => m['type'] === 'frame' && (m['frame'] as Frame).atMs > askedAtMs)) as { frame: Frame };
+    assert.deepEqual([frame.money.lockedCollateralMicros, frame.money.openInterestMicros], [LOCKED.toString(), (2n * LOCKED).toString()]);
+    feed.close();
+    await maker.close();
   });
 });
