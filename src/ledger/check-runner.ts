@@ -6,7 +6,6 @@
 // billion USDC. So each money figure is two gauges, `<name>_usdc` (whole USDC) and `<name>_fraction_micros`
 // (the micros under one USDC), both exact up to 2^53 USDC; the dashboard joins them back into a decimal
 // string of micros (dashboard/frame.ts), and Prometheus computes `_usdc + _fraction_micros / 1e6`.
-import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -101,16 +100,18 @@ export class MoneyGauge {
     });
     this.#fraction = new Gauge({
       name: `${name}_fraction_micros`,
-      help: `${help}: the micros under one USDC (0..999999), to add to ${name}_usdc`,
+      help: `${help}: the micros under one USDC (0..999999, signed as the whole), to add to ${name}_usdc`,
       registers: [registry],
     });
   }
 
   set(micros: bigint): void {
-    assert.ok(micros >= 0n, 'a money gauge is never negative');
+    // BigInt division truncates toward 0: both parts carry the sign and still add up (a corrupt ledger can
+    // sum below 0; the check reports that, the gauge only shows it).
     const usdc = micros / MICROS_PER_USDC;
     // Past 2^53 USDC (a sum no ledger holds) the whole part too would round: shown as NaN, never wrong.
-    this.#usdc.set(usdc <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(usdc) : Number.NaN);
+    const isExact = usdc <= BigInt(Number.MAX_SAFE_INTEGER) && usdc >= -BigInt(Number.MAX_SAFE_INTEGER);
+    this.#usdc.set(isExact ? Number(usdc) : Number.NaN);
     this.#fraction.set(Number(micros % MICROS_PER_USDC));
   }
 }
