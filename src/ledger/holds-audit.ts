@@ -17,7 +17,7 @@
 // record it goes with. The one flow of several commits, a contest's settlement (contests/settlement.ts), is
 // checked commit by commit: an entry's hold, or its settled record, says where its stake is.
 import { contestEntryRange, entryRef, type ContestRecord } from '../contests/records.js';
-import { isTerminal, rfqRef } from '../rfq/records.js';
+import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
 import type { LedgerDifference, LedgerDifferenceReason } from '../schemas/money.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
@@ -37,7 +37,7 @@ export function auditHolds(store: Store, nowMs: number | null): LedgerDifference
   for (const { key, value } of table(store, 'holds').getRange()) holds.set(key, value);
   compareBucketsWithHolds(store, holds, differences);
 
-  const { expected, pools } = holdsFromRecords(store, holds);
+  const { expected, pools, openRfqs } = holdsFromRecords(store, holds, nowMs !== null);
   for (const [ref, hold] of holds) {
     const want = expected.get(ref);
     if (want === undefined) differences.push(side(hold, 0n, BigInt(hold.amountMicros), 'hold_without_record', ref));
@@ -52,7 +52,7 @@ export function auditHolds(store: Store, nowMs: number | null): LedgerDifference
   for (const [ref, want] of expected) {
     if (!holds.has(ref)) differences.push(side(want, BigInt(want.amountMicros), 0n, pools.has(ref) ? 'pot' : 'record_without_hold', ref));
   }
-  if (nowMs !== null) overdueRfqs(store, nowMs, differences);
+  if (nowMs !== null) overdueRfqs(openRfqs, nowMs, differences);
   return differences;
 }
 
@@ -84,18 +84,36 @@ function compareBucketsWithHolds(store: Store, holds: ReadonlyMap<string, HoldRe
 /**
  * Every reference that should hold money now, from the records that say so (`holds`: what is held, which
  * tells, entry by entry, where a settling contest's stakes are). `pools`: the contests' pool references.
+ * `openRfqs`: the RFQs not terminal.
+ *
+ * An RFQ holds its wager while its record is not terminal. On a stopped service's data only a record marked
+ * active counts: the next start ends those, and an unmarked one would stay pending forever. A live service
+ * commits an RFQ's create unmarked when its end was decided in the same group commit, and that end can still
+ * turn into another quote's turn (a fill the maker no longer covers: rfq-writes.ts createInTxn, commitFill),
+ * so there an RFQ found through its hold counts too, and the overdue rule is what sees one that never ends.
  */
 export function holdsFromRecords(
   store: Store,
   holds: ReadonlyMap<string, HoldRecord>,
-): { expected: Map<string, HoldRecord>; pools: Set<string> } {
+  isLive: boolean,
+): { expected: Map<string, HoldRecord>; pools: Set<string>; openRfqs: RfqRecord[] } {
   const expected = new Map<string, HoldRecord>();
   const pools = new Set<string>();
+  const openRfqs: RfqRecord[] = [];
   const rfqs = table(store, 'rfqs');
-  for (const requestId of table(store, 'rfqActive').getKeys()) {
+  const expectRfq = (requestId: string) => {
+    const ref = rfqRef(requestId);
+    if (expected.has(ref)) return;
     const record = rfqs.get(requestId);
-    if (record !== undefined && !isTerminal(record.status)) {
-      expected.set(rfqRef(requestId), { account: userAccount(record.userId), bucket: 'reserved', amountMicros: record.wagerMicros });
+    if (record === undefined || isTerminal(record.status)) return;
+    openRfqs.push(record);
+    expected.set(ref, { account: userAccount(record.userId), bucket: 'reserved', amountMicros: record.wagerMicros });
+  };
+  for (const requestId of table(store, 'rfqActive').getKeys()) expectRfq(requestId);
+  if (isLive) {
+    for (const ref of holds.keys()) {
+      const requestId = requestIdOfRfqRef(ref);
+      if (requestId !== null) expectRfq(requestId);
     }
   }
   for (const { value: fill } of table(store, 'fills').getRange()) {
@@ -122,7 +140,7 @@ export function holdsFromRecords(
       });
     }
   }
-  return { expected, pools };
+  return { expected, pools, openRfqs };
 }
 
 /**
@@ -165,15 +183,21 @@ function expectedPot(
   return BigInt(contest.protocolPrizePoolMicros) + collected - paid;
 }
 
-/** An active RFQ past its expiry by more than RFQ_OVERDUE_AFTER_EXPIRY_MS: it will not end by itself. */
-function overdueRfqs(store: Store, nowMs: number, differences: LedgerDifference[]): void {
-  const rfqs = table(store, 'rfqs');
-  for (const requestId of table(store, 'rfqActive').getKeys()) {
-    const record = rfqs.get(requestId);
-    if (record === undefined || isTerminal(record.status)) continue;
+/** An RFQ not terminal, past its expiry by more than RFQ_OVERDUE_AFTER_EXPIRY_MS: it will not end by itself. */
+function overdueRfqs(openRfqs: readonly RfqRecord[], nowMs: number, differences: LedgerDifference[]): void {
+  for (const record of openRfqs) {
     if (nowMs - record.expiresAtMs <= RFQ_OVERDUE_AFTER_EXPIRY_MS) continue;
-    differences.push(difference(userAccount(record.userId), 'reserved', 0n, BigInt(record.wagerMicros), 'overdue', rfqRef(requestId)));
+    differences.push(
+      difference(userAccount(record.userId), 'reserved', 0n, BigInt(record.wagerMicros), 'overdue', rfqRef(record.requestId)),
+    );
   }
+}
+
+/** The request id of an RFQ's reservation or stake reference (`rfq:<id>`), null for any other reference. */
+function requestIdOfRfqRef(ref: string): string | null {
+  const prefix = rfqRef('');
+  if (!ref.startsWith(prefix) || ref.endsWith(lockRef(''))) return null;
+  return ref.slice(prefix.length);
 }
 
 function difference(

@@ -22,6 +22,7 @@ import { fundedUser, type TestUser } from '../helpers/users.js';
 import { waitFor } from '../helpers/wait.js';
 
 const USDC = 1_000_000;
+const USDC_BIG = BigInt(USDC);
 const broken: TestServer[] = [];
 after(async () => {
   for (const server of broken) {
@@ -174,18 +175,26 @@ describe('the admin ledger check, on holds and the records they stand for', () =
     );
   });
 
-  it('an RFQ pending with no hold, and one pending long past its expiry with its wager reserved: ok false', async () => {
+  it('an RFQ pending with no hold, and RFQs pending long past their expiry with their wagers reserved (marked active or not): ok false', async () => {
     const server = await startServer();
     broken.push(server);
     const user = await fundedUser(server, 10 * USDC);
     // Written while the service runs (a restart would end them): records no shard holds, as a lost RFQ leaves.
-    const [unheld, overdue] = await withStore(server, async (store) => [
+    // A pending RFQ with its hold and not yet at its expiry is what every quoting RFQ is: consistent.
+    const [unheld, overdue, unmarked] = await withStore(server, async (store) => [
       await writeStrandedRfq(store, user, { wagerMicros: 2n * BigInt(USDC), reservedMicros: null, expiresAtMs: Date.now() + 60_000 }),
       await writeStrandedRfq(store, user, {
         wagerMicros: 3n * BigInt(USDC),
         reservedMicros: 3n * BigInt(USDC),
         expiresAtMs: Date.now() - 120_000,
       }),
+      await writeStrandedRfq(store, user, {
+        wagerMicros: USDC_BIG,
+        reservedMicros: USDC_BIG,
+        expiresAtMs: Date.now() - 120_000,
+        isUnmarked: true,
+      }),
+      await writeStrandedRfq(store, user, { wagerMicros: USDC_BIG, reservedMicros: USDC_BIG, expiresAtMs: Date.now() + 60_000 }),
     ]);
     const check = await ledgerCheck(server);
     assert.equal(check.ok, false);
@@ -202,6 +211,7 @@ describe('the admin ledger check, on holds and the records they stand for', () =
           ref: rfqRef(unheld),
         },
         { account, bucket: 'reserved', expected_micros: '0', actual_micros: String(3 * USDC), reason: 'overdue', ref: rfqRef(overdue) },
+        { account, bucket: 'reserved', expected_micros: '0', actual_micros: String(USDC), reason: 'overdue', ref: rfqRef(unmarked) },
       ]),
     );
     // The last check's result is what /metrics shows.

@@ -59,13 +59,14 @@ export const oneShardLedger = (store: Store) => new Ledger(store, shardOwner(0, 
 
 /**
  * An RFQ record of `user` as a shard's create writes it (pending, marked active), that no shard holds: the
- * service never ends it (or, `isEnded`, a record that ended as a timeout). `reservedMicros`: money reserved
- * under its reference, or null for none held. Returns its request id.
+ * service never ends it (or, `isEnded`, a record that ended as a timeout; `isUnmarked`, pending but not marked
+ * active, so no restart ends it either). `reservedMicros`: money reserved under its reference, or null for
+ * none held. Returns its request id.
  */
 export async function writeStrandedRfq(
   store: Store,
   user: { userId: string; address: string },
-  rfq: { wagerMicros: bigint; reservedMicros: bigint | null; expiresAtMs: number; isEnded?: boolean },
+  rfq: { wagerMicros: bigint; reservedMicros: bigint | null; expiresAtMs: number; isEnded?: boolean; isUnmarked?: boolean },
 ): Promise<string> {
   const requestId = randomUUID();
   const nowMs = Date.now();
@@ -89,7 +90,12 @@ export async function writeStrandedRfq(
       error: null,
       terminalAtMs: rfq.isEnded === true ? nowMs : null,
     };
-    writeCreated(store, record, { key: `u:${user.userId}:${requestId}`, contentHash: 'stranded' }, rfq.isEnded !== true);
+    writeCreated(
+      store,
+      record,
+      { key: `u:${user.userId}:${requestId}`, contentHash: 'stranded' },
+      rfq.isEnded !== true && rfq.isUnmarked !== true,
+    );
     if (rfq.reservedMicros !== null) oneShardLedger(store).reserve(user.userId, rfq.reservedMicros, rfqRef(requestId), nowMs);
   });
   return requestId;
