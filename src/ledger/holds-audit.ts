@@ -1,5 +1,5 @@
 // Any thread; reads only. The half of the ledger check (check.ts) that looks past the transfers, to the holds
-// and the records they stand for (contract section 11, docs/money.md "Invariants" 4-6):
+// and the records they stand for (contract section 11, docs/money.md "Invariants" 4-7):
 //   - every bucket other than `available` equals the sum of its holds, hold by hold;
 //   - each hold is for something that still holds money, with the amount its record says, and each such
 //     thing has its hold: an active RFQ (reserved wager), an unsettled fill (the taker's at-risk stake and
