@@ -37,11 +37,15 @@ export interface Frame {
   shardQueueDepths: number[];
   verifyPool: { utilization: number | null; queue: number | null };
   marketsDue: number | null;
+  /** A contest's pot is a number: rules.ts bounds it to 2^53 − 1 micros at creation, so it is exact. */
   contests: Array<{ contestId: string; title: string; entries: number; potMicros: number }>;
-  /** Issue 18's money gauges; null while the service does not register them. */
+  /**
+   * Issue 18's money gauges; null while the service does not register them. Decimal strings of micros, exact
+   * at any size (a number is exact only to 2^53 micros, ~9 billion USDC): joined from their two gauges.
+   */
   money: {
-    lockedCollateralMicros: number | null;
-    openInterestMicros: number | null;
+    lockedCollateralMicros: string | null;
+    openInterestMicros: string | null;
     ledgerCheckOk: boolean | null;
     ledgerCheckAtMs: number | null;
   };
@@ -142,12 +146,24 @@ export function deriveFrame(prev: Sample, curr: Sample): Frame {
     marketsDue: gauge('parlayd_markets_due'),
     contests: contestRows(curr),
     money: {
-      lockedCollateralMicros: gauge('parlayd_maker_locked_micros'),
-      openInterestMicros: hasChecked ? gauge('parlayd_open_interest_micros') : null,
+      lockedCollateralMicros: moneyOf(curr, 'parlayd_maker_locked_usdc', 'parlayd_maker_locked_fraction_micros'),
+      openInterestMicros: hasChecked ? moneyOf(curr, 'parlayd_open_interest_usdc', 'parlayd_open_interest_fraction_micros') : null,
       ledgerCheckOk: ledgerCheckOk === null ? null : ledgerCheckOk === 1,
       ledgerCheckAtMs: hasChecked ? ledgerCheckAtMs : null,
     },
   };
+}
+
+/**
+ * A money figure from its two gauges (whole USDC, micros under one USDC: ledger/check-runner.ts MoneyGauge) as
+ * a decimal string of micros, joined in BigInt so that no double rounds it; null when either is missing or
+ * not a whole number (NaN: past what the gauges hold exactly).
+ */
+export function moneyOf(sample: Sample, usdcName: SampledMetric, fractionName: SampledMetric): string | null {
+  const usdc = seriesOf(sample, usdcName)?.[0]?.value;
+  const fraction = seriesOf(sample, fractionName)?.[0]?.value;
+  if (usdc === undefined || fraction === undefined || !Number.isSafeInteger(usdc) || !Number.isSafeInteger(fraction)) return null;
+  return (BigInt(usdc) * 1_000_000n + BigInt(fraction)).toString();
 }
 
 /** Values of a gauge labelled by a small index (`shard`), as an array by that index. */

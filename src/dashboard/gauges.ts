@@ -64,6 +64,8 @@ export function registerDashboardGauges(registry: Registry, s: DashboardGaugeSou
       },
     });
   contestGauge('parlayd_contest_entries', `Entries of the newest ${MAX_CONTESTS_SHOWN} open contests`, (c) => c.entries_filled);
+  // One gauge of micros is exact here, unlike the ledger's money gauges (ledger/check-runner.ts MoneyGauge):
+  // rules.ts refuses a contest whose pot could pass 2^53 − 1 micros.
   contestGauge(
     'parlayd_contest_pot_micros',
     `Total pot (protocol pool + entries x bet) of the newest ${MAX_CONTESTS_SHOWN} open contests, micros`,

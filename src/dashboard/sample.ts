@@ -31,9 +31,12 @@ export const SAMPLED_METRICS = [
   'parlayd_markets_due',
   'parlayd_contest_entries',
   'parlayd_contest_pot_micros',
-  // Money figures registered by the ledger's owners (issue 18); shown when present.
-  'parlayd_maker_locked_micros',
-  'parlayd_open_interest_micros',
+  // Money figures registered by the ledger's owners (issue 18); shown when present. Each in two exact parts
+  // (ledger/check-runner.ts MoneyGauge), the whole USDC first: its collect() reads both.
+  'parlayd_maker_locked_usdc',
+  'parlayd_maker_locked_fraction_micros',
+  'parlayd_open_interest_usdc',
+  'parlayd_open_interest_fraction_micros',
   'parlayd_ledger_check_ok',
   'parlayd_ledger_check_at_ms',
 ] as const;

@@ -1,6 +1,11 @@
 // Main thread. Runs the ledger check (check.ts) on a worker thread of its own (check-worker.ts) and keeps its
 // last result for /metrics and the dashboard: whether it was ok, when, and the open interest it summed. One
 // check at a time: callers that ask while one runs share its answer (it reads a snapshot as fresh as theirs).
+//
+// Money in /metrics: a prom-client gauge holds a double, exact only up to 2^53, and 2^53 micros is only ~9
+// billion USDC. So each money figure is two gauges, `<name>_usdc` (whole USDC) and `<name>_fraction_micros`
+// (the micros under one USDC), both exact up to 2^53 USDC; the dashboard joins them back into a decimal
+// string of micros (dashboard/frame.ts), and Prometheus computes `_usdc + _fraction_micros / 1e6`.
 import { Worker } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
@@ -13,7 +18,7 @@ export class LedgerCheckRunner {
   #running: Promise<LedgerCheck> | null = null;
   readonly #ok: Gauge;
   readonly #atMs: Gauge;
-  readonly #openInterest: Gauge;
+  readonly #openInterest: MoneyGauge;
 
   constructor(
     private readonly dataDir: string,
@@ -34,21 +39,16 @@ export class LedgerCheckRunner {
       help: 'When the last ledger check finished (ms since the epoch)',
       registers: [registry],
     });
-    this.#openInterest = new Gauge({
-      name: 'parlayd_open_interest_micros',
-      help: "Open positions' taker stakes plus makers' locked liabilities, as the last ledger check summed them",
-      registers: [registry],
-    });
-    new Gauge({
-      name: 'parlayd_maker_locked_micros',
-      help: "Makers' collateral locked by open fills (their accounts read when collected)",
-      registers: [registry],
-      collect() {
-        // One account read per registered maker (a bounded, in-memory list), at scrape time only.
-        let locked = 0n;
-        for (const address of makerAddresses()) locked += readAccount(store, makerAccount(address)).locked;
-        this.set(Number(locked));
-      },
+    this.#openInterest = new MoneyGauge(
+      registry,
+      'parlayd_open_interest',
+      "Open positions' taker stakes plus makers' locked liabilities, as the last ledger check summed them",
+    );
+    new MoneyGauge(registry, 'parlayd_maker_locked', "Makers' collateral locked by open fills", () => {
+      // One account read per registered maker (a bounded, in-memory list), at scrape time only.
+      let sum = 0n;
+      for (const address of makerAddresses()) sum += readAccount(store, makerAccount(address)).locked;
+      return sum;
     });
   }
 
@@ -61,18 +61,57 @@ export class LedgerCheckRunner {
 
   #spawn(): Promise<LedgerCheck> {
     return new Promise((resolve, reject) => {
+      const nowMs = this.clock.nowMs();
       const workerData =
-        this.mapSizeBytes === undefined ? { dataDir: this.dataDir } : { dataDir: this.dataDir, mapSizeBytes: this.mapSizeBytes };
+        this.mapSizeBytes === undefined
+          ? { dataDir: this.dataDir, nowMs }
+          : { dataDir: this.dataDir, mapSizeBytes: this.mapSizeBytes, nowMs };
       const worker = new Worker(new URL('./check-worker.js', import.meta.url), { workerData });
       let result: LedgerCheck | null = null;
       worker.once('message', (check: LedgerCheck) => {
         result = check;
         this.#ok.set(check.ok ? 1 : 0);
         this.#atMs.set(this.clock.nowMs());
-        this.#openInterest.set(Number(BigInt(check.at_risk_micros) + BigInt(check.locked_micros)));
+        this.#openInterest.set(BigInt(check.at_risk_micros) + BigInt(check.locked_micros));
       });
       worker.once('error', reject);
       worker.once('exit', (code) => (result === null ? reject(new Error(`ledger check worker exited with ${code}`)) : resolve(result)));
     });
+  }
+}
+
+export const MICROS_PER_USDC = 1_000_000n;
+
+/**
+ * A money figure in /metrics without a double's rounding: `<name>_usdc` (whole USDC) and
+ * `<name>_fraction_micros` (0..999,999). Set by hand, or, given `read`, read when /metrics is collected.
+ */
+export class MoneyGauge {
+  readonly #usdc: Gauge;
+  readonly #fraction: Gauge;
+
+  constructor(registry: Registry, name: string, help: string, read?: () => bigint) {
+    this.#usdc = new Gauge({
+      name: `${name}_usdc`,
+      help: `${help}: whole USDC (exact to 2^53 USDC)`,
+      registers: [registry],
+      // On the part registered (so collected and read) first: both parts come from one read.
+      ...(read === undefined ? {} : { collect: () => this.set(read()) }),
+    });
+    this.#fraction = new Gauge({
+      name: `${name}_fraction_micros`,
+      help: `${help}: the micros under one USDC (0..999999, signed as the whole), to add to ${name}_usdc`,
+      registers: [registry],
+    });
+  }
+
+  set(micros: bigint): void {
+    // BigInt division truncates toward 0: both parts carry the sign and still add up (a corrupt ledger can
+    // sum below 0; the check reports that, the gauge only shows it).
+    const usdc = micros / MICROS_PER_USDC;
+    // Past 2^53 USDC (a sum no ledger holds) the whole part too would round: shown as NaN, never wrong.
+    const isExact = usdc <= BigInt(Number.MAX_SAFE_INTEGER) && usdc >= -BigInt(Number.MAX_SAFE_INTEGER);
+    this.#usdc.set(isExact ? Number(usdc) : Number.NaN);
+    this.#fraction.set(Number(micros % MICROS_PER_USDC));
   }
 }

@@ -7,10 +7,11 @@ import { checkLedger } from './check.js';
 
 const port = parentPort;
 if (port === null) throw new Error('check-worker must run as a worker thread');
-const { dataDir, mapSizeBytes } = workerData as { dataDir: string; mapSizeBytes?: number };
+const { dataDir, mapSizeBytes, nowMs } = workerData as { dataDir: string; mapSizeBytes?: number; nowMs: number };
 const store = openStore(dataDir, mapSizeBytes === undefined ? {} : { mapSizeBytes });
 try {
-  port.postMessage(checkLedger(store));
+  // The live service's time: an RFQ still active long past its expiry is a finding (holds-audit.ts).
+  port.postMessage(checkLedger(store, nowMs));
 } finally {
   await store.close();
 }

@@ -1,21 +1,41 @@
 // Any thread; reads only. The ledger check of contract section 11 (GET /v1/admin/ledger/check): every bucket
 // of every account recomputed from the transfers alone and compared with the account records; none may be
 // negative; and money is conserved: the sum of every bucket of every account equals what came in (credits,
-// and balances carried over by a migration) less what went out (completed withdrawals).
+// and balances carried over by a migration) less what went out (completed withdrawals). Then the holds and
+// the records they stand for (holds-audit.ts): what the transfers cannot show, because the ledger always
+// writes a transfer and its bucket together. Every finding is one of `differences`, with its reason.
 //
 // It runs in one synchronous pass, so it reads one LMDB snapshot (this thread's read transaction is not
 // renewed during a synchronous run), and LMDB readers never block writers: the shards commit on while it runs.
 import { bucketsOf, type AccountId, type Bucket } from './accounts.js';
 import type { Static } from '@sinclair/typebox';
-import type { LedgerCheckResponse } from '../schemas/money.js';
+import type { LedgerCheckResponse, LedgerDifference } from '../schemas/money.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
+import { auditHolds } from './holds-audit.js';
 
 /** The answer's type is its schema's (GET /v1/admin/ledger/check, schemas/money.ts). */
 export type LedgerCheck = Static<typeof LedgerCheckResponse>;
-export type LedgerDifference = LedgerCheck['differences'][number];
+export type { LedgerDifference } from '../schemas/money.js';
 
-export function checkLedger(store: Store): LedgerCheck {
+/**
+ * `nowMs`: the live service's time, for the rule that needs one (an RFQ active long past its expiry); null
+ * on a stopped service's data, where an RFQ active at the stop is what the next start ends.
+ */
+export function checkLedger(store: Store, nowMs: number | null = null): LedgerCheck {
+  const check = checkTransfers(store);
+  const holds = auditHolds(store, nowMs);
+  if (holds.length === 0) return check;
+  check.ok = false;
+  check.differences.push(...holds);
+  return check;
+}
+
+/**
+ * The transfers' half alone: every bucket against its transfers, none negative, money conserved. For the
+ * ledger's own tests, which move money without the records a service writes with it.
+ */
+export function checkTransfers(store: Store): LedgerCheck {
   const expected = new Map<AccountId, Map<Bucket, bigint>>();
   const add = (account: AccountId, bucket: Bucket, delta: bigint) => {
     let buckets = expected.get(account);
@@ -35,8 +55,8 @@ export function checkLedger(store: Store): LedgerCheck {
   }
 
   const differences: LedgerDifference[] = [];
-  const differ = (account: AccountId, bucket: Bucket, want: bigint, have: bigint) =>
-    differences.push({ account, bucket, expected_micros: want.toString(), actual_micros: have.toString() });
+  const differ = (account: AccountId, bucket: Bucket, want: bigint, have: bigint, reason: 'transfers' | 'negative') =>
+    differences.push({ account, bucket, expected_micros: want.toString(), actual_micros: have.toString(), reason });
   let total = 0n;
   let atRisk = 0n;
   let locked = 0n;
@@ -53,14 +73,14 @@ export function checkLedger(store: Store): LedgerCheck {
       if (bucket === 'at_risk') atRisk += have;
       else if (bucket === 'locked') locked += have;
       // A negative bucket is reported against 0, the least it may hold.
-      if (have !== computed) differ(account, bucket, computed, have);
-      else if (have < 0n) differ(account, bucket, 0n, have);
+      if (have !== computed) differ(account, bucket, computed, have, 'transfers');
+      else if (have < 0n) differ(account, bucket, 0n, have, 'negative');
     }
   }
   // Transfers that name an account with no record: money moved to or from nowhere.
   for (const [account, buckets] of expected) {
     if (seen.has(account)) continue;
-    for (const [bucket, computed] of buckets) if (computed !== 0n) differ(account, bucket, computed, 0n);
+    for (const [bucket, computed] of buckets) if (computed !== 0n) differ(account, bucket, computed, 0n, 'transfers');
   }
   const isConserved = total === credited - withdrawn;
   return {

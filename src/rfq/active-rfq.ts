@@ -26,6 +26,8 @@ export interface ActiveRfq {
   lastLooksByMaker: Map<string, number> | null;
   /** Candidates passed over because their maker's collateral no longer covered them (the failure reason). */
   uncoveredCount: number;
+  /** Their makers, who hear `lost` whatever the end (contract section 11); null until one is passed over. */
+  uncoveredMakerIds: Set<string> | null;
   /** performance.now() when the actor took it on, just before its `rfq` frame left for the makers. */
   announcedAtMs: number;
   /** From then to the close of quoting, µs (a stage latency: the makers' round trip); null until it closes. */
@@ -55,12 +57,19 @@ export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate:
     firstLastLookAtMs: null,
     lastLooksByMaker: null,
     uncoveredCount: 0,
+    uncoveredMakerIds: null,
     announcedAtMs: performance.now(),
     quotingUs: null,
     selectionUs: 0,
     commitHeldCreate: null,
     isAwaitedByCreate,
   };
+}
+
+/** Applied in place: `candidate` was passed over because its maker's collateral no longer covers it. */
+export function passOverUncovered(rfq: ActiveRfq, candidate: Candidate): void {
+  rfq.uncoveredCount++;
+  (rfq.uncoveredMakerIds ??= new Set()).add(candidate.quote.makerId);
 }
 
 export const quoteKey = (makerId: string, quoteId: string) => `${makerId}\u0000${quoteId}`;

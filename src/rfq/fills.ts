@@ -82,25 +82,32 @@ export const takerOfMakerTakerFillKey = (makerAddress: string, key: string) =>
 export const requestIdOfMakerTakerFillKey = (key: string) => key.slice(key.lastIndexOf('|') + 1);
 
 /**
- * Pure. One taker's row from its fills with one maker (contract section 11, Views): wagered = filled wagers,
- * paid = what settled positions paid the taker, pnl = the taker's result on settled fills, paid − wagered
- * (positive when the taker won). Open fills count in fills and wagered but not yet in paid or pnl.
+ * Pure. One taker's row from its fills with one maker (contract section 11, Views): `fills` counts them all;
+ * wagered, paid and pnl are over the settled ones alone, so that pnl = paid − wagered holds on the row itself
+ * (the taker's result, positive when the taker won); the open fills' wagers are `open_wagered_micros`.
  */
 export function takerPnlRow(taker: string, fills: Iterable<FillRecord>): TakerPnl {
   let count = 0;
   let wagered = 0n;
+  let openWagered = 0n;
   let paid = 0n;
-  let pnl = 0n;
   for (const fill of fills) {
     count += 1;
-    wagered += BigInt(fill.filledWagerMicros);
-    if (fill.settledPaidMicros !== null) {
-      const settledPaid = BigInt(fill.settledPaidMicros);
-      paid += settledPaid;
-      pnl += settledPaid - BigInt(fill.filledWagerMicros);
+    if (fill.settledPaidMicros === null) {
+      openWagered += BigInt(fill.filledWagerMicros);
+      continue;
     }
+    wagered += BigInt(fill.filledWagerMicros);
+    paid += BigInt(fill.settledPaidMicros);
   }
-  return { taker, fills: count, wagered_micros: wagered.toString(), paid_micros: paid.toString(), pnl_micros: pnl.toString() };
+  return {
+    taker,
+    fills: count,
+    wagered_micros: wagered.toString(),
+    paid_micros: paid.toString(),
+    pnl_micros: (paid - wagered).toString(),
+    open_wagered_micros: openWagered.toString(),
+  };
 }
 
 /** Pure. The fill of `record` by `candidate` at `nowMs`: as the RFQ's record shows it, and as the maker's fill is stored. */

@@ -10,7 +10,7 @@ import { makerAccount } from '../ledger/accounts.js';
 import { isOpenForBetting, readStoredMarket } from '../markets/markets.js';
 import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
-import type { ActiveRfq } from './active-rfq.js';
+import { passOverUncovered, type ActiveRfq } from './active-rfq.js';
 import { fillOf } from './fills.js';
 import { decideLastLook } from './last-look.js';
 import { decide, type Candidate } from './matching.js';
@@ -123,7 +123,7 @@ export class RfqFinalization {
     for (let candidate = rfq.candidates.shift(); candidate !== undefined; candidate = rfq.candidates.shift()) {
       // Fills since the quote arrived may have taken the maker's collateral: pass over it (its maker gets `lost`).
       if (!this.canCover(candidate.quote.makerAddress, candidate.fillWagerMicros, candidate.quote.oddsE4)) {
-        rfq.uncoveredCount++;
+        passOverUncovered(rfq, candidate);
         continue;
       }
       if (!candidate.quote.isLastLook) return void this.commitFill(rfq, candidate);
@@ -175,7 +175,7 @@ export class RfqFinalization {
     );
     if (written === null) return;
     if (written === UNCOVERED) {
-      rfq.uncoveredCount++;
+      passOverUncovered(rfq, candidate);
       // Nothing was written: the RFQ is active again and selection goes on to the next quote.
       this.deps.active.set(record.requestId, rfq);
       return this.offerNext(rfq);
@@ -206,7 +206,12 @@ export class RfqFinalization {
    */
   private retire(rfq: ActiveRfq, persistUs: number, outcome: 'expired' | 'cancelled' | null): void {
     if (outcome !== null) {
-      for (const makerId of rfq.quoters) this.deps.toMaker(makerId, { type: 'rfq_result', request_id: rfq.record.requestId, outcome });
+      // A maker passed over for want of collateral lost the RFQ, whatever ended it (contract section 11).
+      const lost = rfq.uncoveredMakerIds;
+      for (const makerId of rfq.quoters) {
+        const told = lost !== null && lost.has(makerId) ? 'lost' : outcome;
+        this.deps.toMaker(makerId, { type: 'rfq_result', request_id: rfq.record.requestId, outcome: told });
+      }
     }
     const { isAwaitedByCreate, quotingUs, selectionUs } = rfq;
     const { createdAtMs } = rfq.record;

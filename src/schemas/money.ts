@@ -48,6 +48,33 @@ export const WithdrawalList = Type.Object({ withdrawals: Type.Array(Withdrawal),
 export const AdminWithdrawalList = Type.Object({ withdrawals: Type.Array(AdminWithdrawal), ...nextCursorProperty });
 export const WithdrawalIdParams = StrictObject({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 
+/**
+ * Why a difference was found (docs/money.md, "Invariants"): the contract's fields say where and how much; these
+ * two, added by us, say which rule and, for a hold or a record, which reference.
+ */
+export const LedgerDifferenceReason = Type.Union(
+  [
+    Type.Literal('transfers'), // the bucket is not what its transfers add up to (expected)
+    Type.Literal('negative'), // the bucket is below 0
+    Type.Literal('holds'), // the bucket is not what its holds add up to (expected)
+    Type.Literal('hold_without_record'), // a hold (actual) for nothing that holds money
+    Type.Literal('record_without_hold'), // a record that holds money (expected) has no hold
+    Type.Literal('hold_differs'), // a hold (actual) is not what its record says (expected)
+    Type.Literal('pot'), // an open contest's pool hold (actual) is not its pot as its entries make it (expected)
+    Type.Literal('overdue'), // an RFQ still active well past its expiry, its wager (actual) still reserved
+  ],
+  { description: 'the rule the difference breaks (docs/money.md, "Invariants")' },
+);
+export type LedgerDifferenceReason = Static<typeof LedgerDifferenceReason>;
+export const LedgerDifference = Type.Object({
+  account: Type.String(),
+  bucket: Type.String(),
+  expected_micros: MicrosString,
+  actual_micros: MicrosString,
+  reason: LedgerDifferenceReason,
+  ref: Type.Optional(Type.String({ description: 'the reference of the hold or record concerned (`rfq:<id>`, `contest:<id>:pool` ...)' })),
+});
+export type LedgerDifference = Static<typeof LedgerDifference>;
 export const LedgerCheckResponse = Type.Object({
   ok: Type.Boolean(),
   accounts: Type.Integer(),
@@ -58,7 +85,5 @@ export const LedgerCheckResponse = Type.Object({
   // Open interest: every user's at-risk stakes and every maker's locked liabilities.
   at_risk_micros: MicrosString,
   locked_micros: MicrosString,
-  differences: Type.Array(
-    Type.Object({ account: Type.String(), bucket: Type.String(), expected_micros: MicrosString, actual_micros: MicrosString }),
-  ),
+  differences: Type.Array(LedgerDifference),
 });

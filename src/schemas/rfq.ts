@@ -100,13 +100,17 @@ export const TakerPnlQuery = StrictObject({ since_ms: Type.Optional(SafeInt()), 
 /** One taker's row of GET /v1/mm/taker_pnl (rfq/fills.ts takerPnlRow computes it). */
 export const TakerPnl = Type.Object({
   taker: Type.String({ description: 'taker address, or a stable opaque id for shielded fills' }),
-  fills: Type.Integer({ minimum: 0 }),
+  fills: Type.Integer({ minimum: 0, description: 'fills since since_ms, open and settled' }),
+  /** Filled wagers of the settled fills: the same fills as paid_micros and pnl_micros. */
   wagered_micros: MicrosString,
+  /** What the settled fills paid the taker. */
   paid_micros: MicrosString,
   pnl_micros: Type.String({
     pattern: '^-?[0-9]+$',
-    description: "the taker's result on settled fills, paid − wagered (positive when the taker won)",
+    description: "the taker's result on the settled fills, paid_micros − wagered_micros (positive when the taker won)",
   }),
+  /** Filled wagers of the open fills, in none of the three above until they settle. */
+  open_wagered_micros: MicrosString,
 });
 export type TakerPnl = Static<typeof TakerPnl>;
 export const TakerPnlResponse = Type.Object({

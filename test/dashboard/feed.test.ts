@@ -3,8 +3,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Frame } from '../../src/dashboard/frame.js';
-import { client } from '../helpers/http.js';
-import { loginWallet } from '../helpers/users.js';
+import { admin, client } from '../helpers/http.js';
+import { connectMaker, registerMaker } from '../helpers/makers.js';
+import { createMarket } from '../helpers/markets.js';
+import { autoQuote, unsignedBody } from '../helpers/rfq.js';
+import { credit, loginWallet } from '../helpers/users.js';
 import { openFeed, openIdleFeed, startRfqFlow } from '../helpers/dashboard.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
@@ -116,10 +119,10 @@ describe('dashboard feed: sockets awaiting their token (issue 33 item 8)', () =>
     for (const address of addresses) for (let i = 0; i < 4; i++) idle.push(await openIdleFeed(server, address));
     await assert.rejects(openIdleFeed(server, '127.0.1.1'), /HTTP 429/, 'a fifth from one address');
     await assert.rejects(openIdleFeed(server, '127.0.1.3'), /HTTP 429/, 'a ninth from one network');
-    const admin = await openFeed(server, server.adminToken);
+    const adminFeed = await openFeed(server, server.adminToken);
     assert.deepEqual(await idle[0]!.closed, { code: 4503, reason: 'AUTH_EVICTED' });
-    await admin.next((m) => m['type'] === 'history');
-    assert.deepEqual(admin.messages[0], { type: 'auth_result', ok: true });
+    await adminFeed.next((m) => m['type'] === 'history');
+    assert.deepEqual(adminFeed.messages[0], { type: 'auth_result', ok: true });
     assert.ok(
       idle.slice(1).every((s) => s.isOpen()),
       'only the longest waiting was evicted',
@@ -133,6 +136,62 @@ describe('dashboard feed: sockets awaiting their token (issue 33 item 8)', () =>
       'no other socket was evicted',
     );
     for (const s of [...idle, ...late]) s.close();
-    admin.close();
+    adminFeed.close();
+  });
+});
+
+describe('money figures past 2^53 micros', () => {
+  // Two fills at odds 2 lock their wagers as liability: 2^53 + 1 micros in all (~9 billion USDC), a number a
+  // double cannot hold (Number(2n ** 53n + 1n) is 2^53). Open interest is twice that, 2^54 + 2.
+  const WAGERS = [2n ** 52n + 1n, 2n ** 52n];
+  const LOCKED = 2n ** 53n + 1n;
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer({ env: { PARLAYD_WAGER_MAX_MICROS: String(Number.MAX_SAFE_INTEGER) } });
+  });
+  after(async () => {
+    await server.stop();
+    removeDataDir(server);
+  });
+
+  it('are exact in /metrics (whole USDC and the micros under one) and in the dashboard frame (decimal strings)', async () => {
+    const maker = await connectMaker(server, await registerMaker(server, undefined, undefined, Number(WAGERS[0]!)));
+    const topUp = await admin(server).post(`/v1/admin/market-makers/${maker.address}/credit`, {
+      amount_micros: Number(WAGERS[1]!),
+      idempotency_key: 'top-up',
+    });
+    assert.equal(topUp.status, 200, JSON.stringify(topUp.body));
+    assert.equal(topUp.body.balance.available_micros, LOCKED.toString());
+    const quotes = autoQuote(maker, { odds: 2, maxWagerMicros: String(Number.MAX_SAFE_INTEGER) });
+    const market = (await createMarket(server)).market_id;
+    for (const wager of WAGERS) {
+      const taker = await loginWallet(server);
+      await credit(server, taker.address, Number(wager));
+      const res = await client(server.baseUrl, taker.token).post(
+        '/v1/rfq/unsigned?wait_ms=5000',
+        unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: Number(wager) }),
+      );
+      assert.equal(res.body.status, 'completed', JSON.stringify(res.body));
+    }
+    quotes.stop();
+    const check = await admin(server).get('/v1/admin/ledger/check');
+    assert.deepEqual([check.body.ok, check.body.locked_micros, check.body.at_risk_micros], [true, LOCKED.toString(), LOCKED.toString()]);
+
+    const metrics = (await admin(server).get('/metrics')).body as string;
+    const lines = metrics.split('\n').filter((line) => /^parlayd_(maker_locked|open_interest)_/.test(line));
+    assert.deepEqual(lines.sort(), [
+      'parlayd_maker_locked_fraction_micros 740993',
+      'parlayd_maker_locked_usdc 9007199254',
+      'parlayd_open_interest_fraction_micros 481986',
+      'parlayd_open_interest_usdc 18014398509',
+    ]);
+
+    const feed = await openFeed(server, server.adminToken);
+    const askedAtMs = Date.now();
+    const { frame } = (await feed.next((m) => m['type'] === 'frame' && (m['frame'] as Frame).atMs > askedAtMs)) as { frame: Frame };
+    assert.deepEqual([frame.money.lockedCollateralMicros, frame.money.openInterestMicros], [LOCKED.toString(), (2n * LOCKED).toString()]);
+    feed.close();
+    await maker.close();
   });
 });

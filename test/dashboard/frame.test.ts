@@ -98,36 +98,55 @@ describe('deriveFrame', () => {
     assert.deepEqual(frame.money, { lockedCollateralMicros: null, openInterestMicros: null, ledgerCheckOk: null, ledgerCheckAtMs: null });
   });
 
-  it('the money gauges are shown as they are', () => {
+  it('the money gauges are shown as they are, each joined from its two exact parts into a decimal string', () => {
     const frame = deriveFrame(
       sample(0, {}),
       sample(1_000, {
-        parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
-        parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 7_000_000)],
+        parlayd_maker_locked_usdc: [line('parlayd_maker_locked_usdc', 5)],
+        parlayd_maker_locked_fraction_micros: [line('parlayd_maker_locked_fraction_micros', 1)],
+        // 2^54 + 2 micros: a number would round it to 2^54.
+        parlayd_open_interest_usdc: [line('parlayd_open_interest_usdc', 18_014_398_509)],
+        parlayd_open_interest_fraction_micros: [line('parlayd_open_interest_fraction_micros', 481_986)],
         parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
         parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 123)],
       }),
     );
     assert.deepEqual(frame.money, {
-      lockedCollateralMicros: 5_000_000,
-      openInterestMicros: 7_000_000,
+      lockedCollateralMicros: '5000001',
+      openInterestMicros: '18014398509481986',
       ledgerCheckOk: false,
       ledgerCheckAtMs: 123,
     });
+  });
+
+  it('a money figure with a part missing or not whole (NaN: past 2^53 USDC) is absent, never a wrong number', () => {
+    const frame = deriveFrame(
+      sample(0, {}),
+      sample(1_000, {
+        parlayd_maker_locked_usdc: [line('parlayd_maker_locked_usdc', Number.NaN)],
+        parlayd_maker_locked_fraction_micros: [line('parlayd_maker_locked_fraction_micros', 0)],
+        parlayd_open_interest_usdc: [line('parlayd_open_interest_usdc', 7)],
+        parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 1)],
+        parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 123)],
+      }),
+    );
+    assert.deepEqual([frame.money.lockedCollateralMicros, frame.money.openInterestMicros], [null, null]);
   });
 
   it('before the first ledger check (its time still 0) the check and the open interest it sums are absent', () => {
     const frame = deriveFrame(
       sample(0, {}),
       sample(1_000, {
-        parlayd_maker_locked_micros: [line('parlayd_maker_locked_micros', 5_000_000)],
-        parlayd_open_interest_micros: [line('parlayd_open_interest_micros', 0)],
+        parlayd_maker_locked_usdc: [line('parlayd_maker_locked_usdc', 5)],
+        parlayd_maker_locked_fraction_micros: [line('parlayd_maker_locked_fraction_micros', 0)],
+        parlayd_open_interest_usdc: [line('parlayd_open_interest_usdc', 0)],
+        parlayd_open_interest_fraction_micros: [line('parlayd_open_interest_fraction_micros', 0)],
         parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
         parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 0)],
       }),
     );
     assert.deepEqual(frame.money, {
-      lockedCollateralMicros: 5_000_000,
+      lockedCollateralMicros: '5000000',
       openInterestMicros: null,
       ledgerCheckOk: null,
       ledgerCheckAtMs: null,

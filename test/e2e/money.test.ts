@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { contestConfig, enter, getDetail, postContest, up } from '../helpers/contests.js';
 import { admin, client } from '../helpers/http.js';
-import { connectMaker, registerMaker, type ConnectedMaker } from '../helpers/makers.js';
+import { connectMaker, registerMaker, type ConnectedMaker, type ServerMessage } from '../helpers/makers.js';
 import { createMarket, createMarkets, resolveMarket } from '../helpers/markets.js';
 import { autoQuote, balanceOf, unsignedBody, type BalanceView } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -228,6 +228,47 @@ describe('collateral', () => {
       best.stop();
       next.stop();
       await Promise.all([best.close(), next.close()]);
+    }
+  });
+});
+
+describe('a quote other fills made uncoverable', () => {
+  it('is passed over, and its maker hears rfq_result lost, not expired, on the RFQ that failed for it', async () => {
+    // Wager 1 USDC at odds 3: 2 USDC of liability a fill, and the maker has exactly that. Both quotes stand
+    // when they arrive (2 USDC available each time); a maker that never answers keeps both RFQs quoting for
+    // the whole window, so both close after both quotes: one fills, the other finds the collateral gone.
+    const maker = await quotingMaker(2 * USDC, 3);
+    const silent = await connectMaker(server, await registerMaker(server));
+    try {
+      const takers = [await fundedUser(server, FUNDS), await fundedUser(server, FUNDS)];
+      const market = (await createMarket(server)).market_id;
+      const results = await Promise.all(
+        takers.map((t) =>
+          client(server.baseUrl, t.token).post(
+            '/v1/rfq/unsigned?wait_ms=5000',
+            unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: USDC }),
+          ),
+        ),
+      );
+      const filled = results.find((r) => r.body.status === 'completed');
+      const failed = results.find((r) => r.body.status === 'failed');
+      assert.ok(filled !== undefined && failed !== undefined, JSON.stringify(results.map((r) => r.body)));
+      assert.equal(failed.body.error, 'INSUFFICIENT_LIQUIDITY');
+      assert.equal(failed.body.quotes_received, 1, 'the quote stood when it arrived: it was passed over, not refused');
+      const resultOf = (requestId: string) =>
+        waitFor(
+          () =>
+            maker.socket.received.find((m): m is ServerMessage<'rfq_result'> => m.type === 'rfq_result' && m.request_id === requestId) ??
+            false,
+          { timeoutMs: 2_000, what: `the rfq_result of ${requestId}` },
+        );
+      assert.deepEqual(await resultOf(failed.body.request_id), { type: 'rfq_result', request_id: failed.body.request_id, outcome: 'lost' });
+      assert.equal((await resultOf(filled.body.request_id)).outcome, 'won');
+      assert.deepEqual(await makerBalance(maker), { available: 0n, locked: BigInt(2 * USDC), pending: 0n });
+      await assertLedgerCheck();
+    } finally {
+      maker.stop();
+      await Promise.all([maker.close(), silent.close()]);
     }
   });
 });

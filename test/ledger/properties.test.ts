@@ -26,7 +26,7 @@ import {
   type AccountRecord,
   type HoldRecord,
 } from '../../src/ledger/accounts.js';
-import { checkLedger } from '../../src/ledger/check.js';
+import { checkTransfers } from '../../src/ledger/check.js';
 import { Ledger, NO_USERS, type PositionOutcome } from '../../src/ledger/ledger.js';
 import { shardOfUser } from '../../src/rfq/ids.js';
 import { shardOwner } from '../../src/rfq/shard-book.js';
@@ -167,7 +167,7 @@ function snapshot(store: Store): string {
 
 /** The properties that hold after every operation (see the file's head). */
 function assertInvariants(w: World, after: string): void {
-  const check = checkLedger(w.store);
+  const check = checkTransfers(w.store);
   assert.ok(check.ok, `the ledger check failed after ${after}: ${JSON.stringify(check)}`);
   assert.deepEqual([check.credited_micros, check.withdrawn_micros], [w.creditedMicros.toString(), w.withdrawnMicros.toString()], after);
   assert.equal(BigInt(check.total_micros), w.creditedMicros - w.withdrawnMicros, after);

@@ -75,11 +75,18 @@ test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided 
   const open = rows.find((r) => r.taker === user.address);
   const shielded = rows.find((r) => r.taker !== user.address);
   // The taker's result, paid − wagered (contract section 11): +10 on the win, 0 on the refunded void.
-  assert.deepEqual(open, { taker: user.address, fills: 2, wagered_micros: '8000000', paid_micros: '18000000', pnl_micros: '10000000' });
+  assert.deepEqual(open, {
+    taker: user.address,
+    fills: 2,
+    wagered_micros: '8000000',
+    paid_micros: '18000000',
+    pnl_micros: '10000000',
+    open_wagered_micros: '0',
+  });
   assert.match(shielded!.taker, /^anon:[0-9a-f]{24}$/);
   assert.deepEqual(
     { ...shielded, taker: 'x' },
-    { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '-4000000' },
+    { taker: 'x', fills: 1, wagered_micros: '4000000', paid_micros: '0', pnl_micros: '-4000000', open_wagered_micros: '0' },
   );
   assert.equal(pnl.body.next_cursor, null);
 
@@ -99,4 +106,33 @@ test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided 
   assert.deepEqual(later.body, { takers: [], next_cursor: null });
   const asUser = await client(server.baseUrl, user.token).get('/v1/mm/taker_pnl');
   assert.deepEqual([asUser.status, asUser.body.code], [403, 'FORBIDDEN']);
+});
+
+test("taker_pnl: wagered, paid and pnl over the same settled fills; the open fills' wager beside them", async () => {
+  // A fresh taker, so its row has only these: one fill settled (won: 4 at 3.5 pays 14), one open.
+  const taker = await loginWallet(server);
+  await credit(server, taker.address, 20_000_000);
+  const [settling, staying] = [(await createMarket(server)).market_id, (await createMarket(server)).market_id];
+  for (const market_id of [settling, staying]) {
+    const result = await client(server.baseUrl, taker.token).post(
+      '/v1/rfq/unsigned?wait_ms=5000',
+      unsignedBody([{ market_id, direction: 'up' }], { wager_micros: 4_000_000 }),
+    );
+    assert.equal(result.body.status, 'completed', JSON.stringify(result.body));
+  }
+  await resolveMarket(server, settling, 'YES');
+  await assertMoneyInvariant(server, taker, 20_000_000n + 10_000_000n);
+  const rows = (await client(server.baseUrl, maker.sessionToken).get('/v1/mm/taker_pnl')).body.takers as { taker: string }[];
+  // pnl = paid − wagered on the row itself: 14 − 4, the open fill's 4 beside it, in none of the three.
+  assert.deepEqual(
+    rows.find((r) => r.taker === taker.address),
+    {
+      taker: taker.address,
+      fills: 2,
+      wagered_micros: '4000000',
+      paid_micros: '14000000',
+      pnl_micros: '10000000',
+      open_wagered_micros: '4000000',
+    },
+  );
 });

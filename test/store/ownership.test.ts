@@ -20,7 +20,8 @@ interface Openers {
   also?: Record<string, string>;
 }
 
-const LEDGER_AUDIT = 'the read-only audit (tests, chaos, fuzz) cross-checks every money record in one snapshot';
+const LEDGER_AUDIT =
+  "the ledger check's holds half (admin route, tests, chaos, fuzz; reads only) cross-checks every money record in one snapshot";
 const MIGRATION = 'the one-time layout migrations rewrite old records in place, at start, before any owner runs';
 
 const DB_OPENERS: Record<DbName, Openers> = {
@@ -34,7 +35,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     owner: 'src/ledger/ledger.ts',
     also: {
       'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
-      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/ledger/holds-audit.ts': LEDGER_AUDIT,
     },
   },
   transfers: {
@@ -44,13 +45,13 @@ const DB_OPENERS: Record<DbName, Openers> = {
   accountJournal: { owner: 'src/ledger/ledger.ts' },
   holds: {
     owner: 'src/ledger/ledger.ts',
-    also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
   },
   credits: { owner: 'src/ledger/credit-keys.ts' },
-  withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   withdrawalKeys: { owner: 'src/ledger/withdrawals.ts' },
   accountWithdrawals: { owner: 'src/ledger/withdrawals.ts' },
-  withdrawalsByStatus: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  withdrawalsByStatus: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   preferences: { owner: 'src/preferences/preferences.ts' },
   markets: {
     owner: 'src/markets/markets.ts',
@@ -75,19 +76,19 @@ const DB_OPENERS: Record<DbName, Openers> = {
   rfqs: {
     owner: 'src/rfq/rfq-records.ts',
     also: {
-      'src/ledger/audit.ts': LEDGER_AUDIT,
+      'src/ledger/holds-audit.ts': LEDGER_AUDIT,
       'src/store/migrations.ts': MIGRATION,
     },
   },
   rfqKeys: { owner: 'src/rfq/rfq-records.ts' },
-  rfqActive: { owner: 'src/rfq/rfq-records.ts', also: { 'src/ledger/audit.ts': LEDGER_AUDIT } },
+  rfqActive: { owner: 'src/rfq/rfq-records.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   userRfqs: {
     owner: 'src/rfq/rfq-records.ts',
     also: { 'src/store/migrations.ts': MIGRATION },
   },
   fills: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
   },
   makerTakerFills: {
     owner: 'src/rfq/rfq-records.ts',
@@ -96,11 +97,11 @@ const DB_OPENERS: Record<DbName, Openers> = {
   openPositions: { owner: 'src/rfq/rfq-records.ts' },
   contests: {
     owner: 'src/contests/contest-records.ts',
-    also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
   },
   contestEntries: {
     owner: 'src/contests/contest-records.ts',
-    also: { 'src/ledger/audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
   },
   userEntries: { owner: 'src/contests/contest-records.ts', also: { 'src/store/migrations.ts': MIGRATION } },
   entryKeys: { owner: 'src/contests/contest-records.ts' },

@@ -88,8 +88,15 @@
   const dash = '—';
   const fixed = (v, digits) => (v === null || v === undefined ? dash : v.toFixed(digits));
   const whole = (v) => (v === null || v === undefined ? dash : Math.round(v).toLocaleString('en-US'));
-  const money = (micros) =>
-    micros === null || micros === undefined ? dash : (micros / 1e6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  // Micros as USDC with two decimals (half up), in BigInt: a money figure comes as a decimal string, exact
+  // past 2^53 micros where a number is not (a contest's pot, bounded below 2^53, comes as a number).
+  const money = (micros) => {
+    if (micros === null || micros === undefined) return dash;
+    const value = BigInt(micros);
+    const sign = value < 0n ? '-' : '';
+    const cents = ((value < 0n ? -value : value) + 5000n) / 10000n;
+    return sign + (cents / 100n).toLocaleString('en-US') + '.' + String(cents % 100n).padStart(2, '0');
+  };
   const percent = (ratio) => (ratio === null || ratio === undefined ? dash : (ratio * 100).toFixed(1) + ' %');
 
   function setValue(id, text, kind) {
