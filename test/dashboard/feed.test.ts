@@ -76,7 +76,7 @@ describe('dashboard live feed', () => {
     // The makers' locked collateral is read from the ledger (the flow's fills are open); the ledger check has
     // not run yet: its figures are absent, never 0.
     const check = (await client(server.baseUrl, server.adminToken).get('/v1/admin/ledger/check')).body;
-    assert.equal(frame.money['lockedCollateralMicros'], Number(check.locked_micros));
+    assert.equal(frame.money['lockedCollateralMicros'], check.locked_micros);
     assert.ok(Number(check.locked_micros) > 0, 'the fills locked collateral');
     assert.deepEqual([frame.money['ledgerCheckOk'], frame.money['ledgerCheckAtMs'], frame.money['openInterestMicros']], [null, null, null]);
     // Once it ran, the next frame shows its result and the open interest it summed.
@@ -86,7 +86,7 @@ describe('dashboard live feed', () => {
     };
     assert.equal(after.money['ledgerCheckOk'], true);
     assert.ok((after.money['ledgerCheckAtMs'] as number) >= checkedAtMs - 1_000);
-    assert.equal(after.money['openInterestMicros'], Number(check.at_risk_micros) + Number(check.locked_micros));
+    assert.equal(after.money['openInterestMicros'], (BigInt(check.at_risk_micros) + BigInt(check.locked_micros)).toString());
     // Some frame while the RFQs flowed saw them: a rate, a latency, quotes per RFQ.
     const frames = feed.messages.filter((m) => m['type'] === 'frame').map((m) => m['frame'] as Frame);
     assert.ok(
