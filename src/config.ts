@@ -115,7 +115,7 @@ export const EnvSchema = Type.Object({
   // How far behind the main thread may be (ms; 0 = never shed by it). At 2,000/s its turns take ~1 ms and a
   // young-generation GC a few; 50 ms is well past those, and bounds what a queue on this thread adds to an answer.
   PARLAYD_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 50 }),
-  // Bodies still arriving (http/unread-bodies.ts, issue 33). A create's body may take this long from its
+  // Bodies still arriving (http/unread-bodies.ts). A create's body may take this long from its
   // request (then its connection is closed unanswered): a client sends its ~500 bytes with the headers, so
   // 1 s is room for a slow link, and a trickler's socket turns over 10 times faster than uWS's 10 s timeout.
   PARLAYD_CREATE_BODY_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 1_000 }),
@@ -142,7 +142,7 @@ export const EnvSchema = Type.Object({
   // user). A person logs in a few times a day; 20/s with bursts of 40 leaves room for a NAT of many. 0 = off.
   PARLAYD_AUTH_RATE_LIMIT_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
   PARLAYD_AUTH_RATE_LIMIT_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 40 }),
-  // The same per IPv4 /24 or IPv6 /48 (issue 33): the per-IP limit alone let one /24 log in 256 x 20/s. 0 = off.
+  // The same per IPv4 /24 or IPv6 /48: the per-IP limit alone let one /24 log in 256 x 20/s. 0 = off.
   PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_PER_S: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 50 }),
   PARLAYD_AUTH_RATE_LIMIT_PER_NETWORK_BURST: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
   // Login nonces spent (kept as used until they expire, auth/wallet-login.ts) per IP and per /24 or /48 at

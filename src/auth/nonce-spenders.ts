@@ -1,4 +1,4 @@
-// Main thread. Who spent the used login nonces still kept (issue 33 item 8): per caller IP (an IPv6 caller
+// Main thread. Who spent the used login nonces still kept: per caller IP (an IPv6 caller
 // per /64) and per network (IPv4 /24, IPv6 /48, http/caller-network.ts). Every login attempt that names a
 // good nonce spends it and keeps a record until the nonce expires (wallet-login.ts), and the service keeps at
 // most MAX_USED_LOGIN_NONCES of them: without a bound per caller, one /24 filled all 100,000 in minutes and

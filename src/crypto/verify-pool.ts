@@ -18,8 +18,8 @@ import type { RecoverItem, VerifyTask, VerifyTaskResult } from './verify-worker.
  * wallet or maker login, which anyone may send without a token; it gets a bounded share of the pool and goes
  * behind the orders of its turn, so a login flood cannot starve signed orders. `oracle`: a signed price
  * report, also open to anyone, and up to ~390 of them per request: it waits in a queue of its own and goes
- * to the threads only while one is idle, ORACLE_BATCH_ITEMS at a time on at most a half of them (issue 33:
- * 8 posts of 380 bad reports had pushed signed creates from 17 ms to ~400 ms p50).
+ * to the threads only while one is idle, ORACLE_BATCH_ITEMS at a time on at most a half of them:
+ * without this, 8 posts of 380 bad reports pushed signed creates from 17 ms to ~400 ms p50.
  */
 export type RecoverShare = 'order' | 'login' | 'oracle';
 

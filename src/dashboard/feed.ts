@@ -7,7 +7,7 @@
 // awaiting their token <= MAX_PENDING_VIEWERS in all, MAX_PENDING_PER_ADDRESS from one address and
 // MAX_PENDING_PER_NETWORK from one network, each for AUTH_DEADLINE_MS at most; when every such place is taken
 // the longest waiting is closed (AUTH_EVICTED) for the newcomer, so anyone holding them cannot lock the
-// operator out (issue 33 item 8: the book and the rule are the maker gateway's, mm/pending-auth.ts).
+// operator out (the book and the rule are the maker gateway's, mm/pending-auth.ts).
 import uWS, { type HttpResponse, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';

@@ -6,7 +6,7 @@
 //   recovery): the main thread is behind by more than `maxDelayMs`.
 // - in flight (tryTakePlace, when the handler starts: after the bearer and the whole body): `maxInFlight`
 //   such requests are running and not yet answered (held by wait_ms included). A hard bound on the memory and
-//   shard work that admitted requests can hold, whatever the load. Taken only once the body is in (issue 33):
+//   shard work that admitted requests can hold, whatever the load. Taken only once the body is in:
 //   a place taken before let any account hold every place with bodies it never finished sending.
 //
 // Why the delay gate: every stage of a request (reading it, the shard's answer, the wait timer, writing the

@@ -4,7 +4,7 @@
 // did not issue, issued for another filter or to another caller, or altered, is 400 VALIDATION_FAILED at
 // /cursor and shows nothing.
 //
-// What a cursor is (issue 33: unauthenticated cursors let a caller start a range read inside another
+// What a cursor is (unauthenticated cursors let a caller start a range read inside another
 // account's keys and read its rows):
 //
 //   cursor = base64url( tag (16 bytes) || JSON [routeTag, filterTag, ...position] )

@@ -231,7 +231,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   function run(exchange: Exchange, compiled: CompiledRoute, auth: Principal | null, query: unknown, params: unknown, body: unknown): void {
     if (compiled.isShedUnderLoad) {
       // Taken only now, with the bearer checked and the whole body in: a client cannot hold one by sending
-      // slowly (issue 33). Held until the handler ends (send), even if the client goes away meanwhile.
+      // slowly. Held until the handler ends (send), even if the client goes away meanwhile.
       const shedReason = deps.shedder.tryTakePlace();
       if (shedReason !== null) {
         deps.metrics.shedTotal.inc({ reason: shedReason });

@@ -1,4 +1,4 @@
-// Main thread. Bounds on request bodies that are still arriving (issue 33 items 5 and 8). A body costs the
+// Main thread. Bounds on request bodies that are still arriving. A body costs the
 // service its bytes, its socket and, before this, an RFQ create's load-shedding place for as long as its
 // client cared to trickle it (uWS's idle timeout, ~10 s): 2,100 sockets of one unfunded account, each
 // sending `{` of a 300-byte create, kept every funded create out. Now:

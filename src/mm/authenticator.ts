@@ -142,7 +142,7 @@ export class MakerAuthenticator {
   }
 
   /**
-   * The address has its whole share of authenticated sockets (issue 33 item 7: each socket multiplied what one
+   * The address has its whole share of authenticated sockets (each socket multiplied what one
    * maker could make an RFQ hold). A scan of the authenticated sockets, once per login of a registered maker.
    */
   #isAtSocketLimit(address: string): boolean {

@@ -1,5 +1,5 @@
 // Main thread, for the maker gateway's dispatch (dispatch.ts). The inbound frame rate of one maker socket: a
-// token bucket per connection (issue 33 item 8), so one socket cannot make the main thread parse and validate
+// token bucket per connection, so one socket cannot make the main thread parse and validate
 // frames without bound. The defaults are far above what a quoting bot sends (one quote per RFQ at the
 // service's 2,000 RFQs/s target is 2,000 frames/s): only a flood meets them, and it is closed 1008
 // RATE_LIMITED rather than slowed (a maker's frames are not queued here, so there is nothing to slow).

@@ -1,6 +1,6 @@
 // Main thread, owned by the authenticator (authenticator.ts), which adds and removes sockets; the upgrade gate
 // (upgrade.ts) asks it for refusals. The dashboard's feed (dashboard/feed.ts) keeps its sockets awaiting a
-// token in one too (issue 33 item 8). The sockets connected and not yet authenticated: how many in all, per
+// token in one too. The sockets connected and not yet authenticated: how many in all, per
 // remote address (an IPv6 /64) and per network (an IPv4 /24, an IPv6 /48), and in which order they came, so a
 // caller over its own share is refused, the longest-waiting idle socket is evicted when every place is taken,
 // and the auth deadline shortens under pressure (issue 21 item 1). Pure bookkeeping: its callers decide and

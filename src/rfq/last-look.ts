@@ -1,5 +1,5 @@
-// Pure. Whether a last-look quote may be offered to its maker now, and until when (contract section 6 step 5;
-// issue 33 item 7). A last look is a free option for its maker while it runs: an RFQ whose makers never answer
+// Pure. Whether a last-look quote may be offered to its maker now, and until when (contract section 6 step 5).
+// A last look is a free option for its maker while it runs: an RFQ whose makers never answer
 // is held `finalizing`, its taker's wager reserved, for as long as the service keeps asking. Three bounds:
 //   - the order's expiry: past it nobody is asked (a plain quote still fills);
 //   - the RFQ's time in last looks: `maxFinalizingMs` from the first offer. Past it no maker is asked again,

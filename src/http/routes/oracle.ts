@@ -12,7 +12,7 @@ type OracleRouteDeps = Pick<Services, 'oracle' | 'clock'>;
 /**
  * `rateLimiter`: the caller's HTTP bucket. A signed post pays a token per report (the server took one for the
  * request): each report may cost a recovery, and one request may carry ~390, so per request a caller's rate
- * bought 390 times the work (issue 33 item 8).
+ * bought 390 times the work.
  */
 export function oracleRoutes(s: OracleRouteDeps, rateLimiter: Pick<RateLimiter, 'take'>) {
   return [
