@@ -11,6 +11,7 @@ import assert, { AssertionError } from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
+import { isOverloaded, OverloadRetries } from '../overload-retries.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { Markets } from '../markets/markets.js';
@@ -24,22 +25,13 @@ import type { SettlementKind } from './settlement-plans.js';
 import { ContestSettler, SettlementInterrupted, type SettlerOptions } from './settlement.js';
 import type { MarketOf } from './views.js';
 
-/** Backoff of a void refused for want of room, continued in the background (retryFinish), as markets.ts does. */
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 30_000;
-
-/** A 503 OVERLOADED: a full store refused a write (room.ts), nothing of that transaction written. */
-function isOverloaded(err: unknown): boolean {
-  return err instanceof ApiError && err.code === 'OVERLOADED';
-}
-
 export class ContestResolution {
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
   private readonly openByMarket = new Map<number, Set<string>>();
   /** Finishes queued on a contest's lane and not yet started, by contest id (finishIfFinal). */
   private readonly waitingFinishes = new Map<string, Promise<ContestRecord | null>>();
-  /** Contests whose settlement a full store refused, continued in the background (retryFinish): one loop each. */
-  private readonly retrying = new Set<string>();
+  /** Contests whose settlement a full store refused, continued in the background (retryFinish), by id. */
+  private readonly retries = new OverloadRetries<string>();
   private readonly settler: ContestSettler;
   private readonly contests: ContestRecords;
   private isStopping = false;
@@ -95,7 +87,7 @@ export class ContestResolution {
         return;
       }
       this.logSettlementFailure(outcome.reason, open[i]!, null);
-      if (isOverloaded(outcome.reason)) void this.retryFinish(open[i]!);
+      if (isOverloaded(outcome.reason)) this.retryFinish(open[i]!);
     });
     this.log.info({ open: open.length - finished, finished }, 'contests recovered');
     return { open: open.length - finished, finished };
@@ -104,6 +96,7 @@ export class ContestResolution {
   /** At stop: a settlement in progress stops after its current batch (its progress is durable). */
   stop(): void {
     this.isStopping = true;
+    this.retries.stop();
   }
 
   /**
@@ -129,7 +122,7 @@ export class ContestResolution {
       .catch((err: unknown) => {
         // A batch refused for want of room, its decision durable: work already accepted, continued once there
         // is room without waiting for the admin's retry (a refused decision leaves nothing to continue).
-        if (isOverloaded(err)) void this.retryFinish(contestId);
+        if (isOverloaded(err)) this.retryFinish(contestId);
         throw err;
       });
     this.untrackContest(contest);
@@ -184,27 +177,14 @@ export class ContestResolution {
   /**
    * Continues the contest's settlement (finishIfFinal, idempotent) after 1 s doubling to 30 s, until it
    * succeeds, the service stops, or it fails otherwise (logged; then a retried void or resolve, or the next
-   * start, continues it). A resolution's own retries are the market's (markets.ts retryListeners).
+   * start, continues it). A resolution's own retries are the market's (Markets, its listeners' retries).
    */
-  private async retryFinish(contestId: string): Promise<void> {
-    if (this.retrying.has(contestId)) return;
-    this.retrying.add(contestId);
-    try {
-      for (let delayMs = RETRY_FIRST_MS; !this.isStopping; delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)) {
-        await new Promise<void>((resolve) => setTimeout(resolve, delayMs).unref());
-        if (this.isStopping) return;
-        try {
-          await this.finishIfFinal(contestId);
-          return;
-        } catch (err) {
-          if (isOverloaded(err)) continue;
-          this.logSettlementFailure(err, contestId, null);
-          return;
-        }
-      }
-    } finally {
-      this.retrying.delete(contestId);
-    }
+  private retryFinish(contestId: string): void {
+    this.retries.retry(
+      contestId,
+      () => this.finishIfFinal(contestId),
+      (err) => this.logSettlementFailure(err, contestId, null),
+    );
   }
 
   /** A settlement that stopped: an interrupt by the stop is expected, a broken invariant stops the process. */

@@ -12,6 +12,7 @@ import assert, { AssertionError } from 'node:assert/strict';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ApiError, errors } from '../errors.js';
+import { isOverloaded, OverloadRetries } from '../overload-retries.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import {
@@ -82,22 +83,11 @@ export function isOpenForBetting(market: Pick<Market, 'status' | 'betting_closes
   return market.status === 'OPEN' && (market.betting_closes_at_ms === null || nowMs < market.betting_closes_at_ms);
 }
 
-/** Backoff of a resolution's listeners refused for want of room (retryListeners). */
-const RETRY_FIRST_MS = 1000;
-const RETRY_MAX_MS = 30_000;
-
-/** A 503 OVERLOADED (nothing of it was written), alone or as every failure of an AggregateError. */
-function isOverloaded(err: unknown): boolean {
-  if (err instanceof AggregateError) return err.errors.length > 0 && err.errors.every(isOverloaded);
-  return err instanceof ApiError && err.code === 'OVERLOADED';
-}
-
 export class Markets {
   private readonly listeners: ResolutionListener[] = [];
   private readonly windowListeners: WindowCreatedListener[] = [];
-  /** Markets whose listeners failed for want of room and are being re-run in the background (retryListeners). */
-  private readonly retrying = new Set<number>();
-  private isStopped = false;
+  /** Resolutions whose listeners failed for want of room, re-run in the background, by market id. */
+  private readonly retries = new OverloadRetries<number>();
 
   constructor(
     private readonly store: Store,
@@ -324,7 +314,14 @@ export class Markets {
     if (failures.length === 0) return;
     // A settlement refused for want of room (503 from a full store, here or in a shard) is work already
     // accepted: it is re-run by itself once there is room, without waiting for a resolve call (issue 21).
-    if (failures.every(isOverloaded)) void this.retryListeners(market);
+    // The listeners are idempotent (see resolve). A failure of another kind ends the loop: the AggregateError
+    // thrown below was logged with each listener's error, and the next same-outcome resolve or start re-runs them.
+    if (failures.every(isOverloaded))
+      this.retries.retry(
+        market.market_id,
+        () => this.runListeners(market),
+        () => undefined,
+      );
     // An AggregateError: the log (pino) shows each listener's error with its stack.
     throw new AggregateError(
       failures,
@@ -333,32 +330,9 @@ export class Markets {
     );
   }
 
-  /**
-   * Re-runs the market's listeners (idempotent: see resolve) after 1 s doubling to 30 s, until they succeed or
-   * fail otherwise (then the next same-outcome resolve or start does it, as before). One loop per market.
-   */
-  private async retryListeners(market: Market): Promise<void> {
-    if (this.retrying.has(market.market_id)) return;
-    this.retrying.add(market.market_id);
-    try {
-      for (let delayMs = RETRY_FIRST_MS; !this.isStopped; delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)) {
-        await new Promise<void>((resolve) => setTimeout(resolve, delayMs).unref());
-        if (this.isStopped) return;
-        try {
-          await this.runListeners(market);
-          return;
-        } catch (err) {
-          if (!isOverloaded(err)) return;
-        }
-      }
-    } finally {
-      this.retrying.delete(market.market_id);
-    }
-  }
-
   /** At stop, before the store closes: no background re-run starts any more. */
   stopRetries(): void {
-    this.isStopped = true;
+    this.retries.stop();
   }
 
   onResolved(listener: ResolutionListener): void {
