@@ -8,6 +8,7 @@ import { systemClock, withTimers, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { openStore } from './store/db.js';
 import { createHttpMetrics } from './ops/metrics.js';
+import { ThreadRoles } from './ops/thread-cpu.js';
 import { createHttpApp } from './http/server.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { LoadShedder } from './http/load-shedder.js';
@@ -78,11 +79,13 @@ export async function createService(
   const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
   // Before any thread reads a record: a data directory of an earlier version is brought up to this one.
   await migrateStore(store, log);
+  const metrics = createHttpMetrics();
+  // Before any worker thread starts: each announces its role once, at its start (ops/thread-cpu.ts).
+  const threadRoles = new ThreadRoles(metrics.registry);
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
   // Loads in its threads while the rest starts; awaited before listening (verify-pool.ts, whenLoaded).
   const verifyThreadsLoaded = verifyPool.whenLoaded();
   const users = new Users(store, clock);
-  const metrics = createHttpMetrics();
   const sessions = new Sessions(store, clock, config.adminToken);
   const walletLogin = new WalletLogin(store, clock, config, verifyPool);
   const makers = new MakerRegistry(store, clock);
@@ -272,6 +275,7 @@ export async function createService(
           if ((err as { commitError?: unknown } | null)?.commitError === undefined) throw err;
         }
         await verifyPool.close();
+        threadRoles.close();
         await store.close();
       })()),
   };

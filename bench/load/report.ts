@@ -386,6 +386,8 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
           'transactions per commit',
           'create → terminal mean ms',
           'server CPU %',
+          'main thread CPU %',
+          'shard threads CPU %',
           'saturated A, B',
         ],
         r.ab.rows.map((row) => [
@@ -398,6 +400,8 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
           cell(row.transactionsPerCommit),
           cell(row.endToEndMeanMs),
           cell(row.serverCpuPercent),
+          cell(row.mainThreadCpuPercent),
+          cell(row.shardThreadsCpuPercent),
           `${row.saturated.a}/${row.runs.a}, ${row.saturated.b}/${row.runs.b}`,
         ]),
       ),

@@ -4,6 +4,9 @@
 
 import { threadId } from 'node:worker_threads';
 import { recoverBackend, recoverPersonalSigner, type RecoverResult } from './recover.js';
+import { announceThread } from '../thread-announce.js';
+
+announceThread('verify');
 
 export interface RecoverItem {
   message: Uint8Array;

@@ -4,9 +4,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/db.js';
 import { checkLedger } from './check.js';
+import { announceThread } from '../thread-announce.js';
 
 const port = parentPort;
 if (port === null) throw new Error('check-worker must run as a worker thread');
+announceThread('check');
 const { dataDir, mapSizeBytes, nowMs } = workerData as { dataDir: string; mapSizeBytes?: number; nowMs: number };
 const store = openStore(dataDir, mapSizeBytes === undefined ? {} : { mapSizeBytes });
 try {

@@ -3,10 +3,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SHUTDOWN, type MainToShard, type ShardInit } from './messages.js';
 import { ShardHost } from './shard-host.js';
+import { announceThread } from '../thread-announce.js';
 
 const port = parentPort;
 if (port === null) throw new Error('shard-worker must run as a worker thread');
-const host = new ShardHost(workerData as ShardInit, (batch) => port.postMessage(batch));
+const init = workerData as ShardInit;
+announceThread(`shard-${init.shard}`);
+const host = new ShardHost(init, (batch) => port.postMessage(batch));
 
 port.on('message', (batch: MainToShard[] | typeof SHUTDOWN) => {
   if (batch === SHUTDOWN) return void setImmediate(exit);

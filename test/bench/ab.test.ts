@@ -63,3 +63,18 @@ test('summarizeAb: per offered rate, each side is the median of the runs that re
   assert.deepEqual(at2000!.persistMeanMs, { a: 14, b: null, ratio: null });
   assert.deepEqual(at2000!.serverCpuPercent, { a: 200, b: 200, ratio: 1 });
 });
+
+test('summarizeAb: the main thread from every build, the shard threads only from a build that reports thread roles', () => {
+  const withThreads = (offeredPerS: number, mainPercent: number, shardPercents: number[]): LadderStep => ({
+    ...step(offeredPerS, 5, null),
+    cpu: { serverPercent: 100, clientPercent: 20, serverMainThreadPercent: mainPercent },
+    threads: Object.fromEntries([['main', mainPercent], ...shardPercents.map((p, i) => [`shard-${i}`, p]), ['other', 7]]),
+  });
+  const a = [ladder(5000, [withThreads(500, 40, [30, 10])]), ladder(5000, [withThreads(500, 50, [40, 20])])];
+  // B is an older build: its main thread is read from /proc, and it names no roles.
+  const old = step(500, 5, null);
+  const b = [ladder(5000, [{ ...old, cpu: { ...old.cpu, serverMainThreadPercent: 60 } }])];
+  const [row] = summarizeAb(a, b).rows;
+  assert.deepEqual(row!.mainThreadCpuPercent, { a: 45, b: 60, ratio: Math.round((60 / 45) * 1000) / 1000 });
+  assert.deepEqual(row!.shardThreadsCpuPercent, { a: 50, b: null, ratio: null });
+});

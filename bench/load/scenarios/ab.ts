@@ -24,6 +24,10 @@ export interface AbRow {
   p99Ms: AbFigure;
   completedPerS: AbFigure;
   serverCpuPercent: AbFigure;
+  /** The server's main thread alone, % of one core (from /proc: every build has it). */
+  mainThreadCpuPercent: AbFigure;
+  /** The shard threads together, % of one core (only builds that report thread roles). */
+  shardThreadsCpuPercent: AbFigure;
   /** Mean of the shard's durable writes over the step (create and terminal commits), ms. */
   persistMeanMs: AbFigure;
   /** Mean of quoting: the rfq frame leaving the shard to the close of quoting (the makers' round trip), ms. */
@@ -83,6 +87,8 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
       p99Ms: of((s) => s.latency.p99Ms),
       completedPerS: of((s) => s.throughputPerS),
       serverCpuPercent: of((s) => s.cpu.serverPercent),
+      mainThreadCpuPercent: of((s) => s.cpu.serverMainThreadPercent),
+      shardThreadsCpuPercent: of((s) => shardThreadsPercent(s.threads)),
       persistMeanMs: of((s) => s.stages?.[PERSIST]),
       quotingMeanMs: of((s) => s.stages?.[QUOTING]),
       transactionsPerCommit: of((s) =>
@@ -98,6 +104,12 @@ export function summarizeAb(a: readonly LadderResult[], b: readonly LadderResult
     ),
     rows,
   };
+}
+
+/** The shard threads' CPU together, or undefined when the step has no thread roles. */
+function shardThreadsPercent(threads: Record<string, number> | undefined): number | undefined {
+  if (threads === undefined) return undefined;
+  return Object.entries(threads).reduce((sum, [role, percent]) => (role.startsWith('shard-') ? sum + percent : sum), 0);
 }
 
 /** A figure as the log and the summary print it: `A / B (B / A)`, `-` for what is missing. */
@@ -132,7 +144,8 @@ async function runAb(ctx: RunContext): Promise<AbResult> {
     ctx.log(
       `@${row.offeredPerS}/s: p50 ${formatAbFigure(row.p50Ms)} ms, p99 ${formatAbFigure(row.p99Ms)} ms, persist ${formatAbFigure(row.persistMeanMs)} ms, ` +
         `quoting ${formatAbFigure(row.quotingMeanMs)} ms, transactions per commit ${formatAbFigure(row.transactionsPerCommit)}, ` +
-        `server CPU ${formatAbFigure(row.serverCpuPercent)} %, saturated ${row.saturated.a}/${row.runs.a} and ${row.saturated.b}/${row.runs.b}`,
+        `server CPU ${formatAbFigure(row.serverCpuPercent)} % (main thread ${formatAbFigure(row.mainThreadCpuPercent)} %, ` +
+        `shards ${formatAbFigure(row.shardThreadsCpuPercent)} %), saturated ${row.saturated.a}/${row.runs.a} and ${row.saturated.b}/${row.runs.b}`,
     );
   }
   return { pairs, b: { script: script ?? null, env }, ...summary, runs };

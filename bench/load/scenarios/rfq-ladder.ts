@@ -36,6 +36,11 @@ export interface LadderStep extends OpenLoopResult {
   stages?: Record<string, number>;
   /** The shards' group commits over the step and the transactions in them; absent from older results. */
   commits?: GroupCommitCounts;
+  /**
+   * CPU of the server's threads over the step by role (main, shard-<n>, verify, other), % of one core, from
+   * its parlayd_thread_cpu_seconds; absent for a build that does not report it (cpu has its main thread).
+   */
+  threads?: Record<string, number>;
 }
 
 export interface LadderResult {
@@ -119,9 +124,12 @@ export async function runLadder(
       const durationMs = stepMs(ctx, 5000);
       const prepared = prepare(Math.round((ratePerS * durationMs) / 1000));
       await sleep(500);
+      const threadsBefore = await threadCpuSeconds(server);
+      const threadsFrom = performance.now();
       const meter = startCpuMeter(server.pid);
       const result = await step(pool, prepared, ratePerS);
       const cpu = meter();
+      const threads = threadPercents(threadsBefore, await threadCpuSeconds(server), performance.now() - threadsFrom);
       const saturated = isSaturatedStep(result);
       const stages = await stageMeans(server, stageSnapshot);
       steps.push({
@@ -130,11 +138,12 @@ export async function runLadder(
         cpu,
         stages: Object.fromEntries([...stages.stages].map(([name, s]) => [name, s.meanMs])),
         commits: stages.commits,
+        ...(threads === null ? {} : { threads }),
       });
       ctx.log(
         `${kind} @${ratePerS}/s: ${result.throughputPerS}/s done, p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ` +
           `p99.9 ${result.latency.p999Ms} max ${result.latency.maxMs} ms, errors ${result.errors}, CPU server ${cpu.serverPercent} % ` +
-          `client ${cpu.clientPercent} %${saturated ? ' (saturated)' : ''}`,
+          `client ${cpu.clientPercent} %, server threads ${formatThreads(cpu, threads)}${saturated ? ' (saturated)' : ''}`,
       );
       if (process.env['BENCH_STAGES'] === '1') ctx.log(formatStages(stages));
       if (saturated) break;
@@ -277,6 +286,31 @@ export async function stageMeans(server: { baseUrl: string; adminToken: string }
     transactions: counter('parlayd_rfq_shard_commit_transactions_total'),
   };
   return { stages, commits };
+}
+
+/** The server's CPU seconds by thread role (ops/thread-cpu.ts), or an empty map from a build without them. */
+async function threadCpuSeconds(server: { baseUrl: string; adminToken: string }): Promise<Map<string, number>> {
+  const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${server.adminToken}` } })).text();
+  const seconds = new Map<string, number>();
+  for (const m of text.matchAll(/^parlayd_thread_cpu_seconds\{thread="([^"]+)"\} ([0-9.e+-]+)$/gm)) seconds.set(m[1]!, Number(m[2]));
+  return seconds;
+}
+
+/** Percent of one core each role used between two readings `wallMs` apart; null when the build reports none. */
+export function threadPercents(before: Map<string, number>, after: Map<string, number>, wallMs: number): Record<string, number> | null {
+  if (after.size === 0) return null;
+  const percents: Record<string, number> = {};
+  for (const [role, seconds] of after) percents[role] = Math.round(((seconds - (before.get(role) ?? 0)) * 1000 * 100) / wallMs);
+  return percents;
+}
+
+/** `main 45 %, shard-0 60 %, ...`, or the main thread alone for a build that reports no roles. */
+export function formatThreads(cpu: CpuShare, threads: Record<string, number> | null): string {
+  if (threads === null) return `main ${cpu.serverMainThreadPercent ?? '?'} %`;
+  return Object.entries(threads)
+    .sort(([a], [b]) => (a === 'main' ? -1 : b === 'main' ? 1 : a.localeCompare(b)))
+    .map(([role, percent]) => `${role} ${percent} %`)
+    .join(', ');
 }
 
 /** The BENCH_STAGES=1 lines: one per stage histogram, then the shards' commits. */
