@@ -4,9 +4,11 @@
 // and nothing else: no auth (an open socket is told auth_result success at once, so the bench's maker farm
 // connects unchanged), no parse, no store, no shard. POST /rfq sends one rfq to every socket and answers 201
 // `{"request_id", "status":"timeout"}` once every socket has declined it, the way the service's
-// wait_ms answer ends when every maker has declined: the same client drives both the same way. Frames of
-// one turn are written per socket under one cork, as the service's SocketWriter does. Prints {"port": N}
-// on stdout once listening.
+// wait_ms answer ends when every maker has declined: the same client drives both the same way. The rfqs of
+// every POST read in one event-loop poll are written per socket under one cork (setImmediate: after the
+// poll), the most batching a plain server gets, as the service's SocketWriter batches a shard's events: a
+// reference that wrote each rfq on its own made one write per socket per RFQ and fell behind the service.
+// Prints {"port": N} on stdout once listening.
 import { randomUUID } from 'node:crypto';
 import uWS, { type HttpResponse, type WebSocket } from 'uWebSockets.js';
 import { bodyOf, stamp } from '../../src/mm/stream.js';
@@ -36,7 +38,7 @@ interface Waiting {
 
 const sockets = new Set<WebSocket<Socket>>();
 const waiting = new Map<string, Waiting>();
-/** Rfq bodies (the serialized message less its `{`) to write at the end of this task, to every socket. */
+/** Rfq bodies (the serialized message less its `{`) to write after this poll, to every socket. */
 let queued: string[] = [];
 
 /** The frame the service sends for a 3-leg unsigned RFQ of the bench (rfq-traffic.ts), with this id. */
@@ -94,7 +96,7 @@ function onRfq(call: Call): void {
   };
   waiting.set(requestId, entry);
   if (entry.remaining === 0) return answer(requestId, 'timeout');
-  if (queued.length === 0) queueMicrotask(flush);
+  if (queued.length === 0) setImmediate(flush);
   queued.push(rfqBody(requestId));
 }
 
