@@ -59,17 +59,26 @@ export async function openMarkets(server: BenchServer, count: number): Promise<n
 /** Collateral per bench maker: more than a whole run's fills can lock (contract section 11). */
 const BENCH_MAKER_COLLATERAL_MICROS = 1_000_000_000_000_000;
 
-/** Registers and funds `count` new maker wallets; returns them (the private keys sign the handshakes). */
-export async function registerMakers(server: BenchServer, count: number): Promise<BenchWallet[]> {
+/**
+ * Registers and funds `count` new maker wallets, `concurrency` admin calls at a time (thousands of makers
+ * for the fan-out scenario); returns them (the private keys sign the handshakes).
+ */
+export async function registerMakers(server: BenchServer, count: number, concurrency = 1): Promise<BenchWallet[]> {
   const makers: BenchWallet[] = [];
-  for (let i = 0; i < count; i++) {
-    const wallet = randomWallet();
-    await adminPost(server, '/v1/admin/market-makers', { address: wallet.checksumAddress, name: `bench maker ${i}` });
-    await adminPost(server, `/v1/admin/market-makers/${wallet.checksumAddress}/credit`, {
-      amount_micros: BENCH_MAKER_COLLATERAL_MICROS,
-      idempotency_key: `bench-collateral:${wallet.checksumAddress}`,
-    });
-    makers.push(wallet);
-  }
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        const wallet = randomWallet();
+        await adminPost(server, '/v1/admin/market-makers', { address: wallet.checksumAddress, name: `bench maker ${i}` });
+        await adminPost(server, `/v1/admin/market-makers/${wallet.checksumAddress}/credit`, {
+          amount_micros: BENCH_MAKER_COLLATERAL_MICROS,
+          idempotency_key: `bench-collateral:${wallet.checksumAddress}`,
+        });
+        makers.push(wallet);
+      }
+    }),
+  );
   return makers;
 }

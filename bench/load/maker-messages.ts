@@ -18,14 +18,16 @@ export interface FanoutReceipt {
 }
 
 export type MakerCommand =
-  | { kind: 'connect'; wsUrl: string; domainTag: string; keys: MakerKey[]; count: number; concurrency: number }
+  /** One new connection per key (a key may appear several times: one address, several sockets). */
+  | { kind: 'connect'; wsUrl: string; domainTag: string; keys: MakerKey[]; concurrency: number }
   | { kind: 'policy'; policy: MakerPolicy; isTracking: boolean }
   | { kind: 'receipt'; requestId: string }
   | { kind: 'stats' }
   | { kind: 'close' };
 
 export type MakerEvent =
-  | { kind: 'connected'; connected: number; ms: number }
+  /** `retries`: logins refused for now (429/503, or closed before auth_result) and tried again. */
+  | { kind: 'connected'; connected: number; ms: number; retries: number }
   | { kind: 'ok' }
   | { kind: 'receipt'; receipt: FanoutReceipt | null }
   | { kind: 'stats'; connected: number; rfqsReceived: number; answersSent: number; closedUnexpectedly: number }

@@ -11,7 +11,7 @@ import { RawWebSocket } from './raw-ws.js';
 import { buildMakerChallenge } from '../../src/crypto/maker-challenge.js';
 import { hexToBytes } from '../../src/crypto/hex.js';
 import { personalSign, signatureHex } from './sign.js';
-import type { FanoutReceipt, MakerCommand, MakerEvent, MakerPolicy } from './maker-messages.js';
+import type { FanoutReceipt, MakerCommand, MakerEvent, MakerKey, MakerPolicy } from './maker-messages.js';
 
 const port = parentPort;
 if (port === null) throw new Error('maker-worker must run as a worker thread');
@@ -135,20 +135,45 @@ function connectOne(port: number, domainTag: string, privateKey: Uint8Array, add
 
 let isClosing = false;
 
+/** Attempts per connection before a refusal is fatal: 30 waits of ~1 s outlast any login burst's backlog. */
+const MAX_CONNECT_ATTEMPTS = 30;
+/**
+ * Refusals that say "not now" (contract section 2: 429 RATE_LIMITED and 503 OVERLOADED on the upgrade, an
+ * auth_result or close saying OVERLOADED, AUTH_EVICTED or AUTH_TIMEOUT while the service is busy with other
+ * logins): tried again after the Retry-After. Anything else (an unknown maker, TOO_MANY_SOCKETS) is fatal.
+ */
+const TRANSIENT_REFUSAL = /\b(429|503)\b|OVERLOADED|RATE_LIMITED|AUTH_EVICTED|AUTH_TIMEOUT|closed before authentication|ECONNRESET/;
+
+/** One connection, its login retried after each transient refusal's Retry-After (1 s when it gives none). */
+async function connectPaced(port: number, domainTag: string, key: MakerKey, retries: { count: number }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await connectOne(port, domainTag, key.privateKey, key.checksumAddress);
+      return;
+    } catch (err) {
+      const message = String(err);
+      if (attempt >= MAX_CONNECT_ATTEMPTS || !TRANSIENT_REFUSAL.test(message)) throw err;
+      retries.count++;
+      const retryAfterS = Number(/Retry-After (\d+)/.exec(message)?.[1] ?? 1);
+      await new Promise((resolve) => setTimeout(resolve, retryAfterS * 1000));
+    }
+  }
+}
+
 async function connectMany(command: Extract<MakerCommand, { kind: 'connect' }>): Promise<void> {
   const startMs = performance.now();
   const wsPort = Number(new URL(command.wsUrl).port);
+  const retries = { count: 0 };
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(command.concurrency, command.count) }, async () => {
-      while (next < command.count) {
-        const key = command.keys[next % command.keys.length]!;
-        next++;
-        await connectOne(wsPort, command.domainTag, key.privateKey, key.checksumAddress);
+    Array.from({ length: Math.min(command.concurrency, command.keys.length) }, async () => {
+      while (next < command.keys.length) {
+        const key = command.keys[next++]!;
+        await connectPaced(wsPort, command.domainTag, key, retries);
       }
     }),
   );
-  reply({ kind: 'connected', connected: sockets.size, ms: performance.now() - startMs });
+  reply({ kind: 'connected', connected: sockets.size, ms: performance.now() - startMs, retries: retries.count });
 }
 
 async function closeAll(): Promise<void> {

@@ -44,27 +44,43 @@ export class MakerFarm {
     this.#connected = this.#workers.map(() => 0);
   }
 
-  /** Opens `count` more connections, spread over `makers` (one address may hold several connections). */
-  async connect(server: BenchServer, makers: BenchWallet[], count: number, concurrency = 32): Promise<{ connected: number; ms: number }> {
+  /** Connections opened so far in all: the next one's key is makers[#opened % makers.length]. */
+  #opened = 0;
+
+  /**
+   * Opens `count` more connections, spread over `makers` round-robin across the whole farm and every call
+   * (one address may hold several connections, up to the service's PARLAYD_MM_MAX_SOCKETS_PER_MAKER: with
+   * makers.length >= total / cap, no address goes past it). Logins the service refuses for now (429/503)
+   * are retried after their Retry-After (maker-worker.ts); `retries` counts them.
+   */
+  async connect(
+    server: Pick<BenchServer, 'wsUrl' | 'env'>,
+    makers: ReadonlyArray<Pick<BenchWallet, 'privateKey' | 'checksumAddress'>>,
+    count: number,
+    concurrency = 32,
+  ): Promise<{ connected: number; ms: number; retries: number }> {
     const keys = makers.map((m) => ({ privateKey: m.privateKey, checksumAddress: m.checksumAddress }));
     const domainTag = server.env['PARLAYD_MM_DOMAIN_TAG'] ?? DOMAIN_TAG;
     const startMs = performance.now();
     // Even totals per worker: worker i gets what brings it to its share of the new total.
     const total = this.#connected.reduce((a, b) => a + b, 0) + count;
+    let retries = 0;
     await Promise.all(
       this.#workers.map(async (worker, i) => {
         const share = Math.floor(total / this.#workers.length) + (i < total % this.#workers.length ? 1 : 0);
         const more = share - this.#connected[i]!;
         if (more <= 0) return;
+        const workerKeys = Array.from({ length: more }, () => keys[this.#opened++ % keys.length]!);
         const perWorker = Math.max(1, Math.floor(concurrency / this.#workers.length));
         const event = await worker.ask(
-          { kind: 'connect', wsUrl: server.wsUrl, domainTag, keys, count: more, concurrency: perWorker },
+          { kind: 'connect', wsUrl: server.wsUrl, domainTag, keys: workerKeys, concurrency: perWorker },
           'connected',
         );
         this.#connected[i] = event.connected;
+        retries += event.retries;
       }),
     );
-    return { connected: this.#connected.reduce((a, b) => a + b, 0), ms: performance.now() - startMs };
+    return { connected: this.#connected.reduce((a, b) => a + b, 0), ms: performance.now() - startMs, retries };
   }
 
   async setPolicy(policy: MakerPolicy, isTracking = false): Promise<void> {

@@ -155,7 +155,11 @@ export class RawWebSocket {
     }
     this.#head = null;
     const text = head.toString('latin1', 0, end);
-    if (!/^HTTP\/1\.1 101 /.test(text)) return this.#failUpgrade(`refused: ${text.split('\r\n')[0]}`);
+    if (!/^HTTP\/1\.1 101 /.test(text)) {
+      // The refusal's Retry-After rides in the message: a caller paced by it (maker-worker.ts) reads it there.
+      const retryAfter = /^retry-after:\s*(\d+)/im.exec(text)?.[1];
+      return this.#failUpgrade(`refused: ${text.split('\r\n')[0]}${retryAfter === undefined ? '' : ` (Retry-After ${retryAfter})`}`);
+    }
     const expected = createHash('sha1')
       .update(this.#key + GUID)
       .digest('base64');

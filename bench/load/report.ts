@@ -10,6 +10,7 @@ import { barChart, lineChart } from './svg.js';
 import { formatAbFigure as cell, type AbResult } from './scenarios/ab.js';
 import type { CeilingResult } from './scenarios/ceiling.js';
 import type { FanoutResult } from './scenarios/fanout.js';
+import { FANOUT_TARGETS, fanoutVsBare, meetsFanoutTarget } from './fanout-targets.js';
 import type { GetResult } from './scenarios/get.js';
 import type { HandshakeResult } from './scenarios/handshake.js';
 import type { MemoryResult } from './scenarios/memory.js';
@@ -81,6 +82,27 @@ function stepText(ladder: LadderResult, offeredPerS: number): string {
   if (at !== undefined) return `p50 ${at.latency.p50Ms} ms, p99 ${at.latency.p99Ms} ms, ${at.errors} errors, ${at.throughputPerS}/s`;
   const last = ladder.steps.at(-1);
   return last?.isSaturatedStep === true ? `saturated at ${last.offeredPerS}/s offered (${last.throughputPerS}/s done)` : '-';
+}
+
+/** The fan-out targets against the bare server of the same run (fanout-targets.ts); 'not run' without both. */
+export function fanoutTargetRows(fanout: FanoutResult | undefined): TargetRow[] {
+  return FANOUT_TARGETS.map((t) => {
+    const target =
+      `fanout to ${t.makers.toLocaleString('en-US')} makers: deliveries/s ≥ ${t.minDeliveriesRatio} × bare` +
+      (t.maxP99Ratio === null ? '' : `, last-maker p99 ≤ ${t.maxP99Ratio} × bare`);
+    const step = fanout?.steps.find((s) => s.makers === t.makers);
+    if (step === undefined || step.bare === null || step.bare === undefined)
+      return { target, measured: '-', ratio: '-', verdict: 'not run' };
+    const vs = fanoutVsBare(step, step.bare);
+    return {
+      target,
+      measured:
+        `${step.deliveriesPerS} deliveries/s (bare ${step.bare.deliveriesPerS}), ` +
+        `p99 ${step.lastMaker.p99Ms} ms (bare ${step.bare.lastMaker.p99Ms} ms), ${step.shed} shed`,
+      ratio: `deliveries ${times(vs.deliveries)}, p99 ${times(vs.lastMakerP99)} the bare server's`,
+      verdict: verdict(meetsFanoutTarget(t, step, step.bare) && step.missedReceipts === 0),
+    };
+  });
 }
 
 export function targetRows(r: Results): TargetRow[] {
@@ -185,6 +207,7 @@ export function targetRows(r: Results): TargetRow[] {
       verdict: verdict(fan1000.lastMaker.p99Ms <= 20 && fan1000.missedReceipts === 0),
     });
   } else rows.push({ target: 'fanout to 1,000 makers p99 ≤ 20 ms', measured: '-', ratio: '-', verdict: 'not run' });
+  rows.push(...fanoutTargetRows(r.fanout));
 
   if (r.memory !== undefined) {
     const m = r.memory;
@@ -314,6 +337,11 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
           'RFQ/s',
           'deliveries/s',
           'missed',
+          'shed',
+          'bare last p99 ms',
+          'bare deliveries/s',
+          'deliveries ÷ bare',
+          'p99 ÷ bare',
         ],
         r.fanout.steps.map((s) => [
           s.makers,
@@ -326,6 +354,11 @@ export function writeSummary(meta: RunMeta, r: Results, earlier: string[] = []):
           s.rfqPerS,
           s.deliveriesPerS,
           s.missedReceipts,
+          s.shed ?? '-',
+          s.bare?.lastMaker.p99Ms ?? '-',
+          s.bare?.deliveriesPerS ?? '-',
+          s.bare == null ? '-' : fanoutVsBare(s, s.bare).deliveries,
+          s.bare == null ? '-' : fanoutVsBare(s, s.bare).lastMakerP99,
         ]),
       ),
       '',
@@ -501,6 +534,9 @@ function writeCharts(r: Results): void {
         series: [
           { name: 'p50', points: steps.map((s) => [s.makers, Math.max(s.lastMaker.p50Ms, 0.01)] as [number, number]) },
           { name: 'p99', points: steps.map((s) => [s.makers, Math.max(s.lastMaker.p99Ms, 0.01)] as [number, number]) },
+          ...(steps.every((s) => s.bare != null)
+            ? [{ name: 'bare uWS p99', points: steps.map((s) => [s.makers, Math.max(s.bare!.lastMaker.p99Ms, 0.01)] as [number, number]) }]
+            : []),
         ],
         marks: [{ y: 20, label: 'p99 target' }],
       }),

@@ -45,7 +45,8 @@ export const memory: Scenario<MemoryResult> = {
     try {
       const users = await fundedUsers(server, 16, CREDIT_MICROS);
       const markets = await openMarkets(server, 12);
-      const makerWallets = await registerMakers(server, 20);
+      // Enough wallets that no address holds more sockets than PARLAYD_MM_MAX_SOCKETS_PER_MAKER (4 by default).
+      const makerWallets = await registerMakers(server, Math.max(20, Math.ceil(makers / 4)), 16);
       const settle = async () => {
         await sleep(2000);
         return server.memory();
