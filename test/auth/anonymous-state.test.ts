@@ -29,6 +29,37 @@ function testClock(startMs = 1_700_000_000_000) {
   return { nowMs: () => nowMs, advance: (byMs: number) => void (nowMs += byMs) };
 }
 
+/** A request to `server` from the local address `from` (the limits are per IP and per network): GET for /healthz, else a JSON POST. */
+function postFrom(
+  server: TestServer,
+  from: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; body: any; retryAfter: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: server.port,
+        path,
+        method: path === '/healthz' ? 'GET' : 'POST',
+        localAddress: from,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let answer = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, body: JSON.parse(answer), retryAfter: res.headers['retry-after'] as string | undefined }),
+        );
+      },
+    );
+    req.on('error', reject).end(path === '/healthz' ? undefined : text);
+  });
+}
+
 describe('in process on a real store', () => {
   let dataDir: string;
   let store: Store;
@@ -180,36 +211,11 @@ describe('the auth routes have their own per-IP limit', () => {
     removeDataDir(server);
   });
 
-  function postFrom(from: string, path: string, body: unknown): Promise<{ status: number; body: any; retryAfter: string | undefined }> {
-    return new Promise((resolve, reject) => {
-      const text = JSON.stringify(body);
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          path,
-          method: path === '/healthz' ? 'GET' : 'POST',
-          localAddress: from,
-          agent: false,
-          headers: { 'content-type': 'application/json' },
-        },
-        (res) => {
-          let answer = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-          res.on('end', () =>
-            resolve({ status: res.statusCode!, body: JSON.parse(answer), retryAfter: res.headers['retry-after'] as string | undefined }),
-          );
-        },
-      );
-      req.on('error', reject).end(path === '/healthz' ? undefined : text);
-    });
-  }
-
   it('the burst of challenges from one IP, then 429 RATE_LIMITED with Retry-After; other routes and other IPs unaffected', async () => {
     const from = '127.0.0.21';
     const address = Wallet.createRandom().address;
     const answers = [];
-    for (let i = 0; i < BURST + 2; i++) answers.push(await postFrom(from, '/v1/auth/wallet/challenge', { address }));
+    for (let i = 0; i < BURST + 2; i++) answers.push(await postFrom(server, from, '/v1/auth/wallet/challenge', { address }));
     assert.deepEqual(
       answers.slice(0, BURST).map((a) => a.status),
       Array(BURST).fill(200),
@@ -221,16 +227,16 @@ describe('the auth routes have their own per-IP limit', () => {
     );
     assert.ok(Number(limited.retryAfter) >= 1);
     // Logins share the bucket: a login is an auth route too.
-    assert.equal((await postFrom(from, '/v1/auth/wallet', { message: 'x', signature: '0x00' })).status, 429);
-    assert.equal((await postFrom(from, '/healthz', null)).status, 200, 'the general limit is its own');
-    assert.equal((await postFrom('127.0.0.22', '/v1/auth/wallet/challenge', { address })).status, 200);
+    assert.equal((await postFrom(server, from, '/v1/auth/wallet', { message: 'x', signature: '0x00' })).status, 429);
+    assert.equal((await postFrom(server, from, '/healthz', null)).status, 200, 'the general limit is its own');
+    assert.equal((await postFrom(server, '127.0.0.22', '/v1/auth/wallet/challenge', { address })).status, 200);
     // A login from a fresh IP works end to end.
     const user = await loginWallet(server);
     assert.equal((await client(server.baseUrl, user.token).get('/v1/user/balance')).status, 200);
   });
 });
 
-describe('the auth routes are limited per network too, and so are the login nonces a caller may hold (issue 33)', () => {
+describe('the auth routes are limited per network too, and so are the login nonces a caller may hold', () => {
   let server: TestServer;
   const IP_BURST = 10;
   const NETWORK_BURST = 12;
@@ -253,29 +259,6 @@ describe('the auth routes are limited per network too, and so are the login nonc
     removeDataDir(server);
   });
 
-  function postFrom(from: string, path: string, body: unknown): Promise<{ status: number; body: any; retryAfter: string | undefined }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: server.port,
-          path,
-          method: 'POST',
-          localAddress: from,
-          agent: false,
-          headers: { 'content-type': 'application/json' },
-        },
-        (res) => {
-          let answer = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
-          res.on('end', () =>
-            resolve({ status: res.statusCode!, body: JSON.parse(answer), retryAfter: res.headers['retry-after'] as string | undefined }),
-          );
-        },
-      );
-      req.on('error', reject).end(JSON.stringify(body));
-    });
-  }
   const RATE_LIMITED = { code: 'RATE_LIMITED', message: 'rate limit exceeded' };
 
   it('past the burst of one /24, an IP of it with a full bucket of its own is 429 RATE_LIMITED; another /24 is not', async () => {
@@ -283,20 +266,20 @@ describe('the auth routes are limited per network too, and so are the login nonc
     const statuses: number[] = [];
     // Three addresses, each well within its own burst, spend the network's.
     for (let i = 0; i < NETWORK_BURST; i++)
-      statuses.push((await postFrom(`127.0.30.${(i % 3) + 1}`, '/v1/auth/wallet/challenge', { address })).status);
+      statuses.push((await postFrom(server, `127.0.30.${(i % 3) + 1}`, '/v1/auth/wallet/challenge', { address })).status);
     assert.deepEqual(statuses, Array(NETWORK_BURST).fill(200));
-    const limited = await postFrom('127.0.30.4', '/v1/auth/wallet/challenge', { address });
+    const limited = await postFrom(server, '127.0.30.4', '/v1/auth/wallet/challenge', { address });
     assert.deepEqual({ status: limited.status, body: limited.body }, { status: 429, body: RATE_LIMITED });
     assert.ok(Number(limited.retryAfter) >= 1);
-    assert.equal((await postFrom('127.0.33.1', '/v1/auth/wallet/challenge', { address })).status, 200);
+    assert.equal((await postFrom(server, '127.0.33.1', '/v1/auth/wallet/challenge', { address })).status, 200);
   });
 
   it('past PARLAYD_LOGIN_NONCES_PER_IP and _PER_NETWORK a login is 429 and spends nothing: the same message logs in from elsewhere', async () => {
     const challenge = async (from: string, address: string) =>
-      (await postFrom(from, '/v1/auth/wallet/challenge', { address })).body.message as string;
+      (await postFrom(server, from, '/v1/auth/wallet/challenge', { address })).body.message as string;
     // Two bad logins spend two nonces of 127.0.31.1 (a malformed signature spends its nonce: contract section 3).
     for (let i = 0; i < NONCES_PER_IP; i++) {
-      const spent = await postFrom('127.0.31.1', '/v1/auth/wallet', {
+      const spent = await postFrom(server, '127.0.31.1', '/v1/auth/wallet', {
         message: await challenge('127.0.31.1', Wallet.createRandom().address),
         signature: '0x00',
       });
@@ -305,20 +288,20 @@ describe('the auth routes are limited per network too, and so are the login nonc
     const wallet = Wallet.createRandom();
     const message = await challenge('127.0.31.1', wallet.address);
     const login = { message, signature: await wallet.signMessage(message) };
-    const refused = await postFrom('127.0.31.1', '/v1/auth/wallet', login);
+    const refused = await postFrom(server, '127.0.31.1', '/v1/auth/wallet', login);
     assert.deepEqual({ status: refused.status, body: refused.body }, { status: 429, body: RATE_LIMITED });
     // Until the first of its nonces expires (the nonce lifetime, 5 min).
     assert.ok(Number(refused.retryAfter) > 200 && Number(refused.retryAfter) <= 300, `Retry-After ${refused.retryAfter}`);
     // Nothing was spent: the same signed message logs in from another address of the /24, the network's third.
-    const elsewhere = await postFrom('127.0.31.2', '/v1/auth/wallet', login);
+    const elsewhere = await postFrom(server, '127.0.31.2', '/v1/auth/wallet', login);
     assert.equal(elsewhere.status, 200, JSON.stringify(elsewhere.body));
     assert.equal(elsewhere.body.wallet, wallet.address.toLowerCase());
     // The network's share is held now: a third address of it is refused, one of another /24 is not.
     const other = Wallet.createRandom();
     const otherMessage = await challenge('127.0.31.3', other.address);
     const otherLogin = { message: otherMessage, signature: await other.signMessage(otherMessage) };
-    const networkFull = await postFrom('127.0.31.3', '/v1/auth/wallet', otherLogin);
+    const networkFull = await postFrom(server, '127.0.31.3', '/v1/auth/wallet', otherLogin);
     assert.deepEqual({ status: networkFull.status, body: networkFull.body }, { status: 429, body: RATE_LIMITED });
-    assert.equal((await postFrom('127.0.32.1', '/v1/auth/wallet', otherLogin)).status, 200);
+    assert.equal((await postFrom(server, '127.0.32.1', '/v1/auth/wallet', otherLogin)).status, 200);
   });
 });
