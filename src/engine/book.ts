@@ -1,0 +1,115 @@
+// Any thread; pure. One owner's money in memory: its accounts' buckets, its holds, its credit keys and its
+// channels to the other owners. Changed only by `apply` (effects.ts), live and at recovery alike; the owner's
+// decisions (owner.ts) read it and return effects. Asserts what must never happen (a negative bucket, a side
+// of an account it does not own, a command applied out of order): a bug, and the thread stops rather than
+// carry on with wrong money.
+import assert from 'node:assert/strict';
+import { bucketsOf, type AccountId, type Bucket, type Side } from '../ledger/accounts.js';
+import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
+
+export type Buckets = Partial<Record<Bucket, bigint>>;
+
+export interface OutboxEntry {
+  seq: number;
+  command: ChannelCommand;
+}
+
+export interface Outbox {
+  /** The seq the next command to this peer gets (seqs start at 1). */
+  nextSeq: number;
+  /** Commands not yet acknowledged, oldest first. */
+  entries: OutboxEntry[];
+}
+
+export class Book {
+  readonly accounts = new Map<AccountId, Buckets>();
+  readonly holds = new Map<string, Hold>();
+  readonly creditKeys = new Map<string, { account: AccountId; amountMicros: bigint }>();
+  /** Per peer owner: what this owner sent it and it has not acknowledged. */
+  readonly outboxes = new Map<number, Outbox>();
+  /** Per peer owner: the seq of the last command from it that was applied here. */
+  readonly received = new Map<number, number>();
+
+  constructor(
+    /** This owner's index among the owners. */
+    readonly self: number,
+    /**
+     * Which owner an account belongs to; also a credit key's, asked with the key's reference (creditRef): keys
+     * are unique across accounts, so each has one owner that decides its replays.
+     */
+    readonly ownerOf: (account: AccountId) => number,
+  ) {}
+
+  owns(account: AccountId): boolean {
+    return this.ownerOf(account) === this.self;
+  }
+
+  bucket(account: AccountId, bucket: Bucket): bigint {
+    return this.accounts.get(account)?.[bucket] ?? 0n;
+  }
+
+  available(account: AccountId): bigint {
+    return this.bucket(account, 'available');
+  }
+
+  outbox(peer: number): Outbox {
+    let outbox = this.outboxes.get(peer);
+    if (outbox === undefined) this.outboxes.set(peer, (outbox = { nextSeq: 1, entries: [] }));
+    return outbox;
+  }
+
+  apply(effect: Effect): void {
+    switch (effect.t) {
+      case 'transfer':
+        return this.#transfer(effect.transfer, effect.half);
+      case 'hold':
+        if (effect.hold === null) assert.ok(this.holds.delete(effect.ref), `${effect.ref} holds nothing`);
+        else {
+          assert.ok(this.owns(effect.hold.account), `hold ${effect.ref} on ${effect.hold.account}, not owned here`);
+          assert.ok(effect.hold.amountMicros >= 0n, `hold ${effect.ref} would be negative`);
+          this.holds.set(effect.ref, effect.hold);
+        }
+        return;
+      case 'credit_key':
+        assert.ok(!this.creditKeys.has(effect.key), `credit key ${effect.key} used twice`);
+        this.creditKeys.set(effect.key, { account: effect.account, amountMicros: effect.amountMicros });
+        return;
+      case 'send': {
+        const outbox = this.outbox(effect.to);
+        assert.equal(effect.seq, outbox.nextSeq, `command ${effect.seq} to owner ${effect.to} out of order`);
+        outbox.entries.push({ seq: effect.seq, command: effect.command });
+        outbox.nextSeq++;
+        return;
+      }
+      case 'acked': {
+        const outbox = this.outbox(effect.to);
+        while (outbox.entries.length > 0 && outbox.entries[0]!.seq <= effect.seq) outbox.entries.shift();
+        return;
+      }
+      case 'received':
+        assert.equal(effect.seq, (this.received.get(effect.from) ?? 0) + 1, `command ${effect.seq} from owner ${effect.from} out of order`);
+        this.received.set(effect.from, effect.seq);
+        return;
+      default: {
+        const unknown: never = effect;
+        throw new Error(`unknown effect ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  #transfer(transfer: Transfer, half: Half): void {
+    assert.ok(transfer.amountMicros > 0n, `transfer ${transfer.id} moves a positive amount`);
+    if (half !== 'credit' && transfer.debit !== null) this.#change(transfer.debit, -transfer.amountMicros, transfer.id);
+    if (half !== 'debit' && transfer.credit !== null) this.#change(transfer.credit, transfer.amountMicros, transfer.id);
+  }
+
+  #change({ account, bucket }: Side, deltaMicros: bigint, transferId: string): void {
+    assert.ok(this.owns(account), `${transferId} changes ${account}, which owner ${this.self} does not own`);
+    assert.ok(bucketsOf(account).includes(bucket), `${account} has no ${bucket} bucket`);
+    let buckets = this.accounts.get(account);
+    if (buckets === undefined) this.accounts.set(account, (buckets = {}));
+    const next = (buckets[bucket] ?? 0n) + deltaMicros;
+    assert.ok(next >= 0n, `${transferId} would make ${account} ${bucket} negative`);
+    buckets[bucket] = next;
+  }
+}

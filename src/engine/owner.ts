@@ -1,0 +1,481 @@
+// Any thread; pure. An owner actor's money decisions: a message and the time in; effects (its journal
+// record), and outputs to release once that record is durable, out. The thread, the journal and the transport
+// around it are the host's (the shard worker; the seeded simulator in test/engine). The owner never waits:
+// what needs another owner is a message, answered later as another input.
+//
+// Accounts have one owner each (Book.ownerOf). Money between two owners moves in two ways:
+//   - a fill whose maker lives elsewhere locks the maker's liability there first (two phases): the taker's
+//     owner asks (`lock`), the maker's owner moves the liability to locked under a pending hold and grants; the
+//     taker's owner commits the fill and sends `post_lock`, or `void_lock` if the fill will never be. A lock
+//     is never voided blindly: the maker's owner asks the fill's owner (`fate`) about a lock pending too long,
+//     and voids it only when told the fill will never be (the fill's owner no longer has it in flight and has
+//     not decided it: after its crash, an interrupted fill is failed).
+//   - a transfer whose sides have two owners (a settlement's stake or liability) is applied in halves: the
+//     debit by its owner, which sends the credit on its channel to the other.
+// Channels carry commands in order, at least once (resent until acknowledged), applied once (the receiver's
+// watermark), so a crash of either side, a lost message or a restart moves nothing twice.
+import assert from 'node:assert/strict';
+import { creditRef, lockRef, makerAccount, transferId, userAccount, type AccountId, type Side } from '../ledger/accounts.js';
+import { Book } from './book.js';
+import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
+
+export type PositionOutcome = 'won' | 'lost' | 'voided';
+
+/** Calls from the owner's clients (the RFQ actor, the main thread's money routes, settlement). */
+export type MoneyCall =
+  | { op: 'credit'; account: AccountId; amountMicros: bigint; key: string }
+  | { op: 'reserve'; userId: string; amountMicros: bigint; ref: string }
+  | { op: 'release'; ref: string }
+  /** The fill of an RFQ's reservation `ref`; the maker's liability is locked first, wherever the maker lives. */
+  | { op: 'fill'; ref: string; filledMicros: bigint; makerAddress: string; liabilityMicros: bigint }
+  /** The RFQ of `ref` ended otherwise while its fill waited for a lock: a lock granted later is voided. */
+  | { op: 'abort_fill'; ref: string }
+  | { op: 'settle'; ref: string; makerAddress: string; outcome: PositionOutcome }
+  | { op: 'withdraw'; account: AccountId; amountMicros: bigint; ref: string }
+  | { op: 'finish_withdrawal'; ref: string; isCompleted: boolean };
+
+export type MoneyRefusal = 'INSUFFICIENT_BALANCE' | 'IDEMPOTENCY_CONFLICT' | 'UNCOVERED' | 'OWNER_UNAVAILABLE' | 'ABORTED';
+
+export type MoneyAnswer = { ok: true; isReplay?: boolean; isMoved?: boolean } | { ok: false; code: MoneyRefusal };
+
+/** Between owners. */
+export type PeerMessage =
+  | { m: 'lock'; key: string; ref: string; makerAddress: string; amountMicros: bigint; atMs: number }
+  | { m: 'lock_reply'; key: string; isGranted: boolean }
+  | { m: 'command'; seq: number; command: ChannelCommand }
+  | { m: 'ack'; seq: number }
+  | { m: 'fate'; key: string }
+  | { m: 'fate_reply'; key: string; isVoided: boolean };
+
+export type Output = { to: 'client'; callId: number; answer: MoneyAnswer } | { to: 'peer'; owner: number; message: PeerMessage };
+
+/** One input's consequences: the record to journal (empty: nothing to make durable) and what to send after. */
+export interface Step {
+  effects: Effect[];
+  outputs: Output[];
+}
+
+export interface OwnerLimits {
+  /** A fill waits this long for the maker's owner to grant its lock, then answers OWNER_UNAVAILABLE. */
+  lockTimeoutMs: number;
+  /** A lock pending this long makes its owner ask the fill's owner about it (again each tick). */
+  lockQueryMs: number;
+  /** Commands unacknowledged this long since the last sent to a peer are sent again (each tick after). */
+  resendMs: number;
+  /** Commands resent per peer per tick, at most. */
+  resendPerTick: number;
+}
+
+interface FillInFlight {
+  callId: number;
+  ref: string;
+  filledMicros: bigint;
+  makerAddress: string;
+  liabilityMicros: bigint;
+  askedAtMs: number;
+  isAborted: boolean;
+}
+
+export class MoneyOwner {
+  /** Fills waiting for a remote lock, by lock key: memory only (a crash fails them: recoverInterrupted). */
+  readonly #inFlight = new Map<string, FillInFlight>();
+  /** Lock attempts per RFQ reference (memory only: an RFQ does not outlive a restart). */
+  readonly #attempts = new Map<string, number>();
+  /** Per peer: when a command last went to it (memory only: after a restart everything unacknowledged goes). */
+  readonly #lastSentAtMs = new Map<number, number>();
+  #step: Step = { effects: [], outputs: [] };
+
+  constructor(
+    readonly book: Book,
+    private readonly limits: OwnerLimits,
+  ) {}
+
+  get inFlightCount(): number {
+    return this.#inFlight.size;
+  }
+
+  // ---- inputs --------------------------------------------------------------------------------------------
+
+  call(callId: number, call: MoneyCall, nowMs: number): Step {
+    const answer = this.#call(callId, call, nowMs);
+    if (answer !== null) this.#output({ to: 'client', callId, answer });
+    return this.#take();
+  }
+
+  peer(from: number, message: PeerMessage, nowMs: number): Step {
+    switch (message.m) {
+      case 'lock':
+        this.#grantLock(from, message);
+        break;
+      case 'lock_reply':
+        this.#onLockReply(from, message.key, message.isGranted, nowMs);
+        break;
+      case 'command':
+        this.#receive(from, message.seq, message.command, nowMs);
+        break;
+      case 'ack':
+        if ((this.book.outboxes.get(from)?.entries[0]?.seq ?? Infinity) <= message.seq)
+          this.#emit({ t: 'acked', to: from, seq: message.seq });
+        break;
+      case 'fate':
+        this.#output({
+          to: 'peer',
+          owner: from,
+          message: { m: 'fate_reply', key: message.key, isVoided: this.#isNeverFilled(from, message.key) },
+        });
+        break;
+      case 'fate_reply':
+        if (message.isVoided) this.#voidLock(message.key, nowMs);
+        break;
+      default: {
+        const unknown: never = message;
+        throw new Error(`unknown peer message ${JSON.stringify(unknown)}`);
+      }
+    }
+    return this.#take();
+  }
+
+  /** Periodic: resends unacknowledged commands, asks about old pending locks, times out unanswered locks. */
+  tick(nowMs: number): Step {
+    for (const [peer, outbox] of this.book.outboxes) {
+      if (outbox.entries.length === 0 || nowMs - (this.#lastSentAtMs.get(peer) ?? -Infinity) < this.limits.resendMs) continue;
+      this.#lastSentAtMs.set(peer, nowMs);
+      for (const entry of outbox.entries.slice(0, this.limits.resendPerTick)) {
+        this.#output({ to: 'peer', owner: peer, message: { m: 'command', seq: entry.seq, command: entry.command } });
+      }
+    }
+    for (const [key, hold] of this.book.holds) {
+      if (hold.pendingFor !== undefined && nowMs - hold.pendingFor.atMs >= this.limits.lockQueryMs) {
+        this.#output({ to: 'peer', owner: hold.pendingFor.owner, message: { m: 'fate', key } });
+      }
+    }
+    for (const [key, fill] of this.#inFlight) {
+      if (nowMs - fill.askedAtMs < this.limits.lockTimeoutMs) continue;
+      // No answer in time (the request or its answer was lost with a crash): the caller hears so, and the
+      // lock, should it have been granted after all, is voided when its owner asks or its grant arrives.
+      this.#inFlight.delete(key);
+      this.#output({ to: 'client', callId: fill.callId, answer: refused(fill.isAborted ? 'ABORTED' : 'OWNER_UNAVAILABLE') });
+    }
+    return this.#take();
+  }
+
+  /**
+   * After recovery, before any input: the RFQs that were active did not survive the restart, so their
+   * reservations go back (contract section 6); their fills in flight are forgotten, and the locks granted
+   * for them are voided when their owners ask.
+   */
+  recoverInterrupted(nowMs: number): Step {
+    for (const [ref, hold] of [...this.book.holds]) {
+      if (ref.startsWith('rfq:') && hold.bucket === 'reserved') this.#release(ref, hold, nowMs);
+    }
+    return this.#take();
+  }
+
+  // ---- calls ---------------------------------------------------------------------------------------------
+
+  #call(callId: number, call: MoneyCall, nowMs: number): MoneyAnswer | null {
+    switch (call.op) {
+      case 'credit':
+        return this.#credit(call.account, call.amountMicros, call.key, nowMs);
+      case 'reserve': {
+        const account = userAccount(call.userId);
+        if (this.book.holds.has(call.ref)) return refused('IDEMPOTENCY_CONFLICT');
+        if (this.book.available(account) < call.amountMicros) return refused('INSUFFICIENT_BALANCE');
+        this.#move(
+          'reserve',
+          call.ref,
+          'reserve',
+          { account, bucket: 'available' },
+          { account, bucket: 'reserved' },
+          call.amountMicros,
+          nowMs,
+        );
+        this.#hold(call.ref, { account, bucket: 'reserved', amountMicros: call.amountMicros });
+        return { ok: true };
+      }
+      case 'release': {
+        const hold = this.book.holds.get(call.ref);
+        if (hold === undefined || hold.bucket !== 'reserved') return { ok: true, isMoved: false };
+        this.#release(call.ref, hold, nowMs);
+        return { ok: true, isMoved: true };
+      }
+      case 'fill':
+        return this.#fill(callId, call, nowMs);
+      case 'abort_fill':
+        for (const fill of this.#inFlight.values()) if (fill.ref === call.ref) fill.isAborted = true;
+        return { ok: true };
+      case 'settle':
+        return { ok: true, isMoved: this.#settle(call.ref, call.makerAddress, call.outcome, nowMs) };
+      case 'withdraw': {
+        if (this.book.holds.has(call.ref)) return refused('IDEMPOTENCY_CONFLICT');
+        if (this.book.available(call.account) < call.amountMicros) return refused('INSUFFICIENT_BALANCE');
+        const { account } = call;
+        this.#move(
+          'withdraw',
+          call.ref,
+          'request',
+          { account, bucket: 'available' },
+          { account, bucket: 'pending_withdrawal' },
+          call.amountMicros,
+          nowMs,
+        );
+        this.#hold(call.ref, { account, bucket: 'pending_withdrawal', amountMicros: call.amountMicros });
+        return { ok: true };
+      }
+      case 'finish_withdrawal': {
+        const hold = this.book.holds.get(call.ref);
+        if (hold === undefined || hold.bucket !== 'pending_withdrawal') return { ok: true, isMoved: false };
+        const from: Side = { account: hold.account, bucket: 'pending_withdrawal' };
+        if (call.isCompleted) this.#move('withdraw_complete', call.ref, 'complete', from, null, hold.amountMicros, nowMs);
+        else this.#move('withdraw_fail', call.ref, 'fail', from, { account: hold.account, bucket: 'available' }, hold.amountMicros, nowMs);
+        this.#hold(call.ref, null);
+        return { ok: true, isMoved: true };
+      }
+      default: {
+        const unknown: never = call;
+        throw new Error(`unknown money call ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  /**
+   * Decided by the key's owner (the caller routes a credit by ownerOf(creditRef(key))). Same key and content:
+   * a replay, nothing moves. Same key, other content: a conflict. The account may live elsewhere: the credit
+   * then travels on the channel, durable here before the caller hears.
+   */
+  #credit(account: AccountId, amountMicros: bigint, key: string, nowMs: number): MoneyAnswer {
+    assert.ok(this.book.owns(creditRef(key)), `credit key ${key} decided by owner ${this.book.self}, not its owner`);
+    const used = this.book.creditKeys.get(key);
+    if (used !== undefined) {
+      return used.account === account && used.amountMicros === amountMicros
+        ? { ok: true, isReplay: true }
+        : refused('IDEMPOTENCY_CONFLICT');
+    }
+    this.#emit({ t: 'credit_key', key, account, amountMicros });
+    this.#move('credit', creditRef(key), 'credit', null, { account, bucket: 'available' }, amountMicros, nowMs);
+    return { ok: true, isReplay: false };
+  }
+
+  #release(ref: string, hold: Hold, nowMs: number): void {
+    const { account } = hold;
+    this.#move('release', ref, 'release', { account, bucket: 'reserved' }, { account, bucket: 'available' }, hold.amountMicros, nowMs);
+    this.#hold(ref, null);
+  }
+
+  /** A maker on this owner: the whole fill now. Elsewhere: its lock is asked for, and the answer comes later. */
+  #fill(callId: number, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number): MoneyAnswer | null {
+    const maker = makerAccount(call.makerAddress);
+    if (call.liabilityMicros === 0n || this.book.owns(maker)) {
+      if (this.book.available(maker) < call.liabilityMicros) return refused('UNCOVERED');
+      this.#commitFill(call.ref, call.filledMicros, nowMs);
+      if (call.liabilityMicros > 0n) {
+        this.#move(
+          'lock',
+          call.ref,
+          'lock',
+          { account: maker, bucket: 'available' },
+          { account: maker, bucket: 'locked' },
+          call.liabilityMicros,
+          nowMs,
+        );
+        this.#hold(lockRef(call.ref), { account: maker, bucket: 'locked', amountMicros: call.liabilityMicros });
+      }
+      return { ok: true };
+    }
+    const attempt = (this.#attempts.get(call.ref) ?? 0) + 1;
+    this.#attempts.set(call.ref, attempt);
+    const key = `${lockRef(call.ref)}#${attempt}`;
+    this.#inFlight.set(key, { callId, ...call, askedAtMs: nowMs, isAborted: false });
+    this.#output({
+      to: 'peer',
+      owner: this.book.ownerOf(maker),
+      message: { m: 'lock', key, ref: call.ref, makerAddress: call.makerAddress, amountMicros: call.liabilityMicros, atMs: nowMs },
+    });
+    return null;
+  }
+
+  /** The taker's side of a fill: the filled wager goes at risk, the rest of the reservation back to available. */
+  #commitFill(ref: string, filledMicros: bigint, nowMs: number): void {
+    const hold = this.book.holds.get(ref);
+    if (hold === undefined || hold.bucket !== 'reserved') throw new Error(`fill of ${ref}, which holds no reservation`);
+    if (filledMicros <= 0n || filledMicros > hold.amountMicros) throw new Error(`fill of ${ref} outside its reservation`);
+    const { account } = hold;
+    this.#move('fill', ref, 'fill', { account, bucket: 'reserved' }, { account, bucket: 'at_risk' }, filledMicros, nowMs);
+    const restMicros = hold.amountMicros - filledMicros;
+    if (restMicros > 0n)
+      this.#move('release', ref, 'release', { account, bucket: 'reserved' }, { account, bucket: 'available' }, restMicros, nowMs);
+    this.#hold(ref, { account, bucket: 'at_risk', amountMicros: filledMicros });
+  }
+
+  /** The maker's owner: phase one of a remote fill. */
+  #grantLock(from: number, lock: Extract<PeerMessage, { m: 'lock' }>): void {
+    const maker = makerAccount(lock.makerAddress);
+    const isGranted = this.book.available(maker) >= lock.amountMicros;
+    if (isGranted) {
+      this.#move(
+        'lock',
+        lock.key,
+        'lock',
+        { account: maker, bucket: 'available' },
+        { account: maker, bucket: 'locked' },
+        lock.amountMicros,
+        lock.atMs,
+      );
+      this.#hold(lock.key, {
+        account: maker,
+        bucket: 'locked',
+        amountMicros: lock.amountMicros,
+        pendingFor: { owner: from, ref: lock.ref, atMs: lock.atMs },
+      });
+    }
+    this.#output({ to: 'peer', owner: from, message: { m: 'lock_reply', key: lock.key, isGranted } });
+  }
+
+  /** The taker's owner: phase two. */
+  #onLockReply(maker: number, key: string, isGranted: boolean, nowMs: number): void {
+    const fill = this.#inFlight.get(key);
+    if (fill !== undefined) this.#inFlight.delete(key);
+    if (!isGranted) {
+      if (fill !== undefined)
+        this.#output({ to: 'client', callId: fill.callId, answer: refused(fill.isAborted ? 'ABORTED' : 'UNCOVERED') });
+      return;
+    }
+    const hold = fill === undefined ? undefined : this.book.holds.get(fill.ref);
+    if (fill === undefined || fill.isAborted || hold === undefined || hold.bucket !== 'reserved') {
+      // Nobody waits for this lock any more (timed out, aborted, or asked before a restart): it goes back.
+      this.#send(maker, { c: 'void_lock', key }, nowMs);
+      if (fill !== undefined) this.#output({ to: 'client', callId: fill.callId, answer: refused('ABORTED') });
+      return;
+    }
+    this.#commitFill(fill.ref, fill.filledMicros, nowMs);
+    this.#send(maker, { c: 'post_lock', key, ref: fill.ref }, nowMs);
+    this.#output({ to: 'client', callId: fill.callId, answer: { ok: true } });
+  }
+
+  /**
+   * Asked by the maker's owner about lock `key`: true when its fill will never be committed here. Not while
+   * the fill is in flight, nor while this owner's decision about it is on the channel (the answer is released
+   * only after this owner's journal is durable past everything it decided before, like every output).
+   */
+  #isNeverFilled(maker: number, key: string): boolean {
+    if (this.#inFlight.has(key)) return false;
+    const outbox = this.book.outboxes.get(maker);
+    const decided = outbox?.entries.some(({ command }) => (command.c === 'post_lock' || command.c === 'void_lock') && command.key === key);
+    return decided !== true;
+  }
+
+  #voidLock(key: string, nowMs: number): void {
+    const hold = this.book.holds.get(key);
+    if (hold?.pendingFor === undefined) return; // posted or voided already
+    const { account } = hold;
+    this.#move('unlock', key, 'unlock', { account, bucket: 'locked' }, { account, bucket: 'available' }, hold.amountMicros, nowMs);
+    this.#hold(key, null);
+  }
+
+  /**
+   * Settles a filled position (contract section 11): the stake here, the liability where the maker lives.
+   * False when it was settled already (its at-risk hold is gone).
+   */
+  #settle(ref: string, makerAddress: string, outcome: PositionOutcome, nowMs: number): boolean {
+    const stake = this.book.holds.get(ref);
+    if (stake === undefined || stake.bucket !== 'at_risk') return false;
+    const taker = stake.account;
+    const maker = makerAccount(makerAddress);
+    this.#hold(ref, null);
+    const to: Side = { account: outcome === 'lost' ? maker : taker, bucket: 'available' };
+    this.#move('settle_stake', ref, 'settle_stake', { account: taker, bucket: 'at_risk' }, to, stake.amountMicros, nowMs);
+    if (this.book.owns(maker)) this.#settleLock(ref, outcome, taker, nowMs);
+    else this.#send(this.book.ownerOf(maker), { c: 'settle_lock', ref, outcome, taker, atMs: nowMs }, nowMs);
+    return true;
+  }
+
+  /** The maker's owner: a settled position's liability, once (its lock's hold is the proof). */
+  #settleLock(ref: string, outcome: PositionOutcome, taker: AccountId, atMs: number): void {
+    const key = lockRef(ref);
+    const lock = this.book.holds.get(key);
+    if (lock === undefined) return; // no liability (odds of 1), or settled already
+    this.#hold(key, null);
+    const to: Side = { account: outcome === 'won' ? taker : lock.account, bucket: 'available' };
+    this.#move('settle_liability', ref, 'settle_liability', { account: lock.account, bucket: 'locked' }, to, lock.amountMicros, atMs);
+  }
+
+  // ---- channels ------------------------------------------------------------------------------------------
+
+  #send(peer: number, command: ChannelCommand, nowMs: number): void {
+    const seq = this.book.outbox(peer).nextSeq;
+    this.#lastSentAtMs.set(peer, nowMs);
+    this.#emit({ t: 'send', to: peer, seq, command });
+    this.#output({ to: 'peer', owner: peer, message: { m: 'command', seq, command } });
+  }
+
+  /** A command in order is applied and acknowledged; a repeat is acknowledged again; one past a gap waits for the resend. */
+  #receive(from: number, seq: number, command: ChannelCommand, nowMs: number): void {
+    const applied = this.book.received.get(from) ?? 0;
+    if (seq === applied + 1) {
+      this.#apply(command, nowMs);
+      this.#emit({ t: 'received', from, seq });
+    } else if (seq > applied) return;
+    this.#output({ to: 'peer', owner: from, message: { m: 'ack', seq: this.book.received.get(from) ?? 0 } });
+  }
+
+  #apply(command: ChannelCommand, nowMs: number): void {
+    switch (command.c) {
+      case 'credit':
+        return this.#emit({ t: 'transfer', transfer: command.transfer, half: 'credit' });
+      case 'post_lock': {
+        const hold = this.book.holds.get(command.key);
+        if (hold?.pendingFor === undefined) return;
+        this.#hold(command.key, null);
+        return this.#hold(lockRef(command.ref), { account: hold.account, bucket: 'locked', amountMicros: hold.amountMicros });
+      }
+      case 'void_lock':
+        return this.#voidLock(command.key, nowMs);
+      case 'settle_lock':
+        return this.#settleLock(command.ref, command.outcome, command.taker, command.atMs);
+      default: {
+        const unknown: never = command;
+        throw new Error(`unknown channel command ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  // ---- primitives ----------------------------------------------------------------------------------------
+
+  /** One transfer: whole when this owner owns both sides, else its debit here and its credit sent to the other. */
+  #move(
+    kind: Transfer['kind'],
+    ref: string,
+    step: string,
+    debit: Side | null,
+    credit: Side | null,
+    amountMicros: bigint,
+    atMs: number,
+  ): void {
+    const transfer: Transfer = { id: transferId(ref, step), kind, ref, debit, credit, amountMicros, atMs };
+    const isCreditElsewhere = credit !== null && !this.book.owns(credit.account);
+    const half: Half = isCreditElsewhere ? 'debit' : 'both';
+    this.#emit({ t: 'transfer', transfer, half });
+    if (isCreditElsewhere) this.#send(this.book.ownerOf(credit.account), { c: 'credit', transfer }, atMs);
+  }
+
+  #hold(ref: string, hold: Hold | null): void {
+    this.#emit({ t: 'hold', ref, hold });
+  }
+
+  #emit(effect: Effect): void {
+    this.book.apply(effect);
+    this.#step.effects.push(effect);
+  }
+
+  #output(output: Output): void {
+    this.#step.outputs.push(output);
+  }
+
+  #take(): Step {
+    const step = this.#step;
+    this.#step = { effects: [], outputs: [] };
+    return step;
+  }
+}
+
+const refused = (code: MoneyRefusal): MoneyAnswer => ({ ok: false, code });

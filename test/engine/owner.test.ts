@@ -1,0 +1,206 @@
+// The engine's owner actor, input by input (src/engine/owner.ts): local and two-phase fills, a lock refused,
+// a grant that comes too late, a lock whose fill's owner restarted, channels that repeat and lose commands,
+// credits routed by key; the journal and snapshot codecs; and the cross-owner check failing when it must.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { creditRef, lockRef, makerAccount, userAccount, type AccountId } from '../../src/ledger/accounts.js';
+import { Book } from '../../src/engine/book.js';
+import { checkOwners } from '../../src/engine/check.js';
+import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
+import type { Effect } from '../../src/engine/effects.js';
+import { MoneyOwner, type MoneyCall, type Output, type PeerMessage, type Step } from '../../src/engine/owner.js';
+
+const LIMITS = { lockTimeoutMs: 100, lockQueryMs: 200, resendMs: 50, resendPerTick: 16 };
+const TAKER = 'u-taker';
+const MAKER = '0x' + 'ab'.repeat(20);
+const T0 = 1_000_000;
+
+/** Two owners: the taker, every credit key and the protocol on 0; the maker on 1 (or on 0 when `isLocal`). */
+function owners(isLocal = false) {
+  const ownerOf = (account: AccountId) => (account === makerAccount(MAKER) && !isLocal ? 1 : 0);
+  const hosts = [0, 1].map((self) => ({ owner: new MoneyOwner(new Book(self, ownerOf), LIMITS), records: [] as Effect[][] }));
+  const run = (index: number, step: Step): Output[] => {
+    if (step.effects.length > 0) hosts[index]!.records.push(step.effects);
+    return step.outputs;
+  };
+  const call = (index: number, body: MoneyCall, callId = 1, nowMs = T0) => run(index, hosts[index]!.owner.call(callId, body, nowMs));
+  const peer = (index: number, from: number, message: PeerMessage, nowMs = T0) =>
+    run(index, hosts[index]!.owner.peer(from, message, nowMs));
+  const tick = (index: number, nowMs: number) => run(index, hosts[index]!.owner.tick(nowMs));
+  const book = (index: number) => hosts[index]!.owner.book;
+  const check = () => checkOwners(hosts.map(({ owner, records }) => ({ book: owner.book, records })));
+  return { hosts, call, peer, tick, book, check, ownerOf };
+}
+
+/** The only peer message among outputs (asserted), to deliver by hand. */
+function onlyPeer(outputs: Output[]): { owner: number; message: PeerMessage } {
+  const peers = outputs.filter((o) => o.to === 'peer');
+  assert.equal(
+    peers.length,
+    1,
+    JSON.stringify(outputs, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+  );
+  return peers[0] as { owner: number; message: PeerMessage };
+}
+
+function funded(isLocal = false) {
+  const world = owners(isLocal);
+  world.call(0, { op: 'credit', account: userAccount(TAKER), amountMicros: 1_000n, key: 'fund-taker' });
+  const makerCredit = world.call(0, { op: 'credit', account: makerAccount(MAKER), amountMicros: 5_000n, key: 'fund-maker' });
+  if (!isLocal) world.peer(0, 1, onlyPeer(world.peer(1, 0, onlyPeer(makerCredit).message)).message); // to the maker's owner, and acknowledged
+  world.call(0, { op: 'reserve', userId: TAKER, amountMicros: 600n, ref: 'rfq:1' });
+  return world;
+}
+
+test('a fill whose maker lives on the same owner moves both sides at once, and settles both', () => {
+  const w = funded(true);
+  const outputs = w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9);
+  assert.deepEqual(outputs, [{ to: 'client', callId: 9, answer: { ok: true } }]);
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'at_risk'), 500n);
+  assert.equal(w.book(0).available(userAccount(TAKER)), 500n); // 1,000 − 600 reserved + 100 unfilled back
+  assert.equal(w.book(0).bucket(makerAccount(MAKER), 'locked'), 700n);
+  w.call(0, { op: 'settle', ref: 'rfq:1', makerAddress: MAKER, outcome: 'won' });
+  assert.equal(w.book(0).available(userAccount(TAKER)), 500n + 1_200n);
+  assert.equal(w.book(0).available(makerAccount(MAKER)), 5_000n - 700n);
+  assert.deepEqual(w.call(0, { op: 'settle', ref: 'rfq:1', makerAddress: MAKER, outcome: 'won' }), [
+    { to: 'client', callId: 1, answer: { ok: true, isMoved: false } },
+  ]);
+  assert.deepEqual(w.check().differences, []);
+});
+
+test('a fill whose maker lives elsewhere: lock, fill, post; then the settlement pays the taker from the other owner', () => {
+  const w = funded();
+  const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9));
+  assert.equal(ask.owner, 1);
+  assert.equal(ask.message.m, 'lock');
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'at_risk'), 0n, 'nothing moves before the lock');
+  const grant = onlyPeer(w.peer(1, 0, ask.message));
+  assert.deepEqual(grant.message, { m: 'lock_reply', key: `${lockRef('rfq:1')}#1`, isGranted: true });
+  assert.equal(w.book(1).bucket(makerAccount(MAKER), 'locked'), 700n);
+  assert.ok(w.book(1).holds.get(`${lockRef('rfq:1')}#1`)?.pendingFor !== undefined);
+  const afterGrant = w.peer(0, 1, grant.message);
+  assert.deepEqual(
+    afterGrant.filter((o) => o.to === 'client'),
+    [{ to: 'client', callId: 9, answer: { ok: true } }],
+  );
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'at_risk'), 500n);
+  const post = onlyPeer(afterGrant);
+  assert.equal(post.message.m, 'command');
+  const ack = onlyPeer(w.peer(1, 0, post.message));
+  assert.deepEqual(ack.message, { m: 'ack', seq: 2 }); // seq 1 was the maker's credit
+  assert.equal(w.book(1).holds.get(lockRef('rfq:1'))?.amountMicros, 700n, 'the lock is the position’s now');
+  w.peer(0, 1, ack.message);
+  assert.equal(w.book(0).outbox(1).entries.length, 0);
+
+  const settle = onlyPeer(w.call(0, { op: 'settle', ref: 'rfq:1', makerAddress: MAKER, outcome: 'won' }));
+  const pay = onlyPeer(w.peer(1, 0, settle.message).filter((o) => o.to === 'peer' && o.message.m === 'command'));
+  assert.equal(w.book(1).bucket(makerAccount(MAKER), 'locked'), 0n);
+  const inTransit = w.check();
+  assert.equal(inTransit.inTransitMicros, 700n, 'the liability is on its way to the taker');
+  assert.deepEqual(inTransit.differences, []);
+  w.peer(0, 1, pay.message);
+  assert.equal(w.book(0).available(userAccount(TAKER)), 500n + 500n + 700n);
+  const done = w.check();
+  assert.equal(done.inTransitMicros, 0n);
+  assert.deepEqual(done.differences, []);
+});
+
+test('a lock the maker cannot cover is refused: UNCOVERED, and the reservation stays for the next quote', () => {
+  const w = funded();
+  const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 9_000n }, 9));
+  const refusal = onlyPeer(w.peer(1, 0, ask.message));
+  assert.deepEqual(w.peer(0, 1, refusal.message), [{ to: 'client', callId: 9, answer: { ok: false, code: 'UNCOVERED' } }]);
+  assert.equal(w.book(0).holds.get('rfq:1')?.bucket, 'reserved');
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_000n);
+});
+
+test('a grant that arrives after the fill timed out is voided: the maker gets its liability back', () => {
+  const w = funded();
+  const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9));
+  assert.deepEqual(w.tick(0, T0 + LIMITS.lockTimeoutMs), [{ to: 'client', callId: 9, answer: { ok: false, code: 'OWNER_UNAVAILABLE' } }]);
+  const grant = onlyPeer(w.peer(1, 0, ask.message));
+  const voiding = onlyPeer(w.peer(0, 1, grant.message));
+  assert.equal(voiding.message.m === 'command' && voiding.message.command.c, 'void_lock');
+  w.peer(1, 0, voiding.message);
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_000n);
+  assert.equal(w.book(1).holds.size, 0);
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'at_risk'), 0n);
+  assert.deepEqual(w.check().differences, []);
+});
+
+test('a pending lock is voided only once the fill’s owner says the fill will never be (it restarted), not while in flight', () => {
+  const w = funded();
+  const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9));
+  w.peer(1, 0, ask.message); // granted; the grant is lost
+  const question = onlyPeer(w.tick(1, T0 + LIMITS.lockQueryMs));
+  assert.equal(question.message.m, 'fate');
+  assert.deepEqual(onlyPeer(w.peer(0, 1, question.message)).message, { m: 'fate_reply', key: `${lockRef('rfq:1')}#1`, isVoided: false });
+  // The taker's owner restarts: same durable state, nothing in flight; its RFQs are failed.
+  w.hosts[0]!.owner = new MoneyOwner(w.book(0), LIMITS);
+  w.hosts[0]!.owner.recoverInterrupted(T0 + 1);
+  const answer = onlyPeer(w.peer(0, 1, question.message));
+  assert.deepEqual(answer.message, { m: 'fate_reply', key: `${lockRef('rfq:1')}#1`, isVoided: true });
+  w.peer(1, 0, answer.message, T0 + LIMITS.lockQueryMs);
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_000n);
+  assert.equal(w.book(0).available(userAccount(TAKER)), 1_000n, 'the interrupted RFQ’s reservation went back');
+});
+
+test('a channel applies each command once, in order: a repeat is acknowledged again, one past a gap waits', () => {
+  const w = funded();
+  const credit = w.call(0, { op: 'credit', account: makerAccount(MAKER), amountMicros: 10n, key: 'k2' });
+  const second = onlyPeer(credit).message;
+  assert.ok(second.m === 'command' && second.seq === 2);
+  const third = onlyPeer(w.call(0, { op: 'credit', account: makerAccount(MAKER), amountMicros: 20n, key: 'k3' })).message;
+  assert.deepEqual(w.peer(1, 0, third), [], 'past a gap: not applied, not acknowledged');
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_000n);
+  assert.deepEqual(onlyPeer(w.peer(1, 0, second)).message, { m: 'ack', seq: 2 });
+  assert.deepEqual(onlyPeer(w.peer(1, 0, second)).message, { m: 'ack', seq: 2 }, 'a repeat');
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_010n);
+  // The sender resends what is unacknowledged once `resendMs` passed since it last sent.
+  w.peer(0, 1, { m: 'ack', seq: 2 });
+  const resent = onlyPeer(w.tick(0, T0 + LIMITS.resendMs)).message;
+  assert.deepEqual(resent, third);
+  w.peer(1, 0, resent);
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_030n);
+});
+
+test('credits: decided by the key’s owner; a replay moves nothing, other content is a conflict', () => {
+  const w = owners(true);
+  const body: MoneyCall = { op: 'credit', account: userAccount(TAKER), amountMicros: 50n, key: 'k' };
+  assert.deepEqual(w.call(0, body), [{ to: 'client', callId: 1, answer: { ok: true, isReplay: false } }]);
+  assert.deepEqual(w.call(0, body), [{ to: 'client', callId: 1, answer: { ok: true, isReplay: true } }]);
+  assert.deepEqual(w.call(0, { ...body, amountMicros: 51n }), [
+    { to: 'client', callId: 1, answer: { ok: false, code: 'IDEMPOTENCY_CONFLICT' } },
+  ]);
+  assert.equal(w.book(0).available(userAccount(TAKER)), 50n);
+  assert.equal(w.ownerOf(creditRef('k')), 0);
+  assert.throws(() => w.call(1, { ...body, key: 'k4' }), /decided by owner 1, not its owner/);
+});
+
+test('journal records and snapshots round-trip bigints, and only amounts: a key that looks like a number stays a string', () => {
+  const w = funded();
+  w.call(0, { op: 'credit', account: userAccount('7'), amountMicros: 12_345_678_901_234_567_890n, key: '42' });
+  for (const record of w.hosts[0]!.records) assert.deepEqual(decodeEffects(encodeEffects(record)), record);
+  const { book, seq } = decodeSnapshot(encodeSnapshot(w.book(0), 17), w.ownerOf);
+  assert.equal(seq, 17);
+  assert.deepEqual(book.accounts, w.book(0).accounts);
+  assert.deepEqual(book.holds, w.book(0).holds);
+  assert.deepEqual(book.creditKeys, w.book(0).creditKeys);
+  assert.deepEqual(book.outboxes, w.book(0).outboxes);
+  assert.ok(book.creditKeys.has('42'));
+});
+
+test('the check fails on a bucket its transfers do not explain, a transfer applied twice, and holds that differ', () => {
+  const w = funded(true);
+  assert.deepEqual(w.check().differences, []);
+  w.book(0).accounts.get(userAccount(TAKER))!.available! += 1n;
+  const [reserve] = w.hosts[0]!.records.at(-1)!;
+  w.hosts[0]!.records.push([reserve!]);
+  w.book(0).holds.get('rfq:1')!.amountMicros -= 1n;
+  const { differences, isOk } = w.check();
+  assert.equal(isOk, false);
+  assert.ok(differences.some((d) => /available: state/.test(d)));
+  assert.ok(differences.some((d) => /applied more than once/.test(d)));
+  assert.ok(differences.some((d) => /reserved is \d+, its holds/.test(d)));
+  assert.ok(differences.some((d) => /not conserved/.test(d)));
+});
