@@ -25,6 +25,8 @@ export class Book {
   readonly accounts = new Map<AccountId, Buckets>();
   readonly holds = new Map<string, Hold>();
   readonly creditKeys = new Map<string, { account: AccountId; amountMicros: bigint }>();
+  /** Per open contest pool: the entries whose prize it paid (a prize is paid once; forgotten when it closes). */
+  readonly prizesPaid = new Map<string, Set<string>>();
   /** Per peer owner: what this owner sent it and it has not acknowledged. */
   readonly outboxes = new Map<number, Outbox>();
   /** Per peer owner: the seq of the last command from it that was applied here. */
@@ -63,8 +65,10 @@ export class Book {
       case 'transfer':
         return this.#transfer(effect.transfer, effect.half);
       case 'hold':
-        if (effect.hold === null) assert.ok(this.holds.delete(effect.ref), `${effect.ref} holds nothing`);
-        else {
+        if (effect.hold === null) {
+          assert.ok(this.holds.delete(effect.ref), `${effect.ref} holds nothing`);
+          this.prizesPaid.delete(effect.ref);
+        } else {
           assert.ok(this.owns(effect.hold.account), `hold ${effect.ref} on ${effect.hold.account}, not owned here`);
           assert.ok(effect.hold.amountMicros >= 0n, `hold ${effect.ref} would be negative`);
           this.holds.set(effect.ref, effect.hold);
@@ -74,6 +78,13 @@ export class Book {
         assert.ok(!this.creditKeys.has(effect.key), `credit key ${effect.key} used twice`);
         this.creditKeys.set(effect.key, { account: effect.account, amountMicros: effect.amountMicros });
         return;
+      case 'prize': {
+        assert.ok(this.holds.has(effect.poolRef), `prize of ${effect.ref} from ${effect.poolRef}, which is not open`);
+        const paid = this.prizesPaid.get(effect.poolRef) ?? new Set<string>();
+        assert.ok(!paid.has(effect.ref), `prize of ${effect.ref} paid twice`);
+        this.prizesPaid.set(effect.poolRef, paid.add(effect.ref));
+        return;
+      }
       case 'send': {
         const outbox = this.outbox(effect.to);
         assert.equal(effect.seq, outbox.nextSeq, `command ${effect.seq} to owner ${effect.to} out of order`);

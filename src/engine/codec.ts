@@ -25,6 +25,7 @@ interface SnapshotJson {
   accounts: Array<[AccountId, Array<[Bucket, string]>]>;
   holds: Array<[string, Hold]>;
   creditKeys: Array<[string, { account: AccountId; amountMicros: bigint }]>;
+  prizesPaid: Array<[string, string[]]>;
   outboxes: Array<[number, Outbox]>;
   received: Array<[number, number]>;
 }
@@ -41,6 +42,7 @@ export function encodeSnapshot(book: Book, seq: number): Buffer {
     ]),
     holds: [...book.holds],
     creditKeys: [...book.creditKeys],
+    prizesPaid: [...book.prizesPaid].map(([pool, refs]) => [pool, [...refs]]),
     outboxes: [...book.outboxes],
     received: [...book.received],
   };
@@ -58,6 +60,7 @@ export function decodeSnapshot(bytes: Uint8Array, ownerOf: (account: AccountId) 
   }
   for (const [ref, hold] of snapshot.holds) book.holds.set(ref, hold);
   for (const [key, used] of snapshot.creditKeys) book.creditKeys.set(key, used);
+  for (const [pool, refs] of snapshot.prizesPaid) book.prizesPaid.set(pool, new Set(refs));
   for (const [peer, outbox] of snapshot.outboxes) book.outboxes.set(peer, outbox);
   for (const [peer, seq] of snapshot.received) book.received.set(peer, seq);
   return { book, seq: snapshot.seq };

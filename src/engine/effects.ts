@@ -38,7 +38,7 @@ export interface Hold {
 
 /** What travels between two owners in order, at least once, applied once (the receiver's watermark). */
 export type ChannelCommand =
-  /** The credit half of a transfer whose debit half the sender applied. */
+  /** The credit half of a transfer whose debit half the sender applied; a stake collected joins its pool's hold. */
   | { c: 'credit'; transfer: Transfer; poolRef?: string }
   /** The fill that asked for lock `key` is durable: the lock becomes the position's (lockRef of `ref`). */
   | { c: 'post_lock'; key: string; ref: string }
@@ -51,6 +51,8 @@ export type Effect =
   | { t: 'transfer'; transfer: Transfer; half: Half }
   | { t: 'hold'; ref: string; hold: Hold | null }
   | { t: 'credit_key'; key: string; account: AccountId; amountMicros: bigint }
+  /** A contest's prize for entry `ref` was paid out of pool `poolRef` (kept until the pool closes). */
+  | { t: 'prize'; poolRef: string; ref: string }
   /** A command put on the channel to `to` as its `seq`-th (kept until acknowledged). */
   | { t: 'send'; to: number; seq: number; command: ChannelCommand }
   /** The channel to `to` is acknowledged up to `seq`: those commands are applied there. */

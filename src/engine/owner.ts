@@ -15,7 +15,17 @@
 // Channels carry commands in order, at least once (resent until acknowledged), applied once (the receiver's
 // watermark), so a crash of either side, a lost message or a restart moves nothing twice.
 import assert from 'node:assert/strict';
-import { creditRef, lockRef, makerAccount, transferId, userAccount, type AccountId, type Side } from '../ledger/accounts.js';
+import {
+  creditRef,
+  lockRef,
+  makerAccount,
+  poolRef,
+  PROTOCOL,
+  transferId,
+  userAccount,
+  type AccountId,
+  type Side,
+} from '../ledger/accounts.js';
 import { Book } from './book.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
@@ -32,9 +42,22 @@ export type MoneyCall =
   | { op: 'abort_fill'; ref: string }
   | { op: 'settle'; ref: string; makerAddress: string; outcome: PositionOutcome }
   | { op: 'withdraw'; account: AccountId; amountMicros: bigint; ref: string }
-  | { op: 'finish_withdrawal'; ref: string; isCompleted: boolean };
+  | { op: 'finish_withdrawal'; ref: string; isCompleted: boolean }
+  // A contest's money (contract section 11): its prize pool on the protocol's owner, its entries' stakes (reserved
+  // like an RFQ's wager) on their users' owners.
+  | { op: 'open_pool'; contestId: string; amountMicros: bigint }
+  /** An entry's stake joins its contest's pot (the protocol's committed, the pool's hold). */
+  | { op: 'collect'; contestId: string; ref: string }
+  /** A winner's prize out of the pot; refused POOL_SHORT while stakes collected are still on their way. */
+  | { op: 'pay_prize'; contestId: string; ref: string; userId: string; amountMicros: bigint }
+  /**
+   * What the contest did not pay goes back to the protocol's available. `expectedMicros` is what the lane
+   * knows the pool holds by now (its opening, plus the stakes it collected, less the prizes it paid): refused
+   * POOL_SHORT while collected stakes are still on their way, so none arrives at a closed pool.
+   */
+  | { op: 'close_pool'; contestId: string; expectedMicros: bigint };
 
-export type MoneyRefusal = 'INSUFFICIENT_BALANCE' | 'IDEMPOTENCY_CONFLICT' | 'UNCOVERED' | 'OWNER_UNAVAILABLE' | 'ABORTED';
+export type MoneyRefusal = 'INSUFFICIENT_BALANCE' | 'IDEMPOTENCY_CONFLICT' | 'UNCOVERED' | 'OWNER_UNAVAILABLE' | 'ABORTED' | 'POOL_SHORT';
 
 export type MoneyAnswer = { ok: true; isReplay?: boolean; isMoved?: boolean } | { ok: false; code: MoneyRefusal };
 
@@ -231,6 +254,31 @@ export class MoneyOwner {
         this.#hold(call.ref, null);
         return { ok: true, isMoved: true };
       }
+      case 'open_pool':
+        return this.#openPool(call.contestId, call.amountMicros, nowMs);
+      case 'collect':
+        return { ok: true, isMoved: this.#collect(call.contestId, call.ref, nowMs) };
+      case 'pay_prize':
+        return this.#payPrize(call, nowMs);
+      case 'close_pool': {
+        const ref = poolRef(call.contestId);
+        const pool = this.book.holds.get(ref);
+        if (pool === undefined) return { ok: true, isMoved: false };
+        if (pool.amountMicros < call.expectedMicros) return refused('POOL_SHORT');
+        assert.equal(pool.amountMicros, call.expectedMicros, `${ref} holds more than its contest collected`);
+        if (pool.amountMicros > 0n)
+          this.#move(
+            'pool_return',
+            ref,
+            'pool_return',
+            { account: PROTOCOL, bucket: 'committed' },
+            { account: PROTOCOL, bucket: 'available' },
+            pool.amountMicros,
+            nowMs,
+          );
+        this.#hold(ref, null);
+        return { ok: true, isMoved: true };
+      }
       default: {
         const unknown: never = call;
         throw new Error(`unknown money call ${JSON.stringify(unknown)}`);
@@ -254,6 +302,66 @@ export class MoneyOwner {
     this.#emit({ t: 'credit_key', key, account, amountMicros });
     this.#move('credit', creditRef(key), 'credit', null, { account, bucket: 'available' }, amountMicros, nowMs);
     return { ok: true, isReplay: false };
+  }
+
+  /** The protocol's owner: a new contest's pool leaves the protocol's available (a pool of 0 is held too). */
+  #openPool(contestId: string, amountMicros: bigint, nowMs: number): MoneyAnswer {
+    const ref = poolRef(contestId);
+    assert.ok(this.book.owns(PROTOCOL), `pool ${ref} opened by owner ${this.book.self}, not the protocol's`);
+    if (this.book.holds.has(ref)) return { ok: true, isReplay: true };
+    if (this.book.available(PROTOCOL) < amountMicros) return refused('INSUFFICIENT_BALANCE');
+    if (amountMicros > 0n)
+      this.#move(
+        'pool',
+        ref,
+        'pool',
+        { account: PROTOCOL, bucket: 'available' },
+        { account: PROTOCOL, bucket: 'committed' },
+        amountMicros,
+        nowMs,
+      );
+    this.#hold(ref, { account: PROTOCOL, bucket: 'committed', amountMicros });
+    return { ok: true, isReplay: false };
+  }
+
+  /** The entry's owner: its reserved stake goes to the pot, wherever the protocol lives. False when collected (or refunded) already. */
+  #collect(contestId: string, ref: string, nowMs: number): boolean {
+    const stake = this.book.holds.get(ref);
+    if (stake === undefined || stake.bucket !== 'reserved') return false;
+    this.#hold(ref, null);
+    this.#move(
+      'collect',
+      ref,
+      'collect',
+      { account: stake.account, bucket: 'reserved' },
+      { account: PROTOCOL, bucket: 'committed' },
+      stake.amountMicros,
+      nowMs,
+      poolRef(contestId),
+    );
+    return true;
+  }
+
+  #payPrize(call: Extract<MoneyCall, { op: 'pay_prize' }>, nowMs: number): MoneyAnswer {
+    const ref = poolRef(call.contestId);
+    const pool = this.book.holds.get(ref);
+    assert.ok(pool !== undefined, `prize of ${call.ref} from ${ref}, which is not open`);
+    if (this.book.prizesPaid.get(ref)?.has(call.ref) === true) return { ok: true, isMoved: false };
+    if (pool.amountMicros < call.amountMicros) return refused('POOL_SHORT');
+    this.#hold(ref, { ...pool, amountMicros: pool.amountMicros - call.amountMicros });
+    this.#emit({ t: 'prize', poolRef: ref, ref: call.ref });
+    if (call.amountMicros > 0n) {
+      const winner: Side = { account: userAccount(call.userId), bucket: 'available' };
+      this.#move('prize', call.ref, 'prize', { account: PROTOCOL, bucket: 'committed' }, winner, call.amountMicros, nowMs);
+    }
+    return { ok: true, isMoved: true };
+  }
+
+  /** A pool's hold grows by a stake collected into it (here, or arrived on a channel). */
+  #addToPool(ref: string, amountMicros: bigint): void {
+    const pool = this.book.holds.get(ref);
+    assert.ok(pool !== undefined, `stake collected into ${ref}, which is not open`);
+    this.#hold(ref, { ...pool, amountMicros: pool.amountMicros + amountMicros });
   }
 
   #release(ref: string, hold: Hold, nowMs: number): void {
@@ -421,7 +529,9 @@ export class MoneyOwner {
   #apply(command: ChannelCommand, nowMs: number): void {
     switch (command.c) {
       case 'credit':
-        return this.#emit({ t: 'transfer', transfer: command.transfer, half: 'credit' });
+        this.#emit({ t: 'transfer', transfer: command.transfer, half: 'credit' });
+        if (command.poolRef !== undefined) this.#addToPool(command.poolRef, command.transfer.amountMicros);
+        return;
       case 'post_lock': {
         const hold = this.book.holds.get(command.key);
         if (hold?.pendingFor === undefined) return;
@@ -441,7 +551,10 @@ export class MoneyOwner {
 
   // ---- primitives ----------------------------------------------------------------------------------------
 
-  /** One transfer: whole when this owner owns both sides, else its debit here and its credit sent to the other. */
+  /**
+   * One transfer: whole when this owner owns both sides, else its debit here and its credit sent to the other.
+   * `intoPool`: the credit is a stake joining that contest pool's hold, wherever the pool is.
+   */
   #move(
     kind: Transfer['kind'],
     ref: string,
@@ -450,12 +563,16 @@ export class MoneyOwner {
     credit: Side | null,
     amountMicros: bigint,
     atMs: number,
+    intoPool?: string,
   ): void {
     const transfer: Transfer = { id: transferId(ref, step), kind, ref, debit, credit, amountMicros, atMs };
     const isCreditElsewhere = credit !== null && !this.book.owns(credit.account);
     const half: Half = isCreditElsewhere ? 'debit' : 'both';
     this.#emit({ t: 'transfer', transfer, half });
-    if (isCreditElsewhere) this.#send(this.book.ownerOf(credit.account), { c: 'credit', transfer }, atMs);
+    if (isCreditElsewhere) {
+      const command: ChannelCommand = intoPool === undefined ? { c: 'credit', transfer } : { c: 'credit', transfer, poolRef: intoPool };
+      this.#send(this.book.ownerOf(credit.account), command, atMs);
+    } else if (intoPool !== undefined) this.#addToPool(intoPool, amountMicros);
   }
 
   #hold(ref: string, hold: Hold | null): void {

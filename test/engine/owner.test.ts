@@ -3,7 +3,7 @@
 // credits routed by key; the journal and snapshot codecs; and the cross-owner check failing when it must.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { creditRef, lockRef, makerAccount, userAccount, type AccountId } from '../../src/ledger/accounts.js';
+import { creditRef, lockRef, makerAccount, poolRef, PROTOCOL, userAccount, type AccountId } from '../../src/ledger/accounts.js';
 import { Book } from '../../src/engine/book.js';
 import { checkOwners } from '../../src/engine/check.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
@@ -203,4 +203,42 @@ test('the check fails on a bucket its transfers do not explain, a transfer appli
   assert.ok(differences.some((d) => /applied more than once/.test(d)));
   assert.ok(differences.some((d) => /reserved is \d+, its holds/.test(d)));
   assert.ok(differences.some((d) => /not conserved/.test(d)));
+});
+
+test('a contest on two owners: stakes collected into the protocol’s pool, a prize paid back across, the pool closed only once every stake arrived', () => {
+  // The protocol on owner 0, the entrant on owner 1.
+  const ownerOf = (account: AccountId) => (account === userAccount('entrant') ? 1 : 0);
+  const [protocol, entrants] = [0, 1].map((self) => new MoneyOwner(new Book(self, ownerOf), LIMITS)) as [MoneyOwner, MoneyOwner];
+  const peerOf = (outputs: Output[]) => onlyPeer(outputs).message;
+  protocol.call(1, { op: 'credit', account: PROTOCOL, amountMicros: 1_000n, key: 'p' }, T0);
+  entrants.peer(
+    0,
+    peerOf(protocol.call(1, { op: 'credit', account: userAccount('entrant'), amountMicros: 300n, key: 'e' }, T0).outputs),
+    T0,
+  );
+  assert.deepEqual(protocol.call(2, { op: 'open_pool', contestId: 'c', amountMicros: 400n }, T0).outputs, [
+    { to: 'client', callId: 2, answer: { ok: true, isReplay: false } },
+  ]);
+  entrants.call(3, { op: 'reserve', userId: 'entrant', amountMicros: 200n, ref: 'contest:c:entrant:0' }, T0);
+  const collected = entrants.call(4, { op: 'collect', contestId: 'c', ref: 'contest:c:entrant:0' }, T0);
+  assert.deepEqual(
+    collected.outputs.filter((o) => o.to === 'client'),
+    [{ to: 'client', callId: 4, answer: { ok: true, isMoved: true } }],
+  );
+  const close = { op: 'close_pool', contestId: 'c', expectedMicros: 400n + 200n - 450n } as const;
+  const prize = { op: 'pay_prize', contestId: 'c', ref: 'contest:c:entrant:0', userId: 'entrant', amountMicros: 450n } as const;
+  assert.deepEqual(protocol.call(5, prize, T0).outputs, [{ to: 'client', callId: 5, answer: { ok: false, code: 'POOL_SHORT' } }]);
+  protocol.peer(1, peerOf(collected.outputs), T0); // the stake arrives: the pot is 600
+  assert.equal(protocol.book.holds.get(poolRef('c'))?.amountMicros, 600n);
+  const paid = protocol.call(6, prize, T0).outputs;
+  assert.deepEqual(protocol.call(7, prize, T0).outputs, [{ to: 'client', callId: 7, answer: { ok: true, isMoved: false } }], 'paid once');
+  entrants.peer(0, peerOf(paid), T0);
+  assert.equal(entrants.book.available(userAccount('entrant')), 100n + 450n);
+  assert.deepEqual(protocol.call(8, { ...close, expectedMicros: 151n }, T0).outputs, [
+    { to: 'client', callId: 8, answer: { ok: false, code: 'POOL_SHORT' } },
+  ]);
+  protocol.call(9, close, T0);
+  assert.equal(protocol.book.available(PROTOCOL), 1_000n - 400n + 150n);
+  assert.equal(protocol.book.holds.size, 0);
+  assert.equal(protocol.book.prizesPaid.size, 0, 'forgotten with the pool');
 });

@@ -1,6 +1,7 @@
-// The engine's owners under the seeded simulator (test/helpers/engine-sim.ts): crashes at random journal
-// positions, restarts from snapshot and journal, lost messages; after each seed the ledger across owners,
-// every acknowledged operation and every two-phase lock are checked. `npm run simulate` runs thousands of seeds.
+// The engine's owners under the seeded simulator (test/helpers/engine-sim.ts): takers, makers, credits,
+// withdrawals and contests (pools, entries, collection, prizes); crashes at random journal positions, restarts
+// from snapshot and journal, lost messages; after each seed the ledger across owners, every acknowledged
+// operation and every two-phase lock are checked. `npm run simulate` runs thousands of seeds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { simulate, type SimOptions } from '../helpers/engine-sim.js';
@@ -15,6 +16,7 @@ for (const seed of [1, 2, 3, 4]) {
     assert.ok(report.crashes >= 3, `only ${report.crashes} crashes`);
     assert.ok(report.acked.fills > 50 && report.acked.remoteFills > 10, JSON.stringify(report.acked));
     assert.ok(report.acked.settlements > 20 && report.acked.withdrawals > 20, JSON.stringify(report.acked));
+    assert.ok(report.acked.entries > 20 && report.acked.prizes > 5, JSON.stringify(report.acked));
     assert.ok(report.check.worldInMicros > 0n && report.check.totalMicros > 0n);
   });
 }

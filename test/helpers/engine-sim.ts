@@ -33,7 +33,17 @@ export interface SimOptions {
 export interface SimReport {
   seed: number;
   crashes: number;
-  acked: { credits: number; reservations: number; fills: number; remoteFills: number; settlements: number; withdrawals: number };
+  acked: {
+    credits: number;
+    reservations: number;
+    fills: number;
+    remoteFills: number;
+    settlements: number;
+    withdrawals: number;
+    contests: number;
+    entries: number;
+    prizes: number;
+  };
   /** Fills refused, by code (UNCOVERED, OWNER_UNAVAILABLE, ABORTED). */
   fillRefusals: Record<string, number>;
   check: LedgerCheck;
@@ -184,7 +194,36 @@ type Pending =
   | { kind: 'fill'; rfq: Rfq }
   | { kind: 'settle'; ref: string }
   | { kind: 'withdraw'; ref: string; owner: number }
+  | { kind: 'contest'; contest: Contest; step: ContestStep; entry?: Entry; prize?: Prize }
   | { kind: 'other' };
+
+type ContestStep = 'open' | 'enter' | 'refund' | 'collect' | 'prize' | 'close';
+
+interface Entry {
+  ref: string;
+  userId: string;
+  stakeMicros: bigint;
+  /** Refunded (void) or collected (resolution): the owner said so, now or on an earlier attempt. */
+  isDone: boolean;
+}
+
+interface Prize {
+  ref: string;
+  userId: string;
+  amountMicros: bigint;
+  isPaid: boolean;
+}
+
+/** A contest as its lane sees it: open, then settling (voided or resolved) step by step, then closed. */
+interface Contest {
+  id: string;
+  poolMicros: bigint;
+  phase: 'opening' | 'open' | 'settling' | 'closed';
+  isVoid: boolean;
+  entries: Entry[];
+  /** Decided once every stake is collected (resolution only). */
+  prizes: Prize[] | null;
+}
 
 export function simulate(options: SimOptions): SimReport {
   const rng = prng(options.seed);
@@ -211,6 +250,7 @@ export function simulate(options: SimOptions): SimReport {
     fills: new Set<string>(),
     settlements: new Set<string>(),
     withdrawals: new Set<string>(),
+    prizes: new Set<string>(),
   };
   let remoteFills = 0;
   const refusals = new Map<string, number>();
@@ -277,6 +317,8 @@ export function simulate(options: SimOptions): SimReport {
           withdrawals.push({ ref: what.ref, owner: what.owner });
         }
         return;
+      case 'contest':
+        return answerContest(what, result);
       case 'other':
         return;
     }
@@ -317,7 +359,81 @@ export function simulate(options: SimOptions): SimReport {
     }
   };
 
-  const randomAccount = (): AccountId => (rng() < 0.6 ? userAccount(pick(users)) : makerAccount(pick(makers)));
+  const randomAccount = (): AccountId => {
+    const roll = rng();
+    return roll < 0.55 ? userAccount(pick(users)) : roll < 0.9 ? makerAccount(pick(makers)) : PROTOCOL;
+  };
+
+  // Contests: each step is retried until its owner answers (a crash loses calls); every step is idempotent.
+  const contests: Contest[] = [];
+  const protocolOwner = ownerOf(PROTOCOL);
+  const contestCall = (owner: number, body: MoneyCall, contest: Contest, step: ContestStep, more: { entry?: Entry; prize?: Prize } = {}) =>
+    call(owner, body, { kind: 'contest', contest, step, ...more });
+  /** Issues what the contest's settlement still needs; the answers move it on (answerContest). */
+  const progress = (contest: Contest) => {
+    if (contest.phase === 'opening') {
+      contestCall(protocolOwner, { op: 'open_pool', contestId: contest.id, amountMicros: contest.poolMicros }, contest, 'open');
+      return;
+    }
+    if (contest.phase !== 'settling') return;
+    const open = contest.entries.filter((entry) => !entry.isDone);
+    for (const entry of open) {
+      const owner = ownerOf(userAccount(entry.userId));
+      if (contest.isVoid) contestCall(owner, { op: 'release', ref: entry.ref }, contest, 'refund', { entry });
+      else contestCall(owner, { op: 'collect', contestId: contest.id, ref: entry.ref }, contest, 'collect', { entry });
+    }
+    if (open.length > 0) return;
+    if (!contest.isVoid && contest.prizes === null) {
+      // The pot: the pool and every stake; winners share a part of it (the rest goes back at the close).
+      const potMicros = contest.poolMicros + contest.entries.reduce((sum, entry) => sum + entry.stakeMicros, 0n);
+      const winners = contest.entries.filter(() => rng() < 0.4);
+      const shareMicros = winners.length === 0 ? 0n : (potMicros * BigInt(Math.floor(rng() * 100))) / 100n / BigInt(winners.length);
+      contest.prizes = winners.map((entry) => ({ ref: entry.ref, userId: entry.userId, amountMicros: shareMicros, isPaid: false }));
+    }
+    const unpaid = (contest.prizes ?? []).filter((prize) => !prize.isPaid);
+    for (const prize of unpaid) {
+      const body: MoneyCall = {
+        op: 'pay_prize',
+        contestId: contest.id,
+        ref: prize.ref,
+        userId: prize.userId,
+        amountMicros: prize.amountMicros,
+      };
+      contestCall(protocolOwner, body, contest, 'prize', { prize });
+    }
+    if (unpaid.length > 0) return;
+    const collectedMicros = contest.isVoid ? 0n : contest.entries.reduce((sum, entry) => sum + entry.stakeMicros, 0n);
+    const paidMicros = (contest.prizes ?? []).reduce((sum, prize) => sum + prize.amountMicros, 0n);
+    const expectedMicros = contest.poolMicros + collectedMicros - paidMicros;
+    contestCall(protocolOwner, { op: 'close_pool', contestId: contest.id, expectedMicros }, contest, 'close');
+  };
+  const answerContest = (what: Extract<Pending, { kind: 'contest' }>, result: MoneyAnswer) => {
+    const { contest } = what;
+    switch (what.step) {
+      case 'open':
+        if (result.ok) contest.phase = 'open';
+        else contest.phase = 'closed'; // the protocol could not fund it: never opened
+        return;
+      case 'enter':
+        if (result.ok && contest.phase === 'open') contest.entries.push(what.entry!);
+        // Its stake was held after the contest stopped taking entries: the lane refuses it, and it goes back.
+        else if (result.ok) call(ownerOf(userAccount(what.entry!.userId)), { op: 'release', ref: what.entry!.ref }, { kind: 'other' });
+        return;
+      case 'refund':
+      case 'collect':
+        if (result.ok) what.entry!.isDone = true;
+        return;
+      case 'prize':
+        if (result.ok) {
+          what.prize!.isPaid = true;
+          acked.prizes.add(what.prize!.ref);
+        }
+        return;
+      case 'close':
+        if (result.ok) contest.phase = 'closed';
+        return;
+    }
+  };
 
   for (let op = 0; op < options.operations; op++) {
     nowMs += Math.floor(rng() * 4);
@@ -368,7 +484,7 @@ export function simulate(options: SimOptions): SimReport {
       const outcome = pick(['won', 'lost', 'voided'] as const);
       call(owner, { op: 'settle', ref, makerAddress, outcome }, { kind: 'settle', ref });
     } else if (roll < 0.47) {
-      const account = randomAccount();
+      const account = rng() < 0.6 ? userAccount(pick(users)) : makerAccount(pick(makers)); // the protocol does not withdraw
       const ref = `withdrawal:${nextRef++}`;
       const owner = ownerOf(account);
       call(owner, { op: 'withdraw', account, amountMicros: BigInt(1 + Math.floor(rng() * 600)), ref }, { kind: 'withdraw', ref, owner });
@@ -386,6 +502,43 @@ export function simulate(options: SimOptions): SimReport {
     } else if (roll < 0.94) {
       const host = pick(owners);
       if (host.isUp) route(host.index, host.snapshot());
+    } else if (roll < 0.945) {
+      const contest: Contest = {
+        id: `c${nextRef++}`,
+        poolMicros: BigInt(Math.floor(rng() * 1_000)),
+        phase: 'opening',
+        isVoid: false,
+        entries: [],
+        prizes: null,
+      };
+      contests.push(contest);
+      progress(contest);
+    } else if (roll < 0.965 && contests.length > 0) {
+      const contest = pick(contests);
+      if (contest.phase !== 'open') {
+        progress(contest);
+        continue;
+      }
+      if (rng() < 0.08) {
+        contest.phase = 'settling';
+        contest.isVoid = rng() < 0.3;
+        progress(contest);
+        continue;
+      }
+      const userId = pick(users);
+      const entry: Entry = {
+        ref: `contest:${contest.id}:${userId}:${nextRef++}`,
+        userId,
+        stakeMicros: BigInt(1 + Math.floor(rng() * 300)),
+        isDone: false,
+      };
+      contestCall(
+        ownerOf(userAccount(userId)),
+        { op: 'reserve', userId, amountMicros: entry.stakeMicros, ref: entry.ref },
+        contest,
+        'enter',
+        { entry },
+      );
     } else if (rng() < options.crashChance * 16 && downUntil.size < options.owners - 1) {
       const host = pick(owners);
       if (host.isUp) crash(host.index);
@@ -431,6 +584,15 @@ export function simulate(options: SimOptions): SimReport {
     failures.push(`did not quiesce in 200 rounds: ${stuck.join('; ')}`);
   };
   heal();
+  // Every contest ends: open ones are resolved; each is driven until closed, healing between steps.
+  for (let round = 0; round < 50 && contests.some((c) => c.phase !== 'closed'); round++) {
+    for (const contest of contests) {
+      if (contest.phase === 'open') contest.phase = 'settling';
+      progress(contest);
+    }
+    heal();
+  }
+  for (const contest of contests) if (contest.phase !== 'closed') failures.push(`contest ${contest.id} never closed (${contest.phase})`);
   for (const rfq of [...active.values()]) endRfq(rfq);
   for (const host of owners) {
     for (const [ref, hold] of [...host.owner!.book.holds]) {
@@ -439,6 +601,8 @@ export function simulate(options: SimOptions): SimReport {
         const { makerAddress } = makerOfFill.get(ref)!;
         call(host.index, { op: 'settle', ref, makerAddress, outcome: pick(['won', 'lost', 'voided'] as const) }, { kind: 'settle', ref });
       }
+      // An entry whose answer was lost in a crash: its lane never counted it, so it is refunded.
+      if (ref.startsWith('contest:') && hold.bucket === 'reserved') call(host.index, { op: 'release', ref }, { kind: 'other' });
       if (hold.bucket === 'pending_withdrawal')
         call(host.index, { op: 'finish_withdrawal', ref, isCompleted: rng() < 0.5 }, { kind: 'other' });
     }
@@ -461,12 +625,14 @@ export function simulate(options: SimOptions): SimReport {
   for (const ref of acked.fills) if (!transferIds.has(`${ref}/fill`)) failures.push(`acknowledged fill ${ref} lost`);
   for (const ref of acked.settlements) if (!transferIds.has(`${ref}/settle_stake`)) failures.push(`acknowledged settlement ${ref} lost`);
   for (const ref of acked.withdrawals) if (!transferIds.has(`${ref}/request`)) failures.push(`acknowledged withdrawal ${ref} lost`);
+  for (const ref of acked.prizes)
+    if (!transferIds.has(`${ref}/prize`) && !isZeroPrize(contests, ref)) failures.push(`acknowledged prize ${ref} lost`);
   // Every reservation ended once (released, or filled and settled); every committed fill's liability was
   // locked, posted and settled, never voided under it.
   for (const ref of transferIds) {
     const [rfqRef, step] = ref.split('/') as [string, string];
-    if (step === 'reserve' && !transferIds.has(`${rfqRef}/release`) && !transferIds.has(`${rfqRef}/fill`))
-      failures.push(`${rfqRef} never ended`);
+    const isEnded = ['release', 'fill', 'collect'].some((end) => transferIds.has(`${rfqRef}/${end}`));
+    if (step === 'reserve' && !isEnded) failures.push(`${rfqRef} never ended`);
     if (step === 'fill') {
       const liability = makerOfFill.get(rfqRef)?.liabilityMicros ?? 0n;
       if (!transferIds.has(`${rfqRef}/settle_stake`)) failures.push(`position ${rfqRef} never settled`);
@@ -487,9 +653,17 @@ export function simulate(options: SimOptions): SimReport {
       remoteFills,
       settlements: acked.settlements.size,
       withdrawals: acked.withdrawals.size,
+      contests: contests.filter((c) => c.entries.length > 0).length,
+      entries: contests.reduce((sum, c) => sum + c.entries.length, 0),
+      prizes: acked.prizes.size,
     },
     fillRefusals: Object.fromEntries(refusals),
     check,
     failures,
   };
+}
+
+/** A prize of 0 moves nothing (no transfer), but is recorded as paid. */
+function isZeroPrize(contests: readonly Contest[], ref: string): boolean {
+  return contests.some((contest) => contest.prizes?.some((prize) => prize.ref === ref && prize.amountMicros === 0n) === true);
 }
