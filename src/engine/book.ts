@@ -66,11 +66,11 @@ export class Book {
         return this.#transfer(effect.transfer, effect.half);
       case 'hold':
         if (effect.hold === null) {
-          assert.ok(this.holds.delete(effect.ref), `${effect.ref} holds nothing`);
+          if (!this.holds.delete(effect.ref)) assert.fail(`${effect.ref} holds nothing`);
           this.prizesPaid.delete(effect.ref);
         } else {
-          assert.ok(this.owns(effect.hold.account), `hold ${effect.ref} on ${effect.hold.account}, not owned here`);
-          assert.ok(effect.hold.amountMicros >= 0n, `hold ${effect.ref} would be negative`);
+          if (!this.owns(effect.hold.account)) assert.fail(`hold ${effect.ref} on ${effect.hold.account}, not owned here`);
+          if (effect.hold.amountMicros < 0n) assert.fail(`hold ${effect.ref} would be negative`);
           this.holds.set(effect.ref, effect.hold);
         }
         return;
@@ -109,18 +109,21 @@ export class Book {
   }
 
   #transfer(transfer: Transfer, half: Half): void {
-    assert.ok(transfer.amountMicros > 0n, `transfer ${transfer.id} moves a positive amount`);
+    if (transfer.amountMicros <= 0n) assert.fail(`transfer ${transfer.id} moves a positive amount`);
     if (half !== 'credit' && transfer.debit !== null) this.#change(transfer.debit, -transfer.amountMicros, transfer.id);
     if (half !== 'debit' && transfer.credit !== null) this.#change(transfer.credit, transfer.amountMicros, transfer.id);
   }
 
+  // Messages are built only on failure: this runs for every side of every transfer, live and at replay.
   #change({ account, bucket }: Side, deltaMicros: bigint, transferId: string): void {
-    assert.ok(this.owns(account), `${transferId} changes ${account}, which owner ${this.self} does not own`);
-    assert.ok(bucketsOf(account).includes(bucket), `${account} has no ${bucket} bucket`);
     let buckets = this.accounts.get(account);
-    if (buckets === undefined) this.accounts.set(account, (buckets = {}));
+    if (buckets === undefined) {
+      if (!this.owns(account)) assert.fail(`${transferId} changes ${account}, which owner ${this.self} does not own`);
+      this.accounts.set(account, (buckets = {}));
+    }
+    if (!bucketsOf(account).includes(bucket)) assert.fail(`${account} has no ${bucket} bucket`);
     const next = (buckets[bucket] ?? 0n) + deltaMicros;
-    assert.ok(next >= 0n, `${transferId} would make ${account} ${bucket} negative`);
+    if (next < 0n) assert.fail(`${transferId} would make ${account} ${bucket} negative`);
     buckets[bucket] = next;
   }
 }
