@@ -5,9 +5,10 @@
 //
 // Per RFQ the actor decides a reservation (create) and a fill with its maker's lock (end), each one journal
 // record: the decision, the effects applied to the in-memory book, and the record's bytes (encodeEffects).
-// One owner, so the fill is local (the two-phase path adds a message each way, not CPU here). Then the same
-// records are framed as the journal frames them (wal/record.ts), written to a file, and replayed through
-// Journal.open into a fresh book, as a restart does; then the book's snapshot is written and read back.
+// One owner, so the fill is local (the two-phase path adds a message each way, not CPU here). Then a journal of
+// such records, each position settled 1,000 RFQs later (a record each), is framed as the journal frames it
+// (wal/record.ts), written to a file, and replayed through Journal.open into a fresh book, as a restart does;
+// then the book's snapshot is written and read back.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,10 +42,13 @@ function fundedOwner(journal: (step: Step) => void = () => undefined): MoneyOwne
 }
 
 const maker = (m: number) => `0x${m.toString(16).padStart(40, '0')}`;
+const rfqRef = (i: number) => `rfq:${i.toString(16).padStart(12, '0')}-7abc-8def-0123456789ab`;
+/** Positions left open at any time in the recovery's journal. */
+const OPEN_POSITIONS = 1_000;
 
 /** The records of RFQ `i`: its create, then its fill (every RFQ fills, each a position left open). */
 function rfqSteps(owner: MoneyOwner, i: number, nowMs: number): [Step, Step] {
-  const ref = `rfq:${i.toString(16).padStart(12, '0')}-7abc-8def-0123456789ab`;
+  const ref = rfqRef(i);
   const created = owner.call(i, { op: 'reserve', userId: `u${i % USERS}`, amountMicros: 5_000_000n, ref }, nowMs);
   const filled = owner.call(
     i,
@@ -98,7 +102,7 @@ interface RecoveryFigures {
   snapshotBytes: number;
   snapshotWriteMs: number;
   snapshotReadMs: number;
-  openPositions: number;
+  holds: number;
 }
 
 async function recovery(dir: string, records: number): Promise<RecoveryFigures> {
@@ -114,10 +118,21 @@ async function recovery(dir: string, records: number): Promise<RecoveryFigures> 
     fileBytes += framed.length;
   };
   const owner = fundedOwner(write);
+  // Positions settle as they would: each RFQ's position 1,000 RFQs later, so about 1,000 stay open.
   for (let i = 0; seq < records; i++) {
     const [created, filled] = rfqSteps(owner, i, 1_700_000_000_000 + i);
     write(created);
     write(filled);
+    if (i >= OPEN_POSITIONS) {
+      const settled = i - OPEN_POSITIONS;
+      write(
+        owner.call(
+          i,
+          { op: 'settle', ref: rfqRef(settled), makerAddress: maker(settled % MAKERS), outcome: settled % 2 === 0 ? 'won' : 'lost' },
+          0,
+        ),
+      );
+    }
   }
   writeFileSync(path, Buffer.concat(chunks));
   chunks.length = 0;
@@ -151,7 +166,7 @@ async function recovery(dir: string, records: number): Promise<RecoveryFigures> 
     snapshotBytes: snapshot.length,
     snapshotWriteMs: Math.round(snapshotWriteMs),
     snapshotReadMs: Math.round(snapshotReadMs),
-    openPositions: owner.book.holds.size,
+    holds: owner.book.holds.size,
   };
 }
 
