@@ -33,26 +33,19 @@ function transferJson(transfer: Transfer): Json[] {
   ];
 }
 
-function transferOf(json: Json[]): Transfer {
-  const [kind, ref, step, debitAccount, debitBucket, creditAccount, creditBucket, amount, atMs] = json as [
-    Transfer['kind'],
-    string,
-    string,
-    string | null,
-    Bucket | null,
-    string | null,
-    Bucket | null,
-    string,
-    number,
-  ];
+/** The transfer written by transferJson at `json[at…]` (read in place: a replay decodes every record). */
+function transferOf(json: Json[], at: number): Transfer {
+  const ref = json[at + 1] as string;
+  const debitAccount = json[at + 3] as string | null;
+  const creditAccount = json[at + 5] as string | null;
   return {
-    id: transferId(ref, step),
-    kind,
+    id: transferId(ref, json[at + 2] as string),
+    kind: json[at] as Transfer['kind'],
     ref,
-    debit: debitAccount === null ? null : { account: debitAccount, bucket: debitBucket! },
-    credit: creditAccount === null ? null : { account: creditAccount, bucket: creditBucket! },
-    amountMicros: BigInt(amount),
-    atMs,
+    debit: debitAccount === null ? null : { account: debitAccount, bucket: json[at + 4] as Bucket },
+    credit: creditAccount === null ? null : { account: creditAccount, bucket: json[at + 6] as Bucket },
+    amountMicros: BigInt(json[at + 7] as string),
+    atMs: json[at + 8] as number,
   };
 }
 
@@ -73,8 +66,8 @@ function commandOf(json: Json[]): ChannelCommand {
   switch (json[0]) {
     case 0:
       return json.length > 2
-        ? { c: 'credit', transfer: transferOf(json[1] as Json[]), poolRef: json[2] as string }
-        : { c: 'credit', transfer: transferOf(json[1] as Json[]) };
+        ? { c: 'credit', transfer: transferOf(json[1] as Json[], 0), poolRef: json[2] as string }
+        : { c: 'credit', transfer: transferOf(json[1] as Json[], 0) };
     case 1:
       return { c: 'post_lock', key: json[1] as string, ref: json[2] as string };
     case 2:
@@ -119,7 +112,7 @@ function effectJson(effect: Effect): Json[] {
 function effectOf(json: Json[]): Effect {
   switch (json[0]) {
     case 0:
-      return { t: 'transfer', half: HALVES[json[1] as number]!, transfer: transferOf(json.slice(2)) };
+      return { t: 'transfer', half: HALVES[json[1] as number]!, transfer: transferOf(json, 2) };
     case 1: {
       const ref = json[1] as string;
       if (json.length === 2) return { t: 'hold', ref, hold: null };
