@@ -91,7 +91,7 @@ export function checkOwners(owners: readonly OwnerRecords[]): LedgerCheck {
 }
 
 /** Every bucket but `available` is exactly the sum of the holds on it. */
-function holdDifferences(book: Book): string[] {
+export function holdDifferences(book: Book): string[] {
   const held = new Map<string, bigint>();
   for (const [ref, hold] of book.holds) {
     if (hold.amountMicros < 0n) return [`hold ${ref} is negative`];

@@ -27,7 +27,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'everything'> = {
   auth: ['leaves', 'crypto', 'store'],
   oracle: ['leaves', 'crypto', 'schemas', 'store', 'markets'],
   ledger: ['leaves', 'schemas', 'store', 'users'],
-  engine: ['leaves', 'store', 'ledger'],
+  engine: ['leaves', 'wal', 'store', 'ledger'],
   rfq: ['leaves', 'crypto', 'schemas', 'store', 'ops', 'users', 'preferences', 'markets', 'auth', 'ledger', 'mm'],
   contests: ['leaves', 'schemas', 'store', 'markets', 'auth', 'ledger', 'rfq'],
   mm: ['leaves', 'crypto', 'schemas', 'store', 'auth'],

@@ -1,0 +1,228 @@
+// The owner's thread: a MoneyOwner (owner.ts) with its journal and snapshots in a directory of its own. Every
+// input is decided at once; its effects go to the journal as one record (src/wal/journal.ts: group commit,
+// fdatasync on libuv's pool) and its outputs wait until the journal reports that record durable, then leave
+// in order (`release`). The owner never waits for the disk.
+//
+// The directory holds `journal-<first seq>` files and `snapshot-<seq>` files. Every `snapshotEveryRecords`
+// records, at a moment when everything appended is durable, the book is encoded at that seq, the journal
+// continues in a new file after it, and the snapshot is written beside (to a temporary name, flushed, then
+// renamed: a snapshot file that exists is whole); once it is, older snapshots and journal files go. Opening
+// loads the newest snapshot and replays every journal record after it, in seq order across files (a crash
+// between a rotation and its snapshot leaves both files), then fails the RFQs that were active.
+import assert from 'node:assert/strict';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AccountId } from '../ledger/accounts.js';
+import { Journal } from '../wal/journal.js';
+import { Book } from './book.js';
+import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from './codec.js';
+import type { Effect } from './effects.js';
+import { MoneyOwner, type MoneyCall, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
+
+export interface OwnerHostOptions {
+  dir: string;
+  self: number;
+  ownerOf: (name: AccountId) => number;
+  limits: OwnerLimits;
+  /** Records between snapshots: bounds what a restart replays. */
+  snapshotEveryRecords: number;
+  /** Journal bytes not yet flushed past which calls are refused OVERLOADED (the disk is behind). */
+  maxPendingBytes: number;
+  nowMs(): number;
+  /** Outputs whose records are durable, in the order they were decided, on the owner's thread. */
+  release(outputs: Output[]): void;
+  /** The journal or a snapshot failed: the owner must stop (what it acknowledged is on the disk). */
+  onFailure(error: Error): void;
+  /** A directory's first start: the owner's first record (engine/from-store.ts), journaled before anything. */
+  firstRecord?: Effect[];
+}
+
+export interface OwnerRecovery {
+  snapshotSeq: number;
+  replayedRecords: number;
+  lastSeq: number;
+}
+
+const seqName = (prefix: string, seq: number) => `${prefix}-${String(seq).padStart(16, '0')}`;
+const seqOf = (name: string, prefix: string) =>
+  name.startsWith(`${prefix}-`) && /^\d{16}$/.test(name.slice(prefix.length + 1)) ? Number(name.slice(prefix.length + 1)) : null;
+
+export class OwnerHost {
+  readonly owner: MoneyOwner;
+  readonly recovery: OwnerRecovery;
+  #journal: Journal;
+  #headSeq: number;
+  #durableSeq: number;
+  #snapshotSeq: number;
+  #isSnapshotting = false;
+  /** Outputs waiting for their record: each entry's outputs leave once the journal is durable past `seq`. */
+  readonly #gated: Array<{ seq: number; outputs: Output[] }> = [];
+
+  private constructor(
+    private readonly options: OwnerHostOptions,
+    book: Book,
+    journal: Journal,
+    recovery: OwnerRecovery,
+  ) {
+    this.owner = new MoneyOwner(book, options.limits);
+    this.#journal = journal;
+    this.recovery = recovery;
+    this.#headSeq = recovery.lastSeq;
+    this.#durableSeq = recovery.lastSeq;
+    this.#snapshotSeq = recovery.snapshotSeq;
+  }
+
+  static open(options: OwnerHostOptions): OwnerHost {
+    mkdirSync(options.dir, { recursive: true });
+    const names = readdirSync(options.dir);
+    const snapshots = names.flatMap((name) => seqOf(name, 'snapshot') ?? []).sort((a, b) => a - b);
+    const journals = names.flatMap((name) => seqOf(name, 'journal') ?? []).sort((a, b) => a - b);
+    let book = new Book(options.self, options.ownerOf);
+    let snapshotSeq = 0;
+    const newest = snapshots.at(-1);
+    if (newest !== undefined)
+      ({ book, seq: snapshotSeq } = decodeSnapshot(readFileSync(join(options.dir, seqName('snapshot', newest))), options.ownerOf));
+    assert.equal(book.self, options.self, `the snapshot in ${options.dir} is owner ${book.self}'s`);
+    let lastSeq = snapshotSeq;
+    let replayed = 0;
+    const visit = (seq: number, payload: Buffer) => {
+      if (seq <= snapshotSeq) return;
+      assert.equal(seq, lastSeq + 1, `journal record ${seq} follows ${lastSeq}: a record is missing`);
+      for (const effect of decodeEffects(payload)) book.apply(effect);
+      lastSeq = seq;
+      replayed++;
+    };
+    // Files wholly before the snapshot are left to the cleanup; the others replay in order, the last stays open.
+    const live = journals.filter((first, i) => (journals[i + 1] ?? Infinity) > snapshotSeq + 1 || first > snapshotSeq);
+    let host: OwnerHost | null = null;
+    const onDurable = (seq: number) => {
+      if (host !== null) host.#onDurable(seq);
+    };
+    const onFailure = (error: Error) => options.onFailure(error);
+    const journalOptions = { maxPendingBytes: Math.max(2 * options.maxPendingBytes, 4 << 20), preallocateBytes: 0, onDurable, onFailure };
+    for (const first of live.slice(0, -1)) {
+      const { journal } = Journal.open(join(options.dir, seqName('journal', first)), journalOptions, visit, first);
+      void journal.close();
+    }
+    const currentFirst = live.at(-1) ?? snapshotSeq + 1;
+    const { journal } = Journal.open(join(options.dir, seqName('journal', currentFirst)), journalOptions, visit, currentFirst);
+    host = new OwnerHost(options, book, journal, { snapshotSeq, replayedRecords: replayed, lastSeq });
+    if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
+    host.#take(host.owner.recoverInterrupted(options.nowMs()));
+    return host;
+  }
+
+  /** A client's call; false (nothing decided) when the journal is too far behind: answer 503 OVERLOADED. */
+  call(callId: number, call: MoneyCall): boolean {
+    if (this.#journal.pendingBytes > this.options.maxPendingBytes) return false;
+    this.#take(this.owner.call(callId, call, this.options.nowMs()));
+    return true;
+  }
+
+  peer(from: number, message: PeerMessage): void {
+    this.#take(this.owner.peer(from, message, this.options.nowMs()));
+  }
+
+  tick(): void {
+    this.#take(this.owner.tick(this.options.nowMs()));
+  }
+
+  /** Flushes what was appended (its outputs leave), then closes the journal. */
+  close(): Promise<void> {
+    return this.#journal.close();
+  }
+
+  /** `isApplied`: the effects are already in the book (a first record built beside it). */
+  #take(step: Step, isApplied = false): void {
+    if (step.effects.length > 0) {
+      if (isApplied) for (const effect of step.effects) this.owner.book.apply(effect);
+      const seq = this.#journal.append(encodeEffects(step.effects));
+      // Calls are refused well before this (`call`); peers' messages and ticks are bounded by the calls.
+      if (seq === null) return this.options.onFailure(new Error('journal full: the disk is far behind'));
+      this.#headSeq = seq;
+      if (seq - this.#snapshotSeq >= this.options.snapshotEveryRecords && !this.#isSnapshotting) this.#snapshot(seq);
+    }
+    if (step.outputs.length === 0) return;
+    if (this.#headSeq <= this.#durableSeq) this.options.release(step.outputs);
+    else this.#gated.push({ seq: this.#headSeq, outputs: step.outputs });
+  }
+
+  #onDurable(seq: number): void {
+    this.#durableSeq = seq;
+    let released = 0;
+    while (released < this.#gated.length && this.#gated[released]!.seq <= seq) this.options.release(this.#gated[released++]!.outputs);
+    this.#gated.splice(0, released);
+  }
+
+  /**
+   * The book is the state after record `seq` (just appended, maybe not yet durable): it is encoded now, the
+   * journal goes on in a new file from `seq + 1`, and the snapshot is written once the old file is durable and
+   * closed (a snapshot never holds what the journal could still lose). Until then the new file's durability
+   * reports wait, so outputs leave in seq order across the two files. The encoding runs on the owner's thread:
+   * its cost grows with the book (docs/engine.md has the figure).
+   */
+  #snapshot(seq: number): void {
+    this.#isSnapshotting = true;
+    const bytes = encodeSnapshot(this.owner.book, seq);
+    const previous = this.#journal;
+    let isPreviousClosed = false;
+    let heldDurableSeq = 0;
+    this.#journal = Journal.open(
+      join(this.options.dir, seqName('journal', seq + 1)),
+      {
+        maxPendingBytes: Math.max(2 * this.options.maxPendingBytes, 4 << 20),
+        preallocateBytes: 0,
+        onDurable: (durable) => {
+          if (isPreviousClosed) this.#onDurable(durable);
+          else heldDurableSeq = durable;
+        },
+        onFailure: (error) => this.options.onFailure(error),
+      },
+      () => assert.fail('a new journal file has no records'),
+      seq + 1,
+    ).journal;
+    void previous
+      .close()
+      .then(() => {
+        isPreviousClosed = true;
+        if (heldDurableSeq > 0) this.#onDurable(heldDurableSeq);
+        return this.#writeSnapshot(seq, bytes);
+      })
+      .then(
+        () => {
+          this.#snapshotSeq = seq;
+          this.#isSnapshotting = false;
+        },
+        (error: unknown) => this.options.onFailure(error instanceof Error ? error : new Error(String(error))),
+      );
+  }
+
+  async #writeSnapshot(seq: number, bytes: Buffer): Promise<void> {
+    const { dir } = this.options;
+    const temporary = join(dir, `${seqName('snapshot', seq)}.tmp`);
+    const file = await open(temporary, 'w', 0o600);
+    try {
+      await file.writeFile(bytes);
+      await file.datasync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, join(dir, seqName('snapshot', seq)));
+    syncDirectory(dir);
+    for (const name of readdirSync(dir)) {
+      const snapshot = seqOf(name, 'snapshot');
+      const journal = seqOf(name, 'journal');
+      if ((snapshot !== null && snapshot < seq) || (journal !== null && journal <= seq)) rmSync(join(dir, name), { force: true });
+    }
+  }
+}
+
+function syncDirectory(path: string): void {
+  const fd = openSync(path, constants.O_RDONLY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,97 @@
+// The owner's host (src/engine/owner-host.ts) killed with SIGKILL mid-burst, again and again, with and without
+// snapshots: every answer it released is in the recovered book (credits and reservations, exact), money is
+// conserved (everything held is what the recovered credits brought in), every held bucket equals its holds,
+// and with snapshots the recovery starts from one and old journal files are gone.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const SCRIPT = fileURLToPath(new URL('./fixtures/owner-until-killed.js', import.meta.url));
+
+interface Dump {
+  recovery: { snapshotSeq: number; replayedRecords: number; lastSeq: number };
+  creditKeys: Record<string, { account: string; amountMicros: string }>;
+  holds: Record<string, { account: string; bucket: string; amountMicros: string }>;
+  totalMicros: string;
+  differences: string[];
+}
+
+/** Runs the host until it has acknowledged something, kills it after `extraMs` more; what it acknowledged. */
+async function runAndKill(dir: string, snapshotEvery: number, extraMs: number): Promise<Map<number, { call: any; answer: any }>> {
+  const child = spawn(process.execPath, [SCRIPT, 'run', dir, String(snapshotEvery)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+  await new Promise<void>((resolve) => {
+    const check = () => (/\nack /.test(output) ? setTimeout(resolve, extraMs) : child.stdout.once('data', check));
+    check();
+  });
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const calls = new Map<number, any>();
+  const acked = new Map<number, { call: any; answer: any }>();
+  for (const line of output.split('\n')) {
+    const match = /^(call|ack) (\d+) (.*)$/.exec(line);
+    if (match === null) continue; // the last line may be cut by the kill
+    const id = Number(match[2]);
+    if (match[1] === 'call') calls.set(id, JSON.parse(match[3]!));
+    else acked.set(id, { call: calls.get(id), answer: JSON.parse(match[3]!) });
+  }
+  return acked;
+}
+
+async function dump(dir: string): Promise<Dump> {
+  const child = spawn(process.execPath, [SCRIPT, 'dump', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  assert.equal(code, 0);
+  return JSON.parse(output) as Dump;
+}
+
+for (const snapshotEvery of [1e9, 40]) {
+  test(`killed with SIGKILL 4 times mid-burst (snapshot every ${snapshotEvery === 1e9 ? 'never' : `${snapshotEvery} records`}), nothing it answered is lost`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-host-'));
+    try {
+      const acked = new Map<number, { call: any; answer: any }>();
+      for (let round = 0; round < 4; round++) {
+        for (const [id, entry] of await runAndKill(dir, snapshotEvery, 30 + round * 40)) acked.set(id, entry);
+      }
+      const recovered = await dump(dir);
+      let credits = 0;
+      let reservations = 0;
+      for (const [id, { call, answer }] of acked) {
+        assert.ok(call !== undefined, `ack ${id} of a call never printed`);
+        if (answer.ok !== true) continue;
+        if (call.op === 'credit') {
+          credits++;
+          assert.deepEqual(
+            recovered.creditKeys[call.key],
+            { account: call.account, amountMicros: call.amountMicros },
+            `credit ${call.key}`,
+          );
+        } else {
+          reservations++;
+          assert.equal(recovered.holds[call.ref]?.amountMicros, call.amountMicros, `reservation ${call.ref}`);
+        }
+      }
+      assert.ok(credits > 20 && reservations > 20, `${credits} credits and ${reservations} reservations acknowledged`);
+      const creditedMicros = Object.values(recovered.creditKeys).reduce((sum, { amountMicros }) => sum + BigInt(amountMicros), 0n);
+      assert.equal(BigInt(recovered.totalMicros), creditedMicros, 'everything held came from a recovered credit');
+      assert.deepEqual(recovered.differences, []);
+      const journals = readdirSync(dir).filter((name) => name.startsWith('journal-'));
+      if (snapshotEvery < 1e9) {
+        assert.ok(recovered.recovery.snapshotSeq > 0, 'recovered from a snapshot');
+        assert.ok(journals.length <= 2, `old journal files removed: ${journals.join(', ')}`);
+      } else {
+        assert.equal(recovered.recovery.snapshotSeq, 0);
+        assert.deepEqual(journals, ['journal-0000000000000001']);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
