@@ -10,11 +10,11 @@
 // loads the newest snapshot and replays every journal record after it, in seq order across files (a crash
 // between a rotation and its snapshot leaves both files), then fails the RFQs that were active.
 import assert from 'node:assert/strict';
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AccountId } from '../ledger/accounts.js';
-import { Journal } from '../wal/journal.js';
+import { Journal, syncDirectory } from '../wal/journal.js';
 import { Book } from './book.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from './codec.js';
 import type { Effect } from './effects.js';
@@ -215,14 +215,5 @@ export class OwnerHost {
       const journal = seqOf(name, 'journal');
       if ((snapshot !== null && snapshot < seq) || (journal !== null && journal <= seq)) rmSync(join(dir, name), { force: true });
     }
-  }
-}
-
-function syncDirectory(path: string): void {
-  const fd = openSync(path, constants.O_RDONLY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

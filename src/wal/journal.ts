@@ -275,7 +275,8 @@ function scanFile(
 }
 
 /** Makes a new file's name durable: its directory entry is data of the directory, not of the file. */
-function syncDirectory(path: string): void {
+/** fsync of a directory: a file created or renamed in it survives a crash. */
+export function syncDirectory(path: string): void {
   const fd = openSync(path, constants.O_RDONLY);
   try {
     fsyncSync(fd);
