@@ -10,7 +10,11 @@ import { repoRoot } from '../helpers/paths.js';
 import { waitFor, WaitTimeoutError } from '../helpers/wait.js';
 
 /** Scripts a test runs by path as their own process: not helpers, so they may sit beside their test. */
-const SPAWNED_FIXTURES = ['test/crypto/fixtures/close-during-start.ts', 'test/wal/fixtures/append-until-killed.ts'];
+const SPAWNED_FIXTURES = [
+  'test/crypto/fixtures/close-during-start.ts',
+  'test/wal/fixtures/append-until-killed.ts',
+  'test/store/fixtures/write-until-killed.ts',
+];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
