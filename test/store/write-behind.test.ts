@@ -4,7 +4,7 @@
 // leaves LMDB equal to the state after a whole prefix of seqs (the one its appliedSeq names).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/store/db.js';
 import { readAppliedSeq, WriteBehind, type WriteBehindOptions } from '../../src/store/write-behind.js';
+import { StorageFullError } from '../../src/store/room.js';
+import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { waitFor } from '../helpers/wait.js';
 import { STREAM_DBS, streamState, streamWrites } from '../helpers/read-model-writes.js';
 
@@ -262,4 +264,76 @@ describe('write-behind', () => {
       }
     }
   });
+
+  describe('a commit that fails for want of space (a full tmpfs)', () => {
+    const mountPoint = mountTmpfs(16, 'parlayd-write-behind-tmpfs-');
+    after(() => {
+      if (mountPoint !== null) unmountTmpfs(mountPoint);
+    });
+
+    it(
+      'is retried with its writes kept and read, new work refused meanwhile, and commits once space is freed',
+      { skip: mountPoint === null ? 'needs root and a tmpfs mount' : false },
+      async () => {
+        const store = openStore(join(mountPoint!, 'data'), { mapSizeBytes: 64 * 1024 * 1024 });
+        const failures: unknown[] = [];
+        const { writer, applied } = newWriter(store, {
+          onCommitFailure: (error) => failures.push(error),
+        });
+        try {
+          writer.write(1, [{ db: 'marketWindows', key: 'before', value: 1 }]);
+          await writer.flush();
+          const filler = join(mountPoint!, 'filler');
+          fillDisk(filler);
+          // More new pages than LMDB can reuse: ~2 MiB of records.
+          const big = 'x'.repeat(2_000);
+          const writes = Array.from({ length: 1_000 }, (_, i) => ({
+            db: 'rfqKeys' as const,
+            key: `big${i}`,
+            value: { requestId: `r${i}`, contentHash: big },
+          }));
+          assert.equal(writer.write(2, writes), true);
+          const flushed = writer.flush();
+          await waitFor(() => failures.length >= 2, { what: 'two failed commits', timeoutMs: 10_000 });
+          assert.ok(
+            failures.every((error) => error instanceof StorageFullError),
+            String(failures[0]),
+          );
+          assert.equal(writer.appliedSeq, 1);
+          assert.deepEqual(applied, [1]);
+          assert.equal(writer.pendingWrites, 1_000, 'the writes are kept');
+          assert.deepEqual(writer.get('rfqKeys', 'big7'), { requestId: 'r7', contentHash: big }, 'and read by the owner');
+          assert.throws(() => store.assertRoom(), StorageFullError);
+          rmSync(filler);
+          await flushed;
+          assert.equal(writer.appliedSeq, 2);
+          assert.deepEqual(store.db('rfqKeys').get('big999'), { requestId: 'r999', contentHash: big });
+          assert.equal(readAppliedSeq(store, 'test'), 2);
+          assert.equal(store.room.status().is_refusing, false, 'the commit that went through ends the refusal');
+        } finally {
+          await store.close();
+        }
+      },
+    );
+  });
 });
+
+/** Writes a file until the filesystem refuses (ENOSPC): the disk is then full for everyone. */
+function fillDisk(path: string): void {
+  const fd = openSync(path, 'w');
+  try {
+    for (const size of [1024 * 1024, 64 * 1024, 4096, 512, 1]) {
+      const chunk = Buffer.alloc(size, 1);
+      for (;;) {
+        try {
+          writeSync(fd, chunk);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOSPC') break;
+          throw err;
+        }
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
