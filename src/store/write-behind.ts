@@ -8,19 +8,24 @@
 //
 // How a batch leaves the owner's thread (measured: docs/performance.md "The read model's writer"): one
 // lmdb-js `batch` of blind puts and removes. The owner encodes each value (msgpack) into lmdb-js's shared
-// instruction buffer; lmdb-js's own write thread does the B-tree work, the commit and its flushes. A `batch`
-// is one conditional block of instructions, which lmdb-js's write thread runs inside one transaction: the
-// records and their appliedSeq are committed together or not at all. The environment keeps db.ts's flags
+// instruction buffer; lmdb-js's own write thread does the B-tree work, the commit and its flushes. Per RFQ
+// that costs the owner 0.65-0.68x of an async `transaction` (whose callback does the B-tree work on the
+// owner) and 0.69-0.73x the process CPU of `transactionSync` on a dedicated thread (which costs the owner
+// 0.6-0.7x of this: the writes are structured-cloned to it, then encoded there); on two shared cores the
+// process's CPU decides. A `batch` is one conditional block of instructions, which lmdb-js's write thread
+// runs inside one transaction: the records and their appliedSeq are committed together or not at all. The environment keeps db.ts's flags
 // (overlappingSync off, so each commit is flushed before it resolves; no noSync, no writemap): LMDB's
 // copy-on-write B-tree and its two meta pages then leave the last whole commit after a kill -9 or a power
 // loss, never a torn one. The flushes are no longer on anyone's critical path (the journal is the durability)
-// and cost two per batch, at most 1000 / intervalMs batches a second.
+// and cost two per batch, at most 1000 / intervalMs batches a second. Because each commit is flushed before
+// `onApplied`, the owner may cut its journal up to the seq it is told (a snapshot point), never past it.
 //
 // Bounds: at most `maxPendingWrites` writes held (coalesced, not yet committed); past it `write` refuses and
 // the owner sheds new work (503 OVERLOADED). One commit in flight at a time. A failed commit (disk or map
-// full, an I/O error) is retried with backoff, its writes kept and still read by `get`; while it fails, the
-// store's room (room.ts) refuses new work on every thread, and the writes that finish accepted work pile up
-// here until the bound.
+// full, an I/O error) is retried with backoff, its writes kept and still read by `get`. A failure for want of
+// space goes through room.ts like any other commit's: every thread refuses new work (StorageRoom.assertRoom)
+// for a while, the writes that finish accepted work pile up here until the bound, and the retry that commits
+// ends the refusal (noteCommitted). Nothing is lost meanwhile: every write is in the owner's journal too.
 import assert from 'node:assert/strict';
 import type { DbName, Store } from './db.js';
 import { forgetStoreStructures } from './db.js';
@@ -43,6 +48,16 @@ export interface WriteBehindOptions {
   /** A commit failed and will be tried again after `delayMs` (for the owner's log); its writes are kept. */
   onCommitFailure(error: unknown, attempt: number, delayMs: number): void;
 }
+
+/**
+ * Defaults for an RFQ shard (docs/performance.md "The read model's writer"). 25 ms: measured lag p99 37–51 ms
+ * at 500–2,000 RFQ/s on a loaded machine, half the documented 100 ms, leaving room for a slow commit (50 ms
+ * gave p99 61–75 ms, 100 ms broke the bound at 115–180). A batch of 10,000 writes (~600 RFQs after
+ * coalescing; 2,000 RFQ/s fill ~850 writes in 25 ms) keeps one commit's B-tree work short after a stall;
+ * 50,000 writes held (~3,000 RFQs, ~1.5 s at 2,000 RFQ/s, tens of MB) is how long a stalled disk is ridden
+ * out before the owner sheds.
+ */
+export const READ_MODEL_DEFAULTS = { intervalMs: 25, maxBatchWrites: 10_000, maxPendingWrites: 50_000 } as const;
 
 /** Backoff of a failed commit: 50 ms doubling to 5 s (room.ts refuses new work meanwhile). */
 const FIRST_RETRY_MS = 50;

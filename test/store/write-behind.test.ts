@@ -52,6 +52,13 @@ function newWriter(store: Store, options: Partial<WriteBehindOptions> = {}): { w
   return { writer, applied };
 }
 
+/**
+ * Writes enough for a commit to stay in flight a while (its B-tree work and flushes take milliseconds on
+ * lmdb-js's write thread), so a test can act while it is.
+ */
+const filler = (prefix: string) =>
+  Array.from({ length: 5_000 }, (_, i) => ({ db: 'marketWindows' as const, key: `${prefix}${i}`, value: i }));
+
 /** LMDB's content of the stream's databases, as streamState keys it. */
 function lmdbState(store: Store): Map<string, unknown> {
   const state = new Map<string, unknown>();
@@ -107,13 +114,13 @@ describe('write-behind', () => {
   it('a put then remove of a key whose put is in the commit in flight is written as a remove', async () => {
     const store = newStore();
     const { writer } = newWriter(store);
-    writer.write(1, [{ db: 'mentionMarkets', key: 'k', value: true }]);
+    writer.write(1, [{ db: 'mentionMarkets', key: 'k', value: true }, ...filler('f')]);
     const first = writer.flush();
     await sleep(0); // the flush's commit starts at the end of the turn: the put is now in flight
     assert.equal(writer.appliedSeq, 0, 'the first commit is still in flight');
     writer.write(2, [{ db: 'mentionMarkets', key: 'k', value: true }]);
     writer.write(3, [{ db: 'mentionMarkets', key: 'k', value: undefined }]);
-    assert.equal(writer.pendingWrites, 2, 'the in-flight put and the pending remove');
+    assert.equal(writer.pendingWrites, 5_002, 'the in-flight put (and filler) and the pending remove');
     await first;
     assert.equal(store.db('mentionMarkets').doesExist('k'), true);
     await writer.flush();
@@ -128,6 +135,7 @@ describe('write-behind', () => {
     writer.write(2, [
       { db: 'rfqKeys', key: 'x', value: { requestId: 'r1', contentHash: 'h1' } },
       { db: 'rfqKeys', key: 'gone', value: undefined },
+      ...filler('f'),
     ]);
     assert.deepEqual(writer.get('rfqKeys', 'x'), { requestId: 'r1', contentHash: 'h1' });
     assert.equal(writer.get('rfqKeys', 'gone'), undefined);
@@ -192,24 +200,21 @@ describe('write-behind', () => {
       slow.writer.write(seq, [{ db: 'marketWindows', key: `s${seq}`, value: seq }]);
       await sleep(15);
     }
-    await sleep(250);
+    await waitFor(() => slow.writer.appliedSeq === 20, { what: 'the last write applied', timeoutMs: 10_000 });
     // The first write commits at once (no commit for intervalMs before it), the rest wait out the interval.
     const elapsedMs = performance.now() - startMs;
     assert.ok(slow.writer.commits <= Math.ceil(elapsedMs / 200) + 1, `${slow.writer.commits} commits in ${elapsedMs} ms`);
-    assert.equal(slow.writer.appliedSeq, 20);
     const full = newWriter(store, { owner: 'full', intervalMs: 60_000, maxBatchWrites: 10 });
     full.writer.write(1, [{ db: 'marketWindows', key: 'f0', value: 0 }]);
-    await sleep(50); // the first commit, at once: nothing was committed for intervalMs before it
-    assert.equal(full.writer.appliedSeq, 1);
+    await waitFor(() => full.writer.appliedSeq === 1, { what: 'the first commit, at once', timeoutMs: 10_000 });
     full.writer.write(2, [{ db: 'marketWindows', key: 'f1', value: 1 }]);
-    await sleep(50);
-    assert.equal(full.writer.appliedSeq, 1, 'one write waits for the interval');
+    await sleep(100);
+    assert.equal(full.writer.appliedSeq, 1, 'one write waits for the interval (a minute)');
     full.writer.write(
       3,
       Array.from({ length: 10 }, (_, i) => ({ db: 'marketWindows' as const, key: `g${i}`, value: i })),
     );
-    await sleep(100);
-    assert.equal(full.writer.appliedSeq, 3, 'a full batch does not wait');
+    await waitFor(() => full.writer.appliedSeq === 3, { what: 'a full batch, well before the interval', timeoutMs: 10_000 });
   });
 
   it('past maxPendingWrites, write refuses and takes nothing; after a commit it takes again', async () => {
