@@ -20,7 +20,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DB_NAMES, openStore, type DbName, type Store } from '../../src/store/db.js';
-import { WriteBehind, type BlindWrite } from '../../src/store/write-behind.js';
+import { READ_MODEL_DEFAULTS, WriteBehind, type BlindWrite } from '../../src/store/write-behind.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { createInTxn, fillInTxn, fundedRfqWrites, rfqShape } from './rfq-shapes.js';
 
@@ -227,8 +227,8 @@ function writeBehindDriver(dir: string, intervalMs: number): Driver {
   const writer = new WriteBehind(store, {
     owner: 'bench',
     intervalMs,
-    maxBatchWrites: 20_000,
-    maxPendingWrites: 200_000,
+    maxBatchWrites: READ_MODEL_DEFAULTS.maxBatchWrites,
+    maxPendingWrites: READ_MODEL_DEFAULTS.maxPendingWrites,
     onApplied: (seq) => {
       while (head < waiting.length && waiting[head]!.seq <= seq) waiting[head++]!.applied();
     },

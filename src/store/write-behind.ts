@@ -39,7 +39,7 @@ export interface WriteBehindOptions {
   owner: string;
   /** A batch is committed at most this often (ms), unless `maxBatchWrites` piled up first; the views' lag bound. */
   intervalMs: number;
-  /** Coalesced writes that start a commit without waiting for `intervalMs`. */
+  /** Coalesced writes that start a commit without waiting for `intervalMs`, and seal a batch (at most one record's more). */
   maxBatchWrites: number;
   /** Writes held (pending and in the commit in flight) past which `write` refuses. */
   maxPendingWrites: number;
@@ -52,10 +52,12 @@ export interface WriteBehindOptions {
 /**
  * Defaults for an RFQ shard (docs/performance.md "The read model's writer"). 25 ms: measured lag p99 37–51 ms
  * at 500–2,000 RFQ/s on a loaded machine, half the documented 100 ms, leaving room for a slow commit (50 ms
- * gave p99 61–75 ms, 100 ms broke the bound at 115–180). A batch of 10,000 writes (~600 RFQs after
- * coalescing; 2,000 RFQ/s fill ~850 writes in 25 ms) keeps one commit's B-tree work short after a stall;
- * 50,000 writes held (~3,000 RFQs, ~1.5 s at 2,000 RFQ/s, tens of MB) is how long a stalled disk is ridden
- * out before the owner sheds.
+ * gave p99 61–75 ms, 100 ms broke the bound at 115–180). 10,000 writes a batch: over ten times what 2,000
+ * RFQ/s coalesce to in 25 ms (~850), so it only splits a backlog, into commits that hold the owner's thread
+ * ~20 ms each to encode (~1.9 µs a write, measured). Smaller batches cap the rate a slow disk can absorb at
+ * maxBatchWrites per commit time: 2,000 did, measured, on a disk whose commits took ~70 ms (lag p99 1.5 s at
+ * 2,000 RFQ/s). 50,000 writes held (~3,000 RFQs at ~17 each, ~1.5 s of 2,000 RFQ/s, tens of MB) is how long
+ * a stalled disk is ridden out before the owner sheds.
  */
 export const READ_MODEL_DEFAULTS = { intervalMs: 25, maxBatchWrites: 10_000, maxPendingWrites: 50_000 } as const;
 
@@ -72,7 +74,20 @@ export function readAppliedSeq(store: Store, owner: string): number {
 }
 
 /** Writes by database, then key; `undefined` is a remove. Nested maps: no key string built per write. */
-type Generation = Map<DbName, Map<string, unknown>>;
+type Writes = Map<DbName, Map<string, unknown>>;
+
+/**
+ * The coalesced writes of a run of whole seqs, committed as one transaction. A batch is sealed (closed to
+ * new seqs) when a commit takes it, or when it holds `maxBatchWrites`: a stalled disk then leaves a queue of
+ * batches of bounded size, each one commit, rather than one commit whose encoding would hold the owner's
+ * thread for as long as the backlog is large (~2 µs a write, measured).
+ */
+interface Batch {
+  writes: Writes;
+  count: number;
+  /** The highest seq in it: the appliedSeq its commit stores. */
+  lastSeq: number;
+}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -80,16 +95,15 @@ export class WriteBehind {
   readonly #store: Store;
   readonly #options: WriteBehindOptions;
   readonly #metaKey: string;
-  /** Accepted, not yet handed to a commit. */
-  #pending: Generation = new Map();
-  #pendingCount = 0;
-  /** Handed to the commit in flight (or being retried); null when none is. */
-  #inflight: Generation | null = null;
-  #inflightCount = 0;
-  /** Highest seq accepted; highest handed to a commit; highest committed. */
-  #lastSeq: number;
-  #handedSeq: number;
+  /** Taking new seqs. */
+  #open: Batch;
+  /** Sealed, oldest first; the first is in the commit in flight when `#isCommitting`. */
+  readonly #sealed: Batch[] = [];
+  #sealedCount = 0;
+  /** The last seq of the newest sealed batch: no write may come with it or below. */
+  #sealedSeq: number;
   #appliedSeq: number;
+  #isCommitting = false;
   #lastCommitStartMs = -Infinity;
   #timer: NodeJS.Timeout | null = null;
   #flushWaiters: Array<{ seq: number; resolve: () => void }> = [];
@@ -103,8 +117,8 @@ export class WriteBehind {
     this.#options = options;
     this.#metaKey = appliedSeqKey(options.owner);
     this.#appliedSeq = readAppliedSeq(store, options.owner);
-    this.#lastSeq = this.#appliedSeq;
-    this.#handedSeq = this.#appliedSeq;
+    this.#sealedSeq = this.#appliedSeq;
+    this.#open = { writes: new Map(), count: 0, lastSeq: this.#appliedSeq };
   }
 
   /** Every write up to this seq is committed to LMDB. */
@@ -112,9 +126,9 @@ export class WriteBehind {
     return this.#appliedSeq;
   }
 
-  /** Writes held, coalesced: pending and in the commit in flight (what `maxPendingWrites` bounds). */
+  /** Writes held, coalesced within each batch: not yet committed (what `maxPendingWrites` bounds). */
   get pendingWrites(): number {
-    return this.#pendingCount + this.#inflightCount;
+    return this.#open.count + this.#sealedCount;
   }
 
   /** Whether `write` would take `writeCount` more writes now: an owner asks before it journals new work. */
@@ -123,16 +137,18 @@ export class WriteBehind {
   }
 
   /**
-   * Takes the writes of journal record `seq` (non-decreasing; all of one seq before a commit takes it), or
+   * Takes the writes of journal record `seq` (non-decreasing; all of one seq before its batch is sealed), or
    * returns false and takes none when they would pass `maxPendingWrites`: the owner sheds load.
    */
   write(seq: number, writes: readonly BlindWrite[]): boolean {
-    assert.ok(Number.isSafeInteger(seq) && seq >= this.#lastSeq, `seq ${seq} after ${this.#lastSeq}`);
-    // A seq a commit already took would be stored as applied without these writes: recovery would skip them.
-    assert.ok(seq > this.#handedSeq, `seq ${seq} was already committed as whole`);
+    assert.ok(Number.isSafeInteger(seq) && seq >= this.#open.lastSeq, `seq ${seq} after ${this.#open.lastSeq}`);
+    // A seq of a sealed batch would be stored as applied without these writes: recovery would skip them.
+    assert.ok(seq > this.#sealedSeq, `seq ${seq} was already sealed as whole`);
     assert.ok(writes.length <= this.#options.maxPendingWrites, 'one record writes more than maxPendingWrites');
     if (!this.hasRoom(writes.length)) return false;
-    this.#lastSeq = seq;
+    // Sealed only between seqs: a batch exceeds maxBatchWrites by at most one record's writes.
+    if (this.#open.count >= this.#options.maxBatchWrites && seq > this.#open.lastSeq) this.#seal();
+    this.#open.lastSeq = seq;
     for (const write of writes) this.#take(write.db, write.key, write.value);
     this.#schedule();
     return true;
@@ -140,51 +156,68 @@ export class WriteBehind {
 
   /** The owner's view: its latest write of the key if not yet committed, else LMDB's. */
   get<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined {
-    const pending = this.#pending.get(db);
-    if (pending?.has(key) === true) return pending.get(key) as RecordTypes[N] | undefined;
-    const inflight = this.#inflight?.get(db);
-    if (inflight?.has(key) === true) return inflight.get(key) as RecordTypes[N] | undefined;
+    const open = this.#open.writes.get(db);
+    if (open?.has(key) === true) return open.get(key) as RecordTypes[N] | undefined;
+    for (let i = this.#sealed.length - 1; i >= 0; i--) {
+      const sealed = this.#sealed[i]!.writes.get(db);
+      if (sealed?.has(key) === true) return sealed.get(key) as RecordTypes[N] | undefined;
+    }
     return this.#store.db<RecordTypes[N]>(db).get(key);
   }
 
   /** Resolves once every write taken before the call is committed; commits at once, without waiting for intervalMs. */
   flush(): Promise<void> {
-    if (this.#appliedSeq >= this.#lastSeq) return Promise.resolve();
+    const seq = this.#open.lastSeq;
+    if (this.#appliedSeq >= seq) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      this.#flushWaiters.push({ seq: this.#lastSeq, resolve });
+      this.#flushWaiters.push({ seq, resolve });
       this.#schedule();
     });
   }
 
   #take(db: DbName, key: string, value: unknown): void {
-    let writes = this.#pending.get(db);
-    if (writes === undefined) this.#pending.set(db, (writes = new Map()));
+    const open = this.#open;
+    let writes = open.writes.get(db);
+    if (writes === undefined) open.writes.set(db, (writes = new Map()));
     if (!writes.has(key)) {
       writes.set(key, value);
-      this.#pendingCount++;
+      open.count++;
       return;
     }
     if (value === undefined && writes.get(key) !== undefined && !this.#existsOnceCommitted(db, key)) {
       // A put then remove of a key that is not on the disk, nor on its way there: nothing to write.
       writes.delete(key);
-      this.#pendingCount--;
+      open.count--;
       return;
     }
     writes.set(key, value); // the last write wins
   }
 
-  /** Whether the key will exist in LMDB once the commit in flight (if any) is done. */
+  /** Whether the key will exist in LMDB once the sealed batches are committed. */
   #existsOnceCommitted(db: DbName, key: string): boolean {
-    const inflight = this.#inflight?.get(db);
-    if (inflight?.has(key) === true) return inflight.get(key) !== undefined;
+    for (let i = this.#sealed.length - 1; i >= 0; i--) {
+      const sealed = this.#sealed[i]!.writes.get(db);
+      if (sealed?.has(key) === true) return sealed.get(key) !== undefined;
+    }
     return this.#store.db(db).doesExist(key);
   }
 
-  /** Starts a commit now, or sets the timer for when one may start; nothing while one is in flight. */
+  #seal(): void {
+    const open = this.#open;
+    this.#sealed.push(open);
+    this.#sealedCount += open.count;
+    this.#sealedSeq = open.lastSeq;
+    this.#open = { writes: new Map(), count: 0, lastSeq: open.lastSeq };
+  }
+
+  /** Starts a commit at the end of the turn, or sets the timer for when one may start; nothing while one is in flight. */
   #schedule(): void {
-    if (this.#inflight !== null || this.#lastSeq === this.#handedSeq) return;
+    if (this.#isCommitting) return;
+    const hasSealed = this.#sealed.length > 0;
+    if (!hasSealed && this.#open.lastSeq === this.#sealedSeq) return; // nothing to commit
     const isDue =
-      this.#pendingCount >= this.#options.maxBatchWrites ||
+      hasSealed ||
+      this.#open.count >= this.#options.maxBatchWrites ||
       this.#flushWaiters.length > 0 ||
       performance.now() - this.#lastCommitStartMs >= this.#options.intervalMs;
     if (this.#timer !== null) {
@@ -199,23 +232,21 @@ export class WriteBehind {
 
   readonly #startCommit = (): void => {
     this.#timer = null;
-    if (this.#inflight !== null || this.#lastSeq === this.#handedSeq) return;
-    const batch = this.#pending;
-    const seq = this.#lastSeq;
-    this.#inflight = batch;
-    this.#inflightCount = this.#pendingCount;
-    this.#pending = new Map();
-    this.#pendingCount = 0;
-    this.#handedSeq = seq;
+    if (this.#isCommitting) return;
+    if (this.#sealed.length === 0) {
+      if (this.#open.lastSeq === this.#sealedSeq) return;
+      this.#seal();
+    }
+    this.#isCommitting = true;
     this.#lastCommitStartMs = performance.now();
-    void this.#commitUntilDone(batch, seq);
+    void this.#commitUntilDone(this.#sealed[0]!);
   };
 
-  async #commitUntilDone(batch: Generation, seq: number): Promise<void> {
+  async #commitUntilDone(batch: Batch): Promise<void> {
     let delayMs = FIRST_RETRY_MS;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#commitOnce(batch, seq);
+        await this.#commitOnce(batch);
         if (attempt > 1) this.#store.room.noteCommitted();
         break;
       } catch (error) {
@@ -226,32 +257,33 @@ export class WriteBehind {
         delayMs = Math.min(delayMs * 2, MAX_RETRY_MS);
       }
     }
+    assert.equal(this.#sealed.shift(), batch, 'batches commit in seq order');
     this.commits++;
-    this.#inflight = null;
-    this.#inflightCount = 0;
-    this.#appliedSeq = seq;
-    this.#options.onApplied(seq);
+    this.#sealedCount -= batch.count;
+    this.#isCommitting = false;
+    this.#appliedSeq = batch.lastSeq;
+    this.#options.onApplied(batch.lastSeq);
     const waiters = this.#flushWaiters;
     this.#flushWaiters = [];
     for (const waiter of waiters) {
-      if (waiter.seq <= seq) waiter.resolve();
+      if (waiter.seq <= batch.lastSeq) waiter.resolve();
       else this.#flushWaiters.push(waiter);
     }
     this.#schedule();
   }
 
   /** One lmdb-js batch: run by its write thread in one transaction with the appliedSeq. */
-  #commitOnce(batch: Generation, seq: number): Promise<unknown> {
+  #commitOnce(batch: Batch): Promise<unknown> {
     const store = this.#store;
     return store.root.batch(() => {
-      for (const [name, writes] of batch) {
+      for (const [name, writes] of batch.writes) {
         const db = store.db<unknown>(name);
         for (const [key, value] of writes) {
           if (value === undefined) void db.remove(key);
           else void db.put(key, value);
         }
       }
-      void metaTable<number>(store).put(this.#metaKey, seq);
+      void metaTable<number>(store).put(this.#metaKey, batch.lastSeq);
     });
   }
 }

@@ -217,6 +217,25 @@ describe('write-behind', () => {
     await waitFor(() => full.writer.appliedSeq === 3, { what: 'a full batch, well before the interval', timeoutMs: 10_000 });
   });
 
+  it('a backlog past maxBatchWrites commits as several batches of whole seqs, in order, each its own appliedSeq', async () => {
+    const store = newStore();
+    const checked: number[] = [];
+    const { writer } = newWriter(store, {
+      maxBatchWrites: 10,
+      onApplied: (seq) => {
+        assert.equal(readAppliedSeq(store, 'test'), seq);
+        assert.deepEqual(lmdbState(store), streamState(seq));
+        checked.push(seq);
+      },
+    });
+    // Four writes a seq (streamWrites): a batch is sealed at the first seq boundary at or past 10 writes.
+    for (let seq = 1; seq <= 11; seq++) assert.equal(writer.write(seq, streamWrites(seq)), true);
+    assert.deepEqual(writer.get('marketWindows', 'n1'), 1, 'the owner reads its writes in a sealed batch');
+    await writer.flush();
+    assert.deepEqual(checked, [3, 6, 9, 11]);
+    assert.equal(writer.commits, 4);
+  });
+
   it('past maxPendingWrites, write refuses and takes nothing; after a commit it takes again', async () => {
     const store = newStore();
     const { writer } = newWriter(store, { maxPendingWrites: 10, maxBatchWrites: 10 });
@@ -234,7 +253,7 @@ describe('write-behind', () => {
     assert.equal(store.db('marketWindows').get('over'), 1);
   });
 
-  it('a seq already taken by a commit is refused as a programmer error', async () => {
+  it('a seq already sealed into a commit is refused as a programmer error', async () => {
     const store = newStore();
     const { writer } = newWriter(store);
     writer.write(1, [{ db: 'marketWindows', key: 'a', value: 1 }]);
