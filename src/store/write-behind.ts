@@ -9,8 +9,8 @@
 // How a batch leaves the owner's thread (measured: docs/performance.md "The read model's writer"): one
 // lmdb-js `batch` of blind puts and removes. The owner encodes each value (msgpack) into lmdb-js's shared
 // instruction buffer; lmdb-js's own write thread does the B-tree work, the commit and its flushes. Per RFQ
-// that costs the owner 0.65-0.68x of an async `transaction` (whose callback does the B-tree work on the
-// owner) and 0.69-0.73x the process CPU of `transactionSync` on a dedicated thread (which costs the owner
+// that costs the owner 0.65-0.73x of an async `transaction` (whose callback does the B-tree work on the
+// owner) and 0.69-0.79x the process CPU of `transactionSync` on a dedicated thread (which costs the owner
 // 0.6-0.7x of this: the writes are structured-cloned to it, then encoded there); on two shared cores the
 // process's CPU decides. A `batch` is one conditional block of instructions, which lmdb-js's write thread
 // runs inside one transaction: the records and their appliedSeq are committed together or not at all. The environment keeps db.ts's flags
@@ -21,7 +21,8 @@
 // `onApplied`, the owner may cut its journal up to the seq it is told (a snapshot point), never past it.
 //
 // Bounds: at most `maxPendingWrites` writes held (coalesced, not yet committed); past it `write` refuses and
-// the owner sheds new work (503 OVERLOADED). One commit in flight at a time. A failed commit (disk or map
+// the owner sheds new work (503 OVERLOADED). One commit in flight at a time; a backlog (a slow disk) is
+// sealed into batches of about `maxBatchWrites`, committed in order, each with its own appliedSeq. A failed commit (disk or map
 // full, an I/O error) is retried with backoff, its writes kept and still read by `get`. A failure for want of
 // space goes through room.ts like any other commit's: every thread refuses new work (StorageRoom.assertRoom)
 // for a while, the writes that finish accepted work pile up here until the bound, and the retry that commits
@@ -51,13 +52,13 @@ export interface WriteBehindOptions {
 
 /**
  * Defaults for an RFQ shard (docs/performance.md "The read model's writer"). 25 ms: measured lag p99 37–51 ms
- * at 500–2,000 RFQ/s on a loaded machine, half the documented 100 ms, leaving room for a slow commit (50 ms
- * gave p99 61–75 ms, 100 ms broke the bound at 115–180). 10,000 writes a batch: over ten times what 2,000
- * RFQ/s coalesce to in 25 ms (~850), so it only splits a backlog, into commits that hold the owner's thread
- * ~20 ms each to encode (~1.9 µs a write, measured). Smaller batches cap the rate a slow disk can absorb at
- * maxBatchWrites per commit time: 2,000 did, measured, on a disk whose commits took ~70 ms (lag p99 1.5 s at
- * 2,000 RFQ/s). 50,000 writes held (~3,000 RFQs at ~17 each, ~1.5 s of 2,000 RFQ/s, tens of MB) is how long
- * a stalled disk is ridden out before the owner sheds.
+ * at 500–2,000 RFQ/s on a shared machine, half the documented 100 ms, leaving room for a slow commit (50 ms
+ * gave 61–75 ms, 100 ms broke the bound at 115–180; on a contended disk no interval held it). 10,000 writes
+ * a batch: over ten times what 2,000 RFQ/s coalesce to in 25 ms (~850), so it only splits a backlog, into
+ * commits that hold the owner's thread ~20 ms each to encode (~1.9 µs a write, measured). Smaller batches
+ * cap what a slow disk can absorb at maxBatchWrites per commit time: 2,000 did, measured, with ~70 ms commits
+ * (lag p99 1.5 s at 2,000 RFQ/s). 50,000 writes held (~3,000 RFQs at ~17 each, ~1.5 s of 2,000 RFQ/s, tens
+ * of MB) is how long a stalled disk is ridden out before the owner sheds.
  */
 export const READ_MODEL_DEFAULTS = { intervalMs: 25, maxBatchWrites: 10_000, maxPendingWrites: 50_000 } as const;
 
