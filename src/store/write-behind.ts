@@ -42,7 +42,7 @@ export interface WriteBehindOptions {
   intervalMs: number;
   /** Coalesced writes that start a commit without waiting for `intervalMs`, and seal a batch (at most one record's more). */
   maxBatchWrites: number;
-  /** Writes held (pending and in the commit in flight) past which `write` refuses. */
+  /** Writes held, not yet committed (open, sealed, in flight), past which `write` refuses. */
   maxPendingWrites: number;
   /** Every write up to `seq` is in LMDB. Called on the owner's thread, in seq order, once per commit. */
   onApplied(seq: number): void;
