@@ -10,25 +10,11 @@
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../../src/clock.js';
-import { Ledger, type BalanceOwner } from '../../src/ledger/ledger.js';
-import { makerAccount, userAccount } from '../../src/ledger/accounts.js';
-import { newRequestId } from '../../src/rfq/ids.js';
-import { RfqWrites } from '../../src/rfq/rfq-writes.js';
-import { endedRecord, type RfqRecord } from '../../src/rfq/records.js';
-import type { FillRecord } from '../../src/rfq/fills.js';
-import type { CreateRfq } from '../../src/rfq/messages.js';
 import { openStore, type Store } from '../../src/store/db.js';
-
-const USERS = 10_000;
-const MAKERS = 10;
-const MARKETS = 40;
-const WAGER_MICROS = 5_000_000n;
+import { createInTxn, fillInTxn, fundedRfqWrites, rfqShape } from './rfq-shapes.js';
 
 /** Databases whose writes the write path never reads back, so dropping them measures their pages alone. */
 const DROPPABLE = ['rfqKeys', 'userRfqs', 'fills', 'makerTakerFills', 'openPositions', 'accountJournal', 'transfers'];
-
-const everyone: BalanceOwner = { name: 'the bench', owns: () => true };
 
 /** What this process has written through syscalls so far (/proc/self/io wchar): a commit's pwrites. */
 function bytesWritten(): number {
@@ -81,14 +67,7 @@ async function main(): Promise<void> {
   const isQuick = process.argv.includes('--quick');
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-rfq-writes-'));
   const store = openStore(dir, { isGroupCommit: true });
-  const ledger = new Ledger(store, everyone);
-  const writes = new RfqWrites(store, ledger, systemClock);
-  const makers = Array.from({ length: MAKERS }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
-  await store.transact(() => {
-    const nowMs = Date.now();
-    for (let u = 0; u < USERS; u++) ledger.credit(userAccount(`u${u}`), 10n ** 12n, `bench:u${u}`, nowMs);
-    for (const maker of makers) ledger.credit(makerAccount(maker), 10n ** 15n, `bench:${maker}`, nowMs);
-  });
+  const writes = await fundedRfqWrites(store);
   const withoutAt = process.argv.indexOf('--without');
   const without = withoutAt === -1 ? undefined : process.argv[withoutAt + 1];
   if (without !== undefined && !DROPPABLE.includes(without)) throw new Error(`--without takes one of ${DROPPABLE.join(', ')}`);
@@ -97,59 +76,7 @@ async function main(): Promise<void> {
 
   /** One filled RFQ: its create and its terminal write, two transactions of the same group (as the shard). */
   function oneRfq(cpu: number[]): Promise<unknown> {
-    const n = seq++;
-    const userId = `u${(n * 7919) % USERS}`;
-    const nowMs = Date.now();
-    const requestId = newRequestId(0, nowMs);
-    const legs = [
-      { marketId: 1 + (n % MARKETS), direction: 'up' as const },
-      { marketId: 1 + ((n * 3 + 1) % MARKETS), direction: 'down' as const },
-    ];
-    const command = {
-      replayKey: `u:${userId}:k${n}`,
-      contentHash: 'c'.repeat(64),
-      userId,
-      wagerMicros: WAGER_MICROS.toString(),
-    } as CreateRfq;
-    const created: RfqRecord = {
-      requestId,
-      userId,
-      wallet: `0x${'a'.repeat(40)}`,
-      kind: 'unsigned',
-      legs,
-      wagerMicros: WAGER_MICROS.toString(),
-      minOddsE4: 11_000,
-      toleranceBps: 50,
-      orderType: 2,
-      isShielded: false,
-      createdAtMs: nowMs,
-      expiresAtMs: nowMs + 1_000,
-      status: 'pending',
-      quotesReceived: 0,
-      fill: null,
-      error: null,
-      terminalAtMs: null,
-    };
-    const maker = makers[n % MAKERS]!;
-    const fill: FillRecord = {
-      requestId,
-      makerAddress: maker,
-      quoteId: `q${n}`,
-      taker: `0x${'a'.repeat(40)}`,
-      userId,
-      legs,
-      filledWagerMicros: '4000000',
-      payoutMicros: '9000000',
-      oddsE4: 22_500,
-      atMs: nowMs,
-      settledPaidMicros: null,
-    };
-    const completed = endedRecord(created, {
-      status: 'completed',
-      error: null,
-      terminalAtMs: nowMs,
-      fill: { makerAddress: maker, quoteId: `q${n}`, oddsE4: 22_500, filledWagerMicros: '4000000', payoutMicros: '9000000' },
-    });
+    const shape = rfqShape(seq++, Date.now());
     const timed =
       <T>(fn: () => T) =>
       () => {
@@ -161,13 +88,8 @@ async function main(): Promise<void> {
         }
       };
     return Promise.all([
-      store.transact(timed(() => writes.createInTxn(command, created, false))),
-      store.transact(
-        timed(() => {
-          writes.fillInTxn(completed, fill, () => true);
-          void store.db<RfqRecord>('rfqs').put(requestId, completed);
-        }),
-      ),
+      store.transact(timed(() => createInTxn(writes, shape))),
+      store.transact(timed(() => fillInTxn(store, writes, shape))),
     ]);
   }
 

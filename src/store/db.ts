@@ -106,6 +106,11 @@ function forgetUnsavedStructures(dbs: Iterable<Db<unknown>>): void {
   }
 }
 
+/** forgetUnsavedStructures over every database of `store`: after a failed commit not made by `transact` (write-behind.ts). */
+export function forgetStoreStructures(store: Pick<Store, 'db'>): void {
+  forgetUnsavedStructures(DB_NAMES.map((name) => store.db<unknown>(name)));
+}
+
 /**
  * The LMDB environment's options. lmdb-js keeps one environment per path and process, and every later open
  * of the path (the shards', the ledger check's) joins it with the flags it was first opened with. Exported

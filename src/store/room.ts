@@ -173,8 +173,7 @@ export class StorageRoom {
     for (let attempt = 1; ; attempt++) {
       try {
         const written = await write();
-        // A retried write committed: there is room again, so new work need not wait out the refusal.
-        if (attempt > 1) this.#slots[REFUSE_UNTIL_MS] = 0;
+        if (attempt > 1) this.noteCommitted();
         return written;
       } catch (err) {
         if (!(err instanceof StorageFullError)) throw err;
@@ -183,6 +182,11 @@ export class StorageRoom {
         delayMs = Math.min(delayMs * 2, MAX_RETRY_MS);
       }
     }
+  }
+
+  /** A retried write committed: there is room again, so new work need not wait out the refusal. */
+  noteCommitted(): void {
+    this.#slots[REFUSE_UNTIL_MS] = 0;
   }
 
   #isDiskLow(): boolean {

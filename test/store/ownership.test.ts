@@ -71,6 +71,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
       'src/store/data-key.ts': "owns the data directory's keys (the login nonce MAC key, the cursor MAC key)",
       'src/auth/sessions.ts': 'owns the maker session index mark',
       'src/markets/due-index.ts': 'owns the due index version key',
+      'src/store/write-behind.ts': "owns each read-model writer's appliedSeq key",
     },
   },
   rfqs: {
@@ -121,6 +122,7 @@ const BY_VARIABLE: Record<string, string> = {
   'src/auth/expiry-sweep.ts': "sweeps 'sessions', 'makerSessions', 'loginNonces' for their owners (ExpiringDbName)",
   'src/rfq/shard-money.ts': 'commits the RecordWrites (contests, entries, withdrawals) their owners decided, with the money',
   'src/ledger/withdrawals.ts': 'puts its own decided writes when the main thread commits them',
+  'src/store/write-behind.ts': 'commits the read-model writes their owners decided, behind their journal',
 };
 
 function sourceFiles(path: string): string[] {

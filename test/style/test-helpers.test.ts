@@ -14,6 +14,7 @@ const SPAWNED_FIXTURES = [
   'test/crypto/fixtures/close-during-start.ts',
   'test/wal/fixtures/append-until-killed.ts',
   'test/engine/fixtures/owner-until-killed.ts',
+  'test/store/fixtures/write-until-killed.ts',
 ];
 
 function tsFiles(dir: string): string[] {
