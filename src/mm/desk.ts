@@ -23,7 +23,8 @@ import { setBounded } from '../bounded-map.js';
 
 /** What the desk needs of the RFQ engine's dispatcher (rfq/maker-dispatch.ts). */
 export interface RfqSide {
-  onQuote(makerId: MakerId, address: string, msg: QuoteMessage, receivedAtMs: number): void;
+  /** False when the quote was refused before reaching a shard (its request id names none): it joins no book. */
+  onQuote(makerId: MakerId, address: string, msg: QuoteMessage, receivedAtMs: number): boolean;
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
   onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
   onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
@@ -147,6 +148,9 @@ export class MakerDesk implements MakerDispatcher {
       });
       return;
     }
+    // Into the book once it reached its shard: a quote refused before (its request id names no shard) never
+    // hears of that shard again, so it would stand until its connection closed.
+    if (!this.#rfq!.onQuote(makerId, address, msg, receivedAtMs)) return;
     this.deps.book.add(makerId, address, {
       requestId: msg.request_id,
       quoteId: msg.quote_id,
@@ -156,7 +160,6 @@ export class MakerDesk implements MakerDispatcher {
       receivedAtMs,
       isInLastLook: false,
     });
-    this.#rfq!.onQuote(makerId, address, msg, receivedAtMs);
   }
 
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void {
