@@ -106,13 +106,16 @@ export class MakerDesk implements MakerDispatcher {
     // The RFQ has ended: a quote on it now is refused and not timed, so its write time can go (else it lived
     // until MAX_TIMED_RFQS newer ones pushed it out, seconds at 2,000/s: promoted garbage on the main thread).
     this.#rfqWrittenAt.delete(requestId);
-    const ended = this.deps.book.endRfq(makerId, requestId);
+    let lastLooksRejected = 0;
+    for (const quote of this.deps.book.endRfq(makerId, requestId)) {
+      if (quote.isInLastLook && quote.quoteId !== filledQuoteId) lastLooksRejected++;
+    }
+    // Most ends are a plain loss: nothing to count, no lookup.
+    if (lastLooksRejected === 0 && filledWagerMicros === null) return;
     const address = this.deps.gateway.addressOf(makerId);
     if (address === null) return;
     const nowMs = this.deps.clock.nowMs();
-    for (const quote of ended) {
-      if (quote.isInLastLook && quote.quoteId !== filledQuoteId) this.deps.stats.count(address, 'lastLookRejected', nowMs);
-    }
+    for (let i = 0; i < lastLooksRejected; i++) this.deps.stats.count(address, 'lastLookRejected', nowMs);
     if (filledWagerMicros === null) return;
     const wagerMicros = BigInt(filledWagerMicros);
     this.deps.stats.fill(address, wagerMicros, nowMs);
