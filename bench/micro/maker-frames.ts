@@ -12,6 +12,7 @@
 //   decode, the compiled schema (isMakerMessage), odds * 10^4 by rounding (quoteOddsE4), as now.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { Bench } from 'tinybench';
 import { makerFactOf, type MakerFact } from '../../src/mm/facts.js';
@@ -54,7 +55,15 @@ function rfqMessages(): Array<{ makerId: string; message: ServerToMakerMessage }
 
 const RESULT = '{"type":"rfq_result",';
 
-async function main(): Promise<void> {
+/**
+ * Adds the stages to `bench`: all of them, or (`now`) only the two paths the service takes today, as
+ * bench/micro/index.ts does for its stage table. Returns a check, to call after the run, that they ran, and
+ * the bytes one RFQ's frames take across the port each way.
+ */
+export function addMakerFrameStages(
+  bench: Bench,
+  which: 'all' | 'now',
+): { checkRan: () => void; bytes: { text: number; typed: number; nested: number } } {
   const messages = rfqMessages();
   const textBatch = (): ShardToMain[] =>
     messages.map(({ makerId, message }) => ({ kind: 'to_maker', makerId, frame: JSON.stringify(message) }));
@@ -110,30 +119,44 @@ async function main(): Promise<void> {
     receivedAtMs: 0,
   });
 
+  const isAll = which === 'all';
+  if (isAll) {
+    bench
+      .add('outbound, text: shard serializes 20 frames', () => void serialize(textBatch()))
+      .add('outbound, typed: shard serializes 20 frames + facts', () => void serialize(typedBatch()))
+      .add('outbound, text: main deserializes + parses results', () => learnFromText(deserialize(textBytes) as ShardToMain[]));
+  }
+  bench.add('outbound, typed: main deserializes + reads facts', () => learnFromFacts(deserialize(typedBytes) as ShardToMain[]));
+  if (isAll) {
+    bench
+      .add('outbound, nested: main deserializes + reads facts', () =>
+        learnFromNested(deserialize(nestedBytes) as Array<{ fact?: MakerFact }>),
+      )
+      .add('inbound quote, two checks: decode + validate + oddsToE4', () => {
+        const inbound = validateMakerMessage(decodeFrame(quoteFrame, false)!);
+        if (!inbound.ok || inbound.message.type !== 'quote') throw new Error('a valid quote was refused');
+        const oddsE4 = oddsToE4(inbound.message.odds);
+        if (oddsE4 === null) throw new Error('odds refused');
+        shardMessage = toShard(inbound.message, oddsE4);
+      });
+  }
+  bench.add('inbound quote, one check: decode + isMakerMessage + quoteOddsE4', () => {
+    const value = decodeFrame(quoteFrame, false)!;
+    if (!isMakerMessage(value) || value.type !== 'quote') throw new Error('a valid quote was refused');
+    shardMessage = toShard(value, quoteOddsE4(value.odds));
+  });
+  const checkRan = () => {
+    if (sink === 0 || shardMessage === null) throw new Error('nothing measured');
+  };
+  return { checkRan, bytes: { text: textBytes.length, typed: typedBytes.length, nested: nestedBytes.length } };
+}
+
+async function main(): Promise<void> {
   const isQuick = process.argv.includes('--quick');
   const bench = new Bench({ time: isQuick ? 150 : 1000, warmupIterations: isQuick ? 5 : 50 });
-  bench
-    .add('outbound, text: shard serializes 20 frames', () => void serialize(textBatch()))
-    .add('outbound, typed: shard serializes 20 frames + facts', () => void serialize(typedBatch()))
-    .add('outbound, text: main deserializes + parses results', () => learnFromText(deserialize(textBytes) as ShardToMain[]))
-    .add('outbound, typed: main deserializes + reads facts', () => learnFromFacts(deserialize(typedBytes) as ShardToMain[]))
-    .add('outbound, nested: main deserializes + reads facts', () =>
-      learnFromNested(deserialize(nestedBytes) as Array<{ fact?: MakerFact }>),
-    )
-    .add('inbound quote, two checks: decode + validate + oddsToE4', () => {
-      const inbound = validateMakerMessage(decodeFrame(quoteFrame, false)!);
-      if (!inbound.ok || inbound.message.type !== 'quote') throw new Error('a valid quote was refused');
-      const oddsE4 = oddsToE4(inbound.message.odds);
-      if (oddsE4 === null) throw new Error('odds refused');
-      shardMessage = toShard(inbound.message, oddsE4);
-    })
-    .add('inbound quote, one check: decode + isMakerMessage + quoteOddsE4', () => {
-      const value = decodeFrame(quoteFrame, false)!;
-      if (!isMakerMessage(value) || value.type !== 'quote') throw new Error('a valid quote was refused');
-      shardMessage = toShard(value, quoteOddsE4(value.odds));
-    });
+  const { checkRan, bytes } = addMakerFrameStages(bench, 'all');
   await bench.run();
-  if (sink === 0 || shardMessage === null) throw new Error('nothing measured');
+  checkRan();
 
   const rows: Row[] = bench.tasks.map((task) => {
     const r = task.result!;
@@ -146,7 +169,6 @@ async function main(): Promise<void> {
     };
   });
   console.table(rows);
-  const bytes = { text: textBytes.length, typed: typedBytes.length, nested: nestedBytes.length };
   console.log(`bytes across the port per RFQ (20 frames): text ${bytes.text}, typed ${bytes.typed}, nested ${bytes.nested}`);
   const summary = { when: new Date().toISOString(), node: process.version, isQuick, bytes, rows };
   const outDir = resolve(repoRoot, 'bench/results');
@@ -156,4 +178,5 @@ async function main(): Promise<void> {
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-await main();
+// Run as a script; bench/micro/index.ts imports the stages alone.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
