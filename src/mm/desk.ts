@@ -4,7 +4,7 @@
 // shard. Outbound, it passes on the frames the shards send to makers and learns, from the typed facts the
 // shards send beside them (facts.ts: a quote left the book, a last look, an RFQ's end), what left the book,
 // what filled, and what the protection (protection.ts) must count. It decides nothing about an RFQ: the
-// shards do, and it never parses a frame (issue 35).
+// shards do, and it never parses a frame.
 //
 // Cost: an inbound quote costs a book entry and a clock read; an outbound frame nothing, a fact a switch and
 // a book lookup (about one per RFQ per quoting maker); a quote_ack, the most common frame, carries none.

@@ -1,8 +1,8 @@
 // Both threads: made in an RFQ shard (rfq/shard.ts, where a message to a maker is serialized), read by the
 // desk on the main thread (desk.ts). What the desk must learn from a message the shard sends one maker
-// connection (issue 35): a quote left the book, a last look was offered, the RFQ ended (and what filled). Its
-// fields travel beside the frame in the shard's `to_maker` event itself (rfq/messages.ts), so the main thread
-// never parses JSON it wrote to learn them, and the desk is handed that event: nothing is allocated on main.
+// connection: a quote left the book, a last look was offered, the RFQ ended (and what filled). Its fields
+// travel beside the frame in the shard's `to_maker` event itself (rfq/messages.ts), so the main thread never
+// parses JSON it wrote to learn them, and the desk is handed that event: nothing is allocated on main.
 // Pure; a quote_ack, the most common frame, carries none.
 //
 // Cost across the worker port (bench/micro/maker-frames.ts, one RFQ's 20 frames at 10 makers): the main

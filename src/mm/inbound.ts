@@ -37,7 +37,7 @@ export function validateMakerMessage(value: Record<string, unknown>): Inbound {
 
 /**
  * The socket's hot path (dispatch.ts): true when `value` passes the compiled schema of its `type`, the one
- * check a message gets on its way (issue 35); nothing is allocated. On false, makerMessageError says why.
+ * check a message gets on its way; nothing is allocated. On false, makerMessageError says why.
  */
 export function isMakerMessage(value: Record<string, unknown>): value is MakerToServerMessage {
   const type = value['type'];

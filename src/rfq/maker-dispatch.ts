@@ -19,7 +19,7 @@ export class RfqMakerDispatcher {
 
   /**
    * `msg` passed its compiled schema (mm/inbound.ts), odds included: it goes to its shard as one message,
-   * built here field by field (issue 35). `receivedAtMs`: when the socket's frame was read (quote_ack
+   * built here field by field. `receivedAtMs`: when the socket's frame was read (quote_ack
    * received_at_ms). False when it was refused here (RFQ_CLOSED: its request id names no shard).
    */
   onQuote(makerId: string, address: string, msg: QuoteMessage, receivedAtMs: number): boolean {
