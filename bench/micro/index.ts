@@ -16,6 +16,7 @@ import { parseSignatureBase64 } from '../../src/crypto/signature.js';
 import { SignedRfqRequest } from '../../src/schemas/rfq.js';
 import { openStore } from '../../src/store/db.js';
 import { toRfqResult, type RfqRecord } from '../../src/rfq/records.js';
+import { addMakerFrameStages } from './maker-frames.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 
 interface Row {
@@ -117,7 +118,10 @@ async function main(): Promise<void> {
     .add('LMDB put, durable (shard group commit)', () => groupStore.transact(() => void groupRfqs.put(`bench:${putSeq++}`, record)))
     .add('LMDB get', () => void rfqs.get(record.requestId))
     .add('JSON RFQ result serialize', () => void JSON.stringify(toRfqResult(record)));
+  // The main thread's share of a maker's frames (bench/micro/maker-frames.ts has the before and after).
+  const makerFrames = addMakerFrameStages(bench, 'now');
   await bench.run();
+  makerFrames.checkRan();
 
   const rows: Row[] = bench.tasks.map((task) => {
     const r = task.result!;

@@ -1,28 +1,21 @@
 // Main thread. The maker's desk (issue 22): stands between the maker gateway and the RFQ engine, both ways,
 // in the same synchronous calls (no extra hop). Inbound, it refuses quotes of a tripped protection, keeps the
 // quote book (quote-book.ts) and counts the stats (stats.ts) before the RFQ dispatcher routes a message to its
-// shard. Outbound, it sees the frames the shards send to makers and learns from the few that matter (a
-// reject, a cancel, a last look, a result) what left the book, what filled, and what the protection
-// (protection.ts) must count. It decides nothing about an RFQ: the shards do.
+// shard. Outbound, it passes on the frames the shards send to makers and learns, from the typed facts the
+// shards send beside them (facts.ts: a quote left the book, a last look, an RFQ's end), what left the book,
+// what filled, and what the protection (protection.ts) must count. It decides nothing about an RFQ: the
+// shards do, and it never parses a frame.
 //
-// Cost: an inbound quote costs a book entry and a clock read; an outbound frame a prefix check, and a
-// JSON.parse only for the kinds above (about one per RFQ per quoting maker); a quote_ack, the most common
-// frame, is passed through untouched.
+// Cost: an inbound quote costs a book entry and a clock read; an outbound frame nothing, a fact a switch and
+// a book lookup (about one per RFQ per quoting maker); a quote_ack, the most common frame, carries none.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type {
-  DeclineMessage,
-  LastLookResponseMessage,
-  QuoteCancelMessage,
-  QuoteMessage,
-  QuoteRejectMessage,
-  RfqResultMessage,
-  ServerToMakerMessage,
-} from '../schemas/mm.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, ServerToMakerMessage } from '../schemas/mm.js';
 import type { WithdrawnQuote } from '../rfq/active-rfq.js';
 import type { MakerDispatcher } from './dispatch.js';
 import type { MakerGateway } from './gateway.js';
 import type { MakerId } from './connection.js';
+import type { MakerFact } from './facts.js';
 import type { QuoteBook } from './quote-book.js';
 import type { MakerStats } from './stats.js';
 import type { Protection } from './protection.js';
@@ -30,7 +23,8 @@ import { setBounded } from '../bounded-map.js';
 
 /** What the desk needs of the RFQ engine's dispatcher (rfq/maker-dispatch.ts). */
 export interface RfqSide {
-  onQuote(makerId: MakerId, address: string, msg: QuoteMessage, receivedAtMs: number): void;
+  /** False when the quote was refused before reaching a shard (its request id names none): it joins no book. */
+  onQuote(makerId: MakerId, address: string, msg: QuoteMessage, receivedAtMs: number): boolean;
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
   onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
   onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
@@ -50,11 +44,6 @@ export interface DeskDeps {
 
 /** RFQs whose write time is kept for the quote latency; older ones are forgotten (a quote on them is not timed). */
 const MAX_TIMED_RFQS = 16_384;
-
-const REJECT = '{"type":"quote_reject",';
-const CANCELLED = '{"type":"quote_cancelled",';
-const LAST_LOOK = '{"type":"last_look",';
-const RESULT = '{"type":"rfq_result",';
 
 export class MakerDesk implements MakerDispatcher {
   #rfq: RfqSide | null = null;
@@ -82,44 +71,53 @@ export class MakerDesk implements MakerDispatcher {
     return this.deps.gateway.send(makerId, message);
   }
 
-  sendFrames(makerId: string, frames: readonly string[]): boolean {
-    for (const frame of frames) {
-      if (frame.startsWith(REJECT)) this.#onReject(makerId, frame);
-      else if (frame.startsWith(RESULT)) this.#onResult(makerId, JSON.parse(frame) as RfqResultMessage);
-      else if (frame.startsWith(CANCELLED) || frame.startsWith(LAST_LOOK)) this.#onBookFrame(makerId, frame);
-    }
+  /**
+   * The facts first, then the frames, as one connection's frames of a turn (shard-pool.ts): a protection
+   * that a fill trips is told before the frames of that turn are written.
+   */
+  sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[]): boolean {
+    for (const fact of facts) this.#onFact(makerId, fact);
     return this.deps.gateway.sendFrames(makerId, frames);
   }
 
-  #onReject(makerId: MakerId, frame: string): void {
-    const reject = JSON.parse(frame) as Pick<QuoteRejectMessage, 'request_id' | 'quote_id' | 'reason'>;
-    // The repeat of a standing quote's id is refused; the standing quote stays.
-    if (reject.reason !== 'DUPLICATE_QUOTE_ID') this.deps.book.remove(makerId, reject.request_id, reject.quote_id);
+  #onFact(makerId: MakerId, told: MakerFact): void {
+    switch (told.fact) {
+      case 'quote_left':
+        return this.deps.book.remove(makerId, told.requestId, told.quoteId);
+      case 'last_look':
+        return this.#onLastLook(makerId, told.requestId, told.quoteId);
+      case 'rfq_ended':
+        return this.#onRfqEnded(makerId, told.requestId, told.filledQuoteId, told.filledWagerMicros);
+      default: {
+        const unknown: never = told;
+        throw new Error(`unknown maker fact ${JSON.stringify(unknown)}`);
+      }
+    }
   }
 
-  #onBookFrame(makerId: MakerId, frame: string): void {
-    const msg = JSON.parse(frame) as { type: 'quote_cancelled' | 'last_look'; request_id: string; quote_id: string };
-    if (msg.type === 'quote_cancelled') return this.deps.book.remove(makerId, msg.request_id, msg.quote_id);
-    const quote = this.deps.book.get(makerId, msg.request_id, msg.quote_id);
+  #onLastLook(makerId: MakerId, requestId: string, quoteId: string): void {
+    const quote = this.deps.book.get(makerId, requestId, quoteId);
     if (quote !== undefined) quote.isInLastLook = true;
     const address = this.deps.gateway.addressOf(makerId);
     if (address !== null) this.deps.stats.count(address, 'lastLookOffered', this.deps.clock.nowMs());
   }
 
-  #onResult(makerId: MakerId, result: RfqResultMessage): void {
+  #onRfqEnded(makerId: MakerId, requestId: string, filledQuoteId: string | null, filledWagerMicros: string | null): void {
     // The RFQ has ended: a quote on it now is refused and not timed, so its write time can go (else it lived
     // until MAX_TIMED_RFQS newer ones pushed it out, seconds at 2,000/s: promoted garbage on the main thread).
-    this.#rfqWrittenAt.delete(result.request_id);
-    const ended = this.deps.book.endRfq(makerId, result.request_id);
+    this.#rfqWrittenAt.delete(requestId);
+    let lastLooksRejected = 0;
+    for (const quote of this.deps.book.endRfq(makerId, requestId)) {
+      if (quote.isInLastLook && quote.quoteId !== filledQuoteId) lastLooksRejected++;
+    }
+    // Most ends are a plain loss: nothing to count, no lookup.
+    if (lastLooksRejected === 0 && filledWagerMicros === null) return;
     const address = this.deps.gateway.addressOf(makerId);
     if (address === null) return;
     const nowMs = this.deps.clock.nowMs();
-    for (const quote of ended) {
-      const isConfirmed = result.outcome === 'won' && quote.quoteId === result.quote_id;
-      if (quote.isInLastLook && !isConfirmed) this.deps.stats.count(address, 'lastLookRejected', nowMs);
-    }
-    if (result.outcome !== 'won' || result.filled_wager_micros === undefined || result.odds === undefined) return;
-    const wagerMicros = BigInt(result.filled_wager_micros);
+    for (let i = 0; i < lastLooksRejected; i++) this.deps.stats.count(address, 'lastLookRejected', nowMs);
+    if (filledWagerMicros === null) return;
+    const wagerMicros = BigInt(filledWagerMicros);
     this.deps.stats.fill(address, wagerMicros, nowMs);
     const tripped = this.deps.protection.onFill(address, wagerMicros, nowMs);
     if (tripped === null) return;
@@ -153,6 +151,9 @@ export class MakerDesk implements MakerDispatcher {
       });
       return;
     }
+    // Into the book once it reached its shard: a quote refused before (its request id names no shard) never
+    // hears of that shard again, so it would stand until its connection closed.
+    if (!this.#rfq!.onQuote(makerId, address, msg, receivedAtMs)) return;
     this.deps.book.add(makerId, address, {
       requestId: msg.request_id,
       quoteId: msg.quote_id,
@@ -162,7 +163,6 @@ export class MakerDesk implements MakerDispatcher {
       receivedAtMs,
       isInLastLook: false,
     });
-    this.#rfq!.onQuote(makerId, address, msg, receivedAtMs);
   }
 
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void {

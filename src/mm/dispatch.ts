@@ -13,16 +13,17 @@ import type { ResumeMessage } from '../schemas/mm-stream.js';
 import type { MakerAuthenticator } from './authenticator.js';
 import type { Connection, MakerId } from './connection.js';
 import { takeFrameToken, type FrameRate } from './frame-rate.js';
-import { decodeFrame, validateMakerMessage } from './inbound.js';
+import { decodeFrame, isMakerMessage, makerMessageError } from './inbound.js';
 import type { MakerStreams } from './resume.js';
 import type { MakerSender } from './sender.js';
 import { ALWAYS_REPLAY } from './stream.js';
 
 /**
  * The RFQ engine's side. Every method is called synchronously from the uWS callback that caused it (no
- * extra hop), on the main thread. Messages are already validated; quote.last_look is always set (default
- * false). onMakerDisconnected is called once for every authenticated connection that closes, whatever the
- * reason (including a close caused by send/broadcast, which is reported right after that call returns).
+ * extra hop), on the main thread. Messages are already validated (once: nothing downstream checks them
+ * again); quote.last_look is always set (default false). onMakerDisconnected is called once for every
+ * authenticated connection that closes, whatever the reason (including a close caused by send/broadcast,
+ * which is reported right after that call returns).
  */
 export interface MakerDispatcher {
   onQuote(makerId: MakerId, address: string, msg: QuoteMessage): void;
@@ -69,9 +70,8 @@ export class MessageDispatch {
     if (conn.phase !== 'authenticated') return this.deps.authenticator.onMessage(conn, value);
     const sender = this.deps.sender;
     if (value === null) return sender.sendError(conn, 'INVALID_JSON');
-    const inbound = validateMakerMessage(value);
-    if (!inbound.ok) return void sender.send(conn, inbound.error);
-    const msg = inbound.message;
+    if (!isMakerMessage(value)) return void sender.send(conn, makerMessageError(value));
+    const msg = value;
     const makerId = conn.makerId!;
     const address = conn.address!;
     if (msg.type === 'pong') {

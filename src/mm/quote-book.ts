@@ -20,6 +20,7 @@ export interface BookQuote {
 }
 
 type QuotesById = Map<string, BookQuote>;
+const NO_QUOTES: readonly BookQuote[] = [];
 
 export class QuoteBook {
   /** Connection -> request id -> quote id -> quote. */
@@ -55,14 +56,17 @@ export class QuoteBook {
     if (byRequest!.size === 0) this.dropMaker(makerId);
   }
 
-  /** The RFQ ended for this connection: its quotes on it leave, and are returned. */
-  endRfq(makerId: MakerId, requestId: string): BookQuote[] {
+  /**
+   * The RFQ ended for this connection: its quotes on it leave, and are returned (the map that held them, out
+   * of the book now: no copy, once per quoting maker per RFQ).
+   */
+  endRfq(makerId: MakerId, requestId: string): Iterable<BookQuote> {
     const byRequest = this.#byMaker.get(makerId);
     const quotes = byRequest?.get(requestId);
-    if (quotes === undefined) return [];
+    if (quotes === undefined) return NO_QUOTES;
     byRequest!.delete(requestId);
     if (byRequest!.size === 0) this.dropMaker(makerId);
-    return [...quotes.values()];
+    return quotes.values();
   }
 
   /** The connection closed: the shards withdrew all its quotes. */

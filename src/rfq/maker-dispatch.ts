@@ -1,7 +1,7 @@
 // Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
 // synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
+import { ODDS_MAX, quoteOddsE4 } from '../schemas/mm.js';
 import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectReason } from '../schemas/mm.js';
-import { oddsToE4 } from './codec.js';
 import type { RfqMetrics } from './metrics.js';
 import { makerError } from '../mm/protocol.js';
 import type { ShardPool, MakerFanout } from './shard-pool.js';
@@ -17,15 +17,17 @@ export class RfqMakerDispatcher {
     private readonly metrics: RfqMetrics,
   ) {}
 
-  /** `receivedAtMs`: when the socket's frame was read (quote_ack received_at_ms). */
-  onQuote(makerId: string, address: string, msg: QuoteMessage, receivedAtMs: number): void {
+  /**
+   * `msg` passed its compiled schema (mm/inbound.ts), odds included: it goes to its shard as one message,
+   * built here field by field. `receivedAtMs`: when the socket's frame was read (quote_ack
+   * received_at_ms). False when it was refused here (RFQ_CLOSED: its request id names no shard).
+   */
+  onQuote(makerId: string, address: string, msg: QuoteMessage, receivedAtMs: number): boolean {
     // Every quote the maker sent, refused ones included: its quote rate as the maker sees it.
     this.metrics.makerQuotesTotal.inc({ maker: address });
-    const oddsE4 = oddsToE4(msg.odds);
-    const reject = (reason: QuoteRejectReason) =>
-      this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
-    // Odds of 1 or less pay the taker nothing over the stake: not a quote.
-    if (oddsE4 === null || oddsE4 <= 10_000) return void reject('INVALID_ODDS');
+    const oddsE4 = quoteOddsE4(msg.odds);
+    // Odds of 1 or less pay the taker nothing over the stake: not a quote. (The schema refuses them first.)
+    if (!(oddsE4 > 10_000 && oddsE4 <= ODDS_MAX * 10_000)) return this.rejectQuote(makerId, msg, 'INVALID_ODDS');
     const routed = this.pool.toShard(msg.request_id, {
       kind: 'quote',
       requestId: msg.request_id,
@@ -37,7 +39,12 @@ export class RfqMakerDispatcher {
       isLastLook: msg.last_look === true,
       receivedAtMs,
     });
-    if (!routed) reject('RFQ_CLOSED');
+    return routed || this.rejectQuote(makerId, msg, 'RFQ_CLOSED');
+  }
+
+  private rejectQuote(makerId: string, msg: QuoteMessage, reason: QuoteRejectReason): false {
+    this.makers.send(makerId, { type: 'quote_reject', request_id: msg.request_id, quote_id: msg.quote_id, reason });
+    return false;
   }
 
   onDecline(makerId: string, _address: string, msg: DeclineMessage): void {

@@ -3,6 +3,7 @@
 // in batches (arrays) flushed once per event-loop turn (src/batcher.ts). Money crosses as decimal strings.
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage } from '../schemas/mm.js';
+import type { MakerFact, NoFact } from '../mm/facts.js';
 import type { ErrorCode } from '../errors.js';
 import type { TypedWrite } from '../store/records.js';
 import type { RfqLeg } from './records.js';
@@ -167,6 +168,9 @@ export interface CreatedRfq {
   persistUs: number;
 }
 
+/** A frame for one maker connection, and the fact it carries, if any (ShardToMain `to_maker`). */
+export type ToMakerEvent = { kind: 'to_maker'; makerId: string; frame: string } & (MakerFact | NoFact);
+
 export type ShardToMain =
   | { kind: 'created'; callId: number; outcome: CallOutcome<CreatedRfq> }
   | { kind: 'status'; callId: number; outcome: CallOutcome<RfqResult> }
@@ -178,8 +182,10 @@ export type ShardToMain =
   /**
    * A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result), already JSON: the
    * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
+   * Beside the frame, the fields of what the desk learns from it (mm/facts.ts: `fact` and its fields), typed,
+   * so the main thread never parses the frame; no `fact` when there is none (a quote_ack).
    */
-  | { kind: 'to_maker'; makerId: string; frame: string }
+  | ToMakerEvent
   /**
    * A new RFQ the shard accepted, for every connected maker: sent right after the shard decided, before its
    * create commits. The one way an RFQ reaches makers; the main thread answers with its `audience`.

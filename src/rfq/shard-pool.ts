@@ -6,10 +6,21 @@ import type { Logger } from 'pino';
 import { ApiError, overloaded } from '../errors.js';
 import type { RfqResult } from '../schemas/rfq.js';
 import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type { MakerFact } from '../mm/facts.js';
 import { Batcher } from '../batcher.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
 import type { WithdrawnQuote } from './active-rfq.js';
-import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, MoneyOp, MoneyResult, ShardInit, ShardToMain } from './messages.js';
+import type {
+  CallOutcome,
+  CreateRfq,
+  CreatedRfq,
+  MainToShard,
+  MoneyOp,
+  MoneyResult,
+  ShardInit,
+  ShardToMain,
+  ToMakerEvent,
+} from './messages.js';
 import type { RfqMetrics } from './metrics.js';
 import { TerminalWaiters } from './terminal-waiters.js';
 import { workerTransport, type ShardTransport, type ShardTransportFactory } from './shard-transport.js';
@@ -19,8 +30,11 @@ export interface MakerFanout {
   broadcast(message: ServerToMakerMessage): number;
   connectedMakerIds(): string[];
   send(makerId: string, message: ServerToMakerMessage): boolean;
-  /** Several frames (JSON text) to one connection, in order, written together (one system call). */
-  sendFrames(makerId: string, frames: readonly string[]): boolean;
+  /**
+   * Several frames (JSON text) to one connection, in order, written together (one system call), with the
+   * facts those frames carry (mm/facts.ts), in the same order, for the desk's book and stats.
+   */
+  sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[]): boolean;
 }
 
 /** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
@@ -28,6 +42,13 @@ const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
 /** Events sent after a commit of the shard: what the main thread reads next must see it. */
 const followsCommit = (event: ShardToMain) =>
   event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
+
+/** One connection's frames of this turn, and the events among them that carry a fact (most carry none: null until one does). */
+interface PendingFrames {
+  frames: string[];
+  facts: MakerFact[] | null;
+}
+const NO_FACTS: readonly MakerFact[] = [];
 
 /** A create as admission made it; the pool adds the call's own fields. */
 export type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
@@ -59,7 +80,7 @@ export interface ShardPoolOptions {
 export class ShardPool {
   private readonly shards: ShardHandle[] = [];
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
-  private framesByMaker = new Map<string, string[]>();
+  private framesByMaker = new Map<string, PendingFrames>();
   private isFrameFlushScheduled = false;
   private nextCallId = 1;
   private readonly whenReady: Promise<number>;
@@ -201,10 +222,13 @@ export class ShardPool {
    * kept. An RFQ's own broadcast always went out before any frame about it: those answer the makers'
    * messages about that RFQ.
    */
-  private queueFrame(makerId: string, frame: string): void {
-    const frames = this.framesByMaker.get(makerId);
-    if (frames === undefined) this.framesByMaker.set(makerId, [frame]);
-    else frames.push(frame);
+  private queueFrame(event: ToMakerEvent): void {
+    const { makerId, frame } = event;
+    let pending = this.framesByMaker.get(makerId);
+    if (pending === undefined) this.framesByMaker.set(makerId, (pending = { frames: [frame], facts: null }));
+    else pending.frames.push(frame);
+    // The event is the fact (its fields): handed on as it came across the port, nothing copied.
+    if (event.fact !== undefined) (pending.facts ??= []).push(event);
     if (this.isFrameFlushScheduled) return;
     this.isFrameFlushScheduled = true;
     setImmediate(this.flushFrames);
@@ -214,7 +238,7 @@ export class ShardPool {
     const framesByMaker = this.framesByMaker;
     this.framesByMaker = new Map();
     this.isFrameFlushScheduled = false;
-    for (const [makerId, frames] of framesByMaker) this.makers.sendFrames(makerId, frames);
+    for (const [makerId, pending] of framesByMaker) this.makers.sendFrames(makerId, pending.frames, pending.facts ?? NO_FACTS);
   };
 
   private isAtCallLimit(shard: number): boolean {
@@ -288,7 +312,7 @@ export class ShardPool {
         this.fanOut(handle.shard, event.message);
         return;
       case 'to_maker':
-        return this.queueFrame(event.makerId, event.frame);
+        return this.queueFrame(event);
       case 'terminal': {
         this.metrics.terminalTotal.inc({ status: event.result.status, error: event.result.error ?? '' });
         if (event.quotingUs !== null) this.metrics.quotingSeconds.observe(event.quotingUs / 1e6);

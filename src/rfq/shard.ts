@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
 import { makerError } from '../mm/protocol.js';
+import { makerFactOf } from '../mm/facts.js';
 import type { RfqResult } from '../schemas/rfq.js';
 import type { QuoteRejectReason } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
@@ -42,7 +43,11 @@ export class RfqShard {
     this.book = new ShardBook(store, shardOwner(init.shard, init.shardCount));
     this.money = new ShardMoney(store, this.book);
     this.writes = new RfqWrites(store, this.book.ledger, clock);
-    this.toMaker = (makerId, message) => emit({ kind: 'to_maker', makerId, frame: JSON.stringify(message) });
+    this.toMaker = (makerId, message) => {
+      const frame = JSON.stringify(message);
+      const fact = makerFactOf(message);
+      emit(fact === null ? { kind: 'to_maker', makerId, frame } : { kind: 'to_maker', makerId, frame, ...fact });
+    };
     const { active, writes, toMaker } = this;
     this.finalization = new RfqFinalization({
       store,

@@ -178,6 +178,56 @@ describe('maker desk (issue 22)', () => {
     await maker.close();
   });
 
+  it("quote book and stats follow the shards' answers (issue 35: typed facts): a refused quote leaves, a repeated id keeps the standing one, a quote naming no shard never enters, a last look rejected is counted", async () => {
+    const maker = await connectNewMaker(server);
+    const api = client(server.baseUrl, maker.sessionToken);
+    const quoteIds = async () =>
+      ((await api.get('/v1/mm/quotes')).body.quotes as Array<{ quote_id: string }>).map((q) => q.quote_id).sort();
+    const quote = (requestId: string, quoteId: string, lastLook = false) =>
+      maker.send({ type: 'quote', request_id: requestId, quote_id: quoteId, odds: 1.8, max_wager_micros: '5000000', last_look: lastLook });
+
+    // Its request id names no shard: refused on the main thread, and never in the book.
+    quote('ffffffff-0000-4000-8000-000000000000', 'nowhere');
+    assert.equal((await maker.next('quote_reject')).reason, 'RFQ_CLOSED');
+    // Sent before this maker connected: the shard refuses it (NOT_IN_AUDIENCE) and it leaves the book.
+    const early = await unsignedRfq();
+    const late = await connectNewMaker(server);
+    late.send({ type: 'quote', request_id: early, quote_id: 'late', odds: 1.8, max_wager_micros: '5000000' });
+    assert.equal((await late.next('quote_reject')).reason, 'NOT_IN_AUDIENCE');
+    assert.deepEqual((await client(server.baseUrl, late.sessionToken).get('/v1/mm/quotes')).body, { quotes: [] });
+    await late.close();
+
+    // Offered a last look, the maker rejects it: the RFQ ends, its quote leaves, both counts move.
+    const looked = await unsignedRfq();
+    await rfqFor(maker, looked);
+    quote(looked, 'll', true);
+    assert.equal((await maker.next('quote_ack')).quote_id, 'll');
+    assert.deepEqual(await quoteIds(), ['ll']);
+    holder.send({ type: 'decline', request_id: looked });
+    const offer = await maker.next('last_look');
+    assert.equal(offer.quote_id, 'll');
+    maker.send({ type: 'last_look_response', request_id: looked, quote_id: 'll', accept: false });
+    const result = await maker.next('rfq_result');
+    assert.equal(result.request_id, looked);
+    assert.notEqual(result.outcome, 'won');
+    assert.deepEqual(await quoteIds(), []);
+    const stats = await api.get(`/v1/mm/stats?since_ms=${Date.now() - 60_000}`);
+    assert.equal(stats.body.last_look_offered, 1);
+    assert.equal(stats.body.last_look_rejected, 1);
+    assert.equal(stats.body.fills, 0);
+
+    const open = await unsignedRfq();
+    await rfqFor(maker, open);
+    quote(open, 'd');
+    assert.equal((await maker.next('quote_ack')).quote_id, 'd');
+    quote(open, 'd');
+    assert.equal((await maker.next('quote_reject')).reason, 'DUPLICATE_QUOTE_ID');
+    assert.deepEqual(await quoteIds(), ['d'], 'the repeat is refused, the standing quote stays');
+    maker.send({ type: 'quote_cancel_all' });
+    assert.deepEqual(await maker.next('quotes_cancelled'), { type: 'quotes_cancelled', count: 1 });
+    await maker.close();
+  });
+
   /** A new RFQ filled by `maker` at odds 1.8 (the holder declines it, so it closes at once). */
   const fillBy = async (maker: ConnectedMaker, quoteId: string): Promise<void> => {
     const requestId = await unsignedRfq();

@@ -7,6 +7,7 @@ import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 // The vectors go through admission's own reading of an order (canonical address, exact odds, FOK by default).
 import { toSignableOrder } from '../../src/rfq/admission.js';
 import { decodeOrder, e4ToOdds, encodeOrder, oddsToE4, type SignableOrder } from '../../src/rfq/codec.js';
+import { ODDS_MAX, isQuoteOdds, quoteOddsE4 } from '../../src/schemas/mm.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 
 function sampleOrder(): SignableOrder {
@@ -168,6 +169,21 @@ describe('oddsToE4', () => {
       const e4 = i < 10_000 ? i + 1 : 1 + Math.floor(Math.random() * 0xffff_fffe);
       assert.equal(oddsToE4(e4ToOdds(e4)), e4, `e4=${e4}`);
     }
+  });
+});
+
+describe('quoteOddsE4 (the quote path after its schema check, issue 35)', () => {
+  it('equals oddsToE4 for every odds the quote schema lets through: all of (1, 50] and 100 000 more up to ODDS_MAX', () => {
+    const check = (e4: number) => {
+      // The number JSON.parse makes of the maker's 4-decimal text.
+      const odds = JSON.parse(String(e4 / 10_000)) as number;
+      assert.ok(isQuoteOdds(odds), `e4=${e4}`);
+      assert.equal(quoteOddsE4(odds), oddsToE4(odds), `e4=${e4}`);
+      assert.equal(quoteOddsE4(odds), e4, `e4=${e4}`);
+    };
+    for (let e4 = 10_001; e4 <= 500_000; e4++) check(e4);
+    for (let i = 0; i < 100_000; i++) check(10_001 + Math.floor(Math.random() * (ODDS_MAX * 10_000 - 10_000)));
+    check(ODDS_MAX * 10_000);
   });
 });
 

@@ -360,3 +360,54 @@ describe('last looks are bounded per maker and in time (issue 33 item 7)', () =>
     assert.equal(terminal(h)?.result.quotes_received, 17);
   });
 });
+
+describe('facts beside the frames to makers (issue 35): what the desk learns, typed, never parsed', () => {
+  it('each frame carries the fact its text states: a refusal or cancel is quote_left (a repeated id none), a last look, the end with what filled; an ack none', async () => {
+    const h = await harness();
+    create(h);
+    await settle();
+    const { requestId } = announce(h, ['m1', 'm2', 'm3']);
+    quoteFrom(h, requestId, 'm1', 'm1', 'look', 2.5, true);
+    quoteFrom(h, requestId, 'm1', 'm1', 'look', 2.5, true); // DUPLICATE_QUOTE_ID: the standing quote stays
+    quoteFrom(h, requestId, 'm3', 'm3', 'gone', 2.2, false);
+    h.shard.handle({ kind: 'quote_cancel', requestId, makerId: 'm3', quoteId: 'gone' });
+    h.shard.handle({ kind: 'quote_cancel', requestId, makerId: 'm3', quoteId: 'never' }); // QUOTE_NOT_FOUND
+    quoteFrom(h, requestId, 'm2', 'm2', 'firm', 1.9, false); // every maker answered: quoting closes
+    await settle();
+    h.shard.handle({ kind: 'last_look_response', requestId, makerId: 'm1', quoteId: 'look', isAccepted: false });
+    await settle();
+    assert.equal(terminal(h)?.result.status, 'completed');
+    // The fields beside the frame: the event less its kind, connection and frame.
+    const factOf = (e: Extract<ShardToMain, { kind: 'to_maker' }>) => {
+      const { kind: _kind, makerId: _makerId, frame: _frame, ...fact } = e;
+      return Object.keys(fact).length === 0 ? null : fact;
+    };
+    const sent = h.events.flatMap((e) =>
+      e.kind === 'to_maker' ? [{ makerId: e.makerId, type: (JSON.parse(e.frame) as { type: string }).type, fact: factOf(e) }] : [],
+    );
+    const ended = (filledQuoteId: string | null) => ({
+      fact: 'rfq_ended',
+      requestId,
+      filledQuoteId,
+      filledWagerMicros: filledQuoteId === null ? null : String(WAGER),
+    });
+    assert.deepEqual(sent, [
+      { makerId: 'm1', type: 'quote_ack', fact: null },
+      { makerId: 'm1', type: 'quote_reject', fact: null },
+      { makerId: 'm3', type: 'quote_ack', fact: null },
+      { makerId: 'm3', type: 'quote_cancelled', fact: { fact: 'quote_left', requestId, quoteId: 'gone' } },
+      { makerId: 'm3', type: 'error', fact: null },
+      { makerId: 'm2', type: 'quote_ack', fact: null },
+      { makerId: 'm1', type: 'last_look', fact: { fact: 'last_look', requestId, quoteId: 'look' } },
+      { makerId: 'm1', type: 'rfq_result', fact: ended(null) },
+      { makerId: 'm3', type: 'rfq_result', fact: ended(null) },
+      { makerId: 'm2', type: 'rfq_result', fact: ended('firm') },
+    ]);
+    // A refusal by the shard takes the quote out of the book.
+    quoteFrom(h, requestId, 'm2', 'm2', 'after', 1.9, false);
+    const last = h.events.at(-1);
+    assert.ok(last?.kind === 'to_maker');
+    assert.equal((JSON.parse(last.frame) as { reason: string }).reason, 'RFQ_CLOSED');
+    assert.deepEqual(factOf(last), { fact: 'quote_left', requestId, quoteId: 'after' });
+  });
+});
