@@ -18,6 +18,14 @@ export interface ArenaPlace {
   length: number;
 }
 
+/**
+ * A place and the chunk it is in: what a socket writes the text from (socket-writer.ts). The bytes stay
+ * readable through `bytes` after the arena drops the chunk (a chunk is never written again once left).
+ */
+export interface ArenaBytes extends ArenaPlace {
+  readonly bytes: Buffer;
+}
+
 export class ByteArena {
   /** Chunks still held; #chunks[i] is chunk number #firstChunk + i. */
   readonly #chunks: Buffer[] = [];
@@ -46,8 +54,8 @@ export class ByteArena {
     return this.#heldBytes;
   }
 
-  /** Puts `text` (UTF-8) at the end; its place is written into `place`. */
-  put(text: string, place: ArenaPlace): void {
+  /** Puts `text` (UTF-8) at the end; its place is written into `place`; returns the chunk it is in. */
+  put(text: string, place: ArenaPlace): Buffer {
     const length = Buffer.byteLength(text);
     let chunk = this.#chunks.at(-1);
     if (chunk === undefined || this.#used + length > chunk.length) {
@@ -63,6 +71,7 @@ export class ByteArena {
     this.#used += length;
     // Never the chunk just written: its text must read back until the next put at least.
     while (this.capBytes > 0 && this.#heldBytes > this.capBytes && this.#chunks.length > 1) this.#dropOldest();
+    return chunk;
   }
 
   /** The text at a place, or null when its chunk was dropped. */
