@@ -19,11 +19,17 @@ export interface ArenaPlace {
 }
 
 /**
- * A place and the chunk it is in: what a socket writes the text from (socket-writer.ts). The bytes stay
- * readable through `bytes` after the arena drops the chunk (a chunk is never written again once left).
+ * A place and its text's bytes: what a socket writes (socket-writer.ts). `bytes` is a view of the chunk, so
+ * the text stays readable through it after the arena drops the chunk (a chunk is never written again).
  */
 export interface ArenaBytes extends ArenaPlace {
-  readonly bytes: Buffer;
+  readonly bytes: Uint8Array;
+}
+
+/** The place `place` of `chunk` (what put returned for it), with a view of its bytes. */
+export function bytesAt(chunk: Buffer, place: ArenaPlace): ArenaBytes {
+  const { offset, length } = place;
+  return { chunk: place.chunk, offset, length, bytes: new Uint8Array(chunk.buffer, chunk.byteOffset + offset, length) };
 }
 
 export class ByteArena {

@@ -11,7 +11,7 @@
 // socket closed; aliases per stream <= MAX_ALIASES (an alias older than that many reconnects has nothing
 // left to deliver: its RFQs ended long ago).
 import type { Connection, MakerId } from './connection.js';
-import { ByteArena, type ArenaBytes } from './byte-arena.js';
+import { ByteArena, bytesAt, type ArenaBytes } from './byte-arena.js';
 import { MakerStream, SHARED_ARENA_BYTES, type RingLimits } from './stream.js';
 
 const MAX_ALIASES = 16;
@@ -50,8 +50,7 @@ export class MakerStreams {
    */
   share(body: string): ArenaBytes {
     const place = { chunk: 0, offset: 0, length: 0 };
-    const bytes = this.#shared.put(body, place);
-    return { bytes, chunk: place.chunk, offset: place.offset, length: place.length };
+    return bytesAt(this.#shared.put(body, place), place);
   }
 
   /** A newly authenticated connection's stream, from seq 1. */

@@ -26,6 +26,9 @@ export type QueuedFrame = string | ArenaBytes;
 /** pendingSeqs entry of a frame queued as text (it carries its seq, if any, already). */
 const AS_TEXT = 0;
 
+const NO_FRAMES: readonly QueuedFrame[] = [];
+const NO_SEQS: readonly number[] = [];
+
 const SEQ_PREFIX = '{"seq":';
 const COMMA = 0x2c;
 const DIGIT_0 = 0x30;
@@ -44,6 +47,13 @@ export class SocketWriter {
   /** #views[n]: the scratch buffer's first n bytes. */
   #views: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(MAX_CACHED_VIEW_BYTES + 1);
   readonly #flushPendingBound = () => this.#flushPending();
+  // What #writeCorked writes: set by flush just before the cork (no closure per socket per turn).
+  #corkWs: Connection['ws'] = null;
+  #corkFrames: readonly QueuedFrame[] = NO_FRAMES;
+  #corkSeqs: readonly number[] = NO_SEQS;
+  #corkStart = 0;
+  #corkEnd = 0;
+  readonly #writeCorkedBound = () => this.#writeCorked();
 
   constructor(
     private readonly softLimitBytes: number,
@@ -95,19 +105,17 @@ export class SocketWriter {
     // Taken first: a close uWS runs inside send (its hard limit) may queue to other sockets, never this one.
     conn.pending = [];
     conn.pendingSeqs = [];
+    // The flags only: the send buffer is read after each cork (a native call per socket per turn, not two).
+    if (conn.isClosed || conn.isSlow || conn.ws === null) return;
     for (let start = 0; start < frames.length; start += MAX_FRAMES_PER_CORK) {
+      this.#corkWs = conn.ws;
+      this.#corkFrames = frames;
+      this.#corkSeqs = seqs;
+      this.#corkStart = start;
+      this.#corkEnd = Math.min(frames.length, start + MAX_FRAMES_PER_CORK);
+      conn.ws.cork(this.#writeCorkedBound);
       if (this.isSlow(conn)) return;
-      const ws = conn.ws!;
-      const end = Math.min(frames.length, start + MAX_FRAMES_PER_CORK);
-      ws.cork(() => {
-        for (let i = start; i < end; i++) {
-          const frame = frames[i]!;
-          if (typeof frame === 'string') ws.send(frame, false);
-          else ws.send(this.#stamp(seqs[i]!, frame), false);
-        }
-      });
     }
-    this.isSlow(conn);
   }
 
   /** Forgets what was queued for a socket too slow to read it (its stream still holds it for a resume). */
@@ -141,6 +149,22 @@ export class SocketWriter {
     this.endOfTurn(this.#flushPendingBound);
   }
 
+  #writeCorked(): void {
+    // Locals: a flush reached from inside a send (a close handler) sets the fields for its own cork.
+    const ws = this.#corkWs!;
+    const frames = this.#corkFrames;
+    const seqs = this.#corkSeqs;
+    const end = this.#corkEnd;
+    this.#corkWs = null;
+    this.#corkFrames = NO_FRAMES; // not kept alive past the write
+    this.#corkSeqs = NO_SEQS;
+    for (let i = this.#corkStart; i < end; i++) {
+      const frame = frames[i]!;
+      if (typeof frame === 'string') ws.send(frame, false);
+      else ws.send(this.#stamp(seqs[i]!, frame), false);
+    }
+  }
+
   /** The frame `{"seq":<seq>,` + body in the scratch buffer, as a view of it. */
   #stamp(seq: number, body: ArenaBytes): Uint8Array {
     if (MAX_STAMP_BYTES + body.length > this.#scratch.length) this.#growScratch(MAX_STAMP_BYTES + body.length);
@@ -150,7 +174,7 @@ export class SocketWriter {
     let at = SEQ_PREFIX.length + digits;
     for (let rest = seq, i = at - 1; i >= SEQ_PREFIX.length; i--, rest = Math.floor(rest / 10)) scratch[i] = DIGIT_0 + (rest % 10);
     scratch[at++] = COMMA;
-    body.bytes.copy(scratch, at, body.offset, body.offset + body.length);
+    scratch.set(body.bytes, at); // a memmove: no argument checks, unlike Buffer#copy
     const frameBytes = at + body.length;
     if (frameBytes > MAX_CACHED_VIEW_BYTES) return new Uint8Array(scratch.buffer, scratch.byteOffset, frameBytes);
     return (this.#views[frameBytes] ??= new Uint8Array(scratch.buffer, scratch.byteOffset, frameBytes));

@@ -17,7 +17,7 @@
 // Cost per frame: one UTF-8 copy of a frame of its own (none for an rfq) and six typed-array writes; no JSON
 // work, no string built. A replay decodes the bytes back to text.
 
-import { ByteArena, type ArenaBytes, type ArenaPlace } from './byte-arena.js';
+import { ByteArena, bytesAt, type ArenaBytes, type ArenaPlace } from './byte-arena.js';
 
 /** Bytes of its own frames' text a stream may hold per frame it may hold: quote_ack, rfq_result ~150. */
 export const OWN_BYTES_PER_MESSAGE = 256;
@@ -99,12 +99,11 @@ export class MakerStream {
    */
   appendOwn(body: string, nowMs: number, deadlineMs: number): ArenaBytes {
     const firstChunk = this.#own.firstChunk;
-    const bytes = this.#own.put(body, this.#place);
+    const written = bytesAt(this.#own.put(body, this.#place), this.#place);
     // The arena dropped its oldest chunk to stay under its cap: the frames written there go too.
     if (this.#own.firstChunk !== firstChunk) this.#dropFramesOutsideOwnArena();
-    const { chunk, offset, length } = this.#place;
     this.#push(nowMs, deadlineMs, 0);
-    return { bytes, chunk, offset, length };
+    return written;
   }
 
   /** As appendOwn, returning the frame as text (a resume's replay, dispatch.ts: rare). */

@@ -57,7 +57,7 @@ test('replays exactly what a model of the ring holds, through count, age, byte-c
             const deadlineMs = op.deadline === 'always' ? ALWAYS_REPLAY : NEVER_REPLAY;
             // The bytes a socket writes behind the seq (socket-writer.ts) are the text's UTF-8.
             const body = stream.appendOwn(text, nowMs, deadlineMs);
-            assert.equal(body.bytes.toString('utf8', body.offset, body.offset + body.length), text);
+            assert.equal(Buffer.from(body.bytes).toString('utf8'), text);
             frame = stamp(stream.lastSeq, text);
             model.push({ seq, text, atMs: nowMs, deadlineMs, isShared: false });
           } else {
