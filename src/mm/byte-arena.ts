@@ -18,6 +18,20 @@ export interface ArenaPlace {
   length: number;
 }
 
+/**
+ * A place and its text's bytes: what a socket writes (socket-writer.ts). `bytes` is a view of the chunk, so
+ * the text stays readable through it after the arena drops the chunk (a chunk is never written again).
+ */
+export interface ArenaBytes extends ArenaPlace {
+  readonly bytes: Uint8Array;
+}
+
+/** The place `place` of `chunk` (what put returned for it), with a view of its bytes. */
+export function bytesAt(chunk: Buffer, place: ArenaPlace): ArenaBytes {
+  const { offset, length } = place;
+  return { chunk: place.chunk, offset, length, bytes: new Uint8Array(chunk.buffer, chunk.byteOffset + offset, length) };
+}
+
 export class ByteArena {
   /** Chunks still held; #chunks[i] is chunk number #firstChunk + i. */
   readonly #chunks: Buffer[] = [];
@@ -46,8 +60,8 @@ export class ByteArena {
     return this.#heldBytes;
   }
 
-  /** Puts `text` (UTF-8) at the end; its place is written into `place`. */
-  put(text: string, place: ArenaPlace): void {
+  /** Puts `text` (UTF-8) at the end; its place is written into `place`; returns the chunk it is in. */
+  put(text: string, place: ArenaPlace): Buffer {
     const length = Buffer.byteLength(text);
     let chunk = this.#chunks.at(-1);
     if (chunk === undefined || this.#used + length > chunk.length) {
@@ -63,6 +77,7 @@ export class ByteArena {
     this.#used += length;
     // Never the chunk just written: its text must read back until the next put at least.
     while (this.capBytes > 0 && this.#heldBytes > this.capBytes && this.#chunks.length > 1) this.#dropOldest();
+    return chunk;
   }
 
   /** The text at a place, or null when its chunk was dropped. */

@@ -3,6 +3,7 @@
 import type { WebSocket } from 'uWebSockets.js';
 import type { Timer } from '../clock.js';
 import type { Challenge } from './handshake.js';
+import type { QueuedFrame } from './socket-writer.js';
 import type { StreamSlot } from './resume.js';
 
 /** One per authenticated connection (a maker address may hold several connections). */
@@ -26,11 +27,12 @@ export class Connection {
   frameTokens = 0;
   frameTokensAtMs = 0;
   /**
-   * Broadcast frames (numbered already) not yet written: written together, corked, once the current task
-   * is done (socket-writer.ts queue), and before anything else is written to this socket, so frames keep
-   * their seq order on the wire.
+   * Frames not yet written, in the order they were queued (seq order): written together, corked, at the end
+   * of the loop turn (socket-writer.ts), or before a close.
    */
-  pending: string[] = [];
+  pending: QueuedFrame[] = [];
+  /** pending[i]'s seq, when it is a numbered body (not text). */
+  pendingSeqs: number[] = [];
   /** Set right after the successful auth_result: from then on every message is numbered (resume.ts). */
   stream: StreamSlot | null = null;
   /** The auth deadline, on the gateway's clock; cleared when the socket leaves the pending set. */

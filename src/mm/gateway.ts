@@ -97,6 +97,11 @@ export interface MakerGatewayDeps {
   rateLimiter?: Pick<RateLimiter, 'isEnabled' | 'take'>;
   /** Counts each rfq written to a maker's socket (GET /v1/mm/stats rfqs_received; absent: not counted). */
   stats?: Pick<MakerStats, 'count'>;
+  /**
+   * When the frames queued for the sockets in a loop turn are written (socket-writer.ts): setImmediate unless
+   * given. A test on a manual clock, whose sockets are stand-ins, writes them at once.
+   */
+  endOfTurn?: (flush: () => void) => void;
 }
 
 export class MakerGateway {
@@ -130,7 +135,14 @@ export class MakerGateway {
       deps.metrics === undefined
         ? null
         : registerGatewayMetrics(deps.metrics, { connected: () => this.connectedCount, pending: () => this.#auth.pending.count });
-    const sender = new MakerSender({ clock, log, metrics, refusals: this.#refusals, softLimitBytes: config.mmMaxBufferedBytes });
+    const sender = new MakerSender({
+      clock,
+      log,
+      metrics,
+      refusals: this.#refusals,
+      softLimitBytes: config.mmMaxBufferedBytes,
+      endOfTurn: deps.endOfTurn,
+    });
     this.#sender = sender;
     this.#frameRate = { perMs: config.mmFramesPerS / 1000, burst: config.mmFrameBurst };
     this.#auth = new MakerAuthenticator({
@@ -202,8 +214,10 @@ export class MakerGateway {
   }
 
   /**
-   * Sends one message to every authenticated maker; returns how many it went to. Serialized once; each socket
-   * gets it behind its own seq (a concatenation), so this is a loop of sends, not one uWS publish.
+   * Sends one message to every authenticated maker; returns how many it went to. Serialized and encoded
+   * once, into the streams' shared arena; each stream keeps only its place and each socket is queued a
+   * reference to those bytes behind its own seq (socket-writer.ts), so this is a loop of sends, not one uWS
+   * publish, but no per-socket copy is made before uWS's own.
    */
   broadcast(message: ServerToMakerMessage): number {
     if (this.#authenticated.size === 0) return 0;
@@ -211,13 +225,14 @@ export class MakerGateway {
     const deadlineMs = replayDeadlineOf(message);
     const nowMs = this.#deps.clock.nowMs();
     const stats = message.type === 'rfq' ? this.#deps.stats : undefined;
-    const place = this.#streams.share(body);
+    const shared = this.#streams.share(body);
+    const writer = this.#sender.writer;
     let count = 0;
     for (const conn of this.#authenticated.values()) {
       if (conn.isSlow || conn.stream === null) continue;
       count++;
       stats?.count(conn.address!, 'rfqsReceived', nowMs);
-      this.#sender.writer.queue(conn, conn.stream.stream.appendShared(body, place, nowMs, deadlineMs));
+      writer.queueStamped(conn, conn.stream.stream.appendShared(shared, nowMs, deadlineMs), shared);
     }
     return count;
   }
@@ -229,8 +244,8 @@ export class MakerGateway {
   }
 
   /**
-   * Frames already serialized (by an RFQ shard) to one connection, corked (SocketWriter.writeAll); false
-   * when it is gone or too far behind.
+   * Frames already serialized (by an RFQ shard) to one connection, queued for the end of the turn
+   * (socket-writer.ts) from their bytes in its stream; false when it is gone or too far behind.
    */
   sendFrames(makerId: MakerId, frames: readonly string[]): boolean {
     // The stream, not the connection: a closed connection's frames are kept for its resume, and a resumed
@@ -238,8 +253,13 @@ export class MakerGateway {
     const slot = this.#streams.of(makerId);
     if (slot === undefined) return false;
     const nowMs = this.#deps.clock.nowMs();
-    const stamped = frames.map((frame) => slot.stream.append(bodyOf(frame), nowMs, ALWAYS_REPLAY));
-    return slot.conn !== null && this.#sender.writer.writeAll(slot.conn, stamped);
+    const { stream, conn } = slot;
+    const writer = this.#sender.writer;
+    for (const frame of frames) {
+      const body = stream.appendOwn(bodyOf(frame), nowMs, ALWAYS_REPLAY);
+      if (conn !== null) writer.queueStamped(conn, stream.lastSeq, body);
+    }
+    return conn !== null && !writer.isSlow(conn);
   }
 
   /** The connection ids of `address`'s authenticated connections. */

@@ -11,7 +11,7 @@
 // socket closed; aliases per stream <= MAX_ALIASES (an alias older than that many reconnects has nothing
 // left to deliver: its RFQs ended long ago).
 import type { Connection, MakerId } from './connection.js';
-import { ByteArena, type ArenaPlace } from './byte-arena.js';
+import { ByteArena, bytesAt, type ArenaBytes } from './byte-arena.js';
 import { MakerStream, SHARED_ARENA_BYTES, type RingLimits } from './stream.js';
 
 const MAX_ALIASES = 16;
@@ -44,11 +44,13 @@ export class MakerStreams {
 
   constructor(private readonly limits: StreamLimits) {}
 
-  /** Puts a body every stream will get once; each stream's appendShared keeps only the place. */
-  share(body: string): ArenaPlace {
+  /**
+   * Puts a body every stream will get once; each stream's appendShared keeps only the place, and each socket
+   * writes these same bytes behind its own seq (socket-writer.ts).
+   */
+  share(body: string): ArenaBytes {
     const place = { chunk: 0, offset: 0, length: 0 };
-    this.#shared.put(body, place);
-    return place;
+    return bytesAt(this.#shared.put(body, place), place);
   }
 
   /** A newly authenticated connection's stream, from seq 1. */

@@ -3,7 +3,8 @@
 // (stream.ts), an `error` is built from the error table (protocol.ts), and a close is counted, logged and
 // preceded by the frames still queued for the socket (socket-writer.ts).
 //
-// Cost per message: one JSON.stringify and, after auth, the stream's concatenation; nothing else is allocated.
+// Cost per message: one JSON.stringify and, after auth, the stream's UTF-8 copy, which is also what the
+// socket writes (socket-writer.ts). Every write is queued and flushed at the end of the loop turn.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { LogCounts } from '../log-counts.js';
@@ -22,6 +23,8 @@ export interface MakerSenderDeps {
   refusals: LogCounts;
   /** The per-socket send-buffer limit (config.mmMaxBufferedBytes). */
   softLimitBytes: number;
+  /** When the frames queued in a loop turn are written (SocketWriter; setImmediate unless given). */
+  endOfTurn?: ((flush: () => void) => void) | undefined;
 }
 
 export class MakerSender {
@@ -29,7 +32,7 @@ export class MakerSender {
   readonly writer: SocketWriter;
 
   constructor(private readonly deps: MakerSenderDeps) {
-    this.writer = new SocketWriter(deps.softLimitBytes, (conn) => this.close(conn, 'SLOW_CONSUMER'));
+    this.writer = new SocketWriter(deps.softLimitBytes, (conn) => this.close(conn, 'SLOW_CONSUMER'), deps.endOfTurn);
   }
 
   /** False when the socket is gone or too far behind. */
@@ -37,9 +40,10 @@ export class MakerSender {
     if (conn.isClosed || conn.ws === null) return false;
     const serialized = JSON.stringify(message);
     // After auth_result every message is numbered and held for a resume (stream.ts); before it, none is.
-    const frame =
-      conn.stream === null ? serialized : conn.stream.stream.append(bodyOf(serialized), this.deps.clock.nowMs(), replayDeadlineOf(message));
-    return this.writer.write(conn, frame);
+    if (conn.stream === null) return this.writer.write(conn, serialized);
+    const stream = conn.stream.stream;
+    const body = stream.appendOwn(bodyOf(serialized), this.deps.clock.nowMs(), replayDeadlineOf(message));
+    return this.writer.writeStamped(conn, stream.lastSeq, body);
   }
 
   /** The `error` of `code` (the socket stays open unless the caller closes it). */

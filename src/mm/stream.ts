@@ -11,10 +11,13 @@
 // rfqs of every maker) and each ring keeps only its place; an rfq whose text has left it is long past its
 // quote deadline, and such rfqs are never replayed anyway.
 //
-// Cost per frame: a string concatenation (the seq in front of the body), one UTF-8 copy of a frame of its own
-// and six typed-array writes; no JSON work. A replay decodes the bytes back to text.
+// The bytes held are also what the socket writes (socket-writer.ts): a frame is its `{"seq":N,` prefix
+// spliced in front of them, so an rfq's text is encoded once however many makers get it.
+//
+// Cost per frame: one UTF-8 copy of a frame of its own (none for an rfq) and six typed-array writes; no JSON
+// work, no string built. A replay decodes the bytes back to text.
 
-import { ByteArena, type ArenaPlace } from './byte-arena.js';
+import { ByteArena, bytesAt, type ArenaBytes, type ArenaPlace } from './byte-arena.js';
 
 /** Bytes of its own frames' text a stream may hold per frame it may hold: quote_ack, rfq_result ~150. */
 export const OWN_BYTES_PER_MESSAGE = 256;
@@ -85,22 +88,36 @@ export class MakerStream {
     return this.#count;
   }
 
-  /** Numbers `body`, keeps it for replay and returns the frame to write. `deadlineMs`: see NEVER_REPLAY. */
-  append(body: string, nowMs: number, deadlineMs: number): string {
-    const firstChunk = this.#own.firstChunk;
-    this.#own.put(body, this.#place);
-    // The arena dropped its oldest chunk to stay under its cap: the frames written there go too.
-    if (this.#own.firstChunk !== firstChunk) this.#dropFramesOutsideOwnArena();
-    const seq = this.#push(nowMs, deadlineMs, 0);
-    return stamp(seq, body);
+  /** The seq of the frame appended last (0 before the first). */
+  get lastSeq(): number {
+    return this.nextSeq - 1;
   }
 
-  /** As append, for a body already put in the shared arena at `place` (the same rfq to every stream). */
-  appendShared(body: string, place: ArenaPlace, nowMs: number, deadlineMs: number): string {
+  /**
+   * Numbers `body` (its seq: lastSeq) and keeps it for replay; returns where its bytes are, for the socket
+   * writer. `deadlineMs`: see NEVER_REPLAY.
+   */
+  appendOwn(body: string, nowMs: number, deadlineMs: number): ArenaBytes {
+    const firstChunk = this.#own.firstChunk;
+    const written = bytesAt(this.#own.put(body, this.#place), this.#place);
+    // The arena dropped its oldest chunk to stay under its cap: the frames written there go too.
+    if (this.#own.firstChunk !== firstChunk) this.#dropFramesOutsideOwnArena();
+    this.#push(nowMs, deadlineMs, 0);
+    return written;
+  }
+
+  /** As appendOwn, returning the frame as text (a resume's replay, dispatch.ts: rare). */
+  append(body: string, nowMs: number, deadlineMs: number): string {
+    this.appendOwn(body, nowMs, deadlineMs);
+    return stamp(this.lastSeq, body);
+  }
+
+  /** Numbers a body already put in the shared arena at `place` (the same rfq to every stream); returns its seq. */
+  appendShared(place: ArenaPlace, nowMs: number, deadlineMs: number): number {
     this.#place.chunk = place.chunk;
     this.#place.offset = place.offset;
     this.#place.length = place.length;
-    return stamp(this.#push(nowMs, deadlineMs, 1), body);
+    return this.#push(nowMs, deadlineMs, 1);
   }
 
   /** Drops frames older than replayMs (amortized O(1) per append). */

@@ -55,12 +55,15 @@ test('replays exactly what a model of the ring holds, through count, age, byte-c
           let frame: string;
           if (op.kind === 'own') {
             const deadlineMs = op.deadline === 'always' ? ALWAYS_REPLAY : NEVER_REPLAY;
-            frame = stream.append(text, nowMs, deadlineMs);
+            // The bytes a socket writes behind the seq (socket-writer.ts) are the text's UTF-8.
+            const body = stream.appendOwn(text, nowMs, deadlineMs);
+            assert.equal(Buffer.from(body.bytes).toString('utf8'), text);
+            frame = stamp(stream.lastSeq, text);
             model.push({ seq, text, atMs: nowMs, deadlineMs, isShared: false });
           } else {
             const place = { chunk: 0, offset: 0, length: 0 };
             shared.put(text, place);
-            frame = stream.appendShared(text, place, nowMs, nowMs + op.deadlineInMs);
+            frame = stamp(stream.appendShared(place, nowMs, nowMs + op.deadlineInMs), text);
             model.push({ seq, text, atMs: nowMs, deadlineMs: nowMs + op.deadlineInMs, isShared: true });
           }
           assert.equal(frame, stamp(seq, text));

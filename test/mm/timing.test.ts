@@ -113,8 +113,10 @@ class FakeSocket {
     return this;
   }
 
-  send(frame: string): number {
-    const { seq: _seq, ...message } = JSON.parse(frame) as Message & { seq?: number };
+  send(frame: string | Uint8Array): number {
+    // A numbered frame comes as bytes (a view of the writer's scratch buffer, valid during the call only).
+    const text = typeof frame === 'string' ? frame : new TextDecoder().decode(frame);
+    const { seq: _seq, ...message } = JSON.parse(text) as Message & { seq?: number };
     this.received.push(message);
     for (const waiter of [...this.#waiters]) {
       if (waiter.type !== message.type) continue;
@@ -196,6 +198,8 @@ function harness(options: HarnessOptions = {}): Harness {
     verifyPool: options.wrapVerifyPool?.(verifyPool) ?? verifyPool,
     ...(options.maxPendingAuth === undefined ? {} : { maxPendingAuth: options.maxPendingAuth }),
     ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    // No event loop turns on a manual clock: each frame is written as it is queued.
+    endOfTurn: (flush) => flush(),
   });
   // attach only remembers the app: the handlers it returns are what uWS would call.
   const behavior = gateway.attach({} as TemplatedApp);
