@@ -23,6 +23,8 @@ interface Openers {
 const LEDGER_AUDIT =
   "the ledger check's holds half (admin route, tests, chaos, fuzz; reads only) cross-checks every money record in one snapshot";
 const MIGRATION = 'the one-time layout migrations rewrite old records in place, at start, before any owner runs';
+const ENGINE_START =
+  "the engine's owners take their first snapshots from today's money records once, at start, refusing while RFQs are active or a contest settles (reads only)";
 
 const DB_OPENERS: Record<DbName, Openers> = {
   users: { owner: 'src/users/users.ts' },
@@ -36,6 +38,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     also: {
       'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
       'src/ledger/holds-audit.ts': LEDGER_AUDIT,
+      'src/engine/from-store.ts': ENGINE_START,
     },
   },
   transfers: {
@@ -45,9 +48,9 @@ const DB_OPENERS: Record<DbName, Openers> = {
   accountJournal: { owner: 'src/ledger/ledger.ts' },
   holds: {
     owner: 'src/ledger/ledger.ts',
-    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION, 'src/engine/from-store.ts': ENGINE_START },
   },
-  credits: { owner: 'src/ledger/credit-keys.ts' },
+  credits: { owner: 'src/ledger/credit-keys.ts', also: { 'src/engine/from-store.ts': ENGINE_START } },
   withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   withdrawalKeys: { owner: 'src/ledger/withdrawals.ts' },
   accountWithdrawals: { owner: 'src/ledger/withdrawals.ts' },
@@ -82,7 +85,10 @@ const DB_OPENERS: Record<DbName, Openers> = {
     },
   },
   rfqKeys: { owner: 'src/rfq/rfq-records.ts' },
-  rfqActive: { owner: 'src/rfq/rfq-records.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
+  rfqActive: {
+    owner: 'src/rfq/rfq-records.ts',
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/engine/from-store.ts': ENGINE_START },
+  },
   userRfqs: {
     owner: 'src/rfq/rfq-records.ts',
     also: { 'src/store/migrations.ts': MIGRATION },
@@ -98,7 +104,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
   openPositions: { owner: 'src/rfq/rfq-records.ts' },
   contests: {
     owner: 'src/contests/contest-records.ts',
-    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION, 'src/engine/from-store.ts': ENGINE_START },
   },
   contestEntries: {
     owner: 'src/contests/contest-records.ts',
