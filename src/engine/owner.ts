@@ -13,7 +13,10 @@
 //   - a transfer whose sides have two owners (a settlement's stake or liability) is applied in halves: the
 //     debit by its owner, which sends the credit on its channel to the other.
 // Channels carry commands in order, at least once (resent until acknowledged), applied once (the receiver's
-// watermark), so a crash of either side, a lost message or a restart moves nothing twice.
+// watermark), so a crash of either side, a lost message or a restart moves nothing twice. The other messages
+// (`lock` and its reply, `fate` and its reply) may be lost but must not be duplicated: a worker thread's port
+// never duplicates; a transport that may (NATS) must carry `lock` on the channel, or the maker's owner must
+// remember the keys it decided.
 import assert from 'node:assert/strict';
 import {
   creditRef,
