@@ -13,6 +13,11 @@ export interface ActiveRfq {
   /** Maker connections the RFQ went to; null until the main thread says (it always does before any quote). */
   audience: Set<string> | null;
   responded: Set<string>;
+  /**
+   * Audience members that have not answered: the early close waits for none. A count, kept by the helpers
+   * below: walking the audience at every answer cost O(makers²) per RFQ when answers came in audience order.
+   */
+  awaitingCount: number;
   quotes: Map<string, LiveQuote>;
   /** Every maker that quoted, standing or not: each hears the result. */
   quoters: Set<string>;
@@ -48,6 +53,7 @@ export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate:
     phase: 'quoting',
     audience: null,
     responded: new Set(),
+    awaitingCount: 0,
     quotes: new Map(),
     quoters: new Set(),
     nextSeq: 0,
@@ -65,6 +71,33 @@ export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate:
     isAwaitedByCreate,
   };
 }
+
+/** Applied in place: the main thread named (more) connections the RFQ went to. */
+export function addAudience(rfq: ActiveRfq, makerIds: readonly string[]): void {
+  const audience = (rfq.audience ??= new Set());
+  for (const makerId of makerIds) {
+    if (audience.has(makerId)) continue;
+    audience.add(makerId);
+    if (!rfq.responded.has(makerId)) rfq.awaitingCount++;
+  }
+}
+
+/** Applied in place: `makerId` answered (a quote, a refusal that counts as an answer, a decline). */
+export function markResponded(rfq: ActiveRfq, makerId: string): void {
+  if (rfq.responded.has(makerId)) return;
+  rfq.responded.add(makerId);
+  if (rfq.audience?.has(makerId) === true) rfq.awaitingCount--;
+}
+
+/** Applied in place: `makerId`'s connection closed; true when it was in the audience. */
+export function removeFromAudience(rfq: ActiveRfq, makerId: string): boolean {
+  if (rfq.audience?.delete(makerId) !== true) return false;
+  if (!rfq.responded.has(makerId)) rfq.awaitingCount--;
+  return true;
+}
+
+/** Every audience member answered (and the audience is known). */
+export const hasAllResponded = (rfq: ActiveRfq): boolean => rfq.audience !== null && rfq.awaitingCount === 0;
 
 /** Applied in place: `candidate` was passed over because its maker's collateral no longer covers it. */
 export function passOverUncovered(rfq: ActiveRfq, candidate: Candidate): void {

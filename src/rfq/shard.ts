@@ -17,7 +17,18 @@ import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { rfqTimes, toRfqMessage } from './announcement.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
-import { isAtQuoteLimit, newActiveRfq, quoteKey, withdrawQuote, withdrawQuotesOf, type ActiveRfq } from './active-rfq.js';
+import {
+  addAudience,
+  hasAllResponded,
+  isAtQuoteLimit,
+  markResponded,
+  newActiveRfq,
+  quoteKey,
+  removeFromAudience,
+  withdrawQuote,
+  withdrawQuotesOf,
+  type ActiveRfq,
+} from './active-rfq.js';
 import { RfqFinalization, type ToMaker } from './finalization.js';
 import { RfqWrites } from './rfq-writes.js';
 import { ShardBook, shardOwner } from './shard-book.js';
@@ -241,8 +252,7 @@ export class RfqShard {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.phase !== 'quoting') return;
     // A later audience adds connections (a maker that resumed its stream got the rfq replayed, issue 22).
-    if (rfq.audience === null) rfq.audience = new Set(makerIds);
-    else for (const makerId of makerIds) rfq.audience.add(makerId);
+    addAudience(rfq, makerIds);
     this.closeIfAllResponded(rfq);
   }
 
@@ -255,7 +265,7 @@ export class RfqShard {
     // Contract section 11: a maker never fills its own wallet's RFQ (its address may have been registered as a
     // maker after it logged in as a user). It counts as having answered, so the RFQ can still close early.
     if (q.makerAddress === rfq.record.wallet) {
-      rfq.responded.add(q.makerId);
+      markResponded(rfq, q.makerId);
       reject('OWN_RFQ');
       return this.closeIfAllResponded(rfq);
     }
@@ -268,7 +278,7 @@ export class RfqShard {
     // answered, though, for the early close). The fill checks again, exactly, inside its transaction.
     const fillableMicros = maxWagerMicros < rfq.wagerMicros ? maxWagerMicros : rfq.wagerMicros;
     if (!this.finalization.canCover(q.makerAddress, fillableMicros, q.oddsE4)) {
-      rfq.responded.add(q.makerId);
+      markResponded(rfq, q.makerId);
       reject('INSUFFICIENT_COLLATERAL');
       return this.closeIfAllResponded(rfq);
     }
@@ -282,7 +292,7 @@ export class RfqShard {
       seq: rfq.nextSeq++,
     });
     rfq.quoters.add(q.makerId);
-    rfq.responded.add(q.makerId);
+    markResponded(rfq, q.makerId);
     rfq.record.quotesReceived += 1;
     this.toMaker(q.makerId, { type: 'quote_ack', request_id: q.requestId, quote_id: q.quoteId, received_at_ms: q.receivedAtMs });
     this.closeIfAllResponded(rfq);
@@ -291,7 +301,7 @@ export class RfqShard {
   private onDecline(requestId: string, makerId: string): void {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.phase !== 'quoting' || rfq.audience?.has(makerId) !== true) return;
-    rfq.responded.add(makerId);
+    markResponded(rfq, makerId);
     this.closeIfAllResponded(rfq);
   }
 
@@ -319,15 +329,13 @@ export class RfqShard {
     for (const rfq of this.active.values()) {
       for (const [key, quote] of rfq.quotes) if (quote.makerId === makerId) rfq.quotes.delete(key);
       rfq.candidates = rfq.candidates.filter((c) => c.quote.makerId !== makerId);
-      if (rfq.phase === 'quoting' && rfq.audience?.delete(makerId) === true) this.closeIfAllResponded(rfq);
+      if (rfq.phase === 'quoting' && removeFromAudience(rfq, makerId)) this.closeIfAllResponded(rfq);
       if (rfq.lastLook?.quote.makerId === makerId) this.finalization.endLastLook(rfq, false);
     }
   }
 
   private closeIfAllResponded(rfq: ActiveRfq): void {
-    if (rfq.audience === null || rfq.phase !== 'quoting') return;
-    for (const makerId of rfq.audience) if (!rfq.responded.has(makerId)) return;
-    this.finalization.close(rfq);
+    if (rfq.phase === 'quoting' && hasAllResponded(rfq)) this.finalization.close(rfq);
   }
 
   private async outcome<T>(run: () => T | Promise<T>): Promise<CallOutcome<T>> {
