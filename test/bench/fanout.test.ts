@@ -20,6 +20,7 @@ function side(deliveriesPerS: number, p99Ms: number): FanoutSideResult {
     lastMaker: latency,
     firstMaker: latency,
     concurrency: 32,
+    closedLoopP50Ms: 0,
     rfqPerS: 0,
     deliveriesPerS,
     errors: 0,

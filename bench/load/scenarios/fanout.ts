@@ -61,6 +61,8 @@ export interface FanoutSideResult {
   firstMaker: LatencySummary;
   /** Closed loop (`concurrency` callers, wait_ms until terminal), makers declining. */
   concurrency: number;
+  /** A closed-loop RFQ from its POST to its answer, ms: the round trip of every maker's decline. */
+  closedLoopP50Ms: number;
   rfqPerS: number;
   deliveriesPerS: number;
   errors: number;
@@ -216,6 +218,7 @@ async function measureSide(
     lastMaker: lastMaker.summary(),
     firstMaker: firstMaker.summary(),
     concurrency,
+    closedLoopP50Ms: throughput.latency.p50Ms,
     rfqPerS: throughput.reqPerS,
     // From the count, not the rounded RFQ/s: at 10,000 makers one RFQ/s more or less is 10,000 deliveries/s.
     deliveriesPerS: Math.round((throughput.completed * makers) / throughput.seconds),
@@ -290,7 +293,7 @@ async function measureBare(ctx: RunContext, bare: Awaited<ReturnType<typeof star
     );
     ctx.log(
       `bare fanout ${makers} makers: last maker p50 ${side.lastMaker.p50Ms} p99 ${side.lastMaker.p99Ms} ms; ` +
-        `${side.rfqPerS} RFQ/s = ${side.deliveriesPerS} deliveries/s`,
+        `${side.rfqPerS} RFQ/s = ${side.deliveriesPerS} deliveries/s (closed loop p50 ${side.closedLoopP50Ms} ms)`,
     );
     return side;
   } finally {
@@ -344,7 +347,8 @@ export const fanout: Scenario<FanoutResult> = {
         steps.push(step);
         ctx.log(
           `fanout ${makers} makers: last maker p50 ${step.lastMaker.p50Ms} p99 ${step.lastMaker.p99Ms} max ${step.lastMaker.maxMs} ms; ` +
-            `server broadcast ${step.serverBroadcastMs} ms; ${step.rfqPerS} RFQ/s = ${step.deliveriesPerS} deliveries/s; ` +
+            `server broadcast ${step.serverBroadcastMs} ms; ${step.rfqPerS} RFQ/s = ${step.deliveriesPerS} deliveries/s ` +
+            `(closed loop p50 ${step.closedLoopP50Ms} ms); ` +
             `${step.shed} shed; vs bare: deliveries ${step.vsBare!.deliveries}x, p99 ${step.vsBare!.lastMakerP99}x ` +
             `(connect ${step.connectMs} ms, ${step.connectRetries} logins retried, settled in ${step.settleMs} ms)`,
         );
