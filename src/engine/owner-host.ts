@@ -107,6 +107,8 @@ export class OwnerHost {
     }
     const currentFirst = live.at(-1) ?? snapshotSeq + 1;
     const { journal } = Journal.open(join(options.dir, seqName('journal', currentFirst)), journalOptions, visit, currentFirst);
+    // An empty last file must start right after what was replayed, or records between them are missing.
+    assert.equal(journal.nextSeq, lastSeq + 1, `${options.dir}: the journal goes on at ${journal.nextSeq} after record ${lastSeq}`);
     host = new OwnerHost(options, book, journal, { snapshotSeq, replayedRecords: replayed, lastSeq });
     if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
     host.#take(host.owner.recoverInterrupted(options.nowMs()));
