@@ -8,7 +8,7 @@
 // Needs root and mount (a tmpfs); skipped elsewhere, saying so.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
@@ -20,7 +20,7 @@ import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
 import { createMarket } from '../helpers/markets.js';
 import { balanceOf, unsignedBody } from '../helpers/rfq.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
+import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { fundedUser } from '../helpers/users.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -29,26 +29,6 @@ const FUNDS = 10_000_000;
 const WAGER = 2_000_000;
 /** Long enough to fill the disk before the RFQ's end is written. */
 const QUOTE_WINDOW_MS = 3_000;
-
-/** Writes a file until the filesystem refuses (ENOSPC): the disk is then full for everyone. */
-function fillDisk(path: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1024 * 1024, 64 * 1024, 4096, 512, 1]) {
-      const chunk = Buffer.alloc(size, 1);
-      for (;;) {
-        try {
-          writeSync(fd, chunk);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw err;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('a full disk (issue 21)', () => {
   const mountPoint = mountTmpfs(TMPFS_MB);

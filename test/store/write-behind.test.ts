@@ -4,7 +4,7 @@
 // leaves LMDB equal to the state after a whole prefix of seqs (the one its appliedSeq names).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/store/db.js';
 import { readAppliedSeq, WriteBehind, type WriteBehindOptions } from '../../src/store/write-behind.js';
 import { StorageFullError } from '../../src/store/room.js';
-import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
+import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { waitFor } from '../helpers/wait.js';
 import { STREAM_DBS, streamState, streamWrites } from '../helpers/read-model-writes.js';
 
@@ -341,23 +341,3 @@ describe('write-behind', () => {
     );
   });
 });
-
-/** Writes a file until the filesystem refuses (ENOSPC): the disk is then full for everyone. */
-function fillDisk(path: string): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (const size of [1024 * 1024, 64 * 1024, 4096, 512, 1]) {
-      const chunk = Buffer.alloc(size, 1);
-      for (;;) {
-        try {
-          writeSync(fd, chunk);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw err;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
