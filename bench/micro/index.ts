@@ -18,14 +18,7 @@ import { openStore } from '../../src/store/db.js';
 import { toRfqResult, type RfqRecord } from '../../src/rfq/records.js';
 import { addMakerFrameStages } from './maker-frames.js';
 import { repoRoot } from '../../test/helpers/paths.js';
-
-interface Row {
-  stage: string;
-  opsPerS: number;
-  p50Us: number;
-  p99Us: number;
-  samples: number;
-}
+import { benchRows } from './rows.js';
 
 async function main(): Promise<void> {
   const wallet = Wallet.createRandom();
@@ -123,16 +116,7 @@ async function main(): Promise<void> {
   await bench.run();
   makerFrames.checkRan();
 
-  const rows: Row[] = bench.tasks.map((task) => {
-    const r = task.result!;
-    return {
-      stage: task.name,
-      opsPerS: Math.round(r.throughput.mean),
-      p50Us: round2((r.latency.p50 ?? NaN) * 1000),
-      p99Us: round2((r.latency.p99 ?? NaN) * 1000),
-      samples: r.latency.samples.length,
-    };
-  });
+  const rows = benchRows(bench);
   const cores = availableParallelism();
   const recoverRow = rows.find((r) => r.stage === (recoverBackend === 'native' ? 'recover native' : 'recover noble'))!;
   const summary = {
@@ -158,7 +142,5 @@ async function main(): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(groupDataDir, { recursive: true, force: true });
 }
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
 
 await main();

@@ -14,17 +14,10 @@ import { challengeMessage, checkAuthResponse, createChallenge } from '../../src/
 import { decodeFrame, validateMakerMessage } from '../../src/mm/inbound.js';
 import { makerChallengeBytes, privateKeySigner } from '../../src/sdk/signer.js';
 import { repoRoot } from '../../test/helpers/paths.js';
+import { benchRows } from './rows.js';
 
 const DOMAIN_TAG = 'parlayd:mm:ws-auth:v1:localhost.dev';
 const POOL_BATCH = 64;
-
-interface Row {
-  stage: string;
-  opsPerS: number;
-  p50Us: number;
-  p99Us: number;
-  samples: number;
-}
 
 async function main(): Promise<void> {
   const signer = privateKeySigner('0x' + '11'.repeat(32));
@@ -79,16 +72,7 @@ async function main(): Promise<void> {
     .add('rfq JSON serialize (8 legs)', () => void JSON.stringify(rfq));
   await bench.run();
 
-  const rows: Row[] = bench.tasks.map((task) => {
-    const r = task.result!;
-    return {
-      stage: task.name,
-      opsPerS: Math.round(r.throughput.mean),
-      p50Us: round2((r.latency.p50 ?? NaN) * 1000),
-      p99Us: round2((r.latency.p99 ?? NaN) * 1000),
-      samples: r.latency.samples.length,
-    };
-  });
+  const rows = benchRows(bench);
   const batchRow = rows.find((r) => r.stage.startsWith(`verify pool: ${POOL_BATCH}`))!;
   const summary = {
     when: new Date().toISOString(),
@@ -108,7 +92,5 @@ async function main(): Promise<void> {
   writeFileSync(join(outDir, 'maker-auth.json'), JSON.stringify(summary, null, 2) + '\n');
   await pool.close();
 }
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
 
 await main();

@@ -21,14 +21,7 @@ import { oddsToE4 } from '../../src/rfq/codec.js';
 import type { MainToShard, ShardToMain } from '../../src/rfq/messages.js';
 import { quoteOddsE4, type QuoteMessage, type ServerToMakerMessage } from '../../src/schemas/mm.js';
 import { repoRoot } from '../../test/helpers/paths.js';
-
-interface Row {
-  stage: string;
-  opsPerS: number;
-  p50Us: number;
-  p99Us: number;
-  samples: number;
-}
+import { benchRows } from './rows.js';
 
 const MAKERS = 10;
 const REQUEST_ID = '01c0ffee-0000-4000-8000-000000000000';
@@ -158,16 +151,7 @@ async function main(): Promise<void> {
   await bench.run();
   checkRan();
 
-  const rows: Row[] = bench.tasks.map((task) => {
-    const r = task.result!;
-    return {
-      stage: task.name,
-      opsPerS: Math.round(r.throughput.mean),
-      p50Us: round2((r.latency.p50 ?? NaN) * 1000),
-      p99Us: round2((r.latency.p99 ?? NaN) * 1000),
-      samples: r.latency.samples.length,
-    };
-  });
+  const rows = benchRows(bench);
   console.table(rows);
   console.log(`bytes across the port per RFQ (20 frames): text ${bytes.text}, typed ${bytes.typed}, nested ${bytes.nested}`);
   const summary = { when: new Date().toISOString(), node: process.version, isQuick, bytes, rows };
@@ -175,8 +159,6 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'maker-frames.json'), JSON.stringify(summary, null, 2) + '\n');
 }
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
 
 // Run as a script; bench/micro/index.ts imports the stages alone.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await main();
