@@ -8,7 +8,8 @@
 // continues in a new file after it, and the snapshot is written beside (to a temporary name, flushed, then
 // renamed: a snapshot file that exists is whole); once it is, older snapshots and journal files go. Opening
 // loads the newest snapshot and replays every journal record after it, in seq order across files (a crash
-// between a rotation and its snapshot leaves both files), then fails the RFQs that were active.
+// between a rotation and its snapshot leaves both files; one before the old file was durable leaves a gap,
+// and what follows it was never released), then fails the RFQs that were active.
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
@@ -101,12 +102,21 @@ export class OwnerHost {
     };
     const onFailure = (error: Error) => options.onFailure(error);
     const journalOptions = { maxPendingBytes: Math.max(2 * options.maxPendingBytes, 4 << 20), preallocateBytes: 0, onDurable, onFailure };
-    for (const first of live.slice(0, -1)) {
-      const { journal } = Journal.open(join(options.dir, seqName('journal', first)), journalOptions, visit, first);
-      void journal.close();
+    // Files replay in order. One that starts past the last replayed record follows a gap: the crash came after
+    // a rotation opened it and before the file before it was durable. Nothing from the gap on was released (the
+    // new file's reports wait for the old file to close), so that file and any after it go, and the journal
+    // goes on in the file before the gap, right after its last whole record.
+    let journal: Journal | null = null;
+    for (const [i, first] of live.entries()) {
+      if (journal !== null && first > lastSeq + 1) {
+        for (const gone of live.slice(i)) rmSync(join(options.dir, seqName('journal', gone)));
+        syncDirectory(options.dir);
+        break;
+      }
+      if (journal !== null) void journal.close();
+      journal = Journal.open(join(options.dir, seqName('journal', first)), journalOptions, visit, first).journal;
     }
-    const currentFirst = live.at(-1) ?? snapshotSeq + 1;
-    const { journal } = Journal.open(join(options.dir, seqName('journal', currentFirst)), journalOptions, visit, currentFirst);
+    journal ??= Journal.open(join(options.dir, seqName('journal', snapshotSeq + 1)), journalOptions, visit, snapshotSeq + 1).journal;
     // An empty last file must start right after what was replayed, or records between them are missing.
     assert.equal(journal.nextSeq, lastSeq + 1, `${options.dir}: the journal goes on at ${journal.nextSeq} after record ${lastSeq}`);
     host = new OwnerHost(options, book, journal, { snapshotSeq, replayedRecords: replayed, lastSeq });

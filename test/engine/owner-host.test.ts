@@ -1,7 +1,8 @@
 // The owner's host (src/engine/owner-host.ts) killed with SIGKILL mid-burst, again and again, with and without
 // snapshots: every answer it released is in the recovered book (credits and reservations, exact), money is
 // conserved (everything held is what the recovered credits brought in), every held bucket equals its holds,
-// and with snapshots the recovery starts from one and old journal files are gone.
+// and with snapshots the recovery starts from one and old journal files are gone. And the crash that leaves a
+// gap between journal files (built here on purpose): what follows the gap is dropped and the journal goes on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -9,6 +10,12 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encodeEffects } from '../../src/engine/codec.js';
+import type { Effect } from '../../src/engine/effects.js';
+import { OwnerHost } from '../../src/engine/owner-host.js';
+import type { Output } from '../../src/engine/owner.js';
+import { userAccount } from '../../src/ledger/accounts.js';
+import { Journal } from '../../src/wal/journal.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/owner-until-killed.js', import.meta.url));
 
@@ -95,3 +102,56 @@ for (const snapshotEvery of [1e9, 40]) {
     }
   });
 }
+
+test('a crash after a rotation but before the file before it was durable: the gap and what follows it go', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-gap-'));
+  const released: Output[] = [];
+  const open = () =>
+    OwnerHost.open({
+      dir,
+      self: 0,
+      ownerOf: () => 0,
+      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
+      snapshotEveryRecords: 1e9,
+      maxPendingBytes: 1 << 20,
+      nowMs: () => 1_000,
+      release: (outputs) => released.push(...outputs),
+      onFailure: (error) => assert.fail(error),
+    });
+  const credit = (host: OwnerHost, id: number, amountMicros: bigint) =>
+    assert.ok(host.call(id, { op: 'credit', account: userAccount('u1'), amountMicros, key: `k${id}` }));
+  try {
+    let host = open();
+    for (let id = 1; id <= 3; id++) credit(host, id, 10n);
+    await host.close();
+    const durable = host.recovery.lastSeq + 3;
+    // What a rotation at seq durable + 4 leaves when the old file lost records durable + 1 .. durable + 4: a new
+    // file whose records were written but never released (the old file's records came first).
+    const { journal } = Journal.open(
+      join(dir, `journal-${String(durable + 5).padStart(16, '0')}`),
+      { maxPendingBytes: 4 << 20, preallocateBytes: 0, onDurable: () => {}, onFailure: (error) => assert.fail(error) },
+      () => assert.fail('a new file'),
+      durable + 5,
+    );
+    const stranded: Effect = { t: 'credit_key', key: 'stranded', account: userAccount('u1'), amountMicros: 1_000n };
+    journal.append(encodeEffects([stranded]));
+    await journal.close();
+
+    host = open();
+    assert.equal(host.recovery.lastSeq, durable, 'replay stops at the gap');
+    assert.equal(host.owner.book.creditKeys.has('stranded'), false, 'nothing after the gap is applied');
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.startsWith('journal-')),
+      ['journal-0000000000000001'],
+      'the file after the gap is gone',
+    );
+    credit(host, 4, 7n);
+    await host.close();
+    host = open();
+    assert.equal(host.recovery.lastSeq, durable + 1, 'the journal went on right after the gap');
+    assert.equal(host.owner.book.accounts.get(userAccount('u1'))?.available, 37n);
+    await host.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
