@@ -6,12 +6,12 @@
 // whole; one whose sides belong to two owners is applied in halves, each by its owner, once each: the debit
 // by the sender, which then carries the transfer to the receiver on a channel (channels below), and the
 // credit by the receiver. Between the two it is in transit, and the ledger check counts it so (check.ts).
-import type { AccountId, Bucket, Side, TransferKind } from '../ledger/accounts.js';
+import type { AccountId, Bucket, Side, TransferKind, UnlockKind } from '../ledger/accounts.js';
 
 export interface Transfer {
   /** transferId(ref, step): unique, so a step can never move money twice. */
   id: string;
-  kind: TransferKind | 'unlock';
+  kind: TransferKind | UnlockKind;
   ref: string;
   /** null: the world outside (a credit). */
   debit: Side | null;

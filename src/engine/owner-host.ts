@@ -10,6 +10,12 @@
 // loads the newest snapshot and replays every journal record after it, in seq order across files (a crash
 // between a rotation and its snapshot leaves both files; one before the old file was durable leaves a gap,
 // and what follows it was never released), then fails the RFQs that were active.
+//
+// With a read model (read-model.ts: today's LMDB ledger, written behind by store/write-behind.ts), each
+// record's writes follow it there once durable (read-model-feed.ts), and the read model's appliedSeq holds
+// history back: a restart loads the newest snapshot the read model has passed (each written record is
+// projected from the book as it was after that record, so the replay must start before the first record
+// LMDB lacks), and a snapshot or journal file goes only when a newer snapshot is both written and passed.
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
@@ -17,8 +23,11 @@ import { join } from 'node:path';
 import type { AccountId } from '../ledger/accounts.js';
 import { Journal, syncDirectory } from '../wal/journal.js';
 import { Book } from './book.js';
+import type { BlindWrite } from '../store/write-behind.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from './codec.js';
 import type { Effect } from './effects.js';
+import { ReadModelFeed, type ReadModelSink } from './read-model-feed.js';
+import { readModelWrites } from './read-model.js';
 import { MoneyOwner, type MoneyCall, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
 
 export interface OwnerHostOptions {
@@ -37,10 +46,14 @@ export interface OwnerHostOptions {
   onFailure(error: Error): void;
   /** A directory's first start: the owner's first record (engine/from-store.ts), journaled before anything. */
   firstRecord?: Effect[];
+  /** The read model the owner's records are written to, and the backlog of writes past which calls wait. */
+  readModel?: { sink: ReadModelSink; maxWaitingWrites: number };
 }
 
 export interface OwnerRecovery {
   snapshotSeq: number;
+  /** The read model's appliedSeq at the start (Infinity without one): records after it are written again. */
+  readModelSeq: number;
   replayedRecords: number;
   lastSeq: number;
 }
@@ -59,6 +72,7 @@ export class OwnerHost {
   #isSnapshotting = false;
   /** Outputs waiting for their record: each entry's outputs leave once the journal is durable past `seq`. */
   readonly #gated: Array<{ seq: number; outputs: Output[] }> = [];
+  readonly #readModel: ReadModelFeed | null;
 
   private constructor(
     private readonly options: OwnerHostOptions,
@@ -72,6 +86,10 @@ export class OwnerHost {
     this.#headSeq = recovery.lastSeq;
     this.#durableSeq = recovery.lastSeq;
     this.#snapshotSeq = recovery.snapshotSeq;
+    this.#readModel =
+      options.readModel === undefined
+        ? null
+        : new ReadModelFeed(options.readModel.sink, options.readModel.maxWaitingWrites, recovery.lastSeq);
   }
 
   static open(options: OwnerHostOptions): OwnerHost {
@@ -79,18 +97,23 @@ export class OwnerHost {
     const names = readdirSync(options.dir);
     const snapshots = names.flatMap((name) => seqOf(name, 'snapshot') ?? []).sort((a, b) => a - b);
     const journals = names.flatMap((name) => seqOf(name, 'journal') ?? []).sort((a, b) => a - b);
+    const readModelSeq = options.readModel?.sink.appliedSeq ?? Infinity;
     let book = new Book(options.self, options.ownerOf);
     let snapshotSeq = 0;
-    const newest = snapshots.at(-1);
+    const newest = snapshots.filter((seq) => seq <= readModelSeq).at(-1);
     if (newest !== undefined)
       ({ book, seq: snapshotSeq } = decodeSnapshot(readFileSync(join(options.dir, seqName('snapshot', newest))), options.ownerOf));
     assert.equal(book.self, options.self, `the snapshot in ${options.dir} is owner ${book.self}'s`);
     let lastSeq = snapshotSeq;
     let replayed = 0;
+    /** Records the read model lacks, projected from the book as each left it, handed on once the host exists. */
+    const unwritten: Array<{ seq: number; writes: BlindWrite[] }> = [];
     const visit = (seq: number, payload: Buffer) => {
       if (seq <= snapshotSeq) return;
       assert.equal(seq, lastSeq + 1, `journal record ${seq} follows ${lastSeq}: a record is missing`);
-      for (const effect of decodeEffects(payload)) book.apply(effect);
+      const effects = decodeEffects(payload);
+      for (const effect of effects) book.apply(effect);
+      if (seq > readModelSeq) unwritten.push({ seq, writes: readModelWrites(effects, book) });
       lastSeq = seq;
       replayed++;
     };
@@ -119,15 +142,19 @@ export class OwnerHost {
     journal ??= Journal.open(join(options.dir, seqName('journal', snapshotSeq + 1)), journalOptions, visit, snapshotSeq + 1).journal;
     // An empty last file must start right after what was replayed, or records between them are missing.
     assert.equal(journal.nextSeq, lastSeq + 1, `${options.dir}: the journal goes on at ${journal.nextSeq} after record ${lastSeq}`);
-    host = new OwnerHost(options, book, journal, { snapshotSeq, replayedRecords: replayed, lastSeq });
+    // Every snapshot and every read model write followed its record's durability: the journal reaches them.
+    const written = Math.max(snapshots.at(-1) ?? 0, Number.isFinite(readModelSeq) ? readModelSeq : 0);
+    assert.ok(lastSeq >= written, `${options.dir}: the journal ends at ${lastSeq}, before record ${written} that was written from it`);
+    host = new OwnerHost(options, book, journal, { snapshotSeq, readModelSeq, replayedRecords: replayed, lastSeq });
+    for (const { seq, writes } of unwritten) host.#readModel!.add(seq, writes);
     if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
     host.#take(host.owner.recoverInterrupted(options.nowMs()));
     return host;
   }
 
-  /** A client's call; false (nothing decided) when the journal is too far behind: answer 503 OVERLOADED. */
+  /** A client's call; false (nothing decided) when the journal or the read model is too far behind: 503 OVERLOADED. */
   call(callId: number, call: MoneyCall): boolean {
-    if (this.#journal.pendingBytes > this.options.maxPendingBytes) return false;
+    if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return false;
     this.#take(this.owner.call(callId, call, this.options.nowMs()));
     return true;
   }
@@ -138,6 +165,16 @@ export class OwnerHost {
 
   tick(): void {
     this.#take(this.owner.tick(this.options.nowMs()));
+  }
+
+  /** Read model writes of durable records the writer has not taken yet (0 without a read model). */
+  get readModelWaitingWrites(): number {
+    return this.#readModel?.waitingWrites ?? 0;
+  }
+
+  /** The read model's writer committed: it may take more of what waits (its `onApplied`). */
+  readModelApplied(): void {
+    this.#readModel?.drain();
   }
 
   /** Flushes what was appended (its outputs leave), then closes the journal. */
@@ -153,6 +190,7 @@ export class OwnerHost {
       // Calls are refused well before this (`call`); peers' messages and ticks are bounded by the calls.
       if (seq === null) return this.options.onFailure(new Error('journal full: the disk is far behind'));
       this.#headSeq = seq;
+      this.#readModel?.add(seq, readModelWrites(step.effects, this.owner.book));
       if (seq - this.#snapshotSeq >= this.options.snapshotEveryRecords && !this.#isSnapshotting) this.#snapshot(seq);
     }
     if (step.outputs.length === 0) return;
@@ -162,6 +200,7 @@ export class OwnerHost {
 
   #onDurable(seq: number): void {
     this.#durableSeq = seq;
+    this.#readModel?.durable(seq);
     let released = 0;
     while (released < this.#gated.length && this.#gated[released]!.seq <= seq) this.options.release(this.#gated[released++]!.outputs);
     this.#gated.splice(0, released);
@@ -222,10 +261,33 @@ export class OwnerHost {
     }
     await rename(temporary, join(dir, seqName('snapshot', seq)));
     syncDirectory(dir);
-    for (const name of readdirSync(dir)) {
+    this.#removeOld();
+  }
+
+  /**
+   * Keeps the newest snapshot a restart could load (the newest the read model has passed) and the journal
+   * from it on; older snapshots and the journal files wholly before it go.
+   */
+  #removeOld(): void {
+    const { dir } = this.options;
+    const names = readdirSync(dir);
+    const passed = this.#readModel?.sink.appliedSeq ?? Infinity;
+    const kept = names.flatMap((name) => seqOf(name, 'snapshot') ?? []).filter((seq) => seq <= passed);
+    if (kept.length === 0) return;
+    const base = Math.max(...kept);
+    for (const name of names) {
       const snapshot = seqOf(name, 'snapshot');
       const journal = seqOf(name, 'journal');
-      if ((snapshot !== null && snapshot < seq) || (journal !== null && journal <= seq)) rmSync(join(dir, name), { force: true });
+      if ((snapshot !== null && snapshot < base) || (journal !== null && journal <= base && this.#isFileBefore(names, journal, base)))
+        rmSync(join(dir, name), { force: true });
     }
+  }
+
+  /** The journal file starting at `first` holds only records up to `seq`: another file starts after it, by then. */
+  #isFileBefore(names: string[], first: number, seq: number): boolean {
+    return names.some((name) => {
+      const other = seqOf(name, 'journal');
+      return other !== null && other > first && other <= seq + 1;
+    });
   }
 }

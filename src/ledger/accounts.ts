@@ -67,9 +67,15 @@ export const TransferKind = Type.Union([
 ]);
 export type TransferKind = Static<typeof TransferKind>;
 
+/**
+ * A maker's lock returned to its available because the fill on another owner that asked for it will never be
+ * (src/engine, two phases). Never a user's movement, so never in a user's journal (the API's kinds).
+ */
+export type UnlockKind = 'unlock';
+
 export interface TransferRecord {
   id: string;
-  kind: TransferKind;
+  kind: TransferKind | UnlockKind;
   /** null: the world outside (a credit). */
   debit: Side | null;
   /** null: the world outside (a completed withdrawal). */

@@ -133,10 +133,10 @@ export class Journal {
     }
     const { endOffset, lastSeq, stop } = scanFile(fd, fileBytes, firstSeq, visit);
     const currentBytes = Math.max(fileBytes, FILE_HEADER_BYTES);
-    if (endOffset < currentBytes) {
-      ftruncateSync(fd, endOffset);
-      fdatasyncSync(fd);
-    }
+    // Cut, or flushed as it is: what was replayed is acted on (answers, the read model), so it must be on the
+    // disk and not only in the page cache, which a crash of the machine would take.
+    if (endOffset < currentBytes) ftruncateSync(fd, endOffset);
+    fdatasyncSync(fd);
     if (options.preallocateBytes > 0) {
       // The first step of zeros before the owner takes work, so no early flush pays for it.
       writeSync(fd, Buffer.alloc(options.preallocateBytes), 0, options.preallocateBytes, endOffset);

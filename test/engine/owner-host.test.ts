@@ -15,21 +15,26 @@ import type { Effect } from '../../src/engine/effects.js';
 import { OwnerHost } from '../../src/engine/owner-host.js';
 import type { Output } from '../../src/engine/owner.js';
 import { userAccount } from '../../src/ledger/accounts.js';
+import { openStore } from '../../src/store/db.js';
+import { WriteBehind } from '../../src/store/write-behind.js';
 import { Journal } from '../../src/wal/journal.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/owner-until-killed.js', import.meta.url));
 
 interface Dump {
-  recovery: { snapshotSeq: number; replayedRecords: number; lastSeq: number };
+  recovery: { snapshotSeq: number; readModelSeq: number | null; replayedRecords: number; lastSeq: number };
   creditKeys: Record<string, { account: string; amountMicros: string }>;
   holds: Record<string, { account: string; bucket: string; amountMicros: string }>;
   totalMicros: string;
   differences: string[];
+  /** With a read model: what LMDB holds that the recovered book does not, and LMDB's own ledger check. */
+  readModelDifferences: string[];
 }
 
 /** Runs the host until it has acknowledged something, kills it after `extraMs` more; what it acknowledged. */
-async function runAndKill(dir: string, snapshotEvery: number, extraMs: number): Promise<Map<number, { call: any; answer: any }>> {
-  const child = spawn(process.execPath, [SCRIPT, 'run', dir, String(snapshotEvery)], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function runAndKill(dir: string, args: string[], extraMs: number): Promise<Map<number, { call: any; answer: any }>> {
+  const child = spawn(process.execPath, [SCRIPT, 'run', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
   await new Promise<void>((resolve) => {
@@ -50,8 +55,8 @@ async function runAndKill(dir: string, snapshotEvery: number, extraMs: number): 
   return acked;
 }
 
-async function dump(dir: string): Promise<Dump> {
-  const child = spawn(process.execPath, [SCRIPT, 'dump', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function dump(dir: string, args: string[]): Promise<Dump> {
+  const child = spawn(process.execPath, [SCRIPT, 'dump', dir, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
   const code = await new Promise((resolve) => child.once('exit', resolve));
@@ -59,15 +64,22 @@ async function dump(dir: string): Promise<Dump> {
   return JSON.parse(output) as Dump;
 }
 
-for (const snapshotEvery of [1e9, 40]) {
-  test(`killed with SIGKILL 4 times mid-burst (snapshot every ${snapshotEvery === 1e9 ? 'never' : `${snapshotEvery} records`}), nothing it answered is lost`, async () => {
+const RUNS = [
+  { snapshotEvery: 1e9, hasReadModel: false },
+  { snapshotEvery: 40, hasReadModel: false },
+  { snapshotEvery: 40, hasReadModel: true },
+];
+for (const { snapshotEvery, hasReadModel } of RUNS) {
+  const every = snapshotEvery === 1e9 ? 'never' : `${snapshotEvery} records`;
+  test(`killed with SIGKILL 4 times mid-burst (snapshot every ${every}${hasReadModel ? ', LMDB read model' : ''}), nothing it answered is lost`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-host-'));
+    const readModel = hasReadModel ? ['read-model'] : [];
     try {
       const acked = new Map<number, { call: any; answer: any }>();
       for (let round = 0; round < 4; round++) {
-        for (const [id, entry] of await runAndKill(dir, snapshotEvery, 30 + round * 40)) acked.set(id, entry);
+        for (const [id, entry] of await runAndKill(dir, [String(snapshotEvery), ...readModel], 30 + round * 40)) acked.set(id, entry);
       }
-      const recovered = await dump(dir);
+      const recovered = await dump(dir, readModel);
       let credits = 0;
       let reservations = 0;
       for (const [id, { call, answer }] of acked) {
@@ -89,8 +101,13 @@ for (const snapshotEvery of [1e9, 40]) {
       const creditedMicros = Object.values(recovered.creditKeys).reduce((sum, { amountMicros }) => sum + BigInt(amountMicros), 0n);
       assert.equal(BigInt(recovered.totalMicros), creditedMicros, 'everything held came from a recovered credit');
       assert.deepEqual(recovered.differences, []);
+      assert.deepEqual(recovered.readModelDifferences, [], 'the read model is the recovered book');
       const journals = readdirSync(dir).filter((name) => name.startsWith('journal-'));
-      if (snapshotEvery < 1e9) {
+      if (hasReadModel) {
+        // A restart loads the newest snapshot LMDB has passed, and replays what LMDB lacks from the journal.
+        assert.ok(recovered.recovery.readModelSeq! >= recovered.recovery.snapshotSeq);
+        assert.ok(recovered.recovery.snapshotSeq > 0, 'recovered from a snapshot');
+      } else if (snapshotEvery < 1e9) {
         assert.ok(recovered.recovery.snapshotSeq > 0, 'recovered from a snapshot');
         assert.ok(journals.length <= 2, `old journal files removed: ${journals.join(', ')}`);
       } else {
@@ -152,6 +169,52 @@ test('a crash after a rotation but before the file before it was durable: the ga
     assert.equal(host.owner.book.accounts.get(userAccount('u1'))?.available, 37n);
     await host.close();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a record's read model writes leave for LMDB only once the journal holds it durably", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-feed-'));
+  const store = openStore(join(dir, 'lmdb'));
+  const released: Output[] = [];
+  let host: OwnerHost | null = null;
+  const writer = new WriteBehind(store, {
+    owner: 'owner-0',
+    intervalMs: 1,
+    maxBatchWrites: 1_000,
+    maxPendingWrites: 10_000,
+    onApplied: () => host?.readModelApplied(),
+    onCommitFailure: (error) => assert.fail(error as Error),
+  });
+  try {
+    host = OwnerHost.open({
+      dir,
+      self: 0,
+      ownerOf: () => 0,
+      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
+      snapshotEveryRecords: 1e9,
+      maxPendingBytes: 1 << 20,
+      nowMs: () => 1_000,
+      release: (outputs) => released.push(...outputs),
+      onFailure: (error) => assert.fail(error),
+      readModel: { sink: writer, maxWaitingWrites: 10_000 },
+    });
+    assert.ok(host.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 10n, key: 'k1' }));
+    assert.equal(writer.pendingWrites, 0, 'nothing is handed on before the record is durable');
+    assert.ok(host.readModelWaitingWrites > 0);
+    assert.deepEqual(released, []);
+    await waitFor(() => released.length === 1, { what: 'the credit answered', intervalMs: 1 });
+    assert.equal(host.readModelWaitingWrites, 0, 'handed on with the answer');
+    await writer.flush();
+    assert.deepEqual(store.db('accounts').get(userAccount('u1')), {
+      available: '10',
+      reserved: '0',
+      at_risk: '0',
+      pending_withdrawal: '0',
+    });
+    await host.close();
+  } finally {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -25,6 +25,8 @@ const LEDGER_AUDIT =
 const MIGRATION = 'the one-time layout migrations rewrite old records in place, at start, before any owner runs';
 const ENGINE_START =
   "the engine's owners take their first snapshots from today's money records once, at start, refusing while RFQs are active or a contest settles (reads only)";
+const READ_MODEL =
+  "the engine's read model: each owner's journal records written behind as this same layout (store/write-behind.ts), the owner their one writer";
 
 const DB_OPENERS: Record<DbName, Openers> = {
   users: { owner: 'src/users/users.ts' },
@@ -39,18 +41,30 @@ const DB_OPENERS: Record<DbName, Openers> = {
       'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
       'src/ledger/holds-audit.ts': LEDGER_AUDIT,
       'src/engine/from-store.ts': ENGINE_START,
+      'src/engine/read-model.ts': READ_MODEL,
     },
   },
   transfers: {
     owner: 'src/ledger/ledger.ts',
-    also: { 'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)' },
+    also: {
+      'src/ledger/check.ts': 'the ledger check recomputes every account from the transfers (any thread, reads only)',
+      'src/engine/read-model.ts': READ_MODEL,
+    },
   },
-  accountJournal: { owner: 'src/ledger/ledger.ts' },
+  accountJournal: { owner: 'src/ledger/ledger.ts', also: { 'src/engine/read-model.ts': READ_MODEL } },
   holds: {
     owner: 'src/ledger/ledger.ts',
-    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION, 'src/engine/from-store.ts': ENGINE_START },
+    also: {
+      'src/ledger/holds-audit.ts': LEDGER_AUDIT,
+      'src/store/migrations.ts': MIGRATION,
+      'src/engine/from-store.ts': ENGINE_START,
+      'src/engine/read-model.ts': READ_MODEL,
+    },
   },
-  credits: { owner: 'src/ledger/credit-keys.ts', also: { 'src/engine/from-store.ts': ENGINE_START } },
+  credits: {
+    owner: 'src/ledger/credit-keys.ts',
+    also: { 'src/engine/from-store.ts': ENGINE_START, 'src/engine/read-model.ts': READ_MODEL },
+  },
   withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   withdrawalKeys: { owner: 'src/ledger/withdrawals.ts' },
   accountWithdrawals: { owner: 'src/ledger/withdrawals.ts' },

@@ -1,0 +1,68 @@
+// The owner's thread. What an owner's journal records write to its read model (read-model.ts), on their way to
+// the read model's writer (store/write-behind.ts). A record's writes are handed on only once the journal holds
+// it durably: LMDB must never show a record that a crash could still take back (its appliedSeq would then
+// name a seq the restarted owner gives to another record). They wait here meanwhile, and also while the writer
+// is full (a slow disk): the writer takes more when it has committed (`onApplied` calls `drain`). The owner
+// refuses new calls while this backlog is past its bound (`isBehind`), as it does when its journal is behind.
+import assert from 'node:assert/strict';
+import type { BlindWrite } from '../store/write-behind.js';
+
+/** The read model's writer, as the owner sees it (WriteBehind is one). */
+export interface ReadModelSink {
+  /** Every write up to this seq is in LMDB. */
+  readonly appliedSeq: number;
+  hasRoom(writeCount: number): boolean;
+  /** False, taking nothing, when it holds too much already. */
+  write(seq: number, writes: readonly BlindWrite[]): boolean;
+}
+
+export class ReadModelFeed {
+  readonly #waiting: Array<{ seq: number; writes: BlindWrite[] }> = [];
+  #waitingWrites = 0;
+  #durableSeq: number;
+
+  constructor(
+    readonly sink: ReadModelSink,
+    /** Writes waiting here past which the owner refuses new calls. */
+    private readonly maxWaitingWrites: number,
+    /** What the journal held when the owner opened it: durable already. */
+    durableSeq: number,
+  ) {
+    this.#durableSeq = durableSeq;
+  }
+
+  /** The owner's calls wait: the read model is too far behind its journal. */
+  get isBehind(): boolean {
+    return this.#waitingWrites > this.maxWaitingWrites;
+  }
+
+  get waitingWrites(): number {
+    return this.#waitingWrites;
+  }
+
+  /** The writes of journal record `seq`, in seq order. */
+  add(seq: number, writes: BlindWrite[]): void {
+    assert.ok(this.#waiting.length === 0 || this.#waiting.at(-1)!.seq < seq, `read model writes of ${seq} out of order`);
+    if (writes.length === 0) return;
+    this.#waiting.push({ seq, writes });
+    this.#waitingWrites += writes.length;
+    this.drain();
+  }
+
+  /** The journal is durable up to `seq`. */
+  durable(seq: number): void {
+    this.#durableSeq = seq;
+    this.drain();
+  }
+
+  /** Hands on, in order, every waiting record the journal holds durably, while the writer takes them. */
+  drain(): void {
+    let handed = 0;
+    for (const record of this.#waiting) {
+      if (record.seq > this.#durableSeq || !this.sink.write(record.seq, record.writes)) break;
+      this.#waitingWrites -= record.writes.length;
+      handed++;
+    }
+    if (handed > 0) this.#waiting.splice(0, handed);
+  }
+}
