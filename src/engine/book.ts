@@ -101,6 +101,8 @@ export class Book {
         assert.equal(effect.seq, (this.received.get(effect.from) ?? 0) + 1, `command ${effect.seq} from owner ${effect.from} out of order`);
         this.received.set(effect.from, effect.seq);
         return;
+      case 'fact':
+        return; // the read model's (read-model.ts)
       default: {
         const unknown: never = effect;
         throw new Error(`unknown effect ${JSON.stringify(unknown)}`);

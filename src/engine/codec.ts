@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { bucketsOf, transferId, type AccountId, type Bucket } from '../ledger/accounts.js';
 import { Book, type Buckets, type Outbox } from './book.js';
+import type { BlindWrite } from '../store/write-behind.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
 const toJson = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
@@ -13,7 +14,7 @@ const fromJson = (key: string, value: unknown) => (key === 'amountMicros' && typ
 // A record is a JSON array of effects, each a positional array (a tag first): no field names, no reviver, so
 // a record is ~3x smaller than the objects' JSON and replays several times faster (bench/micro/engine-owner.ts).
 // Amounts are decimal strings. A transfer's id is its reference and its step (transferId), stored as the step.
-type Json = string | number | null | Json[];
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
 const HALVES: readonly Half[] = ['both', 'debit', 'credit'];
 const OUTCOMES = ['won', 'lost', 'voided'] as const;
@@ -106,6 +107,11 @@ function effectJson(effect: Effect): Json[] {
       return [5, effect.to, effect.seq];
     case 'received':
       return [6, effect.from, effect.seq];
+    case 'fact': {
+      // A client's record as it is: its own JSON (no amounts become bigints: its amounts are strings).
+      const { db, key, value } = effect.write;
+      return value === undefined ? [7, db, key] : [7, db, key, value as Json];
+    }
   }
 }
 
@@ -130,6 +136,10 @@ function effectOf(json: Json[]): Effect {
       return { t: 'acked', to: json[1] as number, seq: json[2] as number };
     case 6:
       return { t: 'received', from: json[1] as number, seq: json[2] as number };
+    case 7: {
+      const write = { db: json[1], key: json[2], value: json.length > 3 ? json[3] : undefined } as BlindWrite;
+      return { t: 'fact', write };
+    }
     default:
       throw new Error(`unknown effect tag ${String(json[0])}`);
   }

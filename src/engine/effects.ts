@@ -7,6 +7,7 @@
 // by the sender, which then carries the transfer to the receiver on a channel (channels below), and the
 // credit by the receiver. Between the two it is in transit, and the ledger check counts it so (check.ts).
 import type { AccountId, Bucket, Side, TransferKind, UnlockKind } from '../ledger/accounts.js';
+import type { BlindWrite } from '../store/write-behind.js';
 
 export interface Transfer {
   /** transferId(ref, step): unique, so a step can never move money twice. */
@@ -58,4 +59,10 @@ export type Effect =
   /** The channel to `to` is acknowledged up to `seq`: those commands are applied there. */
   | { t: 'acked'; to: number; seq: number }
   /** The channel from `from` is applied up to `seq`. */
-  | { t: 'received'; from: number; seq: number };
+  | { t: 'received'; from: number; seq: number }
+  /**
+   * A client's record that goes with a call's money (an RFQ created with its reservation, ended with its
+   * fill): journaled in the same record, so both are durable or neither, and written to the read model. The
+   * book keeps nothing of it.
+   */
+  | { t: 'fact'; write: BlindWrite };

@@ -23,6 +23,8 @@ import { join } from 'node:path';
 import type { AccountId } from '../ledger/accounts.js';
 import { Journal, syncDirectory } from '../wal/journal.js';
 import { Book } from './book.js';
+import type { DbName } from '../store/db.js';
+import type { RecordTypes } from '../store/records.js';
 import type { BlindWrite } from '../store/write-behind.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from './codec.js';
 import type { Effect } from './effects.js';
@@ -153,9 +155,9 @@ export class OwnerHost {
   }
 
   /** A client's call; false (nothing decided) when the journal or the read model is too far behind: 503 OVERLOADED. */
-  call(callId: number, call: MoneyCall): boolean {
+  call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = []): boolean {
     if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return false;
-    this.#take(this.owner.call(callId, call, this.options.nowMs()));
+    this.#take(this.owner.call(callId, call, this.options.nowMs(), facts));
     return true;
   }
 
@@ -165,6 +167,12 @@ export class OwnerHost {
 
   tick(): void {
     this.#take(this.owner.tick(this.options.nowMs()));
+  }
+
+  /** A record of the read model as this owner last wrote it (its facts and its ledger), written or not yet. */
+  readModel<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined {
+    assert.ok(this.#readModel !== null, 'an owner without a read model reads none');
+    return this.#readModel.get(db, key);
   }
 
   /** Read model writes of durable records the writer has not taken yet (0 without a read model). */

@@ -29,6 +29,7 @@ import {
   type AccountId,
   type Side,
 } from '../ledger/accounts.js';
+import type { BlindWrite } from '../store/write-behind.js';
 import { Book } from './book.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
@@ -100,6 +101,8 @@ interface FillInFlight {
   liabilityMicros: bigint;
   askedAtMs: number;
   isAborted: boolean;
+  /** The client's records that go with the fill: journaled when it commits. */
+  facts: readonly BlindWrite[];
 }
 
 export class MoneyOwner {
@@ -122,9 +125,16 @@ export class MoneyOwner {
 
   // ---- inputs --------------------------------------------------------------------------------------------
 
-  call(callId: number, call: MoneyCall, nowMs: number): Step {
-    const answer = this.#call(callId, call, nowMs);
-    if (answer !== null) this.#output({ to: 'client', callId, answer });
+  /**
+   * `facts`: the client's records that go with this call's money (effects.ts 'fact'), journaled in its record
+   * when the call succeeds (a remote fill's when it commits) and dropped when it is refused.
+   */
+  call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[] = []): Step {
+    const answer = this.#call(callId, call, nowMs, facts);
+    if (answer !== null) {
+      if (answer.ok) this.#facts(facts);
+      this.#output({ to: 'client', callId, answer });
+    }
     return this.#take();
   }
 
@@ -199,7 +209,7 @@ export class MoneyOwner {
 
   // ---- calls ---------------------------------------------------------------------------------------------
 
-  #call(callId: number, call: MoneyCall, nowMs: number): MoneyAnswer | null {
+  #call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     switch (call.op) {
       case 'credit':
         return this.#credit(call.account, call.amountMicros, call.key, nowMs);
@@ -226,7 +236,7 @@ export class MoneyOwner {
         return { ok: true, isMoved: true };
       }
       case 'fill':
-        return this.#fill(callId, call, nowMs);
+        return this.#fill(callId, call, nowMs, facts);
       case 'abort_fill':
         for (const fill of this.#inFlight.values()) if (fill.ref === call.ref) fill.isAborted = true;
         return { ok: true };
@@ -374,7 +384,7 @@ export class MoneyOwner {
   }
 
   /** A maker on this owner: the whole fill now. Elsewhere: its lock is asked for, and the answer comes later. */
-  #fill(callId: number, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number): MoneyAnswer | null {
+  #fill(callId: number, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     const maker = makerAccount(call.makerAddress);
     if (call.liabilityMicros === 0n || this.book.owns(maker)) {
       if (this.book.available(maker) < call.liabilityMicros) return refused('UNCOVERED');
@@ -396,7 +406,7 @@ export class MoneyOwner {
     const attempt = (this.#attempts.get(call.ref) ?? 0) + 1;
     this.#attempts.set(call.ref, attempt);
     const key = `${lockRef(call.ref)}#${attempt}`;
-    this.#inFlight.set(key, { callId, ...call, askedAtMs: nowMs, isAborted: false });
+    this.#inFlight.set(key, { callId, ...call, askedAtMs: nowMs, isAborted: false, facts });
     this.#output({
       to: 'peer',
       owner: this.book.ownerOf(maker),
@@ -459,6 +469,7 @@ export class MoneyOwner {
       return;
     }
     this.#commitFill(fill.ref, fill.filledMicros, nowMs);
+    this.#facts(fill.facts);
     this.#send(maker, { c: 'post_lock', key, ref: fill.ref }, nowMs);
     this.#output({ to: 'client', callId: fill.callId, answer: { ok: true } });
   }
@@ -576,6 +587,10 @@ export class MoneyOwner {
       const command: ChannelCommand = intoPool === undefined ? { c: 'credit', transfer } : { c: 'credit', transfer, poolRef: intoPool };
       this.#send(this.book.ownerOf(credit.account), command, atMs);
     } else if (intoPool !== undefined) this.#addToPool(intoPool, amountMicros);
+  }
+
+  #facts(facts: readonly BlindWrite[]): void {
+    for (const write of facts) this.#emit({ t: 'fact', write });
   }
 
   #hold(ref: string, hold: Hold | null): void {

@@ -5,6 +5,8 @@
 // is full (a slow disk): the writer takes more when it has committed (`onApplied` calls `drain`). The owner
 // refuses new calls while this backlog is past its bound (`isBehind`), as it does when its journal is behind.
 import assert from 'node:assert/strict';
+import type { DbName } from '../store/db.js';
+import type { RecordTypes } from '../store/records.js';
 import type { BlindWrite } from '../store/write-behind.js';
 
 /** The read model's writer, as the owner sees it (WriteBehind is one). */
@@ -14,6 +16,8 @@ export interface ReadModelSink {
   hasRoom(writeCount: number): boolean;
   /** False, taking nothing, when it holds too much already. */
   write(seq: number, writes: readonly BlindWrite[]): boolean;
+  /** Its latest write of the key if not yet committed, else LMDB's. */
+  get<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined;
 }
 
 export class ReadModelFeed {
@@ -38,6 +42,21 @@ export class ReadModelFeed {
 
   get waitingWrites(): number {
     return this.#waitingWrites;
+  }
+
+  /**
+   * The owner reads its own writes: the latest waiting here, else the writer's (which looks in LMDB last). A
+   * record is answered for once durable, and may still wait here then.
+   */
+  get<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined {
+    for (let i = this.#waiting.length - 1; i >= 0; i--) {
+      const { writes } = this.#waiting[i]!;
+      for (let j = writes.length - 1; j >= 0; j--) {
+        const write = writes[j]!;
+        if (write.db === db && write.key === key) return write.value as RecordTypes[N] | undefined;
+      }
+    }
+    return this.sink.get(db, key);
   }
 
   /** The writes of journal record `seq`, in seq order. */

@@ -54,6 +54,9 @@ export function recordWrites(effects: readonly Effect[], touched: Set<AccountId>
         });
         break;
       }
+      case 'fact':
+        writes.push(effect.write);
+        break;
       case 'prize':
       case 'send':
       case 'acked':

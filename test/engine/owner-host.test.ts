@@ -16,7 +16,7 @@ import { OwnerHost } from '../../src/engine/owner-host.js';
 import type { Output } from '../../src/engine/owner.js';
 import { userAccount } from '../../src/ledger/accounts.js';
 import { openStore } from '../../src/store/db.js';
-import { WriteBehind } from '../../src/store/write-behind.js';
+import { WriteBehind, type BlindWrite } from '../../src/store/write-behind.js';
 import { Journal } from '../../src/wal/journal.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -173,7 +173,7 @@ test('a crash after a rotation but before the file before it was durable: the ga
   }
 });
 
-test("a record's read model writes leave for LMDB only once the journal holds it durably", async () => {
+test("a record's read model writes (its facts too) leave for LMDB only once the journal holds it durably; the owner reads them at once", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-feed-'));
   const store = openStore(join(dir, 'lmdb'));
   const released: Output[] = [];
@@ -199,9 +199,11 @@ test("a record's read model writes leave for LMDB only once the journal holds it
       onFailure: (error) => assert.fail(error),
       readModel: { sink: writer, maxWaitingWrites: 10_000 },
     });
-    assert.ok(host.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 10n, key: 'k1' }));
+    const fact: BlindWrite = { db: 'rfqActive', key: 'r1', value: true };
+    assert.ok(host.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 10n, key: 'k1' }, [fact]));
     assert.equal(writer.pendingWrites, 0, 'nothing is handed on before the record is durable');
     assert.ok(host.readModelWaitingWrites > 0);
+    assert.equal(host.readModel('rfqActive', 'r1'), true, 'the owner reads its own facts at once');
     assert.deepEqual(released, []);
     await waitFor(() => released.length === 1, { what: 'the credit answered', intervalMs: 1 });
     assert.equal(host.readModelWaitingWrites, 0, 'handed on with the answer');
@@ -212,6 +214,7 @@ test("a record's read model writes leave for LMDB only once the journal holds it
       at_risk: '0',
       pending_withdrawal: '0',
     });
+    assert.equal(store.db('rfqActive').get('r1'), true, 'the facts went with the money');
     await host.close();
   } finally {
     await store.close();

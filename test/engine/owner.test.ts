@@ -1,6 +1,7 @@
 // The engine's owner actor, input by input (src/engine/owner.ts): local and two-phase fills, a lock refused,
 // a grant that comes too late, a lock whose fill's owner restarted, channels that repeat and lose commands,
-// credits routed by key; the journal and snapshot codecs; and the cross-owner check failing when it must.
+// credits routed by key; a call's facts journaled with its money; the journal and snapshot codecs; and the
+// cross-owner check failing when it must.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { creditRef, lockRef, makerAccount, poolRef, PROTOCOL, userAccount, type AccountId } from '../../src/ledger/accounts.js';
@@ -9,6 +10,7 @@ import { checkOwners } from '../../src/engine/check.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
 import { MoneyOwner, type MoneyCall, type Output, type PeerMessage, type Step } from '../../src/engine/owner.js';
+import type { BlindWrite } from '../../src/store/write-behind.js';
 
 const LIMITS = { lockTimeoutMs: 100, lockQueryMs: 200, resendMs: 50, resendPerTick: 16 };
 const TAKER = 'u-taker';
@@ -241,4 +243,34 @@ test('a contest on two owners: stakes collected into the protocol’s pool, a pr
   assert.equal(protocol.book.available(PROTOCOL), 1_000n - 400n + 150n);
   assert.equal(protocol.book.holds.size, 0);
   assert.equal(protocol.book.prizesPaid.size, 0, 'forgotten with the pool');
+});
+
+test('a call’s facts are journaled with its money: when it succeeds, with a remote fill’s commit, never when refused', () => {
+  const w = funded();
+  const owner = w.hosts[0]!.owner;
+  const facts = (id: string): BlindWrite[] => [
+    { db: 'rfqKeys', key: `key-${id}`, value: { requestId: id, contentHash: 'h' } },
+    { db: 'rfqActive', key: id, value: undefined },
+  ];
+  const factsOf = (step: Step) => step.effects.flatMap((effect) => (effect.t === 'fact' ? [effect.write] : []));
+  const refused = owner.call(2, { op: 'reserve', userId: TAKER, amountMicros: 10_000n, ref: 'rfq:2' }, T0, facts('r2'));
+  assert.deepEqual(refused.effects, []);
+  const reserved = owner.call(3, { op: 'reserve', userId: TAKER, amountMicros: 100n, ref: 'rfq:3' }, T0, facts('r3'));
+  assert.deepEqual(factsOf(reserved), facts('r3'));
+  assert.deepEqual(decodeEffects(encodeEffects(reserved.effects)), reserved.effects, 'a fact round-trips, a remove too');
+
+  const asked = owner.call(
+    4,
+    { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n },
+    T0,
+    facts('r1'),
+  );
+  assert.deepEqual(factsOf(asked), [], 'nothing before the lock');
+  const grant = onlyPeer(w.peer(1, 0, onlyPeer(asked.outputs).message));
+  const committed = owner.peer(1, grant.message, T0);
+  assert.deepEqual(factsOf(committed), facts('r1'));
+  assert.ok(
+    committed.effects.some((effect) => effect.t === 'transfer' && effect.transfer.kind === 'fill'),
+    'in the fill’s own record',
+  );
 });
