@@ -20,7 +20,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DB_NAMES, openStore, type DbName, type Store } from '../../src/store/db.js';
-import { READ_MODEL_DEFAULTS, WriteBehind, type BlindWrite } from '../../src/store/write-behind.js';
+import type { BlindWrite } from '../../src/store/records.js';
+import { READ_MODEL_DEFAULTS, WriteBehind } from '../../src/store/write-behind.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { createInTxn, fillInTxn, fundedRfqWrites, rfqShape } from './rfq-shapes.js';
 

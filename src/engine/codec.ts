@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { bucketsOf, transferId, type AccountId, type Bucket } from '../ledger/accounts.js';
 import { Book, type Buckets, type Outbox } from './book.js';
-import type { BlindWrite } from '../store/write-behind.js';
+import type { BlindWrite } from '../store/records.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
 const toJson = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);

@@ -7,7 +7,7 @@
 // by the sender, which then carries the transfer to the receiver on a channel (channels below), and the
 // credit by the receiver. Between the two it is in transit, and the ledger check counts it so (check.ts).
 import type { AccountId, Bucket, Side, TransferKind, UnlockKind } from '../ledger/accounts.js';
-import type { BlindWrite } from '../store/write-behind.js';
+import type { BlindWrite } from '../store/records.js';
 
 export interface Transfer {
   /** transferId(ref, step): unique, so a step can never move money twice. */

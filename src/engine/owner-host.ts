@@ -25,7 +25,7 @@ import { Journal, syncDirectory } from '../wal/journal.js';
 import { Book } from './book.js';
 import type { DbName } from '../store/db.js';
 import type { RecordTypes } from '../store/records.js';
-import type { BlindWrite } from '../store/write-behind.js';
+import type { BlindWrite } from '../store/records.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from './codec.js';
 import type { Effect } from './effects.js';
 import { ReadModelFeed, type ReadModelSink } from './read-model-feed.js';

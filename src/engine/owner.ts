@@ -29,7 +29,7 @@ import {
   type AccountId,
   type Side,
 } from '../ledger/accounts.js';
-import type { BlindWrite } from '../store/write-behind.js';
+import type { BlindWrite } from '../store/records.js';
 import { Book } from './book.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { DbName } from '../store/db.js';
 import type { RecordTypes } from '../store/records.js';
-import type { BlindWrite } from '../store/write-behind.js';
+import type { BlindWrite } from '../store/records.js';
 
 /** The read model's writer, as the owner sees it (WriteBehind is one). */
 export interface ReadModelSink {

@@ -12,7 +12,7 @@
 // An `opening` transfer (engine/from-store.ts) states what LMDB already held when the owner took it over: it
 // writes nothing here, or the LMDB ledger check would count that money twice.
 import { bucketsOf, creditRef, journalKey, userIdOf, type AccountId, type AccountRecord, type Bucket } from '../ledger/accounts.js';
-import type { BlindWrite } from '../store/write-behind.js';
+import type { BlindWrite } from '../store/records.js';
 import type { Book } from './book.js';
 import type { Effect, Transfer } from './effects.js';
 

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
 import { recordCheck } from '../store/record-check.js';
-import { table } from '../store/records.js';
+import { table, type BlindWrite } from '../store/records.js';
 import {
   FillRecord,
   fillKey,
@@ -103,16 +103,20 @@ export function openPositionKeys(store: Store, range: KeyRange): Iterable<string
   return table(store, 'openPositions').getKeys(range);
 }
 
-/**
- * A position's settlement, inside the settling shard's transaction (shard-money.ts): the fill as settled, and
- * the position's legs leave `openPositions`, so a settled position is never walked again.
- */
-export function writeSettledPosition(store: Store, record: RfqRecord, settled: FillRecord): void {
-  void table(store, 'fills').put(fillKey(settled.makerAddress, settled.requestId), settled);
-  for (const leg of record.legs) void table(store, 'openPositions').remove(openPositionKey(leg.marketId, record.requestId));
-}
+// ---- the shard's writes (rfq-writes.ts, shard-money.ts) --------------------------------------------------
+// Decided as data (blind writes), so the same records can be written in a transaction, journaled with the money
+// they go with, or replayed into the read model (src/engine); `applyWrites` puts them.
 
-// ---- the shard's writes (rfq-writes.ts), inside its group commit ---------------------------------------
+/**
+ * A position's settlement: the fill as settled, and the position's legs leave `openPositions`, so a settled
+ * position is never walked again.
+ */
+export function settledPositionWrites(record: RfqRecord, settled: FillRecord): BlindWrite[] {
+  const writes: BlindWrite[] = [{ db: 'fills', key: fillKey(settled.makerAddress, settled.requestId), value: settled }];
+  for (const leg of record.legs)
+    writes.push({ db: 'openPositions', key: openPositionKey(leg.marketId, record.requestId), value: undefined });
+  return writes;
+}
 
 /** What a replay key points at (the request id and the content it was first used with), if it was used. */
 export function readReplayKey(store: Store, replayKey: string): RfqKeyRecord | undefined {
@@ -123,12 +127,15 @@ export function readReplayKey(store: Store, replayKey: string): RfqKeyRecord | u
  * A new RFQ: its record, its replay key, its row in the user's history and, unless its end is written in
  * the same commit, the marker a restart finds it by (rfqActive).
  */
-export function writeCreated(store: Store, created: RfqRecord, replay: { key: string; contentHash: string }, isStillActive: boolean): void {
+export function createdWrites(created: RfqRecord, replay: { key: string; contentHash: string }, isStillActive: boolean): BlindWrite[] {
   const { requestId } = created;
-  void table(store, 'rfqs').put(requestId, created);
-  void table(store, 'rfqKeys').put(replay.key, { requestId, contentHash: replay.contentHash });
-  void table(store, 'userRfqs').put(userRfqKey(created.userId, created.createdAtMs, requestId), true);
-  if (isStillActive) void table(store, 'rfqActive').put(requestId, true);
+  const writes: BlindWrite[] = [
+    { db: 'rfqs', key: requestId, value: created },
+    { db: 'rfqKeys', key: replay.key, value: { requestId, contentHash: replay.contentHash } },
+    { db: 'userRfqs', key: userRfqKey(created.userId, created.createdAtMs, requestId), value: true },
+  ];
+  if (isStillActive) writes.push({ db: 'rfqActive', key: requestId, value: true });
+  return writes;
 }
 
 /**
@@ -141,17 +148,22 @@ export function markActive(store: Store, requestId: string): void {
 }
 
 /** An RFQ's end: its terminal record, and it is no longer active for a restart. */
-export function writeEnded(store: Store, ended: RfqRecord): void {
-  void table(store, 'rfqs').put(ended.requestId, ended);
-  void table(store, 'rfqActive').remove(ended.requestId);
+export function endedWrites(ended: RfqRecord): BlindWrite[] {
+  return [
+    { db: 'rfqs', key: ended.requestId, value: ended },
+    { db: 'rfqActive', key: ended.requestId, value: undefined },
+  ];
 }
 
 /** A fill: the maker's fill record, its by-taker index row and an open position per leg. */
-export function writeFill(store: Store, completed: RfqRecord, fill: FillRecord): void {
+export function fillWrites(completed: RfqRecord, fill: FillRecord): BlindWrite[] {
   const { requestId } = completed;
-  void table(store, 'fills').put(fillKey(fill.makerAddress, requestId), fill);
-  void table(store, 'makerTakerFills').put(makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), true);
-  for (const leg of completed.legs) void table(store, 'openPositions').put(openPositionKey(leg.marketId, requestId), true);
+  const writes: BlindWrite[] = [
+    { db: 'fills', key: fillKey(fill.makerAddress, requestId), value: fill },
+    { db: 'makerTakerFills', key: makerTakerFillKey(fill.makerAddress, fill.taker, fill.atMs, requestId), value: true },
+  ];
+  for (const leg of completed.legs) writes.push({ db: 'openPositions', key: openPositionKey(leg.marketId, requestId), value: true });
+  return writes;
 }
 
 /** The request ids a restart must look at: RFQs that were not terminal when their create committed. */

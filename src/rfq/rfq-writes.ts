@@ -11,7 +11,17 @@ import type { ActiveRfq } from './active-rfq.js';
 import type { FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
 import { endedRecord, isTerminal, rfqRef, type RfqRecord, type RfqKeyRecord } from './records.js';
-import { activeRequestIds, forgetActive, markActive, readReplayKey, readRfq, writeCreated, writeEnded, writeFill } from './rfq-records.js';
+import { applyWrites } from '../store/records.js';
+import {
+  activeRequestIds,
+  createdWrites,
+  endedWrites,
+  fillWrites,
+  forgetActive,
+  markActive,
+  readReplayKey,
+  readRfq,
+} from './rfq-records.js';
 
 export class RfqWrites {
   constructor(
@@ -39,7 +49,10 @@ export class RfqWrites {
           if (record === undefined || isTerminal(record.status)) continue;
           const nowMs = this.clock.nowMs();
           this.ledger.release(rfqRef(requestId), nowMs);
-          writeEnded(this.store, endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
+          applyWrites(
+            this.store,
+            endedWrites(endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs })),
+          );
           failed++;
         }
         return failed;
@@ -117,7 +130,7 @@ export class RfqWrites {
           return UNCOVERED;
         }
         assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
-        writeEnded(this.store, ended);
+        applyWrites(this.store, endedWrites(ended));
         return ended;
       }),
     );
@@ -133,7 +146,7 @@ export class RfqWrites {
   createInTxn(command: CreateRfq, created: RfqRecord, isStillActive: boolean): void {
     const { requestId } = created;
     this.ledger.reserve(command.userId, BigInt(command.wagerMicros), rfqRef(requestId), created.createdAtMs);
-    writeCreated(this.store, created, { key: command.replayKey, contentHash: command.contentHash }, isStillActive);
+    applyWrites(this.store, createdWrites(created, { key: command.replayKey, contentHash: command.contentHash }, isStillActive));
   }
 
   /**
@@ -155,7 +168,7 @@ export class RfqWrites {
     const filledMicros = BigInt(fill.filledWagerMicros);
     const liabilityMicros = BigInt(fill.payoutMicros) - filledMicros;
     if (!this.ledger.fill(rfqRef(requestId), filledMicros, fill.makerAddress, liabilityMicros, terminalAtMs)) return UNCOVERED;
-    writeFill(this.store, completed, fill);
+    applyWrites(this.store, fillWrites(completed, fill));
     return completed;
   }
 }

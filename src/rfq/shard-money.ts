@@ -15,12 +15,12 @@ import { settledFill } from './fills.js';
 import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
 import { rfqRef } from './records.js';
-import { readFill, readRfq, writeSettledPosition } from './rfq-records.js';
+import { readFill, readRfq, settledPositionWrites } from './rfq-records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 
 import { checkCreditKey, readCreditKey, type CreditRecord } from '../ledger/credit-keys.js';
-import { putRecord, table } from '../store/records.js';
+import { applyWrites, putRecord, table } from '../store/records.js';
 
 export class ShardMoney {
   constructor(
@@ -137,7 +137,7 @@ export class ShardMoney {
       const paid = positionPayout(outcome, BigInt(fill.filledWagerMicros), BigInt(fill.payoutMicros));
       const isMoved = this.book.ledger.settlePosition(rfqRef(requestId), fill.makerAddress, outcome, atMs);
       assert.ok(isMoved, `position ${requestId} is unsettled but holds nothing at risk`);
-      writeSettledPosition(this.store, record, settledFill(fill, paid, outcome, atMs));
+      applyWrites(this.store, settledPositionWrites(record, settledFill(fill, paid, outcome, atMs)));
       settled++;
     }
     return settled;

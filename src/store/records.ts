@@ -90,6 +90,17 @@ export function metaTable<V extends MetaValue>(store: Store): Db<V> {
 /** A record write decided by one owner and committed by another (rfq/messages.ts RecordWrite), typed by its database. */
 export type TypedWrite<N extends DbName> = { [K in N]: { db: K; key: string; value: RecordTypes[K] } }[N];
 
+/** A blind put (a value) or remove (`value: undefined`) of one key of a named database, typed by its database. */
+export type BlindWrite = { [K in DbName]: { db: K; key: string; value: RecordTypes[K] | undefined } }[DbName];
+
+/** Puts or removes, inside the caller's write transaction (or on its own): the records a module decided as data. */
+export function applyWrites(store: Store, writes: readonly BlindWrite[]): void {
+  for (const { db, key, value } of writes) {
+    if (value === undefined) void store.db(db).remove(key);
+    else void store.db(db).put(key, value);
+  }
+}
+
 /** Puts a decided write; `write.db` and `write.value` agree by TypedWrite's construction. */
 export function putRecord<N extends DbName>(store: Store, write: TypedWrite<N>): void {
   void table(store, write.db as N).put(write.key, write.value as RecordTypes[N]);

@@ -30,10 +30,7 @@
 import assert from 'node:assert/strict';
 import type { DbName, Store } from './db.js';
 import { forgetStoreStructures } from './db.js';
-import { metaTable, type RecordTypes } from './records.js';
-
-/** A blind put (a value) or remove (`value: undefined`) of one key of a named database, typed by its database. */
-export type BlindWrite = { [K in DbName]: { db: K; key: string; value: RecordTypes[K] | undefined } }[DbName];
+import { metaTable, type BlindWrite, type RecordTypes } from './records.js';
 
 export interface WriteBehindOptions {
   /** Names the owner's appliedSeq in 'meta' (appliedSeqKey): one writer per owner name. */

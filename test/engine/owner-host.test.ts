@@ -16,7 +16,8 @@ import { OwnerHost } from '../../src/engine/owner-host.js';
 import type { Output } from '../../src/engine/owner.js';
 import { userAccount } from '../../src/ledger/accounts.js';
 import { openStore } from '../../src/store/db.js';
-import { WriteBehind, type BlindWrite } from '../../src/store/write-behind.js';
+import type { BlindWrite } from '../../src/store/records.js';
+import { WriteBehind } from '../../src/store/write-behind.js';
 import { Journal } from '../../src/wal/journal.js';
 import { waitFor } from '../helpers/wait.js';
 

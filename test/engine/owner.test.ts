@@ -10,7 +10,7 @@ import { checkOwners } from '../../src/engine/check.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
 import { MoneyOwner, type MoneyCall, type Output, type PeerMessage, type Step } from '../../src/engine/owner.js';
-import type { BlindWrite } from '../../src/store/write-behind.js';
+import type { BlindWrite } from '../../src/store/records.js';
 
 const LIMITS = { lockTimeoutMs: 100, lockQueryMs: 200, resendMs: 50, resendPerTick: 16 };
 const TAKER = 'u-taker';

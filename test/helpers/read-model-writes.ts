@@ -1,7 +1,7 @@
 // A deterministic stream of read-model writes (store/write-behind.ts): the writes of seq s are a function of s
 // alone, so a test can compute the state after any prefix of seqs and compare LMDB to it key by key. Shared by
 // test/store/write-behind.test.ts and the writer it kills (test/store/fixtures/write-until-killed.ts).
-import type { BlindWrite } from '../../src/store/write-behind.js';
+import type { BlindWrite } from '../../src/store/records.js';
 
 /** The databases the stream writes: a number, an index entry that comes and goes, and an object record. */
 export const STREAM_DBS = ['marketWindows', 'mentionMarkets', 'rfqKeys'] as const;

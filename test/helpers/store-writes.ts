@@ -12,7 +12,8 @@ import { marketKey } from '../../src/markets/markets.js';
 import type { Market } from '../../src/schemas/markets.js';
 import { rfqRef, type RfqRecord } from '../../src/rfq/records.js';
 import { DEFAULT_ORDER_TYPE } from '../../src/schemas/rfq.js';
-import { writeCreated } from '../../src/rfq/rfq-records.js';
+import { createdWrites } from '../../src/rfq/rfq-records.js';
+import { applyWrites } from '../../src/store/records.js';
 import { shardOwner } from '../../src/rfq/shard-book.js';
 import { openStore, type DbName, type Store } from '../../src/store/db.js';
 
@@ -90,11 +91,13 @@ export async function writeStrandedRfq(
       error: null,
       terminalAtMs: rfq.isEnded === true ? nowMs : null,
     };
-    writeCreated(
+    applyWrites(
       store,
-      record,
-      { key: `u:${user.userId}:${requestId}`, contentHash: 'stranded' },
-      rfq.isEnded !== true && rfq.isUnmarked !== true,
+      createdWrites(
+        record,
+        { key: `u:${user.userId}:${requestId}`, contentHash: 'stranded' },
+        rfq.isEnded !== true && rfq.isUnmarked !== true,
+      ),
     );
     if (rfq.reservedMicros !== null) oneShardLedger(store).reserve(user.userId, rfq.reservedMicros, rfqRef(requestId), nowMs);
   });
