@@ -48,6 +48,8 @@ export interface OwnerHostOptions {
   onFailure(error: Error): void;
   /** A directory's first start: the owner's first record (engine/from-store.ts), journaled before anything. */
   firstRecord?: Effect[];
+  /** The records that say how an interrupted RFQ (its reservation's reference) ended: journaled with its release. */
+  interruptedFacts?: (ref: string) => readonly BlindWrite[];
   /** The read model the owner's records are written to, and the backlog of writes past which calls wait. */
   readModel?: { sink: ReadModelSink; maxWaitingWrites: number };
 }
@@ -150,7 +152,7 @@ export class OwnerHost {
     host = new OwnerHost(options, book, journal, { snapshotSeq, readModelSeq, replayedRecords: replayed, lastSeq });
     for (const { seq, writes } of unwritten) host.#readModel!.add(seq, writes);
     if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
-    host.#take(host.owner.recoverInterrupted(options.nowMs()));
+    host.#take(host.owner.recoverInterrupted(options.nowMs(), options.interruptedFacts));
     return host;
   }
 

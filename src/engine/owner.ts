@@ -200,9 +200,12 @@ export class MoneyOwner {
    * reservations go back (contract section 6); their fills in flight are forgotten, and the locks granted
    * for them are voided when their owners ask.
    */
-  recoverInterrupted(nowMs: number): Step {
+  recoverInterrupted(nowMs: number, factsOf: (ref: string) => readonly BlindWrite[] = () => []): Step {
     for (const [ref, hold] of [...this.book.holds]) {
-      if (ref.startsWith('rfq:') && hold.bucket === 'reserved') this.#release(ref, hold, nowMs);
+      if (!ref.startsWith('rfq:') || hold.bucket !== 'reserved') continue;
+      this.#release(ref, hold, nowMs);
+      // The RFQ's own records say how it ended (failed SERVICE_RESTARTED), in the release's record.
+      this.#facts(factsOf(ref));
     }
     return this.#take();
   }

@@ -245,7 +245,7 @@ test('a contest on two owners: stakes collected into the protocol’s pool, a pr
   assert.equal(protocol.book.prizesPaid.size, 0, 'forgotten with the pool');
 });
 
-test('a call’s facts are journaled with its money: when it succeeds, with a remote fill’s commit, never when refused', () => {
+test('a call’s facts are journaled with its money: when it succeeds, with a remote fill’s commit, with a restart’s release, never when refused', () => {
   const w = funded();
   const owner = w.hosts[0]!.owner;
   const facts = (id: string): BlindWrite[] => [
@@ -272,5 +272,13 @@ test('a call’s facts are journaled with its money: when it succeeds, with a re
   assert.ok(
     committed.effects.some((effect) => effect.t === 'transfer' && effect.transfer.kind === 'fill'),
     'in the fill’s own record',
+  );
+
+  // A restart: the interrupted RFQ's reservation goes back with the records that say it failed.
+  const restarted = new MoneyOwner(owner.book, LIMITS);
+  const recovered = restarted.recoverInterrupted(T0 + 1, (ref) => facts(`ended-${ref}`));
+  assert.deepEqual(factsOf(recovered), facts('ended-rfq:3'), 'only rfq:3 was still reserved (rfq:1 filled)');
+  assert.ok(
+    recovered.effects.some((effect) => effect.t === 'transfer' && effect.transfer.kind === 'release' && effect.transfer.ref === 'rfq:3'),
   );
 });
