@@ -177,6 +177,15 @@ export class OwnerHost {
     return this.#readModel.get(db, key);
   }
 
+  /**
+   * Resolves once the read model (LMDB) holds everything this owner decided before the call: what a view of
+   * LMDB must wait for to show a caller its own acknowledged writes (read-model-feed.ts barrier).
+   */
+  readModelBarrier(): Promise<void> {
+    assert.ok(this.#readModel !== null, 'an owner without a read model has no barrier');
+    return this.#readModel.barrier(this.#headSeq);
+  }
+
   /** Read model writes of durable records the writer has not taken yet (0 without a read model). */
   get readModelWaitingWrites(): number {
     return this.#readModel?.waitingWrites ?? 0;

@@ -18,10 +18,14 @@ export interface ReadModelSink {
   write(seq: number, writes: readonly BlindWrite[]): boolean;
   /** Its latest write of the key if not yet committed, else LMDB's. */
   get<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined;
+  /** Resolves once everything it took before the call is committed, committing at once. */
+  flush(): Promise<void>;
 }
 
 export class ReadModelFeed {
   readonly #waiting: Array<{ seq: number; writes: BlindWrite[] }> = [];
+  /** Barriers waiting for every record up to `seq` to be handed on. */
+  #barriers: Array<{ seq: number; resolve: () => void }> = [];
   #waitingWrites = 0;
   #durableSeq: number;
 
@@ -74,6 +78,16 @@ export class ReadModelFeed {
     this.drain();
   }
 
+  /**
+   * A read barrier: resolves once LMDB holds every record up to `seq` (the owner's head when a reader asked),
+   * so a view read after it shows what the owner had decided by then. Commits at once rather than at the
+   * writer's interval: a few milliseconds (one LMDB commit), paid only by the reads that ask.
+   */
+  async barrier(seq: number): Promise<void> {
+    if ((this.#waiting[0]?.seq ?? Infinity) <= seq) await new Promise<void>((resolve) => this.#barriers.push({ seq, resolve }));
+    await this.sink.flush();
+  }
+
   /** Hands on, in order, every waiting record the journal holds durably, while the writer takes them. */
   drain(): void {
     let handed = 0;
@@ -83,5 +97,11 @@ export class ReadModelFeed {
       handed++;
     }
     if (handed > 0) this.#waiting.splice(0, handed);
+    if (this.#barriers.length === 0) return;
+    const firstWaiting = this.#waiting[0]?.seq ?? Infinity;
+    const passed = this.#barriers.filter((barrier) => barrier.seq < firstWaiting);
+    if (passed.length === 0) return;
+    this.#barriers = this.#barriers.filter((barrier) => barrier.seq >= firstWaiting);
+    for (const { resolve } of passed) resolve();
   }
 }

@@ -222,3 +222,41 @@ test("a record's read model writes (its facts too) leave for LMDB only once the 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a read barrier resolves once LMDB holds everything the owner decided before it, without waiting for the interval', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-barrier-'));
+  const store = openStore(join(dir, 'lmdb'));
+  let host: OwnerHost | null = null;
+  const writer = new WriteBehind(store, {
+    owner: 'owner-0',
+    intervalMs: 60_000, // never on its own during the test: only the barrier commits
+    maxBatchWrites: 1_000,
+    maxPendingWrites: 10_000,
+    onApplied: () => host?.readModelApplied(),
+    onCommitFailure: (error) => assert.fail(error as Error),
+  });
+  try {
+    host = OwnerHost.open({
+      dir,
+      self: 0,
+      ownerOf: () => 0,
+      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
+      snapshotEveryRecords: 1e9,
+      maxPendingBytes: 1 << 20,
+      nowMs: () => 1_000,
+      release: () => {},
+      onFailure: (error) => assert.fail(error),
+      readModel: { sink: writer, maxWaitingWrites: 10_000 },
+    });
+    await host.readModelBarrier(); // nothing decided yet: at once
+    for (let id = 1; id <= 5; id++)
+      assert.ok(host.call(id, { op: 'credit', account: userAccount(`u${id}`), amountMicros: 10n, key: `k${id}` }));
+    assert.equal(store.db('accounts').get(userAccount('u5')), undefined, 'not in LMDB yet');
+    await host.readModelBarrier();
+    for (let id = 1; id <= 5; id++) assert.equal(store.db<{ available: string }>('accounts').get(userAccount(`u${id}`))?.available, '10');
+    await host.close();
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
