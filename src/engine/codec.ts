@@ -8,9 +8,6 @@ import { Book, type Buckets, type Outbox } from './book.js';
 import type { BlindWrite } from '../store/records.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
-const toJson = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
-const fromJson = (key: string, value: unknown) => (key === 'amountMicros' && typeof value === 'string' ? BigInt(value) : value);
-
 // A record is a JSON array of effects, each a positional array (a tag first): no field names, no reviver, so
 // a record is ~3x smaller than the objects' JSON and replays several times faster (bench/micro/engine-owner.ts).
 // Amounts are decimal strings. A transfer's id is its reference and its step (transferId), stored as the step.
@@ -153,50 +150,77 @@ export function decodeEffects(payload: Uint8Array): Effect[] {
   return (JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString()) as Json[][]).map(effectOf);
 }
 
+// A snapshot is positional too, its amounts decimal strings: JSON.stringify and JSON.parse then take their
+// native paths (a replacer or reviver called for every value made the encoding ~2x slower), and the encoding
+// runs on the owner's thread (owner-host.ts), a pause of the actor that grows with its book.
 interface SnapshotJson {
   self: number;
   /** The journal seq the state is as of: recovery replays the records after it. */
   seq: number;
-  accounts: Array<[AccountId, Array<[Bucket, string]>]>;
-  holds: Array<[string, Hold]>;
-  creditKeys: Array<[string, { account: AccountId; amountMicros: bigint }]>;
+  /** [account, bucket, amount, bucket, amount, …]: the buckets ever touched. */
+  accounts: Json[][];
+  /** As a hold effect is written (effectJson), without its tag. */
+  holds: Json[][];
+  /** [key, account, amount]. */
+  creditKeys: Json[][];
   prizesPaid: Array<[string, string[]]>;
-  outboxes: Array<[number, Outbox]>;
+  /** [peer, nextSeq, [seq, command]…]. */
+  outboxes: Json[][];
   received: Array<[number, number]>;
 }
 
 export function encodeSnapshot(book: Book, seq: number): Buffer {
+  const accounts: Json[][] = [];
+  for (const [account, buckets] of book.accounts) {
+    const row: Json[] = [account];
+    for (const bucket of bucketsOf(account)) {
+      const micros = buckets[bucket];
+      if (micros !== undefined) row.push(bucket, micros.toString());
+    }
+    accounts.push(row);
+  }
+  const holds: Json[][] = [];
+  for (const [ref, hold] of book.holds) holds.push(effectJson({ t: 'hold', ref, hold }).slice(1));
+  const creditKeys: Json[][] = [];
+  for (const [key, used] of book.creditKeys) creditKeys.push([key, used.account, used.amountMicros.toString()]);
+  const outboxes: Json[][] = [];
+  for (const [peer, outbox] of book.outboxes)
+    outboxes.push([peer, outbox.nextSeq, ...outbox.entries.map(({ seq: entrySeq, command }): Json => [entrySeq, commandJson(command)])]);
   const snapshot: SnapshotJson = {
     self: book.self,
     seq,
-    accounts: [...book.accounts].map(([account, buckets]) => [
-      account,
-      bucketsOf(account).flatMap((bucket): Array<[Bucket, string]> =>
-        buckets[bucket] === undefined ? [] : [[bucket, buckets[bucket]!.toString()]],
-      ),
-    ]),
-    holds: [...book.holds],
-    creditKeys: [...book.creditKeys],
+    accounts,
+    holds,
+    creditKeys,
     prizesPaid: [...book.prizesPaid].map(([pool, refs]) => [pool, [...refs]]),
-    outboxes: [...book.outboxes],
+    outboxes,
     received: [...book.received],
   };
-  return Buffer.from(JSON.stringify(snapshot, toJson));
+  return Buffer.from(JSON.stringify(snapshot));
 }
 
 /** The book a snapshot holds, and the seq it is as of. */
 export function decodeSnapshot(bytes: Uint8Array, ownerOf: (account: AccountId) => number): { book: Book; seq: number } {
-  const snapshot = JSON.parse(Buffer.from(bytes).toString(), fromJson) as SnapshotJson;
+  const snapshot = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString()) as SnapshotJson;
   const book = new Book(snapshot.self, ownerOf);
-  for (const [account, buckets] of snapshot.accounts) {
+  for (const row of snapshot.accounts) {
     const restored: Buckets = {};
-    for (const [bucket, micros] of buckets) restored[bucket] = BigInt(micros);
-    book.accounts.set(account, restored);
+    for (let i = 1; i < row.length; i += 2) restored[row[i] as Bucket] = BigInt(row[i + 1] as string);
+    book.accounts.set(row[0] as AccountId, restored);
   }
-  for (const [ref, hold] of snapshot.holds) book.holds.set(ref, hold);
-  for (const [key, used] of snapshot.creditKeys) book.creditKeys.set(key, used);
+  for (const row of snapshot.holds) {
+    const effect = effectOf([1, ...row]);
+    assert.ok(effect.t === 'hold' && effect.hold !== null, 'a snapshot holds whole holds');
+    book.holds.set(effect.ref, effect.hold);
+  }
+  for (const [key, account, micros] of snapshot.creditKeys)
+    book.creditKeys.set(key as string, { account: account as AccountId, amountMicros: BigInt(micros as string) });
   for (const [pool, refs] of snapshot.prizesPaid) book.prizesPaid.set(pool, new Set(refs));
-  for (const [peer, outbox] of snapshot.outboxes) book.outboxes.set(peer, outbox);
+  for (const [peer, nextSeq, ...entries] of snapshot.outboxes) {
+    const outbox: Outbox = { nextSeq: nextSeq as number, entries: [] };
+    for (const entry of entries as Json[][]) outbox.entries.push({ seq: entry[0] as number, command: commandOf(entry[1] as Json[]) });
+    book.outboxes.set(peer as number, outbox);
+  }
   for (const [peer, seq] of snapshot.received) book.received.set(peer, seq);
   return { book, seq: snapshot.seq };
 }
