@@ -6,18 +6,17 @@
 // `rfqActive` instead of one random page each, so a commit writes, and fsyncs, fewer pages
 // (docs/performance.md). The random bits keep ids unguessable; reading one needs its owner's session anyway.
 import { randomFillSync } from 'node:crypto';
+import { hashMod } from '../engine/routing.js';
 
 export const MAX_SHARDS = 256;
 
 /**
- * FNV-1a over the id's UTF-16 code units: spreads user ids evenly and costs no native call (it runs for every
- * RFQ). Nothing stores the mapping: a restart fails every RFQ that was active, and a request id names its
- * shard itself, so the function may change between versions.
+ * FNV-1a over the id's UTF-16 code units (engine/routing.ts): spreads user ids evenly and costs no native call
+ * (it runs for every RFQ). The engine's owners place a user's balance by the same function, so the shard that
+ * takes a user's RFQs owns the money they reserve.
  */
 export function shardOfUser(userId: string, shardCount: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < userId.length; i++) h = Math.imul(h ^ userId.charCodeAt(i), 0x01000193);
-  return (h >>> 0) % shardCount;
+  return hashMod(userId, shardCount);
 }
 
 /**

@@ -28,7 +28,7 @@ const MAY_IMPORT: Record<string, readonly string[] | 'everything'> = {
   oracle: ['leaves', 'crypto', 'schemas', 'store', 'markets'],
   ledger: ['leaves', 'schemas', 'store', 'users'],
   engine: ['leaves', 'wal', 'store', 'ledger'],
-  rfq: ['leaves', 'crypto', 'schemas', 'store', 'ops', 'users', 'preferences', 'markets', 'auth', 'ledger', 'mm'],
+  rfq: ['leaves', 'crypto', 'schemas', 'store', 'ops', 'users', 'preferences', 'markets', 'auth', 'ledger', 'engine', 'mm'],
   contests: ['leaves', 'schemas', 'store', 'markets', 'auth', 'ledger', 'rfq'],
   mm: ['leaves', 'crypto', 'schemas', 'store', 'auth'],
   http: ['leaves', 'crypto', 'schemas', 'ops', 'auth', 'markets', 'ledger', 'rfq', 'contests', 'mm'],
