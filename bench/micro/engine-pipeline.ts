@@ -99,7 +99,7 @@ async function engine(dir: string): Promise<Side> {
         if (answer.ok) resolve();
         else reject(new Error(`refused ${answer.code}`));
       });
-      if (!opened.call(callId, body, facts)) reject(new Error('overloaded'));
+      if (opened.call(callId, body, facts) === 'overloaded') reject(new Error('overloaded'));
     });
   await Promise.all([
     ...Array.from({ length: USERS }, (_, u) =>

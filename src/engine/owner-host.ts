@@ -30,7 +30,7 @@ import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from './
 import type { Effect } from './effects.js';
 import { ReadModelFeed, type ReadModelSink } from './read-model-feed.js';
 import { readModelWrites } from './read-model.js';
-import { MoneyOwner, type MoneyCall, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
+import { MoneyOwner, type MoneyAnswer, type MoneyCall, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
 
 export interface OwnerHostOptions {
   dir: string;
@@ -156,11 +156,17 @@ export class OwnerHost {
     return host;
   }
 
-  /** A client's call; false (nothing decided) when the journal or the read model is too far behind: 503 OVERLOADED. */
-  call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = []): boolean {
-    if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return false;
-    this.#take(this.owner.call(callId, call, this.options.nowMs(), facts));
-    return true;
+  /**
+   * A client's call. Returns what was decided at once (the answer is still released only when durable, through
+   * `release`), 'pending' when the answer needs another owner (a remote fill's lock), or 'overloaded' when the
+   * journal or the read model is too far behind and nothing was decided: 503 OVERLOADED.
+   */
+  call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = []): MoneyAnswer | 'pending' | 'overloaded' {
+    if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return 'overloaded';
+    const step = this.owner.call(callId, call, this.options.nowMs(), facts);
+    const decided = step.outputs.find((output) => output.to === 'client' && output.callId === callId);
+    this.#take(step);
+    return decided?.to === 'client' ? decided.answer : 'pending';
   }
 
   peer(from: number, message: PeerMessage): void {

@@ -137,7 +137,10 @@ test('a crash after a rotation but before the file before it was durable: the ga
       onFailure: (error) => assert.fail(error),
     });
   const credit = (host: OwnerHost, id: number, amountMicros: bigint) =>
-    assert.ok(host.call(id, { op: 'credit', account: userAccount('u1'), amountMicros, key: `k${id}` }));
+    assert.deepEqual(host.call(id, { op: 'credit', account: userAccount('u1'), amountMicros, key: `k${id}` }), {
+      ok: true,
+      isReplay: false,
+    });
   try {
     let host = open();
     for (let id = 1; id <= 3; id++) credit(host, id, 10n);
@@ -201,7 +204,10 @@ test("a record's read model writes (its facts too) leave for LMDB only once the 
       readModel: { sink: writer, maxWaitingWrites: 10_000 },
     });
     const fact: BlindWrite = { db: 'rfqActive', key: 'r1', value: true };
-    assert.ok(host.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 10n, key: 'k1' }, [fact]));
+    assert.deepEqual(host.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 10n, key: 'k1' }, [fact]), {
+      ok: true,
+      isReplay: false,
+    });
     assert.equal(writer.pendingWrites, 0, 'nothing is handed on before the record is durable');
     assert.ok(host.readModelWaitingWrites > 0);
     assert.equal(host.readModel('rfqActive', 'r1'), true, 'the owner reads its own facts at once');
@@ -250,7 +256,10 @@ test('a read barrier resolves once LMDB holds everything the owner decided befor
     });
     await host.readModelBarrier(); // nothing decided yet: at once
     for (let id = 1; id <= 5; id++)
-      assert.ok(host.call(id, { op: 'credit', account: userAccount(`u${id}`), amountMicros: 10n, key: `k${id}` }));
+      assert.deepEqual(host.call(id, { op: 'credit', account: userAccount(`u${id}`), amountMicros: 10n, key: `k${id}` }), {
+        ok: true,
+        isReplay: false,
+      });
     assert.equal(store.db('accounts').get(userAccount('u5')), undefined, 'not in LMDB yet');
     await host.readModelBarrier();
     for (let id = 1; id <= 5; id++) assert.equal(store.db<{ available: string }>('accounts').get(userAccount(`u${id}`))?.available, '10');

@@ -9,11 +9,12 @@ import { assertApiError } from '../helpers/errors.js';
 import { repoRoot } from '../helpers/paths.js';
 import { waitFor, WaitTimeoutError } from '../helpers/wait.js';
 
-/** Scripts a test runs by path as their own process: not helpers, so they may sit beside their test. */
+/** Scripts a test runs by path as their own process or thread: not helpers, so they may sit beside their test. */
 const SPAWNED_FIXTURES = [
   'test/crypto/fixtures/close-during-start.ts',
   'test/wal/fixtures/append-until-killed.ts',
   'test/engine/fixtures/owner-until-killed.ts',
+  'test/engine/fixtures/owner-worker.ts',
   'test/store/fixtures/write-until-killed.ts',
 ];
 

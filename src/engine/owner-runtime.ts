@@ -1,0 +1,130 @@
+// The owner's thread (an RFQ shard's, in the service). Everything an owner needs around its decisions: the
+// host (owner-host.ts: journal, snapshots, answers released once durable), its read model's writer on the
+// thread's LMDB environment (store/write-behind.ts), its links to the other owners (peer-links.ts), and the
+// timer that drives its resends, fate questions and lock timeouts. Clients call it and get the decision at
+// once (a reservation refused or taken, before anyone is told of the RFQ) and a promise of the answer that
+// settles when the decision is durable.
+import type { MessagePort } from 'node:worker_threads';
+import type { AccountId } from '../ledger/accounts.js';
+import type { DbName, Store } from '../store/db.js';
+import type { BlindWrite, RecordTypes } from '../store/records.js';
+import { READ_MODEL_DEFAULTS, WriteBehind } from '../store/write-behind.js';
+import type { Book } from './book.js';
+import type { Effect } from './effects.js';
+import { OwnerHost } from './owner-host.js';
+import type { MoneyAnswer, MoneyCall, OwnerLimits } from './owner.js';
+import { PeerLinks } from './peer-links.js';
+import { ownerOfName } from './routing.js';
+
+export interface OwnerRuntimeOptions {
+  /** This owner's journal and snapshots. */
+  dir: string;
+  self: number;
+  owners: number;
+  /** The thread's LMDB environment: the read model. */
+  store: Store;
+  /** This owner's ends of the ports to the other owners (peer-links.ts peerPorts). */
+  ports: ReadonlyMap<number, MessagePort>;
+  limits: OwnerLimits;
+  /** How often the owner's timers run (resends, fate questions, lock timeouts). */
+  tickMs: number;
+  snapshotEveryRecords: number;
+  maxPendingBytes: number;
+  firstRecord?: Effect[];
+  interruptedFacts?: (ref: string) => readonly BlindWrite[];
+  nowMs(): number;
+  /** The journal, a snapshot or the read model failed for good: the thread must stop. */
+  onFailure(error: Error): void;
+}
+
+/** A call's decision now, and its answer once durable (the same answer, or a remote fill's). */
+export type OwnerCall = { decided: MoneyAnswer | 'pending'; answer: Promise<MoneyAnswer> } | 'overloaded';
+
+export class OwnerRuntime {
+  readonly #host: OwnerHost;
+  readonly #writer: WriteBehind;
+  readonly #links: PeerLinks;
+  readonly #answers = new Map<number, (answer: MoneyAnswer) => void>();
+  readonly #tick: NodeJS.Timeout;
+  #nextCallId = 1;
+
+  constructor(options: OwnerRuntimeOptions) {
+    let host: OwnerHost | null = null;
+    this.#writer = new WriteBehind(options.store, {
+      owner: `owner-${options.self}`,
+      ...READ_MODEL_DEFAULTS,
+      onApplied: () => host?.readModelApplied(),
+      onCommitFailure: () => {}, // the writer retries; room.ts makes every thread refuse new work meanwhile
+    });
+    this.#links = new PeerLinks(options.self, options.ports, (from, message) => this.#host.peer(from, message));
+    host = OwnerHost.open({
+      dir: options.dir,
+      self: options.self,
+      ownerOf: ownerOfName(options.owners),
+      limits: options.limits,
+      snapshotEveryRecords: options.snapshotEveryRecords,
+      maxPendingBytes: options.maxPendingBytes,
+      nowMs: options.nowMs,
+      release: (outputs) => {
+        for (const output of outputs) {
+          if (output.to === 'peer') this.#links.send(output.owner, output.message);
+          else {
+            const settle = this.#answers.get(output.callId);
+            this.#answers.delete(output.callId);
+            settle?.(output.answer);
+          }
+        }
+      },
+      onFailure: options.onFailure,
+      readModel: { sink: this.#writer, maxWaitingWrites: READ_MODEL_DEFAULTS.maxPendingWrites },
+      ...(options.firstRecord === undefined ? {} : { firstRecord: options.firstRecord }),
+      ...(options.interruptedFacts === undefined ? {} : { interruptedFacts: options.interruptedFacts }),
+    });
+    this.#host = host;
+    this.#tick = setInterval(() => this.#host.tick(), options.tickMs).unref();
+  }
+
+  get book(): Book {
+    return this.#host.owner.book;
+  }
+
+  get recovery() {
+    return this.#host.recovery;
+  }
+
+  /** Whose account (or credit key: creditRef) `name` is. */
+  ownerOf(name: AccountId): number {
+    return this.book.ownerOf(name);
+  }
+
+  call(call: MoneyCall, facts: readonly BlindWrite[] = []): OwnerCall {
+    const callId = this.#nextCallId++;
+    let settle!: (answer: MoneyAnswer) => void;
+    const answer = new Promise<MoneyAnswer>((resolve) => (settle = resolve));
+    this.#answers.set(callId, settle);
+    const decided = this.#host.call(callId, call, facts);
+    if (decided === 'overloaded') {
+      this.#answers.delete(callId);
+      return 'overloaded';
+    }
+    return { decided, answer };
+  }
+
+  /** A read model record as this owner last wrote it (its own writes included before LMDB has them). */
+  read<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined {
+    return this.#host.readModel(db, key);
+  }
+
+  /** Resolves once LMDB holds everything this owner decided before the call (owner-host.ts readModelBarrier). */
+  barrier(): Promise<void> {
+    return this.#host.readModelBarrier();
+  }
+
+  /** Flushes the journal (its answers leave) and the read model, then lets the thread go. */
+  async close(): Promise<void> {
+    clearInterval(this.#tick);
+    await this.#host.close();
+    await this.#writer.flush();
+    this.#links.close();
+  }
+}
