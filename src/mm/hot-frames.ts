@@ -101,14 +101,28 @@ function jsonNumberEnd(bytes: Uint8Array, at: number): number {
 }
 
 /**
- * Reads the hot forms (above) for one gateway. It remembers the last request id it read, as bytes and as a
- * string: the answers to one rfq come in together (1,000 declines of one rfq at 1,000 makers, the 10 quotes
- * of one at 10), so most frames repeat it, and then neither the id's check nor a new string is needed. The
- * memory changes no result, only what a result costs.
+ * Request ids remembered (a power of two): more than the rfqs whose answers arrive interleaved. At 1,000
+ * makers with 32 RFQs in flight, a socket's next frame is often another rfq's decline, so remembering only
+ * the last id missed about every other frame.
+ */
+const REMEMBERED_IDS = 64;
+/**
+ * The id characters a slot is chosen by: its last six, random in the service's ids (rfq/ids.ts; the first
+ * ones are the shard and the creation time, the same for every rfq of a second).
+ */
+const SLOT_CHARS_FROM = 30;
+const SLOT_CHARS_TO = 36;
+
+/**
+ * Reads the hot forms (above) for one gateway. It remembers request ids it read, as bytes and as strings, in
+ * REMEMBERED_IDS slots chosen by the id's characters: the answers to one rfq come in together (1,000
+ * declines of one rfq at 1,000 makers, the 10 quotes of one at 10), so most frames repeat an id, and then
+ * neither the id's check nor a new string is needed. A slot holds only an id that passed the check; the
+ * memory changes no result, only what a result costs. Bounds: 64 ids of 36 bytes and their strings.
  */
 export class HotFrameReader {
-  readonly #lastIdBytes = new Uint8Array(UUID_CHARS);
-  #lastId: string | null = null;
+  readonly #idBytes = new Uint8Array(REMEMBERED_IDS * UUID_CHARS);
+  readonly #ids: (string | null)[] = new Array<string | null>(REMEMBERED_IDS).fill(null);
 
   /**
    * The decline or quote in `frame` (a text frame's bytes) when it is in one of the exact forms above, as the
@@ -183,16 +197,24 @@ export class HotFrameReader {
 
   /** The lowercase hyphenated uuid at bytes [at, at + 36) as a string; null when it is not one. */
   #requestIdAt(bytes: Uint8Array, at: number): string | null {
-    const last = this.#lastIdBytes;
-    if (this.#lastId !== null && at + UUID_CHARS <= bytes.length) {
+    if (at + UUID_CHARS > bytes.length) return null;
+    let hash = 0;
+    for (let k = SLOT_CHARS_FROM; k < SLOT_CHARS_TO; k++) hash = (hash * 31 + bytes[at + k]!) | 0;
+    const slot = hash & (REMEMBERED_IDS - 1);
+    const from = slot * UUID_CHARS;
+    const remembered = this.#idBytes;
+    const id = this.#ids[slot]!;
+    if (id !== null) {
       let k = 0;
-      while (k < UUID_CHARS && bytes[at + k] === last[k]) k++;
-      if (k === UUID_CHARS) return this.#lastId;
+      while (k < UUID_CHARS && bytes[at + k] === remembered[from + k]) k++;
+      if (k === UUID_CHARS) return id;
     }
     if (!isUuidAt(bytes, at)) return null;
-    last.set(bytes.subarray(at, at + UUID_CHARS));
-    this.#lastId = latin1.decode(last);
-    return this.#lastId;
+    const place = remembered.subarray(from, from + UUID_CHARS);
+    place.set(bytes.subarray(at, at + UUID_CHARS));
+    const text = latin1.decode(place);
+    this.#ids[slot] = text;
+    return text;
   }
 }
 

@@ -18,8 +18,8 @@ function general(frame: ArrayBuffer): Record<string, unknown> | null {
   return value !== null && isMakerMessage(value) ? value : null;
 }
 
-// One reader for the whole file, as a gateway has: its memory of the last request id is warm with the
-// forms' valid id when a changed one comes, and must not let the change through.
+// One reader for the whole file, as a gateway has: its memory of request ids is warm with the forms' valid
+// id when a changed one comes, and must not let the change through.
 const reader = new HotFrameReader();
 /** As a gateway reads a frame: the shared reader, and a fresh one must agree. */
 function hotMakerMessage(frame: ArrayBuffer) {
@@ -69,7 +69,7 @@ describe('hot maker frames', () => {
     }
   });
 
-  it('remembers the last request id without letting a different one through', () => {
+  it('remembers request ids without letting a different one through, in the same slot or another', () => {
     const other = randomUUID();
     const lastCharChanged = `${other.slice(0, 35)}${other.endsWith('0') ? '1' : '0'}`;
     const sequence = [
@@ -85,7 +85,9 @@ describe('hot maker frames', () => {
       REQUEST_ID.toUpperCase(),
       REQUEST_ID,
     ];
-    for (const requestId of sequence) {
+    // More ids than slots, twice over: slots are reused and must still answer only their own id.
+    const many = Array.from({ length: 200 }, () => randomUUID());
+    for (const requestId of [...sequence, ...many, ...many, ...sequence]) {
       const frame = frameOf(bytesOf(declineText(requestId)));
       assert.deepStrictEqual(hotMakerMessage(frame), general(frame), requestId);
     }
