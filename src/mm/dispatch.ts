@@ -3,16 +3,17 @@
 // handed to the RFQ engine's dispatcher in the same call (no extra hop), or answered here: pong, resume
 // (docs/maker-protocol.md section 3.5) and the `error` of a message that cannot be taken.
 //
-// Cost per quote: a clock read and a token bucket (frame-rate.ts), a decode, a compiled schema check and one
-// call; nothing is allocated here.
+// Cost per quote: a clock read and a token bucket (frame-rate.ts), then either the hot form read from its
+// bytes (hot-frames.ts) or a decode and a compiled schema check, and one call; nothing else is allocated here.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { Sessions } from '../auth/sessions.js';
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
+import type { DeclineMessage, LastLookResponseMessage, MakerToServerMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
 import type { ResumeMessage } from '../schemas/mm-stream.js';
 import type { MakerAuthenticator } from './authenticator.js';
 import type { Connection, MakerId } from './connection.js';
 import { takeFrameToken, type FrameRate } from './frame-rate.js';
+import { HotFrameReader } from './hot-frames.js';
 import { decodeFrame, isMakerMessage, makerMessageError } from './inbound.js';
 import type { MakerStreams } from './resume.js';
 import type { MakerSender } from './sender.js';
@@ -58,6 +59,7 @@ const RFQ_BODY_PREFIX = '"type":"rfq",';
 export class MessageDispatch {
   /** Null until the RFQ engine is wired (gateway.setDispatcher): messages that need it get NOT_ACCEPTING. */
   dispatcher: MakerDispatcher | null = null;
+  readonly #hot = new HotFrameReader();
 
   constructor(private readonly deps: MessageDispatchDeps) {}
 
@@ -66,12 +68,21 @@ export class MessageDispatch {
     if (conn.isClosed) return;
     // First, before any parse: a flood costs a bucket check per frame, then its socket.
     if (!takeFrameToken(conn, this.deps.frameRate, this.deps.clock.nowMs())) return this.deps.sender.fail(conn, 'RATE_LIMITED');
+    // A decline or quote in the SDK's exact form is read straight from its bytes (hot-frames.ts); any other
+    // frame, and any bad one, goes the general way: decode, parse, the compiled schema, its documented error.
+    const hot = isBinary || conn.phase !== 'authenticated' ? null : this.#hot.read(frame);
+    if (hot !== null) return this.#dispatch(conn, hot);
     const value = decodeFrame(frame, isBinary);
     if (conn.phase !== 'authenticated') return this.deps.authenticator.onMessage(conn, value);
     const sender = this.deps.sender;
     if (value === null) return sender.sendError(conn, 'INVALID_JSON');
     if (!isMakerMessage(value)) return void sender.send(conn, makerMessageError(value));
-    const msg = value;
+    this.#dispatch(conn, value);
+  }
+
+  /** A message that passed its schema, from an authenticated connection: answered here or handed on. */
+  #dispatch(conn: Connection, msg: MakerToServerMessage): void {
+    const sender = this.deps.sender;
     const makerId = conn.makerId!;
     const address = conn.address!;
     if (msg.type === 'pong') {

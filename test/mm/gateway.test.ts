@@ -75,9 +75,11 @@ describe('maker gateway with a dispatcher', () => {
       { type: 'decline', request_id: requestId },
       { type: 'quote_cancel', request_id: requestId, quote_id: 'q-1' },
       { type: 'last_look_response', request_id: requestId, quote_id: 'q-2', accept: true },
+      // Escapes and non-ASCII are read the general way (hot-frames.ts reads only plain ASCII ids).
+      { type: 'quote', request_id: requestId, quote_id: 'q"3\\é', odds: 3, max_wager_micros: '9' },
     ];
     for (const msg of sent) mm.send(msg);
-    await dispatcher.waitFor((e) => e.kind === 'last_look_response');
+    await dispatcher.waitFor((e) => e.kind === 'quote' && e.msg['quote_id'] === 'q"3\\é');
     const mine = dispatcher.events.filter((e) => 'address' in e && e.address === maker.address);
     assert.deepEqual(mine, [
       // last_look is always set for the engine: false when the maker left it out.
@@ -86,6 +88,7 @@ describe('maker gateway with a dispatcher', () => {
       { kind: 'decline', makerId, address: maker.address, msg: sent[2] },
       { kind: 'quote_cancel', makerId, address: maker.address, msg: sent[3] },
       { kind: 'last_look_response', makerId, address: maker.address, msg: sent[4] },
+      { kind: 'quote', makerId, address: maker.address, msg: { ...sent[5], last_look: false } },
     ]);
     await mm.close();
   });
@@ -133,6 +136,19 @@ describe('maker gateway with a dispatcher', () => {
       ['last_look not a boolean', () => mm.send({ ...base, last_look: 'yes' }), 'VALIDATION_FAILED', '/last_look'],
       ['an unknown field', () => mm.send({ ...base, size: 1 }), 'VALIDATION_FAILED'],
       ['a decline without request_id', () => mm.send({ type: 'decline' }), 'VALIDATION_FAILED', '/request_id'],
+      // In the exact forms hot-frames.ts reads from bytes: what the schema refuses still gets its error.
+      [
+        'a decline with an upper-case request_id',
+        () => mm.send({ type: 'decline', request_id: requestId.toUpperCase() }),
+        'VALIDATION_FAILED',
+        '/request_id',
+      ],
+      [
+        'a quote whose odds overflow to Infinity',
+        () => mm.socket.sendRaw(`{"type":"quote","request_id":"${requestId}","quote_id":"q-1","odds":1e400,"max_wager_micros":"1"}`),
+        'VALIDATION_FAILED',
+        '/odds',
+      ],
       [
         'a last_look_response without accept',
         () => mm.send({ type: 'last_look_response', request_id: requestId, quote_id: 'q' }),

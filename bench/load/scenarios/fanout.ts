@@ -65,6 +65,11 @@ export interface FanoutSideResult {
   closedLoopP50Ms: number;
   rfqPerS: number;
   deliveriesPerS: number;
+  /**
+   * The server's main thread's CPU over the closed loop per delivery, µs (from /proc): what a delivery and
+   * its maker's decline cost that thread, whatever the shared machine let the rate be. Null in older results.
+   */
+  mainThreadUsPerDelivery?: number | null;
   errors: number;
   /** 503s answered (sampling and closed loop), each sent again after its Retry-After. */
   shed: number;
@@ -95,6 +100,8 @@ interface Target {
   rfq(i: number): PreparedRfq;
   /** A cheap GET answered by the server's main thread. */
   probePath: string;
+  /** The server's process, whose main thread's CPU the closed loop reads from /proc. */
+  serverPid: number;
 }
 
 /** An RFQ's answer, and when (epoch ms) the send that got it left: after a 503, the repeat's. */
@@ -211,7 +218,10 @@ async function measureSide(
     durationMs: stepMs(ctx, 3000),
     warmupMs: stepMs(ctx, 500, 200),
     request: async () => isTerminalWith(await postPaced(target.pool, target.rfq(next++), counters), 'timeout'),
+    serverPid: target.serverPid,
   });
+  const deliveries = throughput.completed * makers;
+  const mainThreadPercent = throughput.cpu?.serverMainThreadPercent;
   return {
     samples,
     missedReceipts,
@@ -221,7 +231,11 @@ async function measureSide(
     closedLoopP50Ms: throughput.latency.p50Ms,
     rfqPerS: throughput.reqPerS,
     // From the count, not the rounded RFQ/s: at 10,000 makers one RFQ/s more or less is 10,000 deliveries/s.
-    deliveriesPerS: Math.round((throughput.completed * makers) / throughput.seconds),
+    deliveriesPerS: Math.round(deliveries / throughput.seconds),
+    mainThreadUsPerDelivery:
+      mainThreadPercent === undefined || deliveries === 0
+        ? null
+        : Math.round(((mainThreadPercent / 100) * throughput.seconds * 1e6 * 100) / deliveries) / 100,
     errors: throughput.errors,
     shed: counters.shed,
     connectMs: Math.round(added.ms),
@@ -264,7 +278,7 @@ async function startBare(bodies: readonly PreparedRfq[]): Promise<{ target: Targ
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: DEFAULT_CONNECTIONS, pipelining: 1 });
   return {
     // The bare server ignores the body: the same few are sent again and again.
-    target: { pool, rfq: (i) => ({ ...bodies[i % bodies.length]!, path: '/rfq' }), probePath: '/probe' },
+    target: { pool, rfq: (i) => ({ ...bodies[i % bodies.length]!, path: '/rfq' }), probePath: '/probe', serverPid: child.pid! },
     wsUrl: `ws://127.0.0.1:${port}`,
     stop: async () => {
       await pool.close();
@@ -293,7 +307,8 @@ async function measureBare(ctx: RunContext, bare: Awaited<ReturnType<typeof star
     );
     ctx.log(
       `bare fanout ${makers} makers: last maker p50 ${side.lastMaker.p50Ms} p99 ${side.lastMaker.p99Ms} ms; ` +
-        `${side.rfqPerS} RFQ/s = ${side.deliveriesPerS} deliveries/s (closed loop p50 ${side.closedLoopP50Ms} ms)`,
+        `${side.rfqPerS} RFQ/s = ${side.deliveriesPerS} deliveries/s (closed loop p50 ${side.closedLoopP50Ms} ms; ` +
+        `main thread ${side.mainThreadUsPerDelivery} µs per delivery)`,
     );
     return side;
   } finally {
@@ -320,7 +335,7 @@ export const fanout: Scenario<FanoutResult> = {
       // Distinct maker wallets enough for the largest size within the per-maker socket cap (4: 2,500 for 10,000).
       const wallets = await registerMakers(server, Math.max(20, Math.ceil(sizes.at(-1)! / perMaker)), 16);
       let stepBodies: PreparedRfq[] = [];
-      const target: Target = { pool, rfq: (i) => nth(stepBodies, i), probePath: '/healthz' };
+      const target: Target = { pool, rfq: (i) => nth(stepBodies, i), probePath: '/healthz', serverPid: server.pid };
       const serviceFarm = newFarm();
       farm = serviceFarm;
       const steps: FanoutStep[] = [];
@@ -348,7 +363,7 @@ export const fanout: Scenario<FanoutResult> = {
         ctx.log(
           `fanout ${makers} makers: last maker p50 ${step.lastMaker.p50Ms} p99 ${step.lastMaker.p99Ms} max ${step.lastMaker.maxMs} ms; ` +
             `server broadcast ${step.serverBroadcastMs} ms; ${step.rfqPerS} RFQ/s = ${step.deliveriesPerS} deliveries/s ` +
-            `(closed loop p50 ${step.closedLoopP50Ms} ms); ` +
+            `(closed loop p50 ${step.closedLoopP50Ms} ms; main thread ${step.mainThreadUsPerDelivery} µs per delivery); ` +
             `${step.shed} shed; vs bare: deliveries ${step.vsBare!.deliveries}x, p99 ${step.vsBare!.lastMakerP99}x ` +
             `(connect ${step.connectMs} ms, ${step.connectRetries} logins retried, settled in ${step.settleMs} ms)`,
         );
