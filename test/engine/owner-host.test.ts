@@ -121,11 +121,27 @@ for (const { snapshotEvery, hasReadModel } of RUNS) {
   });
 }
 
-test('a crash after a rotation but before the file before it was durable: the gap and what follows it go', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-gap-'));
+/**
+ * A host in this process over `dir`, its answers collected in `released`; with `intervalMs`, its read model
+ * on an LMDB environment in `<dir>/lmdb` (closed by `close`).
+ */
+function inProcess(dir: string, intervalMs?: number) {
   const released: Output[] = [];
-  const open = () =>
-    OwnerHost.open({
+  let host: OwnerHost | null = null;
+  const store = intervalMs === undefined ? null : openStore(join(dir, 'lmdb'));
+  const writer =
+    store === null
+      ? null
+      : new WriteBehind(store, {
+          owner: 'owner-0',
+          intervalMs: intervalMs!,
+          maxBatchWrites: 1_000,
+          maxPendingWrites: 10_000,
+          onApplied: () => host?.readModelApplied(),
+          onCommitFailure: (error) => assert.fail(error as Error),
+        });
+  const open = (): OwnerHost =>
+    (host = OwnerHost.open({
       dir,
       self: 0,
       ownerOf: () => 0,
@@ -135,15 +151,27 @@ test('a crash after a rotation but before the file before it was durable: the ga
       nowMs: () => 1_000,
       release: (outputs) => released.push(...outputs),
       onFailure: (error) => assert.fail(error),
-    });
-  const credit = (host: OwnerHost, id: number, amountMicros: bigint) =>
-    assert.deepEqual(host.call(id, { op: 'credit', account: userAccount('u1'), amountMicros, key: `k${id}` }), {
-      ok: true,
-      isReplay: false,
-    });
+      ...(writer === null ? {} : { readModel: { sink: writer, maxWaitingWrites: 10_000 } }),
+    }));
+  const close = async () => {
+    await host?.close();
+    await store?.close();
+  };
+  return { released, store, writer, open, close };
+}
+
+const credited = (host: OwnerHost, id: number, amountMicros: bigint, facts: BlindWrite[] = []) =>
+  assert.deepEqual(host.call(id, { op: 'credit', account: userAccount(`u${id}`), amountMicros, key: `k${id}` }, facts), {
+    ok: true,
+    isReplay: false,
+  });
+
+test('a crash after a rotation but before the file before it was durable: the gap and what follows it go', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-gap-'));
+  const owner = inProcess(dir);
   try {
-    let host = open();
-    for (let id = 1; id <= 3; id++) credit(host, id, 10n);
+    let host = owner.open();
+    for (let id = 1; id <= 3; id++) credited(host, id, 10n);
     await host.close();
     const durable = host.recovery.lastSeq + 3;
     // What a rotation at seq durable + 4 leaves when the old file lost records durable + 1 .. durable + 4: a new
@@ -158,7 +186,7 @@ test('a crash after a rotation but before the file before it was durable: the ga
     journal.append(encodeEffects([stranded]));
     await journal.close();
 
-    host = open();
+    host = owner.open();
     assert.equal(host.recovery.lastSeq, durable, 'replay stops at the gap');
     assert.equal(host.owner.book.creditKeys.has('stranded'), false, 'nothing after the gap is applied');
     assert.deepEqual(
@@ -166,11 +194,11 @@ test('a crash after a rotation but before the file before it was durable: the ga
       ['journal-0000000000000001'],
       'the file after the gap is gone',
     );
-    credit(host, 4, 7n);
+    credited(host, 4, 7n);
     await host.close();
-    host = open();
+    host = owner.open();
     assert.equal(host.recovery.lastSeq, durable + 1, 'the journal went on right after the gap');
-    assert.equal(host.owner.book.accounts.get(userAccount('u1'))?.available, 37n);
+    assert.equal(host.owner.book.available(userAccount('u4')), 7n);
     await host.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -179,93 +207,43 @@ test('a crash after a rotation but before the file before it was durable: the ga
 
 test("a record's read model writes (its facts too) leave for LMDB only once the journal holds it durably; the owner reads them at once", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-feed-'));
-  const store = openStore(join(dir, 'lmdb'));
-  const released: Output[] = [];
-  let host: OwnerHost | null = null;
-  const writer = new WriteBehind(store, {
-    owner: 'owner-0',
-    intervalMs: 1,
-    maxBatchWrites: 1_000,
-    maxPendingWrites: 10_000,
-    onApplied: () => host?.readModelApplied(),
-    onCommitFailure: (error) => assert.fail(error as Error),
-  });
+  const owner = inProcess(dir, 1);
   try {
-    host = OwnerHost.open({
-      dir,
-      self: 0,
-      ownerOf: () => 0,
-      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-      snapshotEveryRecords: 1e9,
-      maxPendingBytes: 1 << 20,
-      nowMs: () => 1_000,
-      release: (outputs) => released.push(...outputs),
-      onFailure: (error) => assert.fail(error),
-      readModel: { sink: writer, maxWaitingWrites: 10_000 },
-    });
-    const fact: BlindWrite = { db: 'rfqActive', key: 'r1', value: true };
-    assert.deepEqual(host.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 10n, key: 'k1' }, [fact]), {
-      ok: true,
-      isReplay: false,
-    });
-    assert.equal(writer.pendingWrites, 0, 'nothing is handed on before the record is durable');
+    const host = owner.open();
+    credited(host, 1, 10n, [{ db: 'rfqActive', key: 'r1', value: true }]);
+    assert.equal(owner.writer!.pendingWrites, 0, 'nothing is handed on before the record is durable');
     assert.ok(host.readModelWaitingWrites > 0);
     assert.equal(host.readModel('rfqActive', 'r1'), true, 'the owner reads its own facts at once');
-    assert.deepEqual(released, []);
-    await waitFor(() => released.length === 1, { what: 'the credit answered', intervalMs: 1 });
+    assert.deepEqual(owner.released, []);
+    await waitFor(() => owner.released.length === 1, { what: 'the credit answered', intervalMs: 1 });
     assert.equal(host.readModelWaitingWrites, 0, 'handed on with the answer');
-    await writer.flush();
-    assert.deepEqual(store.db('accounts').get(userAccount('u1')), {
+    await owner.writer!.flush();
+    assert.deepEqual(owner.store!.db('accounts').get(userAccount('u1')), {
       available: '10',
       reserved: '0',
       at_risk: '0',
       pending_withdrawal: '0',
     });
-    assert.equal(store.db('rfqActive').get('r1'), true, 'the facts went with the money');
-    await host.close();
+    assert.equal(owner.store!.db('rfqActive').get('r1'), true, 'the facts went with the money');
   } finally {
-    await store.close();
+    await owner.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test('a read barrier resolves once LMDB holds everything the owner decided before it, without waiting for the interval', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-barrier-'));
-  const store = openStore(join(dir, 'lmdb'));
-  let host: OwnerHost | null = null;
-  const writer = new WriteBehind(store, {
-    owner: 'owner-0',
-    intervalMs: 60_000, // never on its own during the test: only the barrier commits
-    maxBatchWrites: 1_000,
-    maxPendingWrites: 10_000,
-    onApplied: () => host?.readModelApplied(),
-    onCommitFailure: (error) => assert.fail(error as Error),
-  });
+  const owner = inProcess(dir, 60_000); // the writer never commits on its own during the test: only the barrier does
   try {
-    host = OwnerHost.open({
-      dir,
-      self: 0,
-      ownerOf: () => 0,
-      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-      snapshotEveryRecords: 1e9,
-      maxPendingBytes: 1 << 20,
-      nowMs: () => 1_000,
-      release: () => {},
-      onFailure: (error) => assert.fail(error),
-      readModel: { sink: writer, maxWaitingWrites: 10_000 },
-    });
+    const host = owner.open();
     await host.readModelBarrier(); // nothing decided yet: at once
-    for (let id = 1; id <= 5; id++)
-      assert.deepEqual(host.call(id, { op: 'credit', account: userAccount(`u${id}`), amountMicros: 10n, key: `k${id}` }), {
-        ok: true,
-        isReplay: false,
-      });
-    assert.equal(store.db('accounts').get(userAccount('u5')), undefined, 'not in LMDB yet');
+    for (let id = 1; id <= 5; id++) credited(host, id, 10n);
+    assert.equal(owner.store!.db('accounts').get(userAccount('u5')), undefined, 'not in LMDB yet');
     await host.readModelBarrier();
-    for (let id = 1; id <= 5; id++) assert.equal(store.db<{ available: string }>('accounts').get(userAccount(`u${id}`))?.available, '10');
-    await host.close();
+    for (let id = 1; id <= 5; id++)
+      assert.equal(owner.store!.db<{ available: string }>('accounts').get(userAccount(`u${id}`))?.available, '10');
   } finally {
-    await store.close();
+    await owner.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
