@@ -11,7 +11,7 @@
 // Per RFQ: CPU of this thread (the shard's, where the actor runs) and of the whole process (with lmdb-js's
 // write thread and libuv's flushes), and RFQs per second; for the engine also how long the read model took
 // to catch up at the end. Counted from /proc (10 ms ticks) over thousands of RFQs.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OwnerHost } from '../../src/engine/owner-host.js';
@@ -22,22 +22,10 @@ import { createdWrites, endedWrites, fillWrites } from '../../src/rfq/rfq-record
 import { openStore } from '../../src/store/db.js';
 import type { BlindWrite } from '../../src/store/records.js';
 import { READ_MODEL_DEFAULTS, WriteBehind } from '../../src/store/write-behind.js';
+import { childMainThreadCpuMs, selfCpuMs } from '../load/cpu.js';
 import { createInTxn, fillInTxn, fundedRfqWrites, makerAddresses, rfqShape, USERS, type RfqShape } from './rfq-shapes.js';
 
 const IN_FLIGHT = 16;
-const TICKS_PER_S = 100;
-
-function threadCpuMs(): number {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
-}
-
-function processCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
 interface Side {
   name: string;
   /** One filled RFQ, durable when it resolves. */
@@ -141,8 +129,8 @@ interface Run {
 async function run(side: Side, rfqs: number, firstRfq: number): Promise<Run> {
   let next = firstRfq;
   const end = firstRfq + rfqs;
-  const thread0 = threadCpuMs();
-  const process0 = processCpuMs();
+  const thread0 = childMainThreadCpuMs(process.pid);
+  const process0 = selfCpuMs();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
@@ -150,8 +138,8 @@ async function run(side: Side, rfqs: number, firstRfq: number): Promise<Run> {
     }),
   );
   const wallMs = performance.now() - t0;
-  const threadMs = threadCpuMs() - thread0;
-  const processMs = processCpuMs() - process0;
+  const threadMs = childMainThreadCpuMs(process.pid) - thread0;
+  const processMs = selfCpuMs() - process0;
   const t1 = performance.now();
   await side.settle();
   return {
