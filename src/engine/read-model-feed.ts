@@ -24,6 +24,8 @@ export interface ReadModelSink {
 
 export class ReadModelFeed {
   readonly #waiting: Array<{ seq: number; writes: BlindWrite[] }> = [];
+  /** The latest waiting write of each key (database and key), and its record's seq: `get` in one look-up. */
+  readonly #latest = new Map<string, { seq: number; value: unknown }>();
   /** Barriers waiting for every record up to `seq` to be handed on. */
   #barriers: Array<{ seq: number; resolve: () => void }> = [];
   #waitingWrites = 0;
@@ -53,14 +55,8 @@ export class ReadModelFeed {
    * record is answered for once durable, and may still wait here then.
    */
   get<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined {
-    for (let i = this.#waiting.length - 1; i >= 0; i--) {
-      const { writes } = this.#waiting[i]!;
-      for (let j = writes.length - 1; j >= 0; j--) {
-        const write = writes[j]!;
-        if (write.db === db && write.key === key) return write.value as RecordTypes[N] | undefined;
-      }
-    }
-    return this.sink.get(db, key);
+    const latest = this.#latest.get(latestKey(db, key));
+    return latest !== undefined ? (latest.value as RecordTypes[N] | undefined) : this.sink.get(db, key);
   }
 
   /** The writes of journal record `seq`, in seq order. */
@@ -69,6 +65,7 @@ export class ReadModelFeed {
     if (writes.length === 0) return;
     this.#waiting.push({ seq, writes });
     this.#waitingWrites += writes.length;
+    for (const { db, key, value } of writes) this.#latest.set(latestKey(db, key), { seq, value });
     this.drain();
   }
 
@@ -94,6 +91,11 @@ export class ReadModelFeed {
     for (const record of this.#waiting) {
       if (record.seq > this.#durableSeq || !this.sink.write(record.seq, record.writes)) break;
       this.#waitingWrites -= record.writes.length;
+      // The writer answers for these keys now, unless a later record waiting here wrote them again.
+      for (const { db, key } of record.writes) {
+        const id = latestKey(db, key);
+        if (this.#latest.get(id)?.seq === record.seq) this.#latest.delete(id);
+      }
       handed++;
     }
     if (handed > 0) this.#waiting.splice(0, handed);
@@ -105,3 +107,6 @@ export class ReadModelFeed {
     for (const { resolve } of passed) resolve();
   }
 }
+
+/** A key of the index of waiting writes: the database, a NUL, the key (no database name holds a NUL). */
+const latestKey = (db: DbName, key: string): string => `${db}\u0000${key}`;
