@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Book } from '../../src/engine/book.js';
-import { MoneyOwner, type MoneyCall } from '../../src/engine/owner.js';
+import { MoneyOwner, type MoneyCall, type Step } from '../../src/engine/owner.js';
 import { readModelWrites } from '../../src/engine/read-model.js';
 import { makerAccount, PROTOCOL, userAccount, withdrawalRef, type AccountId } from '../../src/ledger/accounts.js';
 import { checkTransfers } from '../../src/ledger/check.js';
@@ -202,7 +202,7 @@ test('between two owners each writes its own side, and both the transfer: the ha
       }),
   );
   const seqs = [0, 0];
-  const deliver = (self: number, step: { effects: any[]; outputs: any[] }): void => {
+  const deliver = (self: number, step: Step): void => {
     if (step.effects.length > 0) assert.ok(writers[self]!.write(++seqs[self]!, readModelWrites(step.effects, owners[self]!.book)));
     for (const output of step.outputs)
       if (output.to === 'peer') deliver(output.owner, owners[output.owner]!.peer(self, output.message, 2_000));
