@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { openStore } from './store/db.js';
 import { createHttpMetrics } from './ops/metrics.js';
 import { ThreadRoles } from './ops/thread-cpu.js';
+import { withReadBarriers } from './http/read-barriers.js';
 import { createHttpApp } from './http/server.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { LoadShedder } from './http/load-shedder.js';
@@ -108,7 +109,12 @@ export async function createService(
   // Issue 22: the desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). A fill's
   // result reaches it after the fill committed and this thread's reads were renewed (shard-pool.ts), so the
   // maker's locked bucket it reads for max_locked_micros includes that fill.
-  const makerProtection = new Protection(store, (address) => readAccount(store, makerAccount(address)).locked);
+  const makerProtection = new Protection(
+    store,
+    (address) => readAccount(store, makerAccount(address)).locked,
+    // The journal engine's ledger is written behind: the fill the desk just heard of shows after a barrier.
+    config.engine === 'journal' ? () => pool.readBarrier() : null,
+  );
   const quoteBook = new QuoteBook();
   const makerDesk = new MakerDesk({ gateway: makerGateway, book: quoteBook, stats: makerStats, protection: makerProtection, clock, log });
   const markets = new Markets(store, clock, config);
@@ -197,7 +203,7 @@ export async function createService(
     },
   });
   const app = createHttpApp({
-    routes,
+    routes: config.engine === 'journal' ? withReadBarriers(routes, () => pool.readBarrier()) : routes,
     tokens: services.sessions,
     rateLimiter,
     authRateLimiter,

@@ -26,6 +26,9 @@ export const EnvSchema = Type.Object({
   PARLAYD_LMDB_MAP_SIZE_MB: Type.Integer({ minimum: 1, maximum: 1_048_576, default: 8192 }),
   PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   PARLAYD_SHARDS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
+  // Which engine the RFQ shards run (docs/engine.md): `lmdb`, each shard a synchronous LMDB client; `journal`,
+  // each shard an owner of its accounts in memory with a journal for durability and LMDB as its read model.
+  PARLAYD_ENGINE: Type.Union([Type.Literal('lmdb'), Type.Literal('journal')], { default: 'journal' }),
   PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
   PARLAYD_MM_DOMAIN_TAG: Type.String({
     // Contract section 7: the tag is exactly 35 printable ASCII bytes or the service refuses to start.
@@ -206,6 +209,7 @@ function toConfig(v: EnvValues) {
     /** True when no PARLAYD_ADMIN_TOKEN was set and one was generated (main prints it once). */
     isAdminTokenGenerated: v.PARLAYD_ADMIN_TOKEN === undefined,
     shards: v.PARLAYD_SHARDS,
+    engine: v.PARLAYD_ENGINE,
     verifyThreads: v.PARLAYD_VERIFY_THREADS,
     mmDomainTag: v.PARLAYD_MM_DOMAIN_TAG,
     mmAuthTimeoutMs: v.PARLAYD_MM_AUTH_TIMEOUT_MS,

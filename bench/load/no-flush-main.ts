@@ -1,5 +1,5 @@
 // The service of scenario `storage-bound`: parlayd itself (dist/src/main.js, every line of it), with LMDB's
-// flushes turned off. NOT DURABLE: a commit is acknowledged once in the page cache. It exists to measure
+// flushes and the journal engine's journal flushes turned off. NOT DURABLE: a commit is acknowledged once in the page cache. It exists to measure
 // what no storage layout can beat on this machine: a durable write that costs nothing. Any log, page layout
 // or commit scheme still pays at least its own flush, so a figure this service misses, no storage change
 // reaches here (issue 24; docs/performance.md, "The storage bound").
@@ -19,5 +19,7 @@ export const unflushedRoot = open<unknown, string>({
   ...environmentOptions(config.dataDir, config.lmdbMapSizeMb * 1024 * 1024),
   noSync: true,
 });
-process.stderr.write('parlayd (storage bound): LMDB commits are not flushed; nothing here is durable\n');
+// The journal engine's journal (src/wal/journal.ts) reads this on every shard thread: its writes go unflushed too.
+process.env['PARLAYD_STORAGE_BOUND_UNFLUSHED'] = '1';
+process.stderr.write('parlayd (storage bound): LMDB commits and journal writes are not flushed; nothing here is durable\n');
 await import('../../src/main.js');

@@ -46,6 +46,11 @@ export class ContestRecords {
     void table(this.store, 'contests').put(contest.contestId, contest);
   }
 
+  /** The contest's record as a write another owner makes with its money (the journal engine's pools). */
+  contestWrite(contest: ContestRecord): TypedWrite<'contests'> {
+    return { db: 'contests', key: contest.contestId, value: contest };
+  }
+
   image(contestId: string): ImageRecord | undefined {
     return checkImage.get(table(this.store, 'contestImages'), contestId);
   }
@@ -53,6 +58,10 @@ export class ContestRecords {
   /** Inside the contest's creation transaction. */
   putImage(contestId: string, image: ImageRecord): void {
     void table(this.store, 'contestImages').put(contestId, image);
+  }
+
+  removeImage(contestId: string): void {
+    void table(this.store, 'contestImages').remove(contestId);
   }
 
   // ---- entries ----

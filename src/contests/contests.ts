@@ -24,6 +24,7 @@ import type { Logger } from 'pino';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Clock } from '../clock.js';
 import type { Ledger } from '../ledger/ledger.js';
+import { PROTOCOL } from '../ledger/accounts.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
@@ -73,7 +74,7 @@ export class Contests {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    owners: BalanceOwners,
+    private readonly owners: BalanceOwners,
     private readonly markets: Markets,
     log: Logger,
     /** The main thread's ledger: a contest's prize pool is the protocol's money (contract section 11). */
@@ -116,7 +117,10 @@ export class Contests {
       const contest = await this.lanes.run(
         contestId,
         async () => {
-          const created = await this.store.transact(() => this.createInTxn(contestId, input, image, nowMs));
+          const created =
+            this.owners.engine === 'journal'
+              ? await this.createWithOwnedPool(contestId, input, image, nowMs)
+              : await this.store.transact(() => this.createInTxn(contestId, input, image, nowMs));
           // Committed: listed from now on. Still on the lane, so no task of the contest can run before this.
           this.listIndex.add(created);
           return created;
@@ -193,7 +197,35 @@ export class Contests {
     await this.lanes.drain();
   }
 
+  /**
+   * The journal engine: the pool is opened by the protocol's owner shard with the contest's record, so both are
+   * durable or neither; the record is checked and numbered first, and its image written beside it (and
+   * removed again if the protocol cannot fund the pool).
+   */
+  private async createWithOwnedPool(contestId: string, input: CreateContest, image: ImageRecord | null, nowMs: number) {
+    const contest = await this.store.transact(() => {
+      const checked = this.checkedContest(contestId, input, image, nowMs);
+      if (image !== null) this.records.putImage(contestId, image);
+      return checked;
+    });
+    const call = { op: 'open_pool', contestId, amountMicros: BigInt(input.protocol_prize_pool_micros) } as const;
+    const answer = await this.owners.ownerCall(this.owners.shardOfAccount(PROTOCOL), call, [this.records.contestWrite(contest)]);
+    if (answer.ok) return contest;
+    if (image !== null) await this.store.transact(() => this.records.removeImage(contestId));
+    throw errors.prizePoolUnfunded();
+  }
+
   private createInTxn(contestId: string, input: CreateContest, image: ImageRecord | null, nowMs: number): ContestRecord {
+    const contest = this.checkedContest(contestId, input, image, nowMs);
+    // The prize pool leaves the protocol's available for committed in the contest's own transaction.
+    if (!this.ledger.openPool(contestId, BigInt(input.protocol_prize_pool_micros), nowMs)) throw errors.prizePoolUnfunded();
+    this.records.putContest(contest);
+    if (image !== null) this.records.putImage(contestId, image);
+    return contest;
+  }
+
+  /** The new contest's record, inside a transaction: its markets open now, its number the next. */
+  private checkedContest(contestId: string, input: CreateContest, image: ImageRecord | null, nowMs: number): ContestRecord {
     for (const { market_id: marketId } of input.markets) {
       const market = this.markets.get(marketId);
       if (market === undefined) throw errors.marketNotFound(marketId);
@@ -222,10 +254,6 @@ export class Contests {
       entriesFilled: 0,
       paidMicros: null,
     };
-    // The prize pool leaves the protocol's available for committed in the contest's own transaction.
-    if (!this.ledger.openPool(contestId, BigInt(input.protocol_prize_pool_micros), nowMs)) throw errors.prizePoolUnfunded();
-    this.records.putContest(contest);
-    if (image !== null) this.records.putImage(contestId, image);
     return contest;
   }
 }

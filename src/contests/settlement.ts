@@ -33,6 +33,7 @@ import assert, { AssertionError } from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
+import { PROTOCOL } from '../ledger/accounts.js';
 import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
 import type { Store } from '../store/db.js';
 import { ContestRecords, settledEntryWrite } from './contest-records.js';
@@ -57,6 +58,10 @@ export interface SettleProgress {
   entryCount: number;
   isFinished: boolean;
 }
+
+/** A pool refused POOL_SHORT (stakes collected on other shards still on their way) is asked again this much later. */
+const POOL_SHORT_RETRY_MS = 10;
+const POOL_SHORT_TRIES = 500;
 
 export interface SettlerOptions {
   batchEntries?: number;
@@ -207,7 +212,7 @@ export class ContestSettler {
         assert.deepEqual(entry.settlement, settled.settlement, `entry ${key} was settled otherwise`);
         continue;
       }
-      const shard = this.owners.shardOfUser(entry.userId);
+      const shard = this.owners.shardOfEntrySettlement(entry.userId, settled.payoutMicros !== null);
       let entries = byShard.get(shard);
       if (entries === undefined) byShard.set(shard, (entries = []));
       entries.push({
@@ -235,11 +240,38 @@ export class ContestSettler {
         });
     // On the contest's lane this is the contest record's only writer: no re-read is needed. The last batch
     // closes the pool in the same transaction: what the contest did not pay goes back to the protocol.
+    if (isLast && this.owners.engine === 'journal') {
+      await this.closeOwnedPool(
+        next,
+        plan.kind === 'resolve' ? BigInt(totalPotMicros(contest)) - paidMicros : BigInt(contest.protocolPrizePoolMicros),
+      );
+      return next;
+    }
     await this.store.transact(() => {
       this.records.putContest(next);
       if (isLast) this.ledger.closePool(contestId, atMs);
     });
     return next;
+  }
+
+  /**
+   * The journal engine: the protocol's owner closes the pool with the contest's final record, both durable or
+   * neither (a crash before leaves the contest open, and the next start finishes it again). `expectedMicros`:
+   * what the pool holds once every stake collected has arrived; refused POOL_SHORT while some are still on
+   * their way from other shards, so it is asked again.
+   */
+  private async closeOwnedPool(final: ContestRecord, expectedMicros: bigint): Promise<void> {
+    const call = { op: 'close_pool', contestId: final.contestId, expectedMicros } as const;
+    const shard = this.owners.shardOfAccount(PROTOCOL);
+    for (let tries = 1; ; tries++) {
+      const answer = await this.owners.ownerCall(shard, call, [this.records.contestWrite(final)]);
+      if (answer.ok) return;
+      assert.ok(
+        answer.code === 'POOL_SHORT' && tries < POOL_SHORT_TRIES,
+        `contest ${final.contestId}: its pool cannot close (${answer.code})`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, POOL_SHORT_RETRY_MS));
+    }
   }
 }
 

@@ -5,10 +5,10 @@
 // from the world, every hold, every credit key. So the check across owners (check.ts) holds from the first
 // record, and the totals are today's to the micro.
 //
-// Refused, before anything is built, while the directory still has work only the old engine can finish: RFQs
-// that are not terminal (their reservations and quotes live in the old shard; starting the previous build once
-// fails them, contract section 6) and contests in the middle of a settlement (the old engine's progress record
-// decides what is left to move).
+// Refused, before anything is built, while the directory still has work only the lmdb engine can finish: RFQs
+// that are not terminal (their reservations and quotes live in its shard; starting it once with
+// PARLAYD_ENGINE=lmdb fails them, contract section 6) and contests in the middle of a settlement (its progress
+// record decides what is left to move).
 import { bucketsOf, creditRef, type AccountId } from '../ledger/accounts.js';
 import { readCreditKey } from '../ledger/credit-keys.js';
 import type { Store } from '../store/db.js';
@@ -21,11 +21,15 @@ export type StoreMigration = { books: Book[]; firstRecords: Effect[][] } | { ref
 export function booksFromStore(store: Store, owners: number, ownerOf: (account: AccountId) => number): StoreMigration {
   const activeRfqs = [...table(store, 'rfqActive').getKeys()].length;
   if (activeRfqs > 0) {
-    return { refusal: `the data directory has ${activeRfqs} active RFQs: start the previous build once (it fails them) before this one` };
+    return {
+      refusal: `the data directory has ${activeRfqs} active RFQs: start it once with PARLAYD_ENGINE=lmdb (it fails them), then on the journal engine`,
+    };
   }
   for (const { key, value } of table(store, 'contests').getRange()) {
     if (value.settling !== undefined && value.status === 'open') {
-      return { refusal: `contest ${key} is in the middle of its settlement: let the previous build finish it before this one` };
+      return {
+        refusal: `contest ${key} is in the middle of its settlement: let the lmdb engine finish it (PARLAYD_ENGINE=lmdb), then start on the journal engine`,
+      };
     }
   }
   const firstRecords: Effect[][] = Array.from({ length: owners }, () => []);

@@ -49,10 +49,13 @@ export interface OwnerHostOptions {
   /** A directory's first start: the owner's first record (engine/from-store.ts), journaled before anything. */
   firstRecord?: Effect[];
   /** The records that say how an interrupted RFQ (its reservation's reference) ended: journaled with its release. */
-  interruptedFacts?: (ref: string) => readonly BlindWrite[];
+  interruptedFacts?: (ref: string, read: ReadModelRead) => readonly BlindWrite[];
   /** The read model the owner's records are written to, and the backlog of writes past which calls wait. */
   readModel?: { sink: ReadModelSink; maxWaitingWrites: number };
 }
+
+/** A record of the read model as the owner last wrote it (OwnerHost.readModel). */
+export type ReadModelRead = <N extends DbName>(db: N, key: string) => RecordTypes[N] | undefined;
 
 export interface OwnerRecovery {
   snapshotSeq: number;
@@ -152,7 +155,10 @@ export class OwnerHost {
     host = new OwnerHost(options, book, journal, { snapshotSeq, readModelSeq, replayedRecords: replayed, lastSeq });
     for (const { seq, writes } of unwritten) host.#readModel!.add(seq, writes);
     if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
-    host.#take(host.owner.recoverInterrupted(options.nowMs(), options.interruptedFacts));
+    const { interruptedFacts } = options;
+    const factsOf =
+      interruptedFacts === undefined ? undefined : (ref: string) => interruptedFacts(ref, (db, key) => host.readModel(db, key));
+    host.#take(host.owner.recoverInterrupted(options.nowMs(), factsOf));
     return host;
   }
 

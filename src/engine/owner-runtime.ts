@@ -11,7 +11,7 @@ import type { BlindWrite, RecordTypes } from '../store/records.js';
 import { READ_MODEL_DEFAULTS, WriteBehind } from '../store/write-behind.js';
 import type { Book } from './book.js';
 import type { Effect } from './effects.js';
-import { OwnerHost } from './owner-host.js';
+import { OwnerHost, type ReadModelRead } from './owner-host.js';
 import type { MoneyAnswer, MoneyCall, OwnerLimits } from './owner.js';
 import { PeerLinks } from './peer-links.js';
 import { ownerOfName } from './routing.js';
@@ -31,7 +31,7 @@ export interface OwnerRuntimeOptions {
   snapshotEveryRecords: number;
   maxPendingBytes: number;
   firstRecord?: Effect[];
-  interruptedFacts?: (ref: string) => readonly BlindWrite[];
+  interruptedFacts?: (ref: string, read: ReadModelRead) => readonly BlindWrite[];
   nowMs(): number;
   /** The journal, a snapshot or the read model failed for good: the thread must stop. */
   onFailure(error: Error): void;

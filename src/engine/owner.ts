@@ -29,15 +29,16 @@ import {
   type AccountId,
   type Side,
 } from '../ledger/accounts.js';
+import type { MoneyAnswer, MoneyRefusal, OwnedMoneyCall } from '../ledger/owners.js';
 import type { BlindWrite } from '../store/records.js';
 import { Book } from './book.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
 export type PositionOutcome = 'won' | 'lost' | 'voided';
 
-/** Calls from the owner's clients (the RFQ actor, the main thread's money routes, settlement). */
+/** Calls from the owner's clients (the RFQ actor, the main thread's money routes: OwnedMoneyCall, settlement). */
 export type MoneyCall =
-  | { op: 'credit'; account: AccountId; amountMicros: bigint; key: string }
+  | OwnedMoneyCall
   | { op: 'reserve'; userId: string; amountMicros: bigint; ref: string }
   | { op: 'release'; ref: string }
   /** The fill of an RFQ's reservation `ref`; the maker's liability is locked first, wherever the maker lives. */
@@ -45,25 +46,14 @@ export type MoneyCall =
   /** The RFQ of `ref` ended otherwise while its fill waited for a lock: a lock granted later is voided. */
   | { op: 'abort_fill'; ref: string }
   | { op: 'settle'; ref: string; makerAddress: string; outcome: PositionOutcome }
-  | { op: 'withdraw'; account: AccountId; amountMicros: bigint; ref: string }
-  | { op: 'finish_withdrawal'; ref: string; isCompleted: boolean }
-  // A contest's money (contract section 11): its prize pool on the protocol's owner, its entries' stakes (reserved
-  // like an RFQ's wager) on their users' owners.
-  | { op: 'open_pool'; contestId: string; amountMicros: bigint }
+  // A contest's money (contract section 11): its prize pool on the protocol's owner (OwnedMoneyCall), its
+  // entries' stakes (reserved like an RFQ's wager) on their users' owners.
   /** An entry's stake joins its contest's pot (the protocol's committed, the pool's hold). */
   | { op: 'collect'; contestId: string; ref: string }
   /** A winner's prize out of the pot; refused POOL_SHORT while stakes collected are still on their way. */
-  | { op: 'pay_prize'; contestId: string; ref: string; userId: string; amountMicros: bigint }
-  /**
-   * What the contest did not pay goes back to the protocol's available. `expectedMicros` is what the lane
-   * knows the pool holds by now (its opening, plus the stakes it collected, less the prizes it paid): refused
-   * POOL_SHORT while collected stakes are still on their way, so none arrives at a closed pool.
-   */
-  | { op: 'close_pool'; contestId: string; expectedMicros: bigint };
+  | { op: 'pay_prize'; contestId: string; ref: string; userId: string; amountMicros: bigint };
 
-export type MoneyRefusal = 'INSUFFICIENT_BALANCE' | 'IDEMPOTENCY_CONFLICT' | 'UNCOVERED' | 'OWNER_UNAVAILABLE' | 'ABORTED' | 'POOL_SHORT';
-
-export type MoneyAnswer = { ok: true; isReplay?: boolean; isMoved?: boolean } | { ok: false; code: MoneyRefusal };
+export type { MoneyAnswer, MoneyRefusal };
 
 /** Between owners. */
 export type PeerMessage =

@@ -73,6 +73,12 @@ export interface RouteSpec<A extends AuthMode, B, Q, P> {
    * handler runs, and its body has a short deadline (http/load-shedder.ts, http/unread-bodies.ts).
    */
   isShedUnderLoad?: boolean;
+  /**
+   * The route shows money or RFQs the caller's own acknowledged writes moved (a balance after a fill, a
+   * history after a 201): on the journal engine, whose LMDB read model is written behind, its handler runs
+   * after every shard's read barrier (read-barriers.ts). Other views may lag by the writer's interval.
+   */
+  readsOwnWrites?: boolean;
   handler: (ctx: RequestContext<A, B, Q, P>) => Promise<Reply> | Reply;
 }
 

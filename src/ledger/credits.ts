@@ -2,7 +2,8 @@
 // account. A user's credit is written by the user's shard (its balance's owner: rfq/shard-money.ts), with
 // its key record; the user is created here first if new (users are this thread's), and a crash between the
 // two leaves a user without the credit, which the retry completes. A maker's or the protocol's credit is
-// written here, with its key record, in one transaction.
+// written here, with its key record, in one transaction (the lmdb engine), or decided by its key's owner
+// shard (the journal engine).
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { MakerRegistry } from '../mm/registry.js';
@@ -37,7 +38,7 @@ export class Credits {
     // writes nothing (the shard checks again before the money moves; a replay writes nothing, so it passes).
     if (previous === undefined) this.store.assertRoom();
     const user = await this.users.ensure(wallet);
-    await this.owners.moveMoney(this.owners.shardOfUser(user.userId), {
+    await this.owners.moveMoney(this.owners.shardOfCredit(idempotencyKey, user.userId), {
       op: 'credit',
       userId: user.userId,
       wallet,
@@ -60,6 +61,18 @@ export class Credits {
 
   private async creditHere(account: AccountId, amountMicros: bigint, idempotencyKey: string): Promise<void> {
     if (readCreditKey(this.store, idempotencyKey) === undefined) this.store.assertRoom();
+    if (this.owners.engine === 'journal') {
+      // The key's owner decides its replay (engine/owner.ts credit); the answer follows LMDB's commit of it.
+      const key = creditRef(idempotencyKey);
+      const answer = await this.owners.ownerCall(this.owners.shardOfAccount(key), {
+        op: 'credit',
+        account,
+        amountMicros,
+        key: idempotencyKey,
+      });
+      if (!answer.ok) throw new ApiError('IDEMPOTENCY_CONFLICT');
+      return;
+    }
     const record: CreditRecord = { account, amountMicros: amountMicros.toString(), atMs: this.clock.nowMs() };
     await this.store.transact(() => {
       if (!checkCreditKey(this.store, idempotencyKey, record))

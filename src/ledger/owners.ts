@@ -1,10 +1,48 @@
-// Main thread. What the services that move users' money without owning it (contests, admin credits, position
-// settlement) need of the balances' owners, the RFQ shards: which shard owns a user, and a way to ask it to
-// decide and write a movement (rfq/messages.ts MoneyOp). The shard pool is the implementation.
-import type { MoneyOp, MoneyResult } from '../rfq/messages.js';
+// Main thread. What the services that move money without owning it (contests, admin credits, withdrawals,
+// position settlement) need of the balances' owners, the RFQ shards: which shard owns what, and a way to ask
+// it to decide and write a movement (rfq/messages.ts MoneyOp). The shard pool is the implementation.
+//
+// On the lmdb engine the main thread still moves makers' and the protocol's money itself, in its own LMDB
+// transactions (ledger.ts); on the journal engine every account has an owner shard (engine/routing.ts) and
+// the main thread only asks (`ownerCall`), then reads LMDB after a `readBarrier` where it must see the result.
+import type { EngineKind, MoneyOp, MoneyResult } from '../rfq/messages.js';
+import type { BlindWrite } from '../store/records.js';
+import type { AccountId } from './accounts.js';
+
+/**
+ * The journal engine's money calls the main thread makes (engine/owner.ts MoneyCall has them with the
+ * shards' own): makers' and the protocol's credits and withdrawals, contests' pools.
+ */
+export type OwnedMoneyCall =
+  | { op: 'credit'; account: AccountId; amountMicros: bigint; key: string }
+  | { op: 'withdraw'; account: AccountId; amountMicros: bigint; ref: string }
+  | { op: 'finish_withdrawal'; ref: string; isCompleted: boolean }
+  /** A new contest's pool leaves the protocol's available (on the protocol's owner). */
+  | { op: 'open_pool'; contestId: string; amountMicros: bigint }
+  /**
+   * What the contest did not pay goes back to the protocol's available. `expectedMicros` is what the lane
+   * knows the pool holds by now (its opening, plus the stakes it collected, less the prizes it paid): refused
+   * POOL_SHORT while collected stakes are still on their way, so none arrives at a closed pool.
+   */
+  | { op: 'close_pool'; contestId: string; expectedMicros: bigint };
+
+export type MoneyRefusal = 'INSUFFICIENT_BALANCE' | 'IDEMPOTENCY_CONFLICT' | 'UNCOVERED' | 'OWNER_UNAVAILABLE' | 'ABORTED' | 'POOL_SHORT';
+
+export type MoneyAnswer = { ok: true; isReplay?: boolean; isMoved?: boolean } | { ok: false; code: MoneyRefusal };
 
 export interface BalanceOwners {
+  readonly engine: EngineKind;
   shardOfUser(userId: string): number;
+  /** Where a user's credit under this key is decided. */
+  shardOfCredit(idempotencyKey: string, userId: string): number;
+  /** The journal engine: the owner of any account. */
+  shardOfAccount(account: AccountId): number;
+  /** Where an entry's settlement is decided: its refund, or its prize. */
+  shardOfEntrySettlement(userId: string, isPrize: boolean): number;
   /** Every user `op` names must belong to `shard`; the shard's ledger asserts it. */
   moveMoney<R extends MoneyResult>(shard: number, op: MoneyOp): Promise<R>;
+  /** The journal engine: one call of the owners' money protocol, with its records. */
+  ownerCall(shard: number, call: OwnedMoneyCall, facts?: BlindWrite[]): Promise<MoneyAnswer>;
+  /** Resolves once LMDB shows everything the shards decided before the call. */
+  readBarrier(): Promise<void>;
 }

@@ -19,7 +19,7 @@ import type { Store } from '../store/db.js';
 import { withdrawalRef, type AccountId } from './accounts.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
-import { putRecord, table } from '../store/records.js';
+import { applyWrites, putRecord, table, type BlindWrite } from '../store/records.js';
 import { clampKey } from '../store/key-range.js';
 
 export type WithdrawalStatus = 'pending' | 'completed' | 'failed';
@@ -55,6 +55,8 @@ const accountKey = (r: WithdrawalRecord) => `${r.account}|${pad(r.createdAtMs)}|
 const statusKey = (status: WithdrawalStatus, r: WithdrawalRecord) => `${status}|${pad(r.createdAtMs)}|${r.withdrawalId}`;
 
 export class Withdrawals {
+  /** The journal engine: makers' requests on their way to their owner, by key (requestOfOwner). */
+  private readonly requesting = new Map<string, Promise<unknown>>();
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
@@ -105,6 +107,8 @@ export class Withdrawals {
           uniqueKeys: [{ db: 'withdrawalKeys', key }],
           atMs: createdAtMs,
         });
+      } else if (this.owners.engine === 'journal') {
+        await this.requestOfOwner(req.account, key, ref, writes);
       } else {
         await this.store.transact(() => {
           if (table(this.store, 'withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
@@ -128,6 +132,7 @@ export class Withdrawals {
   finish(withdrawalId: string, isCompleted: boolean): Promise<WithdrawalRecord> {
     const target: WithdrawalStatus = isCompleted ? 'completed' : 'failed';
     const atMs = this.clock.nowMs();
+    if (this.owners.engine === 'journal') return this.finishByOwner(withdrawalId, target, atMs);
     return this.store.transact(() => {
       const record = this.get(withdrawalId);
       if (record === undefined) throw new ApiError('WITHDRAWAL_NOT_FOUND');
@@ -135,20 +140,48 @@ export class Withdrawals {
       if (record.status !== 'pending') throw new ApiError('WITHDRAWAL_FINAL');
       const moved = this.ledger.finishWithdrawal(withdrawalRef(withdrawalId), isCompleted, atMs);
       if (!moved) throw new Error(`withdrawal ${withdrawalId} is pending but holds nothing`);
-      const finished: WithdrawalRecord = {
-        withdrawalId: record.withdrawalId,
-        account: record.account,
-        amountMicros: record.amountMicros,
-        destination: record.destination,
-        status: target,
-        createdAtMs: record.createdAtMs,
-        finishedAtMs: atMs,
-      };
-      void table(this.store, 'withdrawals').put(withdrawalId, finished);
-      void table(this.store, 'withdrawalsByStatus').remove(statusKey('pending', record));
-      void table(this.store, 'withdrawalsByStatus').put(statusKey(target, record), true);
+      const finished = finishedRecord(record, target, atMs);
+      applyWrites(this.store, finishWrites(record, finished));
       return finished;
     });
+  }
+
+  /**
+   * The journal engine: a maker's request is decided by the maker's owner shard with its records. Two
+   * requests with one key cannot both pass: the second waits here for the first, then finds its key.
+   */
+  private async requestOfOwner(account: AccountId, key: string, ref: string, writes: BlindWrite[]): Promise<void> {
+    const amountMicros = BigInt((writes[0]!.value as WithdrawalRecord).amountMicros);
+    const earlier = this.requesting.get(key);
+    if (earlier !== undefined) await earlier.catch(() => undefined);
+    if (table(this.store, 'withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    const asking = this.owners.ownerCall(this.owners.shardOfAccount(account), { op: 'withdraw', account, amountMicros, ref }, writes);
+    this.requesting.set(key, asking);
+    try {
+      const answer = await asking;
+      if (!answer.ok) throw new ApiError(answer.code === 'IDEMPOTENCY_CONFLICT' ? 'IDEMPOTENCY_CONFLICT' : 'INSUFFICIENT_BALANCE');
+    } finally {
+      if (this.requesting.get(key) === asking) this.requesting.delete(key);
+    }
+  }
+
+  /**
+   * The journal engine: the account's owner moves the money with the record's new status, once (its hold is
+   * the proof). Two ends at once: the one that moved nothing reads the record the other wrote.
+   */
+  private async finishByOwner(withdrawalId: string, target: WithdrawalStatus, atMs: number): Promise<WithdrawalRecord> {
+    const record = this.get(withdrawalId);
+    if (record === undefined) throw new ApiError('WITHDRAWAL_NOT_FOUND');
+    if (record.status === target) return record;
+    if (record.status !== 'pending') throw new ApiError('WITHDRAWAL_FINAL');
+    const finished = finishedRecord(record, target, atMs);
+    const call = { op: 'finish_withdrawal', ref: withdrawalRef(withdrawalId), isCompleted: target === 'completed' } as const;
+    const answer = await this.owners.ownerCall(this.owners.shardOfAccount(record.account), call, finishWrites(record, finished));
+    if (answer.ok && answer.isMoved === true) return finished;
+    this.store.root.resetReadTxn();
+    const now = this.get(withdrawalId)!;
+    if (now.status === target) return now;
+    throw new ApiError('WITHDRAWAL_FINAL');
   }
 
   /** An account's own withdrawals, newest first, after the key `before` (exclusive). */
@@ -180,10 +213,32 @@ export class Withdrawals {
   }
 
   private findReplay(req: WithdrawalRequest): WithdrawalRecord | null {
+    this.store.root.resetReadTxn();
     const previous = table(this.store, 'withdrawalKeys').get(keyOf(req.account, req.idempotencyKey));
     if (previous === undefined) return null;
     if (previous.amountMicros !== req.amountMicros.toString() || previous.destination !== req.destination)
       throw new ApiError('IDEMPOTENCY_CONFLICT');
     return this.get(previous.withdrawalId) ?? null;
   }
+}
+
+function finishedRecord(record: WithdrawalRecord, status: WithdrawalStatus, atMs: number): WithdrawalRecord {
+  return {
+    withdrawalId: record.withdrawalId,
+    account: record.account,
+    amountMicros: record.amountMicros,
+    destination: record.destination,
+    status,
+    createdAtMs: record.createdAtMs,
+    finishedAtMs: atMs,
+  };
+}
+
+/** A withdrawal's end: its record, and its place in the operator's queue moves to its new status. */
+function finishWrites(pending: WithdrawalRecord, finished: WithdrawalRecord): BlindWrite[] {
+  return [
+    { db: 'withdrawals', key: finished.withdrawalId, value: finished },
+    { db: 'withdrawalsByStatus', key: statusKey('pending', pending), value: undefined },
+    { db: 'withdrawalsByStatus', key: statusKey(finished.status, finished), value: true },
+  ];
 }

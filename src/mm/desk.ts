@@ -19,6 +19,7 @@ import type { MakerFact } from './facts.js';
 import type { QuoteBook } from './quote-book.js';
 import type { MakerStats } from './stats.js';
 import type { Protection } from './protection.js';
+import type { ProtectionTripReason } from '../schemas/mm-stream.js';
 import { setBounded } from '../bounded-map.js';
 
 /** What the desk needs of the RFQ engine's dispatcher (rfq/maker-dispatch.ts). */
@@ -120,9 +121,13 @@ export class MakerDesk implements MakerDispatcher {
     const wagerMicros = BigInt(filledWagerMicros);
     this.deps.stats.fill(address, wagerMicros, nowMs);
     const tripped = this.deps.protection.onFill(address, wagerMicros, nowMs);
-    if (tripped === null) return;
-    this.deps.log.warn({ address, reason: tripped }, 'maker protection tripped');
-    this.deps.gateway.sendToAddress(address, { type: 'protection_tripped', reason: tripped });
+    if (tripped instanceof Promise) void tripped.then((reason) => reason !== null && this.#trip(address, reason));
+    else if (tripped !== null) this.#trip(address, tripped);
+  }
+
+  #trip(address: string, reason: ProtectionTripReason): void {
+    this.deps.log.warn({ address, reason }, 'maker protection tripped');
+    this.deps.gateway.sendToAddress(address, { type: 'protection_tripped', reason });
     void this.#withdraw(address);
   }
 

@@ -62,6 +62,11 @@ export class Protection {
     private readonly store: Store,
     /** The maker's collateral locked right now (the ledger's maker `locked` bucket), for max_locked_micros. */
     private readonly lockedMicrosOf: (address: string) => bigint,
+    /**
+     * Resolves once the ledger shows every fill decided before the call (the journal engine, whose ledger is
+     * a read model written behind), or null when it always does: the locked bucket is read after it.
+     */
+    private readonly readBarrier: (() => Promise<void>) | null = null,
   ) {
     for (const { key, value } of this.db.getRange()) this.#limits.set(key, value);
   }
@@ -93,7 +98,7 @@ export class Protection {
    * Counts a fill of `address` at `nowMs` and returns the limit it reached, if it is the one that trips the
    * protection (null otherwise, and while already tripped).
    */
-  onFill(address: string, filledWagerMicros: bigint, nowMs: number): ProtectionTripReason | null {
+  onFill(address: string, filledWagerMicros: bigint, nowMs: number): ProtectionTripReason | null | Promise<ProtectionTripReason | null> {
     let counts = this.#counts.get(address);
     if (counts === undefined) this.#counts.set(address, (counts = { window: new FillWindow(MAX_COUNTED_FILLS), tripped: null }));
     const limits = this.effectiveOf(address);
@@ -101,8 +106,22 @@ export class Protection {
     counts.window.add(nowMs, filledWagerMicros, oldestCountedMs);
     if (counts.tripped !== null) return null;
     const { window } = counts;
-    counts.tripped = reachedLimit(limits, window.count, window.wagerSumMicros, () => this.lockedMicrosOf(address));
-    return counts.tripped;
+    const { readBarrier } = this;
+    if (readBarrier === null || limits.max_locked_micros === null) {
+      counts.tripped = reachedLimit(limits, window.count, window.wagerSumMicros, () => this.lockedMicrosOf(address));
+      return counts.tripped;
+    }
+    // Not known yet (below any limit): checked once the barrier has passed.
+    counts.tripped = reachedLimit(limits, window.count, window.wagerSumMicros, () => -1n);
+    if (counts.tripped !== null) return counts.tripped;
+    // The locked bucket once the ledger shows this fill; unless a reset or another trip came meanwhile.
+    const counted = counts;
+    return readBarrier().then(() => {
+      if (this.#counts.get(address) !== counted || counted.tripped !== null) return null;
+      const maxLocked = this.effectiveOf(address).max_locked_micros;
+      if (maxLocked === null || this.lockedMicrosOf(address) < BigInt(maxLocked)) return null;
+      return (counted.tripped = 'MAX_LOCKED');
+    });
   }
 
   /** protection_reset: quotes are taken again and the counts start afresh. */

@@ -46,7 +46,7 @@ export interface ActiveRfq {
 }
 
 /** A new RFQ as the actor holds it: quoting, with no audience yet, until `timer` closes its quote window. */
-export function newActiveRfq(record: RfqRecord, timer: Timer, isAwaitedByCreate: boolean): ActiveRfq {
+export function newActiveRfq(record: RfqRecord, timer: Timer | null, isAwaitedByCreate: boolean): ActiveRfq {
   return {
     record,
     wagerMicros: BigInt(record.wagerMicros),

@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import { Admission } from './admission.js';
 import { RfqMakerDispatcher } from './maker-dispatch.js';
 import { createRfqMetrics, type RfqMetrics } from './metrics.js';
+import { prepareOwners, refuseIfOwned } from '../engine/first-start.js';
 import { Settlement } from './settlement.js';
 import { ShardPool, type MakerFanout, type ShardPoolOptions } from './shard-pool.js';
 
@@ -23,6 +24,9 @@ export function startShardPool(
   makers: MakerFanout,
   options: ShardPoolOptions = {},
 ) {
+  // The journal engine's owners start from their journals, or on a directory's first start from LMDB.
+  const owners = s.config.engine === 'journal' ? prepareOwners(s.store, s.config.dataDir, s.config.shards) : null;
+  if (owners === null) refuseIfOwned(s.config.dataDir);
   let pool: ShardPool | null = null;
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,
@@ -42,13 +46,20 @@ export function startShardPool(
       maxFinalizingMs: s.config.maxFinalizingMs,
       maxActiveRfqs: s.config.maxActiveRfqsPerShard,
       createCoalesceMs: s.config.createCoalesceMs,
+      engine: s.config.engine,
       mapSizeBytes: s.config.lmdbMapSizeMb * 1024 * 1024,
       roomState: s.store.room.shared,
     },
     makers,
     metrics,
     s.log,
-    options,
+    owners === null
+      ? options
+      : {
+          onDurablyReady: () => owners.markStarted(),
+          ...options,
+          ...(owners.firstRecords === undefined ? {} : { firstRecords: owners.firstRecords }),
+        },
   );
   return { pool, metrics };
 }

@@ -3,10 +3,7 @@
 // the commit. The actor (shard.ts) takes the messages and hands an RFQ here when its quoting closes (every
 // audience maker answered, or the quote window ran out), when a last look is answered, or when it is
 // cancelled. State stays the actor's: the RFQs it holds are `active`, which this module shares.
-import assert from 'node:assert/strict';
 import type { TimerClock } from '../clock.js';
-import { readAvailable, type Ledger } from '../ledger/ledger.js';
-import { makerAccount } from '../ledger/accounts.js';
 import { isOpenForBetting, readStoredMarket } from '../markets/markets.js';
 import type { ServerToMakerMessage } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
@@ -15,15 +12,14 @@ import { fillOf } from './fills.js';
 import { decideLastLook } from './last-look.js';
 import { decide, type Candidate } from './matching.js';
 import type { ShardToMain } from './messages.js';
-import { endedRecord, payoutMicros, rfqRef, toRfqResult, type FailureReason, type RfqRecord, type TerminalStatus } from './records.js';
-import { UNCOVERED, type RfqWrites } from './rfq-writes.js';
+import { endedRecord, payoutMicros, toRfqResult, type FailureReason, type TerminalStatus } from './records.js';
+import { UNCOVERED, type RfqDurability, type WrittenEnd } from './rfq-durability.js';
 
 export type ToMaker = (makerId: string, message: ServerToMakerMessage) => void;
 
 export interface FinalizationDeps {
   store: Store;
-  writes: RfqWrites;
-  ledger: Ledger;
+  durability: RfqDurability;
   clock: TimerClock;
   lastLookMs: number;
   /** Longest an RFQ spends in last looks, from its first offer (last-look.ts). */
@@ -76,20 +72,15 @@ export class RfqFinalization {
     this.clearTimer(rfq);
     const nowMs = this.deps.clock.nowMs();
     const ended = endedRecord(rfq.record, { status, fill: null, error, terminalAtMs: nowMs });
-    const written = await this.persistTerminal(rfq, () => {
-      const releasedMicros = this.deps.ledger.release(rfqRef(ended.requestId), nowMs);
-      assert.equal(releasedMicros, rfq.wagerMicros, `RFQ ${ended.requestId} held another amount than its wager`);
-      return ended;
-    });
-    if (written === null || written === UNCOVERED) return;
+    const written = await this.persistTerminal(rfq, () => this.deps.durability.release(rfq, ended));
+    if (written === null) return;
     rfq.record = written.record;
     this.retire(rfq, written.persistUs, status === 'cancelled' ? 'cancelled' : 'expired');
   }
 
   /** The maker's available, as this thread last saw it, covers the liability of a fill of `wagerMicros`. */
   canCover(makerAddress: string, wagerMicros: bigint, oddsE4: number): boolean {
-    const available = readAvailable(this.deps.store, makerAccount(makerAddress));
-    return available >= payoutMicros(wagerMicros, oddsE4) - wagerMicros;
+    return this.deps.durability.makerAvailable(makerAddress) >= payoutMicros(wagerMicros, oddsE4) - wagerMicros;
   }
 
   clearTimer(rfq: ActiveRfq): void {
@@ -171,7 +162,7 @@ export class RfqFinalization {
     const { fill, fillRecord } = fillOf(record, candidate, nowMs);
     const completed = endedRecord(record, { status: 'completed', fill, error: null, terminalAtMs: nowMs });
     const written = await this.persistTerminal(rfq, () =>
-      this.deps.writes.fillInTxn(completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)),
+      this.deps.durability.fill(rfq, completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)),
     );
     if (written === null) return;
     if (written === UNCOVERED) {
@@ -194,10 +185,10 @@ export class RfqFinalization {
     this.retire(rfq, written.persistUs, null);
   }
 
-  /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and commits it. */
-  private persistTerminal(rfq: ActiveRfq, end: () => RfqRecord | typeof UNCOVERED) {
+  /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and makes it durable. */
+  private persistTerminal<T extends WrittenEnd | typeof UNCOVERED | null>(rfq: ActiveRfq, end: () => Promise<T>): Promise<T> {
     this.deps.active.delete(rfq.record.requestId);
-    return this.deps.writes.persistTerminal(rfq, end);
+    return end();
   }
 
   /**

@@ -8,6 +8,10 @@ import type { ErrorCode } from '../errors.js';
 import type { TypedWrite } from '../store/records.js';
 import type { RfqLeg } from './records.js';
 import type { WithdrawnQuote } from './active-rfq.js';
+import type { MessagePort } from 'node:worker_threads';
+import type { Effect } from '../engine/effects.js';
+import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
+import type { BlindWrite } from '../store/records.js';
 
 export interface ShardInit {
   shard: number;
@@ -24,7 +28,15 @@ export interface ShardInit {
   mapSizeBytes?: number;
   /** The main thread's room state (store/room.ts), shared: a limit raised at run time reaches the shard. */
   roomState?: SharedArrayBuffer;
+  /** PARLAYD_ENGINE: how the shard makes its decisions durable (rfq-durability.ts). */
+  engine: EngineKind;
+  /** The journal engine's: this shard's ends of the ports to the other shards (engine/peer-links.ts). */
+  peerPorts?: Map<number, MessagePort>;
+  /** The journal engine's first start on a data directory of today's layout: this owner's first record (engine/from-store.ts). */
+  firstRecord?: Effect[];
 }
+
+export type EngineKind = 'lmdb' | 'journal';
 
 /** A contract error decided without owned state, for the shard to apply after the replay check. */
 export interface Refusal {
@@ -120,15 +132,32 @@ export type MoneyOp =
   /** A user's withdrawal: available → pending_withdrawal, with the withdrawal's records. */
   | ({ op: 'withdraw' } & UserDebit)
   /** Filled positions one of whose markets resolved: each settles when its outcome is decided, once. */
-  | { op: 'settle_positions'; requestIds: string[]; atMs: number };
+  | { op: 'settle_positions'; requestIds: string[]; atMs: number }
+  /**
+   * The journal engine's: one call of the owner's money protocol (engine/owner.ts) with the records that go
+   * with it (its facts), for the accounts the main thread moves (makers', the protocol's, contest pools).
+   */
+  | { op: 'owner_call'; call: MoneyCall; facts: BlindWrite[] };
 
+/** A command on the channel from owner `from` to owner `owner`, by its seq (engine/owner.ts channels). */
+export interface ChannelPoint {
+  owner: number;
+  from: number;
+  seq: number;
+}
+
+/**
+ * `transit`: the money moved on to another shard's account on a channel (a credit whose key and account have
+ * two owners); the answer waits until that shard has applied it (shard-pool.ts moveMoney).
+ */
 export type MoneyResult =
-  | { op: 'credit'; isReplay: boolean }
+  | { op: 'credit'; isReplay: boolean; transit?: ChannelPoint }
   | { op: 'reserve' }
   | { op: 'withdraw' }
   | { op: 'collect_entries'; collected: number }
   | { op: 'settle_entries'; settled: number }
-  | { op: 'settle_positions'; settled: number };
+  | { op: 'settle_positions'; settled: number }
+  | { op: 'owner_call'; answer: MoneyAnswer; transit?: ChannelPoint };
 
 /** Sent alone (not in a batch) when the service stops: the shard finishes this turn's commit and exits. */
 export const SHUTDOWN = 'shutdown';
@@ -157,7 +186,12 @@ export type MainToShard =
   | { kind: 'last_look_response'; requestId: string; makerId: string; quoteId: string; isAccepted: boolean }
   | { kind: 'maker_disconnected'; makerId: string }
   /** quote_cancel_all or a tripped protection (issue 22): withdraw every standing quote of these connections. */
-  | { kind: 'withdraw_quotes'; callId: number; makerIds: string[] };
+  | { kind: 'withdraw_quotes'; callId: number; makerIds: string[] }
+  /**
+   * Answered once LMDB holds everything the shard decided before it (the journal engine's read barrier);
+   * with `after`, first once the shard has applied what owner `from` sent it up to channel seq `seq`.
+   */
+  | { kind: 'barrier'; callId: number; after?: ChannelPoint };
 
 export type CallOutcome<T> = { ok: true; value: T } | { ok: false; code: ErrorCode; message?: string };
 
@@ -177,6 +211,7 @@ export type ShardToMain =
   | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'money'; callId: number; outcome: CallOutcome<MoneyResult> }
   | { kind: 'withdrawn'; callId: number; outcome: CallOutcome<WithdrawnQuote[]> }
+  | { kind: 'barrier'; callId: number; outcome: CallOutcome<null> }
   /** Recovery at start is done (RFQs active at the last stop failed and released): the shard takes work. */
   | { kind: 'ready'; failedRfqs: number }
   /**

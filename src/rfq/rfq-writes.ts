@@ -12,6 +12,7 @@ import type { FillRecord } from './fills.js';
 import type { CreateRfq } from './messages.js';
 import { endedRecord, isTerminal, rfqRef, type RfqRecord, type RfqKeyRecord } from './records.js';
 import { applyWrites } from '../store/records.js';
+import { UNCOVERED } from './rfq-durability.js';
 import {
   activeRequestIds,
   createdWrites,
@@ -172,6 +173,3 @@ export class RfqWrites {
     return completed;
   }
 }
-
-/** A fill that the maker's collateral no longer covers: nothing was written (RfqWrites.fillInTxn). */
-export const UNCOVERED = Symbol('uncovered');

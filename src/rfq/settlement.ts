@@ -41,6 +41,9 @@ export class Settlement {
   private async settleRange(start: string, end: string): Promise<number> {
     let afterKey: string | null = null;
     let settled = 0;
+    // Every fill decided before the resolution must be in the open positions read below (the journal
+    // engine's read model is written behind; a fill decided later saw the market closed).
+    await this.owners.readBarrier();
     for (;;) {
       // The shards' commits (fills, earlier pages' settlements) must be seen: renew this thread's snapshot.
       this.store.root.resetReadTxn();

@@ -48,6 +48,8 @@ export class ShardMoney {
         return this.store.transact(() => ({ op: 'settle_entries', settled: this.settleEntriesInTxn(op.contestId, op.entries, op.atMs) }));
       case 'settle_positions':
         return this.store.transact(() => ({ op: 'settle_positions', settled: this.settlePositionsInTxn(op.requestIds, op.atMs) }));
+      case 'owner_call':
+        throw new Error("owner_call is the journal engine's; this shard runs the lmdb engine");
       default: {
         const unknown: never = op;
         throw new Error(`unknown money op ${JSON.stringify(unknown)}`);

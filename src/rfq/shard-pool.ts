@@ -24,6 +24,12 @@ import type {
 import type { RfqMetrics } from './metrics.js';
 import { TerminalWaiters } from './terminal-waiters.js';
 import { workerTransport, type ShardTransport, type ShardTransportFactory } from './shard-transport.js';
+import type { Effect } from '../engine/effects.js';
+import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
+import { peerPorts } from '../engine/peer-links.js';
+import { ownerOfName } from '../engine/routing.js';
+import { creditRef, PROTOCOL, type AccountId } from '../ledger/accounts.js';
+import type { BlindWrite } from '../store/records.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
 export interface MakerFanout {
@@ -41,7 +47,7 @@ export interface MakerFanout {
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
 /** Events sent after a commit of the shard: what the main thread reads next must see it. */
 const followsCommit = (event: ShardToMain) =>
-  event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready';
+  event.kind === 'created' || event.kind === 'terminal' || event.kind === 'money' || event.kind === 'ready' || event.kind === 'barrier';
 
 /** One connection's frames of this turn, and the events among them that carry a fact (most carry none: null until one does). */
 interface PendingFrames {
@@ -75,6 +81,10 @@ export interface ShardPoolOptions {
    * could miss the commit the answer follows. Called once per batch of events that holds such an answer.
    */
   refreshReads?: () => void;
+  /** The journal engine's first start on a directory of today's layout: each owner's first record (engine/first-start.ts). */
+  firstRecords?: Effect[][];
+  /** Every shard is ready and what it decided at start is durable (the journal engine's first records). */
+  onDurablyReady?: () => void;
 }
 
 export class ShardPool {
@@ -85,6 +95,7 @@ export class ShardPool {
   private nextCallId = 1;
   private readonly whenReady: Promise<number>;
   private readonly waiters: TerminalWaiters;
+  private readonly ownerOf: (account: AccountId) => number;
 
   constructor(
     private readonly init: Omit<ShardInit, 'shard'>,
@@ -94,13 +105,28 @@ export class ShardPool {
     private readonly options: ShardPoolOptions = {},
   ) {
     this.waiters = new TerminalWaiters(options.maxWaiters);
+    this.ownerOf = ownerOfName(init.shardCount);
+    // The journal engine's owners talk to each other directly, one port per pair (engine/peer-links.ts).
+    const ports = init.engine === 'journal' ? peerPorts(init.shardCount) : null;
     const ready: Promise<number>[] = [];
     for (let shard = 0; shard < init.shardCount; shard++) {
-      const { handle, whenReady } = this.spawn(shard);
+      const firstRecord = options.firstRecords?.[shard];
+      const { handle, whenReady } = this.spawn({
+        shard,
+        ...init,
+        ...(ports === null ? {} : { peerPorts: ports[shard]! }),
+        ...(firstRecord === undefined ? {} : { firstRecord }),
+      });
       this.shards.push(handle);
       ready.push(whenReady);
     }
-    this.whenReady = Promise.all(ready).then((counts) => counts.reduce((sum, n) => sum + n, 0));
+    this.whenReady = Promise.all(ready).then(async (counts) => {
+      if (options.onDurablyReady !== undefined) {
+        await this.readBarrier();
+        options.onDurablyReady();
+      }
+      return counts.reduce((sum, n) => sum + n, 0);
+    });
   }
 
   /**
@@ -119,6 +145,48 @@ export class ShardPool {
     return shardOfUser(userId, this.shards.length);
   }
 
+  get engine(): ShardInit['engine'] {
+    return this.init.engine;
+  }
+
+  /**
+   * Where a credit under `idempotencyKey` is decided. The journal engine: its key's owner (a key is unique
+   * across accounts, so one owner decides its replays; the money travels to the account's owner if that is
+   * another). The lmdb engine: the user's shard (LMDB's writer lock orders the key's readers).
+   */
+  shardOfCredit(idempotencyKey: string, userId: string): number {
+    return this.init.engine === 'journal' ? this.ownerOf(creditRef(idempotencyKey)) : this.shardOfUser(userId);
+  }
+
+  /** The journal engine: the owner of an account (users' on their RFQs' shard, the protocol's on shard 0). */
+  shardOfAccount(account: AccountId): number {
+    return this.ownerOf(account);
+  }
+
+  /**
+   * Where a contest entry's settlement is decided: a refund by the entrant's owner (its stake is held there);
+   * a prize, on the journal engine, by the protocol's owner (it leaves the pool held there).
+   */
+  shardOfEntrySettlement(userId: string, isPrize: boolean): number {
+    return isPrize && this.init.engine === 'journal' ? this.ownerOf(PROTOCOL) : this.shardOfUser(userId);
+  }
+
+  /** One call of the journal engine's money protocol on `shard`, with the records that go with it. */
+  async ownerCall(shard: number, call: MoneyCall, facts: BlindWrite[] = []): Promise<MoneyAnswer> {
+    const result = await this.moveMoney<Extract<MoneyResult, { op: 'owner_call' }>>(shard, { op: 'owner_call', call, facts });
+    return result.answer;
+  }
+
+  /**
+   * Resolves once LMDB shows everything every shard decided before the call: what a view of money or RFQs
+   * awaits to show a caller its own writes on the journal engine (its read model is written behind). At once
+   * on the lmdb engine, whose shards answer after their commits.
+   */
+  async readBarrier(): Promise<void> {
+    if (this.init.engine !== 'journal') return;
+    await Promise.all(this.shards.map((handle) => this.call<null>(handle.shard, (callId) => ({ kind: 'barrier', callId }))));
+  }
+
   /** `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq). */
   async create(command: NewRfq, answerWaitMs: number): Promise<CreatedRfq> {
     const shard = this.shardOfUser(command.userId);
@@ -131,8 +199,12 @@ export class ShardPool {
    * A movement of users' money, decided and written by the shard that owns them (messages.ts MoneyOp): every
    * user the op names must belong to `shard` (shardOfUser), which the shard's ledger asserts.
    */
-  moveMoney<R extends MoneyResult>(shard: number, op: MoneyOp): Promise<R> {
-    return this.call<R>(shard, (callId) => ({ kind: 'money', callId, op }));
+  async moveMoney<R extends MoneyResult>(shard: number, op: MoneyOp): Promise<R> {
+    const result = await this.call<R>(shard, (callId) => ({ kind: 'money', callId, op }));
+    // Money that went on to an account of another shard: answered once that shard shows it.
+    const transit = 'transit' in result ? result.transit : undefined;
+    if (transit !== undefined) await this.call<null>(transit.owner, (callId) => ({ kind: 'barrier', callId, after: transit }));
+    return result;
   }
 
   /** A place for a request that will wait (wait_ms): TerminalWaiters.reserve. */
@@ -263,28 +335,26 @@ export class ShardPool {
     });
   }
 
-  private spawn(shard: number): { handle: ShardHandle; whenReady: Promise<number> } {
+  private spawn(init: ShardInit): { handle: ShardHandle; whenReady: Promise<number> } {
+    const { shard } = init;
     let markReady!: (failedRfqs: number) => void;
     const whenReady = new Promise<number>((resolve) => (markReady = resolve));
-    const transport = (this.options.transport ?? workerTransport)(
-      { shard, ...this.init },
-      {
-        onBatch: (batch) => {
-          if (batch.some(followsCommit)) this.options.refreshReads?.();
-          for (const event of batch) {
-            if (event.kind === 'ready') markReady(event.failedRfqs);
-            else this.onEvent(handle, event);
-          }
-        },
-        onFailure: ({ err, exitCode }) => {
-          // A shard only fails on a broken invariant (or a store it cannot write): its in-memory state is
-          // lost, and RFQs it held are still reserved in LMDB. Stop the process; the next start's shards
-          // fail and release them.
-          this.log.fatal({ err, shard, exitCode }, 'RFQ shard failed; stopping the service');
-          process.exit(70);
-        },
+    const transport = (this.options.transport ?? workerTransport)(init, {
+      onBatch: (batch) => {
+        if (batch.some(followsCommit)) this.options.refreshReads?.();
+        for (const event of batch) {
+          if (event.kind === 'ready') markReady(event.failedRfqs);
+          else this.onEvent(handle, event);
+        }
       },
-    );
+      onFailure: ({ err, exitCode }) => {
+        // A shard only fails on a broken invariant (or a store it cannot write): its in-memory state is
+        // lost, and RFQs it held are still reserved in LMDB. Stop the process; the next start's shards
+        // fail and release them.
+        this.log.fatal({ err, shard, exitCode }, 'RFQ shard failed; stopping the service');
+        process.exit(70);
+      },
+    });
     const handle: ShardHandle = {
       shard,
       transport,
@@ -302,7 +372,8 @@ export class ShardPool {
       case 'status':
       case 'cancelled':
       case 'money':
-      case 'withdrawn': {
+      case 'withdrawn':
+      case 'barrier': {
         const settle = handle.calls.get(event.callId);
         handle.calls.delete(event.callId);
         settle?.(event.outcome);

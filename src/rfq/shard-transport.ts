@@ -26,7 +26,8 @@ const SHARD_STOP_GRACE_MS = 5_000;
 
 /** A shard on its own worker thread (shard-worker.ts). */
 export const workerTransport: ShardTransportFactory = (init, events) => {
-  const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init });
+  const transferList = init.peerPorts === undefined ? [] : [...init.peerPorts.values()];
+  const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init, transferList });
   let isStopping = false;
   worker.on('message', (batch: ShardToMain[]) => events.onBatch(batch));
   worker.on('error', (err) => events.onFailure({ err }));

@@ -9,16 +9,26 @@ const port = parentPort;
 if (port === null) throw new Error('shard-worker must run as a worker thread');
 const init = workerData as ShardInit;
 announceThread(`shard-${init.shard}`);
-const host = new ShardHost(init, (batch) => port.postMessage(batch));
+// A journal that cannot be written is fatal: the thread stops, and the main thread stops the process.
+const host = new ShardHost(
+  init,
+  (batch) => port.postMessage(batch),
+  true,
+  (error) =>
+    setImmediate(() => {
+      throw error;
+    }),
+);
 
 port.on('message', (batch: MainToShard[] | typeof SHUTDOWN) => {
-  if (batch === SHUTDOWN) return void setImmediate(exit);
+  if (batch === SHUTDOWN) return void setImmediate(() => void host.close().then(exit));
   host.deliver(batch);
 });
 
 /**
  * The service is stopping. Run from an immediate queued after this turn's group commit (group-commit.ts),
- * so that commit is done, and outside any LMDB call. RFQs still active stay marked so in LMDB: the next
+ * so that commit is done, and outside any LMDB call, once the journal engine has flushed its journal and its
+ * read model (ShardHost.close). RFQs still active stay marked so in LMDB: the next
  * start fails them and releases their wagers (RfqShard.failInterrupted), as after a crash. (Worker.terminate()
  * instead could stop the thread inside a commit, and then the thread never finished exiting: the service
  * hung on SIGTERM, seen as a test that never ended.)

@@ -5,7 +5,6 @@
 // changes that matter to money are written to LMDB (through ledger/) before anyone hears of them, except the
 // `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
 // out of the actor. Here: the calls and the maker messages; from the close of quoting on, finalization.ts.
-import { readRfq } from './rfq-records.js';
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
@@ -30,40 +29,32 @@ import {
   type ActiveRfq,
 } from './active-rfq.js';
 import { RfqFinalization, type ToMaker } from './finalization.js';
-import { RfqWrites } from './rfq-writes.js';
-import { ShardBook, shardOwner } from './shard-book.js';
-import { ShardMoney } from './shard-money.js';
+import type { RfqDurability } from './rfq-durability.js';
 import { toRfqResult, type RfqRecord } from './records.js';
 
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
   /** Creations between admission and commit, by replay key: a racing duplicate waits for the first. */
   private readonly creating = new Map<string, Promise<unknown>>();
-  private readonly book: ShardBook;
-  private readonly money: ShardMoney;
-  private readonly writes: RfqWrites;
   private readonly finalization: RfqFinalization;
   private readonly toMaker: ToMaker;
 
   constructor(
     private readonly store: Store,
+    private readonly durability: RfqDurability,
     private readonly init: ShardInit,
     private readonly emit: (message: ShardToMain) => void,
     private readonly clock: TimerClock = systemClock,
   ) {
-    this.book = new ShardBook(store, shardOwner(init.shard, init.shardCount));
-    this.money = new ShardMoney(store, this.book);
-    this.writes = new RfqWrites(store, this.book.ledger, clock);
     this.toMaker = (makerId, message) => {
       const frame = JSON.stringify(message);
       const fact = makerFactOf(message);
       emit(fact === null ? { kind: 'to_maker', makerId, frame } : { kind: 'to_maker', makerId, frame, ...fact });
     };
-    const { active, writes, toMaker } = this;
+    const { active, toMaker } = this;
     this.finalization = new RfqFinalization({
       store,
-      writes,
-      ledger: this.book.ledger,
+      durability,
       clock,
       lastLookMs: init.lastLookMs,
       maxFinalizingMs: init.maxFinalizingMs,
@@ -73,9 +64,9 @@ export class RfqShard {
     });
   }
 
-  /** At start, before any message: RfqWrites.failInterrupted for this shard's users. */
+  /** At start, before any message: the RFQs of this shard's users that were active end (RfqDurability.failInterrupted). */
   failInterrupted(): Promise<number> {
-    return this.writes.failInterrupted(this.book.owner);
+    return this.durability.failInterrupted();
   }
 
   get activeCount(): number {
@@ -88,7 +79,7 @@ export class RfqShard {
         void this.outcome(() => this.create(message)).then((outcome) => this.emit({ kind: 'created', callId: message.callId, outcome }));
         return;
       case 'money':
-        void this.outcome(() => this.money.run(message.op)).then((outcome) =>
+        void this.outcome(() => this.durability.money(message.op)).then((outcome) =>
           this.emit({ kind: 'money', callId: message.callId, outcome }),
         );
         return;
@@ -114,6 +105,11 @@ export class RfqShard {
         return this.onLastLookResponse(message.requestId, message.makerId, message.quoteId, message.isAccepted);
       case 'maker_disconnected':
         return this.onMakerDisconnected(message.makerId);
+      case 'barrier':
+        void this.durability
+          .barrier(message.after)
+          .then(() => this.emit({ kind: 'barrier', callId: message.callId, outcome: { ok: true, value: null } }));
+        return;
       case 'withdraw_quotes': // issue 22 (maker's quote book): decided by active-rfq.ts withdrawQuotesOf
         return this.emit({
           kind: 'withdrawn',
@@ -153,21 +149,18 @@ export class RfqShard {
   }
 
   private findReplay(command: CreateRfq): CreatedRfq | null {
-    const key = this.writes.replayKeyRecord(command.replayKey);
+    const key = this.durability.replayKey(command.replayKey);
     if (key === undefined) return null;
     if (key.contentHash !== command.contentHash) throw new ApiError('IDEMPOTENCY_CONFLICT');
     return { result: this.currentResult(key.requestId), isReplay: true, persistUs: 0 };
   }
 
   /**
-   * Decides the RFQ (its balance), mints its id and times, and has the makers told at once; then makes the
-   * create durable: reservation, record and replay key in one transaction (commitCreate). Makers never hear
-   * of an RFQ that is refused: the balance is decided before the `rfq` leaves.
+   * Mints the RFQ's id and times, decides its reservation, and has the makers told at once; the create is
+   * made durable meanwhile: reservation, record and replay key together (RfqDurability.create). Makers never
+   * hear of an RFQ that is refused: the balance is decided before the `rfq` leaves.
    */
   private async persistNew(command: CreateRfq, nowMs: number): Promise<CreatedRfq> {
-    const wagerMicros = BigInt(command.wagerMicros);
-    const settleDebit = this.book.tryDebit(command.userId, wagerMicros);
-    if (settleDebit === null) throw new ApiError('INSUFFICIENT_BALANCE');
     const requestId = newRequestId(this.init.shard, nowMs);
     const times = rfqTimes(command, nowMs, this.init);
     const record: RfqRecord = {
@@ -189,22 +182,18 @@ export class RfqShard {
       error: null,
       terminalAtMs: null,
     };
-    const rfq: ActiveRfq = newActiveRfq(
-      record,
-      this.clock.setTimer(() => this.finalization.close(rfq), times.quoteDeadlineMs - nowMs),
-      command.answerWaitMs > 0,
-    );
-    this.active.set(requestId, rfq);
-    // The makers hear of the RFQ before its create commits, not after: the commit overlaps their round trip
-    // instead of preceding it (docs/durability.md). The main thread answers with the audience (onAudience).
-    this.emit({ kind: 'broadcast', message: toRfqMessage(requestId, command, times) });
+    const rfq: ActiveRfq = newActiveRfq(record, null, command.answerWaitMs > 0);
     // The record as created: the live one changes (quotes, last look) while the write may be held.
     const created: RfqRecord = { ...record };
+    const durable = this.durability.create(command, created, rfq, Math.min(command.answerWaitMs, this.init.createCoalesceMs));
+    if (durable === null) throw new ApiError('INSUFFICIENT_BALANCE');
+    rfq.timer = this.clock.setTimer(() => this.finalization.close(rfq), times.quoteDeadlineMs - nowMs);
+    this.active.set(requestId, rfq);
+    // The makers hear of the RFQ before its create is durable, not after: the write overlaps their round trip
+    // instead of preceding it (docs/durability.md). The main thread answers with the audience (onAudience).
+    this.emit({ kind: 'broadcast', message: toRfqMessage(requestId, command, times) });
     try {
-      const holdMs = Math.min(command.answerWaitMs, this.init.createCoalesceMs);
-      const persistUs = await this.writes.commitCreate(rfq, holdMs, () =>
-        this.writes.createInTxn(command, created, rfq.phase !== 'closing'),
-      );
+      const persistUs = await durable;
       return { result: toRfqResult(created), isReplay: false, persistUs };
     } catch (err) {
       // The commit failed (disk or map full): the RFQ never existed. Makers that quoted it hear it was
@@ -213,15 +202,13 @@ export class RfqShard {
       this.active.delete(requestId);
       for (const makerId of rfq.quoters) this.toMaker(makerId, { type: 'rfq_result', request_id: requestId, outcome: 'cancelled' });
       throw err;
-    } finally {
-      settleDebit();
     }
   }
 
   private status(requestId: string, userId: string): RfqResult {
     const rfq = this.active.get(requestId);
     if (rfq !== undefined && rfq.record.userId === userId) return toRfqResult(rfq.record);
-    const record = readRfq(this.store, requestId);
+    const record = this.durability.readRfq(requestId);
     if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
     return toRfqResult(record);
   }
@@ -229,7 +216,7 @@ export class RfqShard {
   private async cancel(requestId: string, userId: string): Promise<RfqResult> {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.record.userId !== userId) {
-      const record = readRfq(this.store, requestId);
+      const record = this.durability.readRfq(requestId);
       if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
       throw new ApiError('RFQ_NOT_CANCELLABLE');
     }
@@ -241,7 +228,7 @@ export class RfqShard {
   private currentResult(requestId: string): RfqResult {
     const rfq = this.active.get(requestId);
     if (rfq !== undefined) return toRfqResult(rfq.record);
-    const record = readRfq(this.store, requestId);
+    const record = this.durability.readRfq(requestId);
     assert.ok(record !== undefined, `replay key points at missing RFQ ${requestId}`);
     return toRfqResult(record);
   }

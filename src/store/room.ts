@@ -122,6 +122,9 @@ export class StorageRoom {
     if (nowMs - this.#checkedAtMs >= ROOM_CHECK_INTERVAL_MS) {
       this.#checkedAtMs = nowMs;
       this.#isFull = this.#measure().isRefusing;
+      // Told to every thread at once, not at each one's next measure: a full disk any thread sees refuses
+      // new work everywhere (a shard that measured just before the disk filled would take one more).
+      if (this.#isFull) this.#slots[REFUSE_UNTIL_MS] = Math.max(this.#slots[REFUSE_UNTIL_MS]!, Date.now() + ROOM_CHECK_INTERVAL_MS);
     }
     // Read on every call (one shared load): a failed commit on any thread refuses new work at once.
     if (this.#isFull || this.#slots[REFUSE_UNTIL_MS]! > Date.now()) throw new StorageFullError();

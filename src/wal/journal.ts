@@ -9,14 +9,15 @@
 //
 // A failed write or flush is fatal (`onFailure`): after a failed fdatasync the kernel may have dropped the dirty
 // pages, so nothing later in the file can be trusted to be on the disk; the owner crashes and recovers from
-// what the file holds.
+// what the file holds. The exception is a write refused for want of space (a full disk): it is tried again,
+// with a backoff, until space returns, and nothing behind it is told durable meanwhile.
 import assert from 'node:assert/strict';
 import {
   closeSync,
   constants,
   existsSync,
-  fdatasync,
-  fdatasyncSync,
+  fdatasync as fdatasyncAsync,
+  fdatasyncSync as fdatasyncSyncNow,
   fstatSync,
   fsyncSync,
   ftruncateSync,
@@ -200,8 +201,17 @@ export class Journal {
     this.#spare = group;
     const position = this.#fileOffset;
     this.#fileOffset += groupBytes;
-    this.#ensureAllocated(position + groupBytes, () =>
+    let retryMs = FIRST_SPACE_RETRY_MS;
+    const write = (): void =>
       writeAll(this.#fd, group, groupBytes, position, (writeError) => {
+        if (writeError !== null && isOutOfSpace(writeError as NodeJS.ErrnoException) && this.#closed === null) {
+          // A full disk: nothing of this group is durable or told yet, and a write may be made again at the
+          // same place (a failed flush could not: the kernel may have dropped its pages). Appends go on piling
+          // up behind it, to maxPendingBytes, past which the owner refuses new work; accepted work's ends wait.
+          setTimeout(write, retryMs);
+          retryMs = Math.min(retryMs * 2, MAX_SPACE_RETRY_MS);
+          return;
+        }
         if (writeError) return this.#fail(writeError);
         fdatasync(this.#fd, (syncError) => {
           if (syncError) return this.#fail(syncError);
@@ -211,8 +221,8 @@ export class Journal {
           if (this.#fillBytes > 0 && this.#failure === null) this.#flush();
           else this.#idle();
         });
-      }),
-    );
+      });
+    this.#ensureAllocated(position + groupBytes, write);
   };
 
   /**
@@ -300,4 +310,26 @@ function writeAll(fd: number, buffer: Buffer, bytes: number, position: number, d
     if (written === bytes) return done(null);
     writeAll(fd, buffer.subarray(written), bytes - written, position + written, done);
   });
+}
+
+/** A write refused for want of space is tried again after 50 ms, doubling to 2 s. */
+const FIRST_SPACE_RETRY_MS = 50;
+const MAX_SPACE_RETRY_MS = 2_000;
+
+const isOutOfSpace = (error: NodeJS.ErrnoException): boolean => error.code === 'ENOSPC' || error.code === 'EDQUOT';
+
+/**
+ * The storage bound's journal (bench/load/no-flush-main.ts sets the variable before the service starts, its
+ * shard threads inherit it): writes reach the page cache and are told durable unflushed. NOT DURABLE; it
+ * measures what no flush costs. The service never sets it.
+ */
+const isUnflushed = process.env['PARLAYD_STORAGE_BOUND_UNFLUSHED'] === '1';
+
+function fdatasync(fd: number, done: (error: NodeJS.ErrnoException | null) => void): void {
+  if (isUnflushed) return void setImmediate(done, null);
+  fdatasyncAsync(fd, done);
+}
+
+function fdatasyncSync(fd: number): void {
+  if (!isUnflushed) fdatasyncSyncNow(fd);
 }

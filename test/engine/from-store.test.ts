@@ -93,7 +93,7 @@ test('a data directory of today becomes three owners’ first snapshots, exact t
 
     await putRawRecord(store, 'rfqActive', '01234567-89ab-7cde-8f01-23456789abcd', true);
     assert.deepEqual(booksFromStore(store, owners, ownerOfName(owners)), {
-      refusal: 'the data directory has 1 active RFQs: start the previous build once (it fails them) before this one',
+      refusal: 'the data directory has 1 active RFQs: start it once with PARLAYD_ENGINE=lmdb (it fails them), then on the journal engine',
     });
   } finally {
     await store.close();

@@ -67,6 +67,8 @@ export function testServiceEnv(dataDir: string): Record<string, string> {
     // thread does stall past the default 50 ms at times (GC, CPU taken by other processes): a 503 there would
     // be right for production and a flaky test here. The delay gate has tests of its own (load-shedder.test.ts).
     PARLAYD_MAX_EVENT_LOOP_DELAY_MS: '0',
+    // The suite runs on either engine (docs/engine.md): `PARLAYD_ENGINE=journal npm test` runs it on the journal engine.
+    ...(process.env['PARLAYD_ENGINE'] === undefined ? {} : { PARLAYD_ENGINE: process.env['PARLAYD_ENGINE'] }),
   };
 }
 

@@ -30,7 +30,16 @@ export async function startInProcessShards(dataDir: string, refreshReads: () => 
     verifyQueue: () => 0,
   });
   const pool = new ShardPool(
-    { shardCount, dataDir, quoteWindowMs: 300, lastLookMs: 200, maxFinalizingMs: 1000, maxActiveRfqs: 1000, createCoalesceMs: 0 },
+    {
+      shardCount,
+      dataDir,
+      quoteWindowMs: 300,
+      lastLookMs: 200,
+      maxFinalizingMs: 1000,
+      maxActiveRfqs: 1000,
+      createCoalesceMs: 0,
+      engine: 'lmdb',
+    },
     NO_MAKERS,
     metrics,
     createLogger('silent'),

@@ -120,7 +120,9 @@ test('SIGTERM while a shard commits: the service stops (exit 0), and a restart r
 test('after a restart with fewer shards, an RFQ made on a shard that no longer runs is still found, and cancelling it is 409', async () => {
   // Request ids name their shard (src/rfq/ids.ts); PARLAYD_SHARDS defaults to the machine's cores − 1, so a
   // move to a smaller machine is enough to leave ids naming a shard that no longer runs.
-  const server = await startServer({ env: { PARLAYD_SHARDS: '4' } });
+  // The lmdb engine: the journal engine refuses another shard count, since its balances live on the shards
+  // (test/engine/journal-start.test.ts).
+  const server = await startServer({ env: { PARLAYD_SHARDS: '4', PARLAYD_ENGINE: 'lmdb' } });
   let id: string;
   let taker: Awaited<ReturnType<typeof fundedTaker>>;
   try {

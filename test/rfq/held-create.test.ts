@@ -16,9 +16,11 @@ import { contestConfig, createContest, enter, up } from '../helpers/contests.js'
 import { createMarket } from '../helpers/markets.js';
 
 const WAGER = 2_000_000;
+/** The held create is the lmdb engine's (the journal engine's group commit shares one flush among a turn's records). */
+const LMDB_ENGINE = { PARLAYD_ENGINE: 'lmdb' };
 
 test('a held create commits with its fill: the answer is durable across a kill -9 and the replay key is kept', async () => {
-  const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '1000' } });
+  const server = await startServer({ env: { ...LMDB_ENGINE, PARLAYD_CREATE_COALESCE_MS: '1000' } });
   const { user, market, api } = await fundedTaker(server, 10_000_000);
   const maker = await connectNewMaker(server);
   autoQuote(maker, { odds: 2 });
@@ -49,7 +51,7 @@ test('a held create commits with its fill: the answer is durable across a kill -
 
 test('a wait that ends before the RFQ answers a durable pending once, on time, and the RFQ stays cancellable', async () => {
   // The hold (400 ms) outlasts the wait (300 ms): the create commits alone when the answer falls due.
-  const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '400', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
+  const server = await startServer({ env: { ...LMDB_ENGINE, PARLAYD_CREATE_COALESCE_MS: '400', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
     const { user, market, api } = await fundedTaker(server, 10_000_000);
     const silent = await connectNewMaker(server); // hears the RFQ, never answers: it stays quoting
@@ -77,7 +79,7 @@ test('a wait that ends before the RFQ answers a durable pending once, on time, a
 });
 
 test('a held create has its wager decided: a contest entry made while it is held cannot spend it (422), and the RFQ fills', async () => {
-  const server = await startServer({ env: { PARLAYD_CREATE_COALESCE_MS: '1000', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
+  const server = await startServer({ env: { ...LMDB_ENGINE, PARLAYD_CREATE_COALESCE_MS: '1000', PARLAYD_QUOTE_WINDOW_MS: '10000' } });
   try {
     const { user, market, api } = await fundedTaker(server, WAGER);
     const contestMarket = await createMarket(server, 'held-create');
@@ -112,6 +114,7 @@ test('a held create whose fill comes back UNCOVERED, killed -9 in the last look 
   // that only the makers end quoting and the last look.
   const server = await startServer({
     env: {
+      ...LMDB_ENGINE,
       PARLAYD_SHARDS: '1',
       PARLAYD_CREATE_COALESCE_MS: '1000',
       PARLAYD_QUOTE_WINDOW_MS: '10000',

@@ -63,7 +63,8 @@ test('/metrics counts RFQs by terminal status and times them end to end and by s
 });
 
 test("/metrics counts the shard's group commits and the durable writes they held", async () => {
-  const server = await startServer();
+  // The lmdb engine's group commit on the shard's thread (the journal engine commits none there).
+  const server = await startServer({ env: { PARLAYD_ENGINE: 'lmdb' } });
   try {
     const { market, api } = await fundedTaker(server, 100_000_000);
     const legs = [{ market_id: market, direction: 'up' as const }];

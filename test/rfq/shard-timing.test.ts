@@ -14,6 +14,7 @@ import { Ledger, NO_USERS } from '../../src/ledger/ledger.js';
 import { Markets } from '../../src/markets/markets.js';
 import type { CreateRfq, ShardInit, ShardToMain } from '../../src/rfq/messages.js';
 import { RfqShard } from '../../src/rfq/shard.js';
+import { LmdbDurability } from '../../src/rfq/lmdb-durability.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 
@@ -28,6 +29,7 @@ const INIT: ShardInit = {
   maxFinalizingMs: 1000,
   maxActiveRfqs: 100,
   createCoalesceMs: 10,
+  engine: 'lmdb',
 };
 
 type Terminal = Extract<ShardToMain, { kind: 'terminal' }>;
@@ -69,7 +71,8 @@ async function settle(): Promise<void> {
 async function harness(init: Partial<ShardInit> = {}): Promise<Harness> {
   const clock = new ManualClock(START_MS);
   const events: ShardToMain[] = [];
-  const shard = new RfqShard(store, { ...INIT, ...init, dataDir: dir }, (e) => events.push(e), clock);
+  const durability = new LmdbDurability(store, INIT.shard, INIT.shardCount, clock);
+  const shard = new RfqShard(store, durability, { ...INIT, ...init, dataDir: dir }, (e) => events.push(e), clock);
   const userId = randomUUID();
   shard.handle({
     kind: 'money',

@@ -116,6 +116,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/admin/protocol/balance',
+      readsOwnWrites: true,
       tag: 'admin',
       auth: 'admin',
       summary: "The protocol account: available, and committed to unsettled contests' pools",
@@ -125,6 +126,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/mm/balance',
+      readsOwnWrites: true,
       tag: 'mm',
       auth: 'maker',
       summary: "The maker's collateral: available, locked by open fills, pending withdrawal",
@@ -216,6 +218,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/admin/ledger/check',
+      readsOwnWrites: true,
       tag: 'admin',
       auth: 'admin',
       summary:

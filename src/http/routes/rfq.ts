@@ -25,6 +25,8 @@ type RfqRouteDeps = Pick<Services, 'store'>;
 export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
   const { pool, admission, metrics } = engine;
   const terminalResults = new TerminalResults(s.store);
+  /** The journal engine: LMDB, a read model written behind, may not hold an RFQ its shard has already answered for. */
+  const isReadModelBehind = pool.engine === 'journal';
 
   /** 201 for a new RFQ, 200 with the current status for a replay; optionally held until terminal. */
   // `ctx.signal` is read only when an answer has to wait (wait_ms): it is made on first read (http/server.ts).
@@ -51,8 +53,24 @@ export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
     if (waitMs === 0) return json(200, await pool.status(requestId, userId));
     const releaseWaiter = pool.reserveWaiter();
     try {
-      const terminal = await pool.waitForTerminal(requestId, waitMs, () => ctx.signal);
-      return json(200, terminal ?? (await pool.status(requestId, userId)));
+      if (!isReadModelBehind) {
+        const terminal = await pool.waitForTerminal(requestId, waitMs, () => ctx.signal);
+        return json(200, terminal ?? (await pool.status(requestId, userId)));
+      }
+      // LMDB may not show an end the shard has made durable yet: the waiter is placed first, then the shard
+      // asked, so an end that comes between the two is not missed.
+      const stop = new AbortController();
+      const onAbort = () => stop.abort();
+      ctx.signal.addEventListener('abort', onAbort);
+      try {
+        const waiting = pool.waitForTerminal(requestId, waitMs, () => stop.signal);
+        const now = await pool.status(requestId, userId);
+        if (isTerminal(now.status)) return json(200, now);
+        return json(200, (await waiting) ?? (await pool.status(requestId, userId)));
+      } finally {
+        ctx.signal.removeEventListener('abort', onAbort);
+        stop.abort();
+      }
     } finally {
       releaseWaiter();
     }
@@ -102,6 +120,7 @@ export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
         const { auth, params, query } = ctx;
         // Terminal results are answered here, synchronously and without a hop to the shard.
         const stored = terminalResults.lookup(params.id);
+        if (stored === undefined && isReadModelBehind) return waitForLive(params.id, auth.userId, query.wait_ms ?? 0, ctx);
         if (stored === undefined || stored.userId !== auth.userId) throw new ApiError('RFQ_NOT_FOUND');
         if (stored.isTerminal) return { status: 200, body: stored.resultJson, contentType: 'application/json' };
         return waitForLive(params.id, auth.userId, query.wait_ms ?? 0, ctx);
@@ -126,6 +145,7 @@ export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
     defineRoute({
       method: 'GET',
       path: '/v1/mm/taker_pnl',
+      readsOwnWrites: true,
       tag: 'market-makers',
       auth: 'maker',
       summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id), in taker order, paged",

@@ -32,6 +32,7 @@ export function userRoutes(s: UserRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/user/balance',
+      readsOwnWrites: true,
       tag: 'user',
       auth: 'user',
       summary: 'Available, reserved, at-risk and pending-withdrawal balance in micros (decimal strings)',
@@ -41,6 +42,7 @@ export function userRoutes(s: UserRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/user/rfqs',
+      readsOwnWrites: true,
       tag: 'user',
       auth: 'user',
       summary: "The caller's RFQs, newest first, optionally of one status (paged: follow next_cursor until null)",

@@ -34,6 +34,7 @@ export function viewRoutes(s: ViewsRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/user/positions',
+      readsOwnWrites: true,
       tag: 'user',
       auth: 'user',
       summary: "The caller's filled RFQs, newest first, optionally open or settled only, with what each paid (paged)",
@@ -52,6 +53,7 @@ export function viewRoutes(s: ViewsRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/user/journal',
+      readsOwnWrites: true,
       tag: 'user',
       auth: 'user',
       summary: "The caller's money movements, newest first: one entry per transfer and bucket it changed (paged)",
@@ -66,6 +68,7 @@ export function viewRoutes(s: ViewsRouteDeps) {
     defineRoute({
       method: 'GET',
       path: '/v1/mm/fills',
+      readsOwnWrites: true,
       tag: 'mm',
       auth: 'maker',
       summary: "The maker's fills, newest first, optionally open or settled only, with the maker's result once settled (paged)",

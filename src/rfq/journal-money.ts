@@ -1,0 +1,186 @@
+// Inside an RFQ shard on the journal engine. The movements of money that are not an RFQ's own (messages.ts
+// MoneyOp), as calls of the shard's owner (engine/owner.ts) with the records they go with as facts: durable
+// together or not at all. The same rules as the lmdb engine's (shard-money.ts): a user's debit decided by its
+// owner against its balance in memory, settlements idempotent (a hold is the proof a step was not done yet, a
+// settled record that it was), a credit's replay decided by its key's owner.
+//
+// Every answer leaves only once LMDB (the read model) holds what the op decided: the main thread's reads that
+// follow (the contest lane's next task, a balance after a credit, a withdrawal's record) see it.
+import assert from 'node:assert/strict';
+import { ApiError, overloaded } from '../errors.js';
+import { creditRef, userAccount } from '../ledger/accounts.js';
+import type { OwnerRuntime } from '../engine/owner-runtime.js';
+import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
+import { readStoredMarket } from '../markets/markets.js';
+import type { Store } from '../store/db.js';
+import type { BlindWrite } from '../store/records.js';
+import { fillKey, settledFill } from './fills.js';
+import type { ChannelPoint, EntrySettlement, MoneyOp, MoneyResult, UserDebit } from './messages.js';
+import { legOutcome, positionOutcome, positionPayout } from './positions.js';
+import { rfqRef } from './records.js';
+import { settledPositionWrites } from './rfq-records.js';
+
+/** A prize refused POOL_SHORT (collected stakes still on their way to the pool's shard) is asked again this much later. */
+const POOL_SHORT_RETRY_MS = 10;
+const POOL_SHORT_TRIES = 500;
+
+export class JournalMoney {
+  constructor(
+    private readonly runtime: OwnerRuntime,
+    readonly store: Store,
+  ) {}
+
+  async money(op: MoneyOp): Promise<MoneyResult> {
+    const result = await this.#decide(op);
+    await this.runtime.barrier();
+    return result;
+  }
+
+  #decide(op: MoneyOp): Promise<MoneyResult> {
+    switch (op.op) {
+      case 'credit':
+        return this.#credit(op);
+      case 'reserve':
+        return this.#debit(op, { op: 'reserve', userId: op.userId, amountMicros: BigInt(op.amountMicros), ref: op.ref }).then(() => ({
+          op: 'reserve',
+        }));
+      case 'withdraw':
+        return this.#debit(op, {
+          op: 'withdraw',
+          account: userAccount(op.userId),
+          amountMicros: BigInt(op.amountMicros),
+          ref: op.ref,
+        }).then(() => ({ op: 'withdraw' }));
+      case 'collect_entries':
+        return this.#collect(op.contestId, op.refs);
+      case 'settle_entries':
+        return this.#settleEntries(op.contestId, op.entries);
+      case 'settle_positions':
+        return this.#settlePositions(op.requestIds, op.atMs);
+      case 'owner_call':
+        if (op.call.op === 'credit')
+          return this.#credited(op.call).then(({ answer, transit }) => ({ op: 'owner_call', answer, ...transit }));
+        return this.#answer(op.call, op.facts).then((answer) => ({ op: 'owner_call', answer }));
+      default: {
+        const unknown: never = op;
+        throw new Error(`unknown money op ${JSON.stringify(unknown)}`);
+      }
+    }
+  }
+
+  async #credit(op: Extract<MoneyOp, { op: 'credit' }>): Promise<MoneyResult> {
+    // A replay moves nothing, so it answers on a full store too.
+    if (!this.runtime.book.creditKeys.has(op.idempotencyKey)) this.store.assertRoom();
+    assert.equal(
+      this.runtime.ownerOf(creditRef(op.idempotencyKey)),
+      this.runtime.book.self,
+      `credit key ${op.idempotencyKey} sent to another owner`,
+    );
+    const call: MoneyCall = {
+      op: 'credit',
+      account: userAccount(op.userId),
+      amountMicros: BigInt(op.amountMicros),
+      key: op.idempotencyKey,
+    };
+    const { answer, transit } = await this.#credited(call);
+    if (!answer.ok) throw new ApiError(answer.code === 'IDEMPOTENCY_CONFLICT' ? 'IDEMPOTENCY_CONFLICT' : 'INSUFFICIENT_BALANCE');
+    return { op: 'credit', isReplay: answer.isReplay === true, ...transit };
+  }
+
+  /**
+   * A credit decided by its key's owner, here. When the account lives on another owner, the money goes on
+   * to it on the channel: `transit` names that command, so the caller's answer can wait until it is applied
+   * there (a credit's answer shows the account's new balance).
+   */
+  async #credited(call: Extract<MoneyCall, { op: 'credit' }>): Promise<{ answer: MoneyAnswer; transit: { transit?: ChannelPoint } }> {
+    const owner = this.runtime.ownerOf(call.account);
+    const made = this.runtime.call(call);
+    if (made === 'overloaded') throw overloaded();
+    const self = this.runtime.book.self;
+    const decided = made.decided;
+    const isMovedElsewhere = owner !== self && decided !== 'pending' && decided.ok && decided.isReplay !== true;
+    const transit = isMovedElsewhere ? { transit: { owner, from: self, seq: this.runtime.book.outbox(owner).nextSeq - 1 } } : {};
+    return { answer: await made.answer, transit };
+  }
+
+  /** A debit of a user's available with its records; `uniqueKeys` read as this owner last wrote them. */
+  async #debit(op: UserDebit, call: MoneyCall): Promise<void> {
+    this.store.assertRoom();
+    for (const { db, key } of op.uniqueKeys) if (this.runtime.read(db, key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    const answer = await this.#answer(call, op.writes);
+    if (!answer.ok) throw new ApiError(answer.code === 'IDEMPOTENCY_CONFLICT' ? 'IDEMPOTENCY_CONFLICT' : 'INSUFFICIENT_BALANCE');
+  }
+
+  async #collect(contestId: string, refs: readonly string[]): Promise<MoneyResult> {
+    const answers = await Promise.all(refs.map((ref) => this.#answer({ op: 'collect', contestId, ref })));
+    return { op: 'collect_entries', collected: answers.filter((answer) => answer.ok && answer.isMoved === true).length };
+  }
+
+  /**
+   * Each entry once. A refund releases the stake on the entrant's owner; a prize (0 too: it marks the entry
+   * paid) leaves the pool on the protocol's owner, so the main thread sends prizes there (shard-pool.ts).
+   */
+  async #settleEntries(contestId: string, entries: readonly EntrySettlement[]): Promise<MoneyResult> {
+    const settling: Array<Promise<boolean>> = [];
+    for (const entry of entries) {
+      const stored = this.runtime.read(entry.write.db, entry.write.key);
+      assert.ok(stored !== undefined, `entry ${entry.ref} is not stored`);
+      if (stored.settlement !== null) continue; // settled by an earlier attempt, with its money
+      const facts: BlindWrite[] = [entry.write];
+      if (entry.payoutMicros === null) {
+        settling.push(
+          this.#answer({ op: 'release', ref: entry.ref }, facts).then((answer) => {
+            assert.ok(answer.ok && answer.isMoved === true, `refund of ${entry.ref}, which holds nothing`);
+            return true;
+          }),
+        );
+      } else {
+        const call: MoneyCall = {
+          op: 'pay_prize',
+          contestId,
+          ref: entry.ref,
+          userId: entry.userId,
+          amountMicros: BigInt(entry.payoutMicros),
+        };
+        settling.push(this.#untilPoolHolds(call, facts).then((answer) => answer.ok && answer.isMoved === true));
+      }
+    }
+    const settled = await Promise.all(settling);
+    return { op: 'settle_entries', settled: settled.filter(Boolean).length };
+  }
+
+  /** Each position whose outcome is decided, once, both sides; markets read at LMDB's latest commit. */
+  async #settlePositions(requestIds: readonly string[], atMs: number): Promise<MoneyResult> {
+    this.store.root.resetReadTxn();
+    const settling: Array<Promise<MoneyAnswer>> = [];
+    for (const requestId of requestIds) {
+      const record = this.runtime.read('rfqs', requestId);
+      if (record?.fill == null) continue;
+      const fill = this.runtime.read('fills', fillKey(record.fill.makerAddress, requestId));
+      if (fill === undefined || fill.settledPaidMicros !== null) continue;
+      const outcome = positionOutcome(record.legs.map((leg) => legOutcome(leg, readStoredMarket(this.store, leg.marketId))));
+      if (outcome === null) continue;
+      const paid = positionPayout(outcome, BigInt(fill.filledWagerMicros), BigInt(fill.payoutMicros));
+      const facts = settledPositionWrites(record, settledFill(fill, paid, outcome, atMs));
+      settling.push(this.#answer({ op: 'settle', ref: rfqRef(requestId), makerAddress: fill.makerAddress, outcome }, facts));
+    }
+    const answers = await Promise.all(settling);
+    for (const answer of answers) assert.ok(answer.ok && answer.isMoved === true, 'an unsettled position held nothing at risk');
+    return { op: 'settle_positions', settled: answers.length };
+  }
+
+  /** POOL_SHORT: stakes collected on other shards have not reached the pool yet; they are on their channels. */
+  async #untilPoolHolds(call: MoneyCall, facts: readonly BlindWrite[]): Promise<MoneyAnswer> {
+    for (let tries = 1; ; tries++) {
+      const answer = await this.#answer(call, facts);
+      if (answer.ok || answer.code !== 'POOL_SHORT' || tries >= POOL_SHORT_TRIES) return answer;
+      await new Promise((resolve) => setTimeout(resolve, POOL_SHORT_RETRY_MS));
+    }
+  }
+
+  #answer(call: MoneyCall, facts: readonly BlindWrite[] = []): Promise<MoneyAnswer> {
+    const made = this.runtime.call(call, facts);
+    if (made === 'overloaded') return Promise.reject(overloaded());
+    return made.answer;
+  }
+}

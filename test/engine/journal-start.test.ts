@@ -1,0 +1,104 @@
+// The journal engine's start on a real server (engine/first-start.ts): a data directory of today's layout,
+// written by the lmdb engine, becomes the owners' first records with every balance to the micro; one with
+// RFQs still active is refused with one line; a directory the owners ran on is refused by the lmdb engine
+// and by another shard count; and a kill -9 mid-burst loses no acknowledged RFQ or money (its ledger check
+// runs after each restart, as every stop's does).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { client } from '../helpers/http.js';
+import { createMarket } from '../helpers/markets.js';
+import { connectMaker, connectNewMaker } from '../helpers/makers.js';
+import { assertMoneyInvariant, autoQuote, unsignedBody } from '../helpers/rfq.js';
+import { restartServer, startServer, type TestServer } from '../helpers/server.js';
+import { credit, loginWallet } from '../helpers/users.js';
+
+const LMDB = { PARLAYD_ENGINE: 'lmdb' };
+const JOURNAL = { PARLAYD_ENGINE: 'journal' };
+
+/** A start that must fail: its one line on stderr. */
+async function refusedStart(previous: TestServer, env: Record<string, string>): Promise<string> {
+  const failed = await restartServer(previous, env).then(
+    async (server) => {
+      await server.stop();
+      return null;
+    },
+    (err: Error) => err.message,
+  );
+  assert.ok(failed !== null, 'the start was refused');
+  return failed;
+}
+
+test('a directory of the lmdb engine starts on the journal engine with every balance, and trades on', async () => {
+  const first = await startServer({ env: LMDB });
+  const user = await loginWallet(first);
+  await credit(first, user.address, 50_000_000);
+  const market = (await createMarket(first)).market_id;
+  const maker = await connectNewMaker(first);
+  autoQuote(maker, { odds: 2, maxWagerMicros: '100000000' });
+  const filled = await client(first.baseUrl, user.token).post(
+    '/v1/rfq/unsigned?wait_ms=5000',
+    unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 2_000_000 }),
+  );
+  assert.equal(filled.body.status, 'completed');
+  const makerBefore = (await client(first.baseUrl, maker.sessionToken).get('/v1/mm/balance')).body;
+  await maker.close();
+  assert.equal(await first.stop(), 0);
+
+  const second = await restartServer(first, JOURNAL);
+  try {
+    // Every bucket as the lmdb engine left it: the user's at risk, the maker's locked.
+    const balance = await assertMoneyInvariant(second, { ...user }, 50_000_000n);
+    assert.deepEqual([balance.available, balance.atRisk], [48_000_000n, 2_000_000n]);
+    // The old position settles on the new engine, and a new RFQ fills there.
+    const again = await connectMaker(second, maker);
+    assert.deepEqual((await client(second.baseUrl, again.sessionToken).get('/v1/mm/balance')).body, makerBefore);
+    autoQuote(again, { odds: 2, maxWagerMicros: '100000000' });
+    const next = await client(second.baseUrl, user.token).post(
+      '/v1/rfq/unsigned?wait_ms=5000',
+      unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 }),
+    );
+    assert.equal(next.body.status, 'completed');
+    const admin = client(second.baseUrl, second.adminToken);
+    assert.equal((await admin.post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' })).status, 200);
+    const settled = await waitForAtRisk(second, user, 0n);
+    assert.equal(settled.available, 53_000_000n, 'both positions won at odds 2: +2,000,000 and +1,000,000');
+    await again.close();
+  } finally {
+    assert.equal(await second.stop(), 0);
+  }
+  // The lmdb engine no longer may write this directory: LMDB is only the owners' read model now.
+  assert.match(await refusedStart(second, LMDB), /owned by the journal engine: start it with PARLAYD_ENGINE=journal/);
+  assert.match(await refusedStart(second, { ...JOURNAL, PARLAYD_SHARDS: '2' }), /journal engine has 1 shards .* PARLAYD_SHARDS=1/);
+});
+
+test('a directory of the lmdb engine with RFQs still active is refused by the journal engine, with one line', async () => {
+  const first = await startServer({ env: { ...LMDB, PARLAYD_QUOTE_WINDOW_MS: '60000' } });
+  const user = await loginWallet(first);
+  await credit(first, user.address, 10_000_000);
+  const market = (await createMarket(first)).market_id;
+  const created = await client(first.baseUrl, user.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }]));
+  assert.equal(created.status, 201);
+  await first.kill();
+  const line = await refusedStart(first, JOURNAL);
+  assert.match(line, /data directory error: the data directory has 1 active RFQs: start it once with PARLAYD_ENGINE=lmdb/);
+  // The lmdb engine fails it at start (contract section 6), and then the journal engine takes the directory.
+  const lmdb = await restartServer(first, LMDB);
+  assert.equal(await lmdb.stop(), 0);
+  const journal = await restartServer(lmdb, JOURNAL);
+  try {
+    const after = await client(journal.baseUrl, user.token).get(`/v1/rfq/${created.body.request_id}`);
+    assert.deepEqual([after.body.status, after.body.error], ['failed', 'SERVICE_RESTARTED']);
+    await assertMoneyInvariant(journal, user, 10_000_000n);
+  } finally {
+    assert.equal(await journal.stop(), 0);
+  }
+});
+
+async function waitForAtRisk(server: TestServer, user: { token: string }, atRisk: bigint) {
+  for (let i = 0; i < 200; i++) {
+    const body = (await client(server.baseUrl, user.token).get('/v1/user/balance')).body;
+    if (BigInt(body.at_risk_micros) === atRisk) return { available: BigInt(body.available_micros), atRisk };
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  assert.fail(`at_risk never reached ${atRisk}`);
+}
