@@ -39,6 +39,9 @@ const MAX_RETRY_MS = 30_000;
 /** Slots of the shared room state (Float64Array over a SharedArrayBuffer). */
 const LIMIT_BYTES = 0;
 const REFUSE_UNTIL_MS = 1;
+/** Until when a thread's measure found no room (the others refuse too, without measuring); a raise clears it. */
+const MEASURED_FULL_UNTIL_MS = 2;
+const SLOTS = 3;
 
 /** 503 OVERLOADED for want of space: nothing of the write was kept. A distinct class so retries can tell it apart. */
 export class StorageFullError extends ApiError {
@@ -49,10 +52,11 @@ export class StorageFullError extends ApiError {
 
 /** The main thread makes it once; every openStore of the process (shards included) gets the same buffer. */
 export function createRoomState(mapSizeBytes: number): SharedArrayBuffer {
-  const shared = new SharedArrayBuffer(2 * Float64Array.BYTES_PER_ELEMENT);
+  const shared = new SharedArrayBuffer(SLOTS * Float64Array.BYTES_PER_ELEMENT);
   const slots = new Float64Array(shared);
   slots[LIMIT_BYTES] = mapSizeBytes;
   slots[REFUSE_UNTIL_MS] = 0;
+  slots[MEASURED_FULL_UNTIL_MS] = 0;
   return shared;
 }
 
@@ -124,15 +128,19 @@ export class StorageRoom {
       this.#isFull = this.#measure().isRefusing;
       // Told to every thread at once, not at each one's next measure: a full disk any thread sees refuses
       // new work everywhere (a shard that measured just before the disk filled would take one more).
-      if (this.#isFull) this.#slots[REFUSE_UNTIL_MS] = Math.max(this.#slots[REFUSE_UNTIL_MS]!, Date.now() + ROOM_CHECK_INTERVAL_MS);
+      if (this.#isFull) this.#slots[MEASURED_FULL_UNTIL_MS] = Date.now() + ROOM_CHECK_INTERVAL_MS;
     }
-    // Read on every call (one shared load): a failed commit on any thread refuses new work at once.
-    if (this.#isFull || this.#slots[REFUSE_UNTIL_MS]! > Date.now()) throw new StorageFullError();
+    // Read on every call (shared loads): a failed commit on any thread refuses new work at once.
+    const nowEpochMs = Date.now();
+    if (this.#isFull || this.#slots[REFUSE_UNTIL_MS]! > nowEpochMs || this.#slots[MEASURED_FULL_UNTIL_MS]! > nowEpochMs) {
+      throw new StorageFullError();
+    }
   }
 
   /** Raises (or lowers) our limit for every thread; each sees it at its next read. */
   setMapSizeBytes(bytes: number): void {
     this.#slots[LIMIT_BYTES] = bytes;
+    this.#slots[MEASURED_FULL_UNTIL_MS] = 0;
     this.#checkedAtMs = -Infinity;
   }
 
