@@ -1,6 +1,6 @@
 // Inside an RFQ shard: an RFQ from the close of its quoting to its durable end. Selection (matching.ts), the
-// last look, the fill or another end written through RfqWrites, and the makers and main thread told after
-// the commit. The actor (shard.ts) takes the messages and hands an RFQ here when its quoting closes (every
+// last look, the fill or another end made durable through RfqDurability, and the makers and main thread told once
+// it is. The actor (shard.ts) takes the messages and hands an RFQ here when its quoting closes (every
 // audience maker answered, or the quote window ran out), when a last look is answered, or when it is
 // cancelled. State stays the actor's: the RFQs it holds are `active`, which this module shares.
 import type { TimerClock } from '../clock.js';

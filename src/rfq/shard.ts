@@ -1,10 +1,11 @@
 // Runs inside one RFQ shard (shard-worker.ts, or the in-process transport of tests). The actor: it alone owns
-// its takers' active RFQs, their quotes and timers, and their balances (shard-book.ts), and decides every
-// transition: whether a new RFQ is a replay, is refused or is accepted (its id and times are minted here),
-// and every movement of its users' money (shard-money.ts for those that do not come from its RFQs). State
-// changes that matter to money are written to LMDB (through ledger/) before anyone hears of them, except the
-// `rfq` frame of an accepted RFQ, which goes to the makers while its create commits; `emit` is the only way
-// out of the actor. Here: the calls and the maker messages; from the close of quoting on, finalization.ts.
+// its takers' active RFQs, their quotes and timers, and their balances, and decides every transition: whether
+// a new RFQ is a replay, is refused or is accepted (its id and times are minted here), and every movement of
+// its users' money. The engine behind `durability` (rfq-durability.ts: the journal engine's owner in memory
+// and its journal, or the lmdb engine's LMDB transactions) decides the money at once and makes it durable
+// before anyone hears of it, except the `rfq` frame of an accepted RFQ, which goes to the makers while its
+// create is made durable; `emit` is the only way out of the actor. Here: the calls and the maker messages;
+// from the close of quoting on, finalization.ts.
 import assert from 'node:assert/strict';
 import { systemClock, type TimerClock } from '../clock.js';
 import { ApiError, errors } from '../errors.js';
