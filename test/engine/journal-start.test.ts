@@ -76,9 +76,13 @@ test('a directory of the lmdb engine with RFQs still active is refused by the jo
   const user = await loginWallet(first);
   await credit(first, user.address, 10_000_000);
   const market = (await createMarket(first)).market_id;
+  // A maker that hears the RFQ and never answers keeps it quoting (with none connected it ends at once).
+  const silent = await connectNewMaker(first);
   const created = await client(first.baseUrl, user.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }]));
   assert.equal(created.status, 201);
+  await silent.next('rfq');
   await first.kill();
+  void silent.close();
   const line = await refusedStart(first, JOURNAL);
   assert.match(line, /data directory error: the data directory has 1 active RFQs: start it once with PARLAYD_ENGINE=lmdb/);
   // The lmdb engine fails it at start (contract section 6), and then the journal engine takes the directory.
