@@ -152,8 +152,10 @@ export class Withdrawals {
    */
   private async requestOfOwner(account: AccountId, key: string, ref: string, writes: BlindWrite[]): Promise<void> {
     const amountMicros = BigInt((writes[0]!.value as WithdrawalRecord).amountMicros);
-    const earlier = this.requesting.get(key);
-    if (earlier !== undefined) await earlier.catch(() => undefined);
+    // However many wait, one asks at a time: each finds the key of the one before it, if that one succeeded.
+    for (let earlier = this.requesting.get(key); earlier !== undefined; earlier = this.requesting.get(key)) {
+      await earlier.catch(() => undefined);
+    }
     if (table(this.store, 'withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
     const asking = this.owners.ownerCall(this.owners.shardOfAccount(account), { op: 'withdraw', account, amountMicros, ref }, writes);
     this.requesting.set(key, asking);
