@@ -1,10 +1,12 @@
 // The journal engine's start on a real server (engine/first-start.ts): a data directory of today's layout,
 // written by the lmdb engine, becomes the owners' first records with every balance to the micro; one with
 // RFQs still active is refused with one line; a directory the owners ran on is refused by the lmdb engine
-// and by another shard count; and a kill -9 mid-burst loses no acknowledged RFQ or money (its ledger check
-// runs after each restart, as every stop's does).
+// and by another shard count; and two shards killed -9 mid-burst, with fills whose maker lives on the other
+// shard, lose no acknowledged RFQ or money (the ledger check runs at the restart's stop, as every stop's does).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ownerOfName } from '../../src/engine/routing.js';
+import { makerAccount } from '../../src/ledger/accounts.js';
 import { client } from '../helpers/http.js';
 import { createMarket } from '../helpers/markets.js';
 import { connectMaker, connectNewMaker } from '../helpers/makers.js';
@@ -106,3 +108,64 @@ async function waitForAtRisk(server: TestServer, user: { token: string }, atRisk
   }
   assert.fail(`at_risk never reached ${atRisk}`);
 }
+
+test('two shards killed -9 mid-burst, with fills that lock a maker on the other shard: nothing acknowledged is lost, nothing stays held', async () => {
+  const FUNDS = 200_000_000n;
+  const server = await startServer({ env: { ...JOURNAL, PARLAYD_SHARDS: '2', PARLAYD_QUOTE_WINDOW_MS: '2000' } });
+  const takers = await Promise.all([0, 1, 2, 3].map(() => loginWallet(server)));
+  for (const taker of takers) await credit(server, taker.address, Number(FUNDS));
+  const market = (await createMarket(server)).market_id;
+  // Four quoting makers: with two shards, about half the fills lock their maker's liability on the other one.
+  const quoters = await Promise.all([0, 1, 2, 3].map(() => connectNewMaker(server)));
+  const shardOfMaker = (address: string) => ownerOfName(2)(makerAccount(address));
+  while (new Set(quoters.map((q) => shardOfMaker(q.address))).size < 2) quoters.push(await connectNewMaker(server));
+  for (const quoter of quoters) autoQuote(quoter, { odds: 2, maxWagerMicros: '1000000000' });
+  const silent = await connectNewMaker(server); // keeps RFQs quoting until their window ends
+  const acknowledged: Array<{ taker: (typeof takers)[number]; id: string }> = [];
+  let killed = false;
+  await Promise.all(
+    Array.from({ length: 60 }, async (_, i) => {
+      await new Promise((resolve) => setTimeout(resolve, i * 5));
+      const taker = takers[i % takers.length]!;
+      const body = unsignedBody([{ market_id: market, direction: 'up' }], { wager_micros: 1_000_000 });
+      try {
+        const result = await client(server.baseUrl, taker.token).post(`/v1/rfq/unsigned${i % 2 === 0 ? '?wait_ms=3000' : ''}`, body);
+        if (result.status === 201) acknowledged.push({ taker, id: result.body.request_id as string });
+      } catch {
+        assert.ok(killed, 'a request failed before the kill');
+      }
+      if (acknowledged.length === 25 && !killed) {
+        killed = true;
+        await server.kill();
+      }
+    }),
+  );
+  assert.ok(killed, `the burst was acknowledged ${acknowledged.length} times`);
+  for (const maker of [...quoters, silent]) void maker.close();
+  // The restart's stop runs the ledger check over both shards' read models, as every stop does.
+  const restarted = await restartServer(server);
+  try {
+    const atRisk = new Map<string, bigint>();
+    for (const { taker, id } of acknowledged) {
+      const stored = await client(restarted.baseUrl, taker.token).get(`/v1/rfq/${id}`);
+      assert.equal(stored.status, 200, `acknowledged ${id} was lost`);
+      assert.ok(['completed', 'failed', 'timeout'].includes(stored.body.status), `${id} is still ${stored.body.status}`);
+      if (stored.body.status === 'completed')
+        atRisk.set(taker.address, (atRisk.get(taker.address) ?? 0n) + BigInt(stored.body.filled_wager_micros));
+    }
+    for (const taker of takers) {
+      const balance = await assertMoneyInvariant(restarted, taker, FUNDS);
+      assert.equal(balance.reserved, 0n, 'every interrupted RFQ released its reservation');
+      // Exactly the durable fills are at risk: the acknowledged ones, and any made durable as the kill came.
+      const completed = await client(restarted.baseUrl, taker.token).get('/v1/user/rfqs?status=completed&limit=100');
+      const durable = (completed.body.rfqs as Array<{ filled_wager_micros: string }>).reduce(
+        (sum, r) => sum + BigInt(r.filled_wager_micros),
+        0n,
+      );
+      assert.ok(durable >= (atRisk.get(taker.address) ?? 0n), 'every acknowledged fill is durable');
+      assert.equal(balance.atRisk, durable, 'the stake at risk is exactly the durable fills');
+    }
+  } finally {
+    assert.equal(await restarted.stop(), 0);
+  }
+});
