@@ -1,5 +1,5 @@
 // Main thread. On the journal engine the shards' LMDB read model lags their decisions by up to the writer's
-// interval (docs/engine.md, "Reads after the switch"); a route that must show a caller its own writes
+// interval (docs/engine.md, "The service on the journal engine"); a route that must show a caller its own writes
 // (RouteSpec.readsOwnWrites) awaits every shard's read barrier first: one LMDB commit, paid only by those
 // routes. A barrier that does not pass within READ_BARRIER_TIMEOUT_MS (LMDB cannot commit: a full disk) is
 // a 503 with Retry-After rather than a request held open. On the lmdb engine every answer already followed

@@ -52,12 +52,14 @@ export class JournalDurability implements RfqDurability {
   readonly #runtime: OwnerRuntime;
   readonly #money: JournalMoney;
   readonly #clock: TimerClock;
+  readonly #store: Store;
   readonly #interrupted: number;
   /** RFQs whose end is on its way to the journal, as they read until it is durable (their record as created). */
   readonly #ending = new Map<string, RfqRecord>();
 
   constructor(options: JournalDurabilityOptions) {
     this.#clock = options.clock;
+    this.#store = options.store;
     let interrupted = 0;
     this.#runtime = new OwnerRuntime({
       dir: ownerDir(options.dataDir, options.shard),
@@ -117,7 +119,9 @@ export class JournalDurability implements RfqDurability {
 
   async release(rfq: ActiveRfq, ended: RfqRecord): Promise<WrittenEnd | null> {
     const startNs = process.hrtime.bigint();
-    const answer = await this.#ended(ended.requestId, () => this.#end({ op: 'release', ref: rfqRef(ended.requestId) }, endedWrites(ended)));
+    const { answer } = await this.#ended(ended.requestId, () =>
+      this.#end({ op: 'release', ref: rfqRef(ended.requestId) }, endedWrites(ended)),
+    );
     assert.ok(answer.ok && answer.isMoved === true, `RFQ ${ended.requestId} ended with no reservation to release`);
     return { record: ended, persistUs: elapsedUs(startNs) };
   }
@@ -143,7 +147,7 @@ export class JournalDurability implements RfqDurability {
     const startNs = process.hrtime.bigint();
     const { requestId, terminalAtMs } = completed;
     assert.ok(terminalAtMs !== null);
-    this.#store().root.resetReadTxn();
+    this.#store.root.resetReadTxn();
     if (!areLegsOpen()) {
       return this.release(rfq, endedRecord(completed, { status: 'failed', fill: null, error: 'MARKET_CLOSED', terminalAtMs }));
     }
@@ -155,10 +159,10 @@ export class JournalDurability implements RfqDurability {
       makerAddress: fill.makerAddress,
       liabilityMicros: BigInt(fill.payoutMicros) - filledMicros,
     };
-    const made = await this.#ended(requestId, () => this.#end(call, [...fillWrites(completed, fill), ...endedWrites(completed)], true));
+    const made = await this.#ended(requestId, () => this.#end(call, [...fillWrites(completed, fill), ...endedWrites(completed)]));
     if (!made.answer.ok) return UNCOVERED; // UNCOVERED, or the maker's shard did not answer in time: the next quote
     if (made.isRemote) {
-      this.#store().root.resetReadTxn();
+      this.#store.root.resetReadTxn();
       if (!areLegsOpen()) void this.#money.money({ op: 'settle_positions', requestIds: [requestId], atMs: this.#clock.nowMs() });
     }
     return { record: completed, persistUs: elapsedUs(startNs) } satisfies WrittenEnd;
@@ -197,20 +201,14 @@ export class JournalDurability implements RfqDurability {
     return this.#runtime.read(db, key);
   }
 
-  #store(): Store {
-    return this.#money.store;
-  }
-
-  /** An RFQ's end: accepted work, so a refusal for a journal behind is tried again, never dropped. */
-  #end(call: MoneyCall, facts: readonly BlindWrite[]): Promise<MoneyAnswer>;
-  #end(call: MoneyCall, facts: readonly BlindWrite[], withPlace: true): Promise<{ answer: MoneyAnswer; isRemote: boolean }>;
-  async #end(call: MoneyCall, facts: readonly BlindWrite[], withPlace?: true) {
+  /**
+   * An RFQ's end: accepted work, so a refusal for a journal behind is tried again, never dropped. `isRemote`:
+   * its answer needed another owner (a fill whose maker lives there).
+   */
+  async #end(call: MoneyCall, facts: readonly BlindWrite[]): Promise<{ answer: MoneyAnswer; isRemote: boolean }> {
     for (;;) {
       const made: OwnerCall = this.#runtime.call(call, facts);
-      if (made !== 'overloaded') {
-        const answer = await made.answer;
-        return withPlace === true ? { answer, isRemote: made.decided === 'pending' } : answer;
-      }
+      if (made !== 'overloaded') return { answer: await made.answer, isRemote: made.decided === 'pending' };
       await new Promise((resolve) => this.#clock.setTimer(() => resolve(undefined), END_RETRY_MS));
     }
   }

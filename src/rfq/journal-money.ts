@@ -27,7 +27,7 @@ const POOL_SHORT_TRIES = 500;
 export class JournalMoney {
   constructor(
     private readonly runtime: OwnerRuntime,
-    readonly store: Store,
+    private readonly store: Store,
   ) {}
 
   async money(op: MoneyOp): Promise<MoneyResult> {
