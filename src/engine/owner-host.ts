@@ -1,6 +1,6 @@
 // The owner's thread: a MoneyOwner (owner.ts) with its journal and snapshots in a directory of its own. Every
 // input is decided at once; its effects go to the journal as one record (src/wal/journal.ts: group commit,
-// fdatasync on libuv's pool) and its outputs wait until the journal reports that record durable, then leave
+// one O_DSYNC pwrite per group on libuv's pool) and its outputs wait until the journal reports that record durable, then leave
 // in order (`release`). The owner never waits for the disk.
 //
 // The directory holds `journal-<first seq>` files and `snapshot-<seq>` files. Every `snapshotEveryRecords`

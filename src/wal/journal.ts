@@ -1,22 +1,28 @@
 // The thread of the actor that owns it (a shard). A journal: the actor appends records and goes on at once;
-// the writes and the fdatasync run on libuv's thread pool, one group at a time, and `onDurable(seq)` tells the
-// actor, on its own thread, that every record up to `seq` is on the disk. The actor holds back whatever
-// promises durability (a 201, a fill told to a maker) until then, and never waits for I/O itself.
+// each group is written on libuv's thread pool, one group at a time, and `onDurable(seq)` tells the actor, on
+// its own thread, that every record up to `seq` is on the disk. The actor holds back whatever promises
+// durability (a 201, a fill told to a maker) until then, and never waits for I/O itself.
+//
+// The file is opened O_DSYNC, so a group's one `pwrite` returns only once its data (and the size the data
+// needs) is on the disk, as a write followed by fdatasync would: one trip to the thread pool and back per
+// group instead of two. Each trip waits for the owner's busy loop to take its completion; measured under load
+// (docs/performance.md, "The journal's group write"), the second trip cost as much as the disk's flush.
 //
 // Group commit: records appended while a group is on its way to the disk form the next group, so the group
 // size follows the load by itself and the flush rate never needs to exceed what the disk sustains. The first
 // append of an idle journal waits for the end of its event-loop turn, so that a turn's appends share one flush.
 //
-// A failed write or flush is fatal (`onFailure`): after a failed fdatasync the kernel may have dropped the dirty
-// pages, so nothing later in the file can be trusted to be on the disk; the owner crashes and recovers from
-// what the file holds. The exception is a write refused for want of space (a full disk): it is tried again,
-// with a backoff, until space returns, and nothing behind it is told durable meanwhile.
+// A failed write is fatal (`onFailure`): after a failed flush the kernel may have dropped the dirty pages, so
+// nothing later in the file can be trusted to be on the disk; the owner crashes and recovers from what the
+// file holds. The exception is a write refused for want of space (a full disk): it is tried again, with a
+// backoff, until space returns, and nothing behind it is told durable meanwhile. The retry writes the whole
+// group again at the same place, so whatever part of it the kernel took is written whole by the write that
+// succeeds.
 import assert from 'node:assert/strict';
 import {
   closeSync,
   constants,
   existsSync,
-  fdatasync as fdatasyncAsync,
   fdatasyncSync as fdatasyncSyncNow,
   fstatSync,
   fsyncSync,
@@ -109,7 +115,7 @@ export class Journal {
     assert.ok(options.maxPendingBytes >= recordBytes(MAX_PAYLOAD_BYTES), 'maxPendingBytes must hold the largest record');
     // Read-write and never O_APPEND: groups are written at their own offsets (pwrite), which append mode ignores.
     const isNew = !existsSync(path);
-    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT, 0o600);
+    const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | DURABLE_WRITES, 0o600);
     if (isNew) syncDirectory(dirname(path));
     return Journal.#recover(fd, options, visit, firstSeqIfNew);
   }
@@ -205,22 +211,20 @@ export class Journal {
     const write = (): void =>
       writeAll(this.#fd, group, groupBytes, position, (writeError) => {
         if (writeError !== null && isOutOfSpace(writeError as NodeJS.ErrnoException) && this.#closed === null) {
-          // A full disk: nothing of this group is durable or told yet, and a write may be made again at the
-          // same place (a failed flush could not: the kernel may have dropped its pages). Appends go on piling
-          // up behind it, to maxPendingBytes, past which the owner refuses new work; accepted work's ends wait.
+          // A full disk: nothing of this group is told yet, and the whole group is written again at the same
+          // place. Appends go on piling up behind it, to maxPendingBytes, past which the owner refuses new
+          // work; accepted work's ends wait.
           setTimeout(write, retryMs);
           retryMs = Math.min(retryMs * 2, MAX_SPACE_RETRY_MS);
           return;
         }
         if (writeError) return this.#fail(writeError);
-        fdatasync(this.#fd, (syncError) => {
-          if (syncError) return this.#fail(syncError);
-          this.#isFlushing = false;
-          this.#options.onDurable(lastSeq);
-          // What was appended while this group was on its way is the next group: no turn waited for.
-          if (this.#fillBytes > 0 && this.#failure === null) this.#flush();
-          else this.#idle();
-        });
+        // O_DSYNC: the write's return is its flush.
+        this.#isFlushing = false;
+        this.#options.onDurable(lastSeq);
+        // What was appended while this group was on its way is the next group: no turn waited for.
+        if (this.#fillBytes > 0 && this.#failure === null) this.#flush();
+        else this.#idle();
       });
     this.#ensureAllocated(position + groupBytes, write);
   };
@@ -325,10 +329,8 @@ const isOutOfSpace = (error: NodeJS.ErrnoException): boolean => error.code === '
  */
 const isUnflushed = process.env['PARLAYD_STORAGE_BOUND_UNFLUSHED'] === '1';
 
-function fdatasync(fd: number, done: (error: NodeJS.ErrnoException | null) => void): void {
-  if (isUnflushed) return void setImmediate(done, null);
-  fdatasyncAsync(fd, done);
-}
+/** Every write to a journal file is durable when it returns, unless the storage bound turned flushes off. */
+const DURABLE_WRITES = isUnflushed ? 0 : constants.O_DSYNC;
 
 function fdatasyncSync(fd: number): void {
   if (!isUnflushed) fdatasyncSyncNow(fd);

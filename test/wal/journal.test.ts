@@ -2,10 +2,21 @@
 // durable in seq order, a reopen replays exactly what was written and cuts a torn tail, and a process killed
 // with SIGKILL mid-burst loses nothing it had reported durable. (A killed process leaves its written pages in
 // the kernel's cache, so that test proves the order of write and report, not the flush; the flush is what
-// `fdatasync` promises and strace can show.)
+// O_DSYNC promises, and a test reads from /proc that the file is opened with it.)
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  constants,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +80,24 @@ describe('journal', () => {
       'rising',
     );
     assert.equal(opened.durable.at(-1), 23);
+    await opened.journal.close();
+  });
+
+  it('its file is opened O_DSYNC: a group is durable when its one write returns, with no fdatasync after it', async () => {
+    const path = newPath();
+    const opened = open(path);
+    const fds = readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path;
+      } catch {
+        return false; // the directory's own descriptor, gone by the time it is read
+      }
+    });
+    assert.equal(fds.length, 1, 'one descriptor open on the journal file');
+    const flags = Number.parseInt(/^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fds[0]}`, 'utf8'))![1]!, 8);
+    assert.equal(flags & constants.O_DSYNC, constants.O_DSYNC, `flags ${flags.toString(8)} lack O_DSYNC`);
+    opened.journal.append(Buffer.from('a'));
+    await opened.settled();
     await opened.journal.close();
   });
 
