@@ -138,6 +138,7 @@ export async function createService(
     store,
     () => makers.list().map((m) => m.address),
     metrics.registry,
+    pool.shardCount > 1 && pool.engine === 'journal' ? () => pool.settledBarrier() : null,
   );
   const services: Services = {
     config,

@@ -6,12 +6,23 @@
 //
 // Between owners a transfer is applied in halves: each owner writes the account and the journal row of its
 // own side, and both write the transfer's record, the same value, so either half alone shows it and a
-// reader sees it once. A lock still pending for another owner's fill is an ordinary locked hold here, under
+// reader sees it once. Each half also writes a marker of its side (`transferHalves`), in the same batch as
+// its account, so the ledger check counts exactly the sides LMDB holds while the other is on its way. A lock still pending for another owner's fill is an ordinary locked hold here, under
 // its own key (`<ref>:lock#n`).
 //
 // An `opening` transfer (engine/from-store.ts) states what LMDB already held when the owner took it over: it
 // writes nothing here, or the LMDB ledger check would count that money twice.
-import { bucketsOf, creditRef, journalKey, userIdOf, type AccountId, type AccountRecord, type Bucket } from '../ledger/accounts.js';
+import {
+  bucketsOf,
+  creditRef,
+  journalKey,
+  transferHalfKey,
+  userIdOf,
+  type AccountId,
+  type AccountRecord,
+  type Bucket,
+  type TransferRecord,
+} from '../ledger/accounts.js';
 import type { BlindWrite } from '../store/records.js';
 import type { Book } from './book.js';
 import type { Effect, Transfer } from './effects.js';
@@ -80,7 +91,12 @@ export function accountWrite(book: Book, account: AccountId): BlindWrite {
 
 function transferWrites(transfer: Transfer, half: 'both' | 'debit' | 'credit', writes: BlindWrite[], touched: Set<AccountId>): void {
   const { id, kind, ref, debit, credit, amountMicros, atMs } = transfer;
-  writes.push({ db: 'transfers', key: id, value: { id, kind, debit, credit, amountMicros: amountMicros.toString(), ref, atMs } });
+  const value: TransferRecord = { id, kind, debit, credit, amountMicros: amountMicros.toString(), ref, atMs };
+  if (half === 'both') writes.push({ db: 'transfers', key: id, value });
+  else {
+    value.inHalves = true;
+    writes.push({ db: 'transfers', key: id, value }, { db: 'transferHalves', key: transferHalfKey(id, half), value: true });
+  }
   // Each account this half touches, with its buckets' changes, in ledger.ts's order: the debit's first.
   const changes = new Map<AccountId, Array<[Bucket, string]>>();
   if (half !== 'credit' && debit !== null) changes.set(debit.account, [[debit.bucket, (-amountMicros).toString()]]);

@@ -83,6 +83,8 @@ export interface TransferRecord {
   amountMicros: string;
   ref: string;
   atMs: number;
+  /** Applied in halves by two owners (src/engine): `transferHalves` says which sides LMDB holds. */
+  inHalves?: true;
 }
 
 /** Money held for one reference, until it is moved on (posted) or returned (voided). */
@@ -104,6 +106,12 @@ export type JournalRow = Static<typeof JournalRow>;
 
 /** `transfers` key: the reference and the step, so a step can never be written twice for one reference. */
 export const transferId = (ref: string, step: string) => `${ref}/${step}`;
+
+/**
+ * `transferHalves` key: one side of a transfer between two owners, written with that side's account by the
+ * owner that applied it (engine/read-model.ts). '|' is in no transfer id.
+ */
+export const transferHalfKey = (id: string, half: 'debit' | 'credit') => `${id}|${half}`;
 
 /** `accountJournal` key: an account's rows in time order ('|' is in no account id nor reference). */
 export const journalKey = (account: AccountId, atMs: number, id: string) => `${account}|${String(atMs).padStart(16, '0')}|${id}`;

@@ -178,7 +178,10 @@ export class JournalDurability implements RfqDurability {
     return this.#money.money(op);
   }
 
-  async barrier(after?: ChannelPoint): Promise<void> {
+  async barrier(after?: ChannelPoint): Promise<ChannelPoint[]> {
+    const { book } = this.#runtime;
+    const sent: ChannelPoint[] = [];
+    for (const [owner, outbox] of book.outboxes) if (outbox.nextSeq > 1) sent.push({ owner, from: book.self, seq: outbox.nextSeq - 1 });
     if (after !== undefined) {
       assert.equal(after.owner, this.#runtime.book.self);
       // Channels are resent until applied (engine/owner.ts), so this ends; a tick's wait at most, normally.
@@ -186,7 +189,8 @@ export class JournalDurability implements RfqDurability {
         await new Promise((resolve) => this.#clock.setTimer(() => resolve(undefined), TRANSIT_POLL_MS));
       }
     }
-    return this.#runtime.barrier();
+    await this.#runtime.barrier();
+    return sent;
   }
 
   takeCommitCounts() {

@@ -8,7 +8,7 @@ import { readAvailable } from '../ledger/ledger.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
 import type { FillRecord } from './fills.js';
-import type { CreateRfq, MoneyOp, MoneyResult } from './messages.js';
+import type { ChannelPoint, CreateRfq, MoneyOp, MoneyResult } from './messages.js';
 import { rfqRef, type RfqRecord } from './records.js';
 import { readRfq } from './rfq-records.js';
 import { RfqWrites } from './rfq-writes.js';
@@ -77,8 +77,8 @@ export class LmdbDurability implements RfqDurability {
     return this.#money.run(op);
   }
 
-  barrier(): Promise<void> {
-    return Promise.resolve(); // every answer followed its commit
+  barrier(): Promise<ChannelPoint[]> {
+    return Promise.resolve([]); // every answer followed its commit; no channels
   }
 
   takeCommitCounts() {

@@ -211,7 +211,7 @@ export type ShardToMain =
   | { kind: 'cancelled'; callId: number; outcome: CallOutcome<RfqResult> }
   | { kind: 'money'; callId: number; outcome: CallOutcome<MoneyResult> }
   | { kind: 'withdrawn'; callId: number; outcome: CallOutcome<WithdrawnQuote[]> }
-  | { kind: 'barrier'; callId: number; outcome: CallOutcome<null> }
+  | { kind: 'barrier'; callId: number; outcome: CallOutcome<ChannelPoint[]> }
   /** Recovery at start is done (RFQs active at the last stop failed and released): the shard takes work. */
   | { kind: 'ready'; failedRfqs: number }
   /**

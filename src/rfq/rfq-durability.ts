@@ -44,9 +44,10 @@ export interface RfqDurability {
   money(op: MoneyOp): Promise<MoneyResult>;
   /**
    * Resolves once LMDB shows everything decided before the call (at once for the lmdb engine); with `after`,
-   * first once what that owner sent this one up to that seq is applied here.
+   * first once what that owner sent this one up to that seq is applied here. Answers how far this owner had
+   * sent on each of its channels when called (none on the lmdb engine, or with one shard).
    */
-  barrier(after?: ChannelPoint): Promise<void>;
+  barrier(after?: ChannelPoint): Promise<ChannelPoint[]>;
   /** Commits since the last call, and the transactions in them (the shard's stats). */
   takeCommitCounts(): { commits: number; transactions: number };
   /** The service stops: what was decided is made durable (LMDB's group commit already is). */

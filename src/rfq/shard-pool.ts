@@ -12,6 +12,7 @@ import { shardOfRequest, shardOfUser } from './ids.js';
 import type { WithdrawnQuote } from './active-rfq.js';
 import type {
   CallOutcome,
+  ChannelPoint,
   CreateRfq,
   CreatedRfq,
   MainToShard,
@@ -184,7 +185,25 @@ export class ShardPool {
    */
   async readBarrier(): Promise<void> {
     if (this.init.engine !== 'journal') return;
-    await Promise.all(this.shards.map((handle) => this.call<null>(handle.shard, (callId) => ({ kind: 'barrier', callId }))));
+    await this.#barriers();
+  }
+
+  /**
+   * readBarrier, and then every shard's barrier after what the others had sent it on their channels by then:
+   * LMDB shows both halves of every movement between shards decided before the call. What the ledger check
+   * awaits before it checks again a difference that money on its way between shards can explain.
+   */
+  async settledBarrier(): Promise<void> {
+    if (this.init.engine !== 'journal') return;
+    const sent = await this.#barriers();
+    await Promise.all(sent.map((point) => this.call<ChannelPoint[]>(point.owner, (callId) => ({ kind: 'barrier', callId, after: point }))));
+  }
+
+  async #barriers(): Promise<ChannelPoint[]> {
+    const sent = await Promise.all(
+      this.shards.map((handle) => this.call<ChannelPoint[]>(handle.shard, (callId) => ({ kind: 'barrier', callId }))),
+    );
+    return sent.flat();
   }
 
   /** `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq). */
@@ -203,7 +222,7 @@ export class ShardPool {
     const result = await this.call<R>(shard, (callId) => ({ kind: 'money', callId, op }));
     // Money that went on to an account of another shard: answered once that shard shows it.
     const transit = 'transit' in result ? result.transit : undefined;
-    if (transit !== undefined) await this.call<null>(transit.owner, (callId) => ({ kind: 'barrier', callId, after: transit }));
+    if (transit !== undefined) await this.call<ChannelPoint[]>(transit.owner, (callId) => ({ kind: 'barrier', callId, after: transit }));
     return result;
   }
 

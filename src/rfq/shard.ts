@@ -109,7 +109,7 @@ export class RfqShard {
       case 'barrier':
         void this.durability
           .barrier(message.after)
-          .then(() => this.emit({ kind: 'barrier', callId: message.callId, outcome: { ok: true, value: null } }));
+          .then((sent) => this.emit({ kind: 'barrier', callId: message.callId, outcome: { ok: true, value: sent } }));
         return;
       case 'withdraw_quotes': // issue 22 (maker's quote book): decided by active-rfq.ts withdrawQuotesOf
         return this.emit({

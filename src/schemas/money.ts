@@ -82,6 +82,9 @@ export const LedgerCheckResponse = Type.Object({
   total_micros: MicrosString,
   credited_micros: MicrosString,
   withdrawn_micros: MicrosString,
+  // Money between two owners that LMDB shows left one and not yet reached the other (negative: reached it
+  // first); always 0 with one shard. Conservation: total + in transit = credited - withdrawn.
+  in_transit_micros: MicrosString,
   // Open interest: every user's at-risk stakes and every maker's locked liabilities.
   at_risk_micros: MicrosString,
   locked_micros: MicrosString,

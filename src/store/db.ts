@@ -21,6 +21,7 @@ export const DB_NAMES = [
   'journal', // before schema 5: `${userId}:${seq}` -> the old journal entry; read only by the migration
   'accounts', // account id (`user:<id>`, `maker:<address>`, `protocol`) -> AccountRecord (ledger/accounts.ts)
   'transfers', // transfer id (`${ref}/${step}`) -> TransferRecord: every movement of money
+  'transferHalves', // transferHalfKey (transfer id, side) -> true: which sides of a transfer between two owners LMDB holds
   'accountJournal', // journalKey (account, at_ms, transfer id) -> JournalRow: an account's transfers in time order
   'holds', // ledger reference (`rfq:<id>`, `rfq:<id>:lock`, `contest:<id>:…`, `withdrawal:<id>`) -> HoldRecord
   'credits', // admin credit idempotency_key -> CreditRecord (ledger/credit-keys.ts)

@@ -38,6 +38,7 @@ export interface RecordTypes {
   journal: unknown; // before schema 5, only deleted by the migration: never read, so never typed
   accounts: AccountRecord;
   transfers: TransferRecord;
+  transferHalves: IndexEntry;
   accountJournal: JournalRow;
   holds: HoldRecord;
   credits: CreditRecord | LegacyCreditRecord;

@@ -219,3 +219,55 @@ test('between two owners each writes its own side, and both the transfer: the ha
   assert.equal(contents(store, 'accountJournal').length, 1, 'the user has one row, written by its owner');
   assert.deepEqual(checkTransfers(store).differences, []);
 });
+
+test('a transfer between two owners with only one half in LMDB: the check counts that side, the rest is in transit', async () => {
+  const store = newStore();
+  const ownerOf = (account: AccountId) => (account === PROTOCOL || account.startsWith('credit:') ? 0 : 1);
+  const owners = [new MoneyOwner(new Book(0, ownerOf), LIMITS), new MoneyOwner(new Book(1, ownerOf), LIMITS)];
+  const writers = owners.map(
+    (_, self) =>
+      new WriteBehind(store, {
+        owner: `owner-${self}`,
+        intervalMs: 5,
+        maxBatchWrites: 1_000,
+        maxPendingWrites: 10_000,
+        onApplied: () => {},
+        onCommitFailure: (error) => assert.fail(error as Error),
+      }),
+  );
+  const seqs = [0, 0];
+  /** The step's writes reach LMDB now; its messages to the other owner are handed back, not delivered. */
+  const write = async (self: number, step: Step): Promise<Step['outputs']> => {
+    assert.ok(writers[self]!.write(++seqs[self]!, readModelWrites(step.effects, owners[self]!.book)));
+    await writers[self]!.flush();
+    return step.outputs;
+  };
+  const peerSteps = (outputs: Step['outputs'], to: number, from: number): Step[] =>
+    outputs.flatMap((output) => (output.to === 'peer' && output.owner === to ? [owners[to]!.peer(from, output.message, 2_000)] : []));
+  const summary = () => {
+    const check = checkTransfers(store);
+    return { ok: check.ok, differences: check.differences.length, inTransit: check.in_transit_micros, total: check.total_micros };
+  };
+
+  // A credit of 700 decided on owner 0 (its key's) for a user of owner 1: the debit half (the world) alone.
+  const sent = await write(0, owners[0]!.call(1, { op: 'credit', account: userAccount('u1'), amountMicros: 700n, key: 'k1' }, 2_000));
+  assert.deepEqual(summary(), { ok: true, differences: 0, inTransit: '700', total: '0' }, 'in LMDB: credited, not yet arrived');
+  for (const step of peerSteps(sent, 1, 0)) await write(1, step);
+  assert.deepEqual(summary(), { ok: true, differences: 0, inTransit: '0', total: '700' }, 'both halves');
+
+  // Another credit, 300, whose credit half reaches LMDB before its debit half: arrived, not yet sent.
+  const decided = owners[0]!.call(2, { op: 'credit', account: userAccount('u1'), amountMicros: 300n, key: 'k2' }, 2_000);
+  for (const step of peerSteps(decided.outputs, 1, 0)) await write(1, step);
+  assert.deepEqual(summary(), { ok: true, differences: 0, inTransit: '-300', total: '1000' }, 'in LMDB: arrived, not yet credited');
+  await write(0, decided);
+  assert.deepEqual(summary(), { ok: true, differences: 0, inTransit: '0', total: '1000' }, 'both halves');
+
+  // A half marker whose side is missing from its account is a difference, as any bucket that disagrees is.
+  await store.db('accounts').put('user:u1', { available: '300', reserved: '0', at_risk: '0', pending_withdrawal: '0' });
+  const broken = checkTransfers(store);
+  assert.equal(broken.ok, false, 'a side LMDB marks as held must show in its account');
+  assert.deepEqual(
+    broken.differences.map((d) => [d.account, d.bucket, d.expected_micros, d.actual_micros]),
+    [['user:u1', 'available', '1000', '300']],
+  );
+});

@@ -51,6 +51,10 @@ const DB_OPENERS: Record<DbName, Openers> = {
       'src/engine/read-model.ts': READ_MODEL,
     },
   },
+  transferHalves: {
+    owner: 'src/engine/read-model.ts',
+    also: { 'src/ledger/check.ts': 'the ledger check counts the sides of a transfer between owners that LMDB holds' },
+  },
   accountJournal: { owner: 'src/ledger/ledger.ts', also: { 'src/engine/read-model.ts': READ_MODEL } },
   holds: {
     owner: 'src/ledger/ledger.ts',
