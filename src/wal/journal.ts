@@ -5,8 +5,8 @@
 //
 // The file is opened O_DSYNC, so a group's one `pwrite` returns only once its data (and the size the data
 // needs) is on the disk, as a write followed by fdatasync would: one trip to the thread pool and back per
-// group instead of two. Each trip waits for the owner's busy loop to take its completion; measured under load
-// (docs/performance.md, "The journal's group write"), the second trip cost as much as the disk's flush.
+// group instead of two. Each trip waits for the owner's busy loop to take its completion: under load a 3 KB
+// write that takes 0.07 ms alone took 0.4-1.7 ms (docs/performance.md, "The journal's group write").
 //
 // Group commit: records appended while a group is on its way to the disk form the next group, so the group
 // size follows the load by itself and the flush rate never needs to exceed what the disk sustains. The first
