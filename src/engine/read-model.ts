@@ -7,8 +7,8 @@
 // Between owners a transfer is applied in halves: each owner writes the account and the journal row of its
 // own side, and both write the transfer's record, the same value, so either half alone shows it and a
 // reader sees it once. Each half also writes a marker of its side (`transferHalves`), in the same batch as
-// its account, so the ledger check counts exactly the sides LMDB holds while the other is on its way. A lock still pending for another owner's fill is an ordinary locked hold here, under
-// its own key (`<ref>:lock#n`).
+// its account, so the ledger check counts exactly the sides LMDB holds while the other is on its way. A lock
+// still pending for another owner's fill is an ordinary locked hold here, under its own key (`<ref>:lock#n`).
 //
 // An `opening` transfer (engine/from-store.ts) states what LMDB already held when the owner took it over: it
 // writes nothing here, or the LMDB ledger check would count that money twice.

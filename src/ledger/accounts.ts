@@ -109,7 +109,7 @@ export const transferId = (ref: string, step: string) => `${ref}/${step}`;
 
 /**
  * `transferHalves` key: one side of a transfer between two owners, written with that side's account by the
- * owner that applied it (engine/read-model.ts). '|' is in no transfer id.
+ * owner that applied it (engine/read-model.ts). Looked up whole, never parsed.
  */
 export const transferHalfKey = (id: string, half: 'debit' | 'credit') => `${id}|${half}`;
 

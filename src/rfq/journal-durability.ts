@@ -183,7 +183,7 @@ export class JournalDurability implements RfqDurability {
     const sent: ChannelPoint[] = [];
     for (const [owner, outbox] of book.outboxes) if (outbox.nextSeq > 1) sent.push({ owner, from: book.self, seq: outbox.nextSeq - 1 });
     if (after !== undefined) {
-      assert.equal(after.owner, this.#runtime.book.self);
+      assert.equal(after.owner, book.self);
       // Channels are resent until applied (engine/owner.ts), so this ends; a tick's wait at most, normally.
       while ((this.#runtime.book.received.get(after.from) ?? 0) < after.seq) {
         await new Promise((resolve) => this.#clock.setTimer(() => resolve(undefined), TRANSIT_POLL_MS));

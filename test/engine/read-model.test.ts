@@ -186,8 +186,8 @@ for (const seed of [1, 2, 3]) {
   });
 }
 
-test('between two owners each writes its own side, and both the transfer: the halves read as one transfer', async () => {
-  const store = newStore();
+/** Two owners on one LMDB, each with its read model's writer: the protocol and credit keys on 0, the rest on 1. */
+function twoOwners(store: Store): { owners: MoneyOwner[]; writers: WriteBehind[] } {
   const ownerOf = (account: AccountId) => (account === PROTOCOL || account.startsWith('credit:') ? 0 : 1);
   const owners = [new MoneyOwner(new Book(0, ownerOf), LIMITS), new MoneyOwner(new Book(1, ownerOf), LIMITS)];
   const writers = owners.map(
@@ -201,6 +201,12 @@ test('between two owners each writes its own side, and both the transfer: the ha
         onCommitFailure: (error) => assert.fail(error as Error),
       }),
   );
+  return { owners, writers };
+}
+
+test('between two owners each writes its own side, and both the transfer: the halves read as one transfer', async () => {
+  const store = newStore();
+  const { owners, writers } = twoOwners(store);
   const seqs = [0, 0];
   const deliver = (self: number, step: Step): void => {
     if (step.effects.length > 0) assert.ok(writers[self]!.write(++seqs[self]!, readModelWrites(step.effects, owners[self]!.book)));
@@ -222,19 +228,7 @@ test('between two owners each writes its own side, and both the transfer: the ha
 
 test('a transfer between two owners with only one half in LMDB: the check counts that side, the rest is in transit', async () => {
   const store = newStore();
-  const ownerOf = (account: AccountId) => (account === PROTOCOL || account.startsWith('credit:') ? 0 : 1);
-  const owners = [new MoneyOwner(new Book(0, ownerOf), LIMITS), new MoneyOwner(new Book(1, ownerOf), LIMITS)];
-  const writers = owners.map(
-    (_, self) =>
-      new WriteBehind(store, {
-        owner: `owner-${self}`,
-        intervalMs: 5,
-        maxBatchWrites: 1_000,
-        maxPendingWrites: 10_000,
-        onApplied: () => {},
-        onCommitFailure: (error) => assert.fail(error as Error),
-      }),
-  );
+  const { owners, writers } = twoOwners(store);
   const seqs = [0, 0];
   /** The step's writes reach LMDB now; its messages to the other owner are handed back, not delivered. */
   const write = async (self: number, step: Step): Promise<Step['outputs']> => {
