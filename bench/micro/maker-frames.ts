@@ -10,6 +10,9 @@
 // - inbound, one quote frame to its shard message: "two checks": decode, the compiled schema with its
 //   result object, then odds * 10^4 from the number's text (codec.ts oddsToE4), as before; "one check":
 //   decode, the compiled schema (isMakerMessage), odds * 10^4 by rounding (quoteOddsE4), as now.
+// - inbound, a fan-out turn's 1,000 declines of one RFQ across the port to the shard (serialize on main,
+//   deserialize on the shard): "objects", one message each, as before; "packed", one message with the
+//   makers' ids (rfq/pack-declines.ts), as now.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +22,7 @@ import { makerFactOf, type MakerFact } from '../../src/mm/facts.js';
 import { decodeFrame, isMakerMessage, validateMakerMessage } from '../../src/mm/inbound.js';
 import { oddsToE4 } from '../../src/rfq/codec.js';
 import type { MainToShard, ShardToMain } from '../../src/rfq/messages.js';
+import { packDeclines } from '../../src/rfq/pack-declines.js';
 import { quoteOddsE4, type QuoteMessage, type ServerToMakerMessage } from '../../src/schemas/mm.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { benchRows } from './rows.js';
@@ -112,6 +116,11 @@ export function addMakerFrameStages(
     receivedAtMs: 0,
   });
 
+  const declines = Array.from({ length: 1_000 }, (_, i): MainToShard => ({ kind: 'decline', requestId: REQUEST_ID, makerId: `${i + 1}` }));
+  const acrossThePort = (batch: MainToShard[]) => {
+    sink += (deserialize(serialize(batch)) as MainToShard[]).length;
+  };
+
   const isAll = which === 'all';
   if (isAll) {
     bench
@@ -133,6 +142,8 @@ export function addMakerFrameStages(
         shardMessage = toShard(inbound.message, oddsE4);
       });
   }
+  if (isAll) bench.add('inbound, 1,000 declines as objects: across the port', () => acrossThePort(declines));
+  bench.add('inbound, 1,000 declines packed: packDeclines + across the port', () => acrossThePort(packDeclines(declines)));
   bench.add('inbound quote, one check: decode + isMakerMessage + quoteOddsE4', () => {
     const value = decodeFrame(quoteFrame, false)!;
     if (!isMakerMessage(value) || value.type !== 'quote') throw new Error('a valid quote was refused');

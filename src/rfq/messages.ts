@@ -182,6 +182,8 @@ export type MainToShard =
       receivedAtMs: number;
     }
   | { kind: 'decline'; requestId: string; makerId: string }
+  /** Consecutive declines of one RFQ, packed for the trip to the shard (pack-declines.ts). */
+  | { kind: 'declines'; requestId: string; makerIds: string[] }
   | { kind: 'quote_cancel'; requestId: string; makerId: string; quoteId: string }
   | { kind: 'last_look_response'; requestId: string; makerId: string; quoteId: string; isAccepted: boolean }
   | { kind: 'maker_disconnected'; makerId: string }

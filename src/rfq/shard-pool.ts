@@ -10,6 +10,7 @@ import type { MakerFact } from '../mm/facts.js';
 import { Batcher } from '../batcher.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
 import type { WithdrawnQuote } from './active-rfq.js';
+import { packDeclines } from './pack-declines.js';
 import type {
   CallOutcome,
   ChannelPoint,
@@ -378,7 +379,7 @@ export class ShardPool {
       shard,
       transport,
       // Per turn: quotes from many maker sockets, read in one turn, reach the shard as one message.
-      out: new Batcher((batch) => transport.send(batch), 'turn'),
+      out: new Batcher((batch) => transport.send(packDeclines(batch)), 'turn'),
       calls: new Map(),
       activeRfqs: 0,
     };

@@ -100,6 +100,9 @@ export class RfqShard {
         return this.onQuote(message);
       case 'decline':
         return this.onDecline(message.requestId, message.makerId);
+      case 'declines':
+        for (const makerId of message.makerIds) this.onDecline(message.requestId, makerId);
+        return;
       case 'quote_cancel':
         return this.onQuoteCancel(message.requestId, message.makerId, message.quoteId);
       case 'last_look_response':
