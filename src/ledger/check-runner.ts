@@ -17,6 +17,7 @@
 import { Worker } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { overloaded } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { makerAccount } from './accounts.js';
 import { readAccount } from './ledger.js';
@@ -73,7 +74,7 @@ export class LedgerCheckRunner {
     let check = await this.#spawn();
     for (let round = 1; check.differences.length > 0 && this.settleBetweenShards !== null && round < RECHECKS; round++) {
       const seen = new Set(check.differences.map(differenceKey));
-      await this.settleBetweenShards();
+      await settledWithin(this.settleBetweenShards());
       const next = await this.#spawn();
       next.differences = next.differences.filter((difference) => seen.has(differenceKey(difference)));
       next.ok = next.differences.length === 0 && isConserved(next);
@@ -103,6 +104,24 @@ export class LedgerCheckRunner {
 
 /** Snapshots a difference must be in, with several shards, to be reported (the header says why). */
 const RECHECKS = 4;
+
+/**
+ * How long the shards may take to land what was on its way, as a read barrier may (http/read-barriers.ts):
+ * past it LMDB cannot commit (a full disk), and the check answers 503 rather than a request held open.
+ */
+export const SETTLE_TIMEOUT_MS = 2_000;
+
+async function settledWithin(settling: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(overloaded()), SETTLE_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([settling, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** A difference by what it is about, not by its amounts, which money still on its way changes. */
 const differenceKey = (d: LedgerDifference): string => `${d.reason} ${d.account} ${d.bucket} ${d.ref ?? ''}`;
