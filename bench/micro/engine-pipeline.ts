@@ -101,12 +101,13 @@ async function engine(dir: string): Promise<Side> {
       const ref = rfqRef(created.requestId);
       await call(
         { op: 'reserve', userId: created.userId, amountMicros: BigInt(created.wagerMicros), ref },
-        createdWrites(created, { key: command.replayKey, contentHash: command.contentHash }, true),
+        // As the service's journal engine writes them (rfq/journal-durability.ts): no rfqActive marker.
+        createdWrites(created, { key: command.replayKey, contentHash: command.contentHash }, false),
       );
       const filledMicros = BigInt(fill.filledWagerMicros);
       await call(
         { op: 'fill', ref, filledMicros, makerAddress: fill.makerAddress, liabilityMicros: BigInt(fill.payoutMicros) - filledMicros },
-        [...fillWrites(completed, fill), ...endedWrites(completed)],
+        [...fillWrites(completed, fill), ...endedWrites(completed, false)],
       );
     },
     async settle() {

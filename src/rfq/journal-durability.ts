@@ -33,6 +33,11 @@ const MAX_PENDING_JOURNAL_BYTES = 2 << 20;
 const END_RETRY_MS = 5;
 /** How often a barrier that waits for money on its way from another shard looks again. */
 const TRANSIT_POLL_MS = 1;
+/**
+ * No RFQ is marked active in LMDB (`rfqActive`): a restart finds the RFQs to end by the owner's holds in its
+ * journal (interruptedFacts), so neither the create writes the marker nor the end removes it.
+ */
+const NEVER_MARKED = false;
 
 export interface JournalDurabilityOptions {
   store: Store;
@@ -79,7 +84,10 @@ export class JournalDurability implements RfqDurability {
         if (record === undefined) return [];
         interrupted++;
         const nowMs = options.clock.nowMs();
-        return endedWrites(endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }));
+        return endedWrites(
+          endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }),
+          NEVER_MARKED,
+        );
       },
       nowMs: () => options.clock.nowMs(),
       onFailure: options.onFailure,
@@ -107,7 +115,7 @@ export class JournalDurability implements RfqDurability {
     const replay = { key: command.replayKey, contentHash: command.contentHash };
     const call = this.#runtime.call(
       { op: 'reserve', userId: command.userId, amountMicros: BigInt(command.wagerMicros), ref: rfqRef(created.requestId) },
-      createdWrites(created, replay, false),
+      createdWrites(created, replay, NEVER_MARKED),
     );
     if (call === 'overloaded') throw overloaded();
     if (call.decided !== 'pending' && !call.decided.ok) {
@@ -120,7 +128,7 @@ export class JournalDurability implements RfqDurability {
   async release(rfq: ActiveRfq, ended: RfqRecord): Promise<WrittenEnd | null> {
     const startNs = process.hrtime.bigint();
     const { answer } = await this.#ended(ended.requestId, () =>
-      this.#end({ op: 'release', ref: rfqRef(ended.requestId) }, endedWrites(ended)),
+      this.#end({ op: 'release', ref: rfqRef(ended.requestId) }, endedWrites(ended, NEVER_MARKED)),
     );
     assert.ok(answer.ok && answer.isMoved === true, `RFQ ${ended.requestId} ended with no reservation to release`);
     return { record: ended, persistUs: elapsedUs(startNs) };
@@ -159,7 +167,9 @@ export class JournalDurability implements RfqDurability {
       makerAddress: fill.makerAddress,
       liabilityMicros: BigInt(fill.payoutMicros) - filledMicros,
     };
-    const made = await this.#ended(requestId, () => this.#end(call, [...fillWrites(completed, fill), ...endedWrites(completed)]));
+    const made = await this.#ended(requestId, () =>
+      this.#end(call, [...fillWrites(completed, fill), ...endedWrites(completed, NEVER_MARKED)]),
+    );
     if (!made.answer.ok) return UNCOVERED; // UNCOVERED, or the maker's shard did not answer in time: the next quote
     if (made.isRemote) {
       this.#store.root.resetReadTxn();

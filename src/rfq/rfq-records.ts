@@ -147,12 +147,13 @@ export function markActive(store: Store, requestId: string): void {
   if (markers.get(requestId) === undefined) void markers.put(requestId, true);
 }
 
-/** An RFQ's end: its terminal record, and it is no longer active for a restart. */
-export function endedWrites(ended: RfqRecord): BlindWrite[] {
-  return [
-    { db: 'rfqs', key: ended.requestId, value: ended },
-    { db: 'rfqActive', key: ended.requestId, value: undefined },
-  ];
+/**
+ * An RFQ's end: its terminal record and, where its create may have marked it active (`isMarked`: the lmdb
+ * engine), the marker goes, so a restart no longer finds it.
+ */
+export function endedWrites(ended: RfqRecord, isMarked: boolean): BlindWrite[] {
+  const record: BlindWrite = { db: 'rfqs', key: ended.requestId, value: ended };
+  return isMarked ? [record, { db: 'rfqActive', key: ended.requestId, value: undefined }] : [record];
 }
 
 /** A fill: the maker's fill record, its by-taker index row and an open position per leg. */

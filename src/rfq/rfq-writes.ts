@@ -52,7 +52,7 @@ export class RfqWrites {
           this.ledger.release(rfqRef(requestId), nowMs);
           applyWrites(
             this.store,
-            endedWrites(endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs })),
+            endedWrites(endedRecord(record, { status: 'failed', fill: null, error: 'SERVICE_RESTARTED', terminalAtMs: nowMs }), true),
           );
           failed++;
         }
@@ -131,7 +131,7 @@ export class RfqWrites {
           return UNCOVERED;
         }
         assert.ok(isTerminal(ended.status) && ended.requestId === requestId);
-        applyWrites(this.store, endedWrites(ended));
+        applyWrites(this.store, endedWrites(ended, true));
         return ended;
       }),
     );

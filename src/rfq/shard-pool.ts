@@ -197,14 +197,20 @@ export class ShardPool {
   async settledBarrier(): Promise<void> {
     if (this.init.engine !== 'journal') return;
     const sent = await this.#barriers();
-    await Promise.all(sent.map((point) => this.call<ChannelPoint[]>(point.owner, (callId) => ({ kind: 'barrier', callId, after: point }))));
+    await Promise.all(sent.map((point) => this.#barrier(point.owner, point)));
   }
 
+  /** Every shard's barrier; what each had sent on its channels by then. */
   async #barriers(): Promise<ChannelPoint[]> {
-    const sent = await Promise.all(
-      this.shards.map((handle) => this.call<ChannelPoint[]>(handle.shard, (callId) => ({ kind: 'barrier', callId }))),
-    );
+    const sent = await Promise.all(this.shards.map((handle) => this.#barrier(handle.shard)));
     return sent.flat();
+  }
+
+  /** `shard`'s barrier (messages.ts MainToShard `barrier`), after `after` when given. */
+  #barrier(shard: number, after?: ChannelPoint): Promise<ChannelPoint[]> {
+    return this.call<ChannelPoint[]>(shard, (callId) =>
+      after === undefined ? { kind: 'barrier', callId } : { kind: 'barrier', callId, after },
+    );
   }
 
   /** `answerWaitMs`: how long the taker's answer may wait for the terminal result (see CreateRfq). */
@@ -223,7 +229,7 @@ export class ShardPool {
     const result = await this.call<R>(shard, (callId) => ({ kind: 'money', callId, op }));
     // Money that went on to an account of another shard: answered once that shard shows it.
     const transit = 'transit' in result ? result.transit : undefined;
-    if (transit !== undefined) await this.call<ChannelPoint[]>(transit.owner, (callId) => ({ kind: 'barrier', callId, after: transit }));
+    if (transit !== undefined) await this.#barrier(transit.owner, transit);
     return result;
   }
 
