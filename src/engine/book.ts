@@ -1,5 +1,5 @@
-// Any thread; pure. One owner's money in memory: its accounts' buckets, its holds, its credit keys and its
-// channels to the other owners. Changed only by `apply` (effects.ts), live and at recovery alike; the owner's
+// Any thread; pure. One owner's money in memory: its accounts' buckets, its holds, its recent credit keys and
+// its channels to the other owners. Changed only by `apply` (effects.ts), live and at recovery alike; the owner's
 // decisions (owner.ts) read it and return effects. Asserts what must never happen (a negative bucket, a side
 // of an account it does not own, a command applied out of order): a bug, and the thread stops rather than
 // carry on with wrong money.
@@ -21,10 +21,21 @@ export interface Outbox {
   entries: OutboxEntry[];
 }
 
+/** What a credit key was used for. */
+export interface CreditKeyUse {
+  account: AccountId;
+  amountMicros: bigint;
+}
+
 export class Book {
   readonly accounts = new Map<AccountId, Buckets>();
   readonly holds = new Map<string, Hold>();
-  readonly creditKeys = new Map<string, { account: AccountId; amountMicros: bigint }>();
+  /**
+   * The credit keys this owner decided that its host has not yet seen in its read model. A host with a read
+   * model forgets each once LMDB holds it and looks it up there instead (owner-host.ts), so memory and
+   * snapshots hold the recent keys only, however many credits the service has taken.
+   */
+  readonly creditKeys = new Map<string, CreditKeyUse>();
   /** Per open contest pool: the entries whose prize it paid (a prize is paid once; forgotten when it closes). */
   readonly prizesPaid = new Map<string, Set<string>>();
   /** Per peer owner: what this owner sent it and it has not acknowledged. */
@@ -52,6 +63,11 @@ export class Book {
 
   available(account: AccountId): bigint {
     return this.bucket(account, 'available');
+  }
+
+  /** The read model holds key's use now (owner-host.ts): memory lets it go. Not an effect: nothing moves. */
+  forgetCreditKey(key: string): void {
+    this.creditKeys.delete(key);
   }
 
   outbox(peer: number): Outbox {

@@ -1,16 +1,16 @@
 // At start, once: the owners' first snapshots from a data directory of today's layout (the engine issue: "a
 // data directory of today's layout is migrated at start into the first snapshot, refused with one line if it
-// still has active RFQs"). Each owner's state is what LMDB holds for the accounts, holds and credit keys it
-// owns, and its journal begins with one record that says so: every non-zero bucket as an `opening` transfer
-// from the world, every hold, every credit key. So the check across owners (check.ts) holds from the first
-// record, and the totals are today's to the micro.
+// still has active RFQs"). Each owner's state is what LMDB holds for the accounts and holds it owns, and its
+// journal begins with one record that says so: every non-zero bucket as an `opening` transfer from the world,
+// every hold. So the check across owners (check.ts) holds from the first record, and the totals are today's to
+// the micro. The credit keys stay where they are: LMDB is the owners' read model, and an owner decides a key
+// its book does not hold from its record there (owner-host.ts), as it does for every key it has forgotten.
 //
 // Refused, before anything is built, while the directory still has work only the lmdb engine can finish: RFQs
 // that are not terminal (their reservations and quotes live in its shard; starting it once with
 // PARLAYD_ENGINE=lmdb fails them, contract section 6) and contests in the middle of a settlement (its progress
 // record decides what is left to move).
-import { bucketsOf, creditRef, type AccountId } from '../ledger/accounts.js';
-import { readCreditKey } from '../ledger/credit-keys.js';
+import { bucketsOf, type AccountId } from '../ledger/accounts.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
 import { Book } from './book.js';
@@ -54,10 +54,6 @@ export function booksFromStore(store: Store, owners: number, ownerOf: (account: 
   for (const { key: ref, value } of table(store, 'holds').getRange()) {
     const hold: Hold = { account: value.account, bucket: value.bucket, amountMicros: BigInt(value.amountMicros) };
     add(value.account, { t: 'hold', ref, hold });
-  }
-  for (const key of table(store, 'credits').getKeys()) {
-    const used = readCreditKey(store, key)!;
-    add(creditRef(key), { t: 'credit_key', key, account: used.account, amountMicros: BigInt(used.amountMicros) });
   }
   const books = firstRecords.map((record, self) => {
     const book = new Book(self, ownerOf);

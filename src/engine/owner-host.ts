@@ -16,13 +16,17 @@
 // history back: a restart loads the newest snapshot the read model has passed (each written record is
 // projected from the book as it was after that record, so the replay must start before the first record
 // LMDB lacks), and a snapshot or journal file goes only when a newer snapshot is both written and passed.
+// Credit keys are the one part of the book that only grows (every admin credit has one, forever): with a read
+// model the book keeps a key only until LMDB holds its record, and a credit whose key the book no longer has
+// is decided from that record (`creditKeyUse`), so memory and snapshots hold only the recent keys.
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AccountId } from '../ledger/accounts.js';
+import { creditKeyUse as storedCreditKeyUse } from '../ledger/credit-keys.js';
 import { Journal, syncDirectory } from '../wal/journal.js';
-import { Book } from './book.js';
+import { Book, type CreditKeyUse } from './book.js';
 import type { DbName } from '../store/db.js';
 import type { RecordTypes } from '../store/records.js';
 import type { BlindWrite } from '../store/records.js';
@@ -80,6 +84,8 @@ export class OwnerHost {
   /** Outputs waiting for their record: each entry's outputs leave once the journal is durable past `seq`. */
   readonly #gated: Array<{ seq: number; outputs: Output[] }> = [];
   readonly #readModel: ReadModelFeed | null;
+  /** With a read model: the book's credit keys by the seq of their record, oldest first, forgotten once LMDB has it. */
+  #recentCreditKeys: Array<{ seq: number; key: string }> = [];
 
   private constructor(
     private readonly options: OwnerHostOptions,
@@ -115,12 +121,16 @@ export class OwnerHost {
     let replayed = 0;
     /** Records the read model lacks, projected from the book as each left it, handed on once the host exists. */
     const unwritten: Array<{ seq: number; writes: BlindWrite[] }> = [];
+    const recentCreditKeys: Array<{ seq: number; key: string }> = [];
     const visit = (seq: number, payload: Buffer) => {
       if (seq <= snapshotSeq) return;
       assert.equal(seq, lastSeq + 1, `journal record ${seq} follows ${lastSeq}: a record is missing`);
       const effects = decodeEffects(payload);
       for (const effect of effects) book.apply(effect);
-      if (seq > readModelSeq) unwritten.push({ seq, writes: readModelWrites(effects, book) });
+      if (seq > readModelSeq) {
+        unwritten.push({ seq, writes: readModelWrites(effects, book) });
+        for (const effect of effects) if (effect.t === 'credit_key') recentCreditKeys.push({ seq, key: effect.key });
+      }
       lastSeq = seq;
       replayed++;
     };
@@ -154,6 +164,12 @@ export class OwnerHost {
     assert.ok(lastSeq >= written, `${options.dir}: the journal ends at ${lastSeq}, before record ${written} that was written from it`);
     host = new OwnerHost(options, book, journal, { snapshotSeq, readModelSeq, replayedRecords: replayed, lastSeq });
     for (const { seq, writes } of unwritten) host.#readModel!.add(seq, writes);
+    if (host.#readModel !== null) {
+      // Every key of the snapshot and of the records up to readModelSeq is in LMDB: only the later ones stay.
+      const recent = new Set(recentCreditKeys.map(({ key }) => key));
+      for (const key of [...book.creditKeys.keys()]) if (!recent.has(key)) book.forgetCreditKey(key);
+      host.#recentCreditKeys = recentCreditKeys;
+    }
     if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
     const { interruptedFacts } = options;
     const factsOf =
@@ -169,6 +185,10 @@ export class OwnerHost {
    */
   call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = []): MoneyAnswer | 'pending' | 'overloaded' {
     if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return 'overloaded';
+    if (call.op === 'credit' && !this.owner.book.creditKeys.has(call.key)) {
+      const stored = this.#storedCreditKey(call.key);
+      if (stored !== undefined) call = { ...call, stored };
+    }
     const step = this.owner.call(callId, call, this.options.nowMs(), facts);
     const decided = step.outputs.find((output) => output.to === 'client' && output.callId === callId);
     this.#take(step);
@@ -181,6 +201,18 @@ export class OwnerHost {
 
   tick(): void {
     this.#take(this.owner.tick(this.options.nowMs()));
+  }
+
+  /** What credit key `key` was used for, if this owner (its key's owner) decided it: from the book, else LMDB. */
+  creditKeyUse(key: string): CreditKeyUse | undefined {
+    return this.owner.book.creditKeys.get(key) ?? this.#storedCreditKey(key);
+  }
+
+  #storedCreditKey(key: string): CreditKeyUse | undefined {
+    const record = this.#readModel?.get('credits', key);
+    if (record === undefined) return undefined;
+    const { account, amountMicros } = storedCreditKeyUse(record);
+    return { account, amountMicros: BigInt(amountMicros) };
   }
 
   /** A record of the read model as this owner last wrote it (its facts and its ledger), written or not yet. */
@@ -203,9 +235,18 @@ export class OwnerHost {
     return this.#readModel?.waitingWrites ?? 0;
   }
 
-  /** The read model's writer committed: it may take more of what waits (its `onApplied`). */
+  /** The read model's writer committed: it may take more of what waits (its `onApplied`); keys it holds are forgotten. */
   readModelApplied(): void {
-    this.#readModel?.drain();
+    if (this.#readModel === null) return;
+    this.#readModel.drain();
+    const applied = this.#readModel.sink.appliedSeq;
+    let forgotten = 0;
+    for (const { seq, key } of this.#recentCreditKeys) {
+      if (seq > applied) break;
+      this.owner.book.forgetCreditKey(key);
+      forgotten++;
+    }
+    if (forgotten > 0) this.#recentCreditKeys.splice(0, forgotten);
   }
 
   /** Flushes what was appended (its outputs leave), then closes the journal. */
@@ -221,7 +262,10 @@ export class OwnerHost {
       // Calls are refused well before this (`call`); peers' messages and ticks are bounded by the calls.
       if (seq === null) return this.options.onFailure(new Error('journal full: the disk is far behind'));
       this.#headSeq = seq;
-      this.#readModel?.add(seq, readModelWrites(step.effects, this.owner.book));
+      if (this.#readModel !== null) {
+        this.#readModel.add(seq, readModelWrites(step.effects, this.owner.book));
+        for (const effect of step.effects) if (effect.t === 'credit_key') this.#recentCreditKeys.push({ seq, key: effect.key });
+      }
       if (seq - this.#snapshotSeq >= this.options.snapshotEveryRecords && !this.#isSnapshotting) this.#snapshot(seq);
     }
     if (step.outputs.length === 0) return;

@@ -110,6 +110,11 @@ export class OwnerRuntime {
     return { decided, answer };
   }
 
+  /** Whether credit key `key` was used, as its owner (this one) decided: in memory or, once forgotten there, in LMDB. */
+  isCreditKeyUsed(key: string): boolean {
+    return this.#host.creditKeyUse(key) !== undefined;
+  }
+
   /** A read model record as this owner last wrote it (its own writes included before LMDB has them). */
   read<N extends DbName>(db: N, key: string): RecordTypes[N] | undefined {
     return this.#host.readModel(db, key);

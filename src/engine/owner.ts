@@ -31,14 +31,19 @@ import {
 } from '../ledger/accounts.js';
 import type { MoneyAnswer, MoneyRefusal, OwnedMoneyCall } from '../ledger/owners.js';
 import type { BlindWrite } from '../store/records.js';
-import { Book } from './book.js';
+import { Book, type CreditKeyUse } from './book.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
 export type PositionOutcome = 'won' | 'lost' | 'voided';
 
 /** Calls from the owner's clients (the RFQ actor, the main thread's money routes: OwnedMoneyCall, settlement). */
 export type MoneyCall =
-  | OwnedMoneyCall
+  | Exclude<OwnedMoneyCall, { op: 'credit' }>
+  /**
+   * `stored`: the key's use as the read model holds it, looked up by the host when the book has forgotten
+   * the key (owner-host.ts); a replay or a conflict is decided from it as from the book.
+   */
+  | (Extract<OwnedMoneyCall, { op: 'credit' }> & { stored?: CreditKeyUse })
   | { op: 'reserve'; userId: string; amountMicros: bigint; ref: string }
   | { op: 'release'; ref: string }
   /** The fill of an RFQ's reservation `ref`; the maker's liability is locked first, wherever the maker lives. */
@@ -98,8 +103,12 @@ interface FillInFlight {
 export class MoneyOwner {
   /** Fills waiting for a remote lock, by lock key: memory only (a crash fails them: recoverInterrupted). */
   readonly #inFlight = new Map<string, FillInFlight>();
-  /** Lock attempts per RFQ reference (memory only: an RFQ does not outlive a restart). */
-  readonly #attempts = new Map<string, number>();
+  /**
+   * Lock attempts asked for by this owner since it started: each attempt's key is its reference's lockRef with
+   * this count, unique for as long as the reference can be filled (an RFQ does not outlive a restart: every
+   * active one is failed by recoverInterrupted). One counter, not one per RFQ: nothing is kept per RFQ.
+   */
+  #lockAttempts = 0;
   /** Per peer: when a command last went to it (memory only: after a restart everything unacknowledged goes). */
   readonly #lastSentAtMs = new Map<number, number>();
   #step: Step = { effects: [], outputs: [] };
@@ -205,7 +214,7 @@ export class MoneyOwner {
   #call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     switch (call.op) {
       case 'credit':
-        return this.#credit(call.account, call.amountMicros, call.key, nowMs);
+        return this.#credit(call.account, call.amountMicros, call.key, call.stored, nowMs);
       case 'reserve': {
         const account = userAccount(call.userId);
         if (this.book.holds.has(call.ref)) return refused('IDEMPOTENCY_CONFLICT');
@@ -297,9 +306,9 @@ export class MoneyOwner {
    * a replay, nothing moves. Same key, other content: a conflict. The account may live elsewhere: the credit
    * then travels on the channel, durable here before the caller hears.
    */
-  #credit(account: AccountId, amountMicros: bigint, key: string, nowMs: number): MoneyAnswer {
+  #credit(account: AccountId, amountMicros: bigint, key: string, stored: CreditKeyUse | undefined, nowMs: number): MoneyAnswer {
     assert.ok(this.book.owns(creditRef(key)), `credit key ${key} decided by owner ${this.book.self}, not its owner`);
-    const used = this.book.creditKeys.get(key);
+    const used = this.book.creditKeys.get(key) ?? stored;
     if (used !== undefined) {
       return used.account === account && used.amountMicros === amountMicros
         ? { ok: true, isReplay: true }
@@ -396,9 +405,7 @@ export class MoneyOwner {
       }
       return { ok: true };
     }
-    const attempt = (this.#attempts.get(call.ref) ?? 0) + 1;
-    this.#attempts.set(call.ref, attempt);
-    const key = `${lockRef(call.ref)}#${attempt}`;
+    const key = `${lockRef(call.ref)}#${++this.#lockAttempts}`;
     this.#inFlight.set(key, { callId, ...call, askedAtMs: nowMs, isAborted: false, facts });
     this.#output({
       to: 'peer',

@@ -22,11 +22,15 @@ export interface LegacyCreditRecord {
   atMs: number;
 }
 
-/** What a key was used for, if it was: its account and amount, whichever form its record has. */
+/** What a key's record says it was used for: its account and amount, whichever form the record has. */
+export function creditKeyUse(record: CreditRecord | LegacyCreditRecord): { account: AccountId; amountMicros: string } {
+  return { account: 'account' in record ? record.account : userAccount(record.userId), amountMicros: record.amountMicros };
+}
+
+/** What a key was used for, if it was. */
 export function readCreditKey(store: Store, idempotencyKey: string): { account: AccountId; amountMicros: string } | undefined {
   const previous = table(store, 'credits').get(idempotencyKey);
-  if (previous === undefined) return undefined;
-  return { account: 'account' in previous ? previous.account : userAccount(previous.userId), amountMicros: previous.amountMicros };
+  return previous === undefined ? undefined : creditKeyUse(previous);
 }
 
 /** True when the key was used for exactly this credit (a replay); records it when new; 409 when used otherwise. */

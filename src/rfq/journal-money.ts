@@ -70,7 +70,7 @@ export class JournalMoney {
 
   async #credit(op: Extract<MoneyOp, { op: 'credit' }>): Promise<MoneyResult> {
     // A replay moves nothing, so it answers on a full store too.
-    if (!this.runtime.book.creditKeys.has(op.idempotencyKey)) this.store.assertRoom();
+    if (!this.runtime.isCreditKeyUsed(op.idempotencyKey)) this.store.assertRoom();
     assert.equal(
       this.runtime.ownerOf(creditRef(op.idempotencyKey)),
       this.runtime.book.self,

@@ -4,6 +4,7 @@
 // and by another shard count; and two shards killed -9 mid-burst, with fills whose maker lives on the other
 // shard, lose no acknowledged RFQ or money (the ledger check runs at the restart's stop, as every stop's does).
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { ownerOfName } from '../../src/engine/routing.js';
 import { makerAccount } from '../../src/ledger/accounts.js';
@@ -33,7 +34,8 @@ async function refusedStart(previous: TestServer, env: Record<string, string>): 
 test('a directory of the lmdb engine starts on the journal engine with every balance, and trades on', async () => {
   const first = await startServer({ env: LMDB });
   const user = await loginWallet(first);
-  await credit(first, user.address, 50_000_000);
+  const fundKey = randomUUID();
+  await credit(first, user.address, 50_000_000, fundKey);
   const market = (await createMarket(first)).market_id;
   const maker = await connectNewMaker(first);
   autoQuote(maker, { odds: 2, maxWagerMicros: '100000000' });
@@ -48,6 +50,15 @@ test('a directory of the lmdb engine starts on the journal engine with every bal
 
   const second = await restartServer(first, JOURNAL);
   try {
+    // The lmdb engine's credit keys are still known (the owners look them up in LMDB): a replay moves
+    // nothing, another amount under the same key is a conflict.
+    await credit(second, user.address, 50_000_000, fundKey);
+    const conflict = await client(second.baseUrl, second.adminToken).post('/v1/admin/users/credit', {
+      wallet: user.address,
+      amount_micros: 1,
+      idempotency_key: fundKey,
+    });
+    assert.deepEqual([conflict.status, conflict.body.code], [409, 'IDEMPOTENCY_CONFLICT']);
     // Every bucket as the lmdb engine left it: the user's at risk, the maker's locked.
     const balance = await assertMoneyInvariant(second, { ...user }, 50_000_000n);
     assert.deepEqual([balance.available, balance.atRisk], [48_000_000n, 2_000_000n]);

@@ -6,14 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeEffects } from '../../src/engine/codec.js';
+import { decodeSnapshot, encodeEffects } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
 import { OwnerHost } from '../../src/engine/owner-host.js';
-import type { Output } from '../../src/engine/owner.js';
+import type { MoneyCall, Output } from '../../src/engine/owner.js';
 import { userAccount } from '../../src/ledger/accounts.js';
 import { openStore } from '../../src/store/db.js';
 import type { BlindWrite } from '../../src/store/records.js';
@@ -26,6 +26,8 @@ const SCRIPT = fileURLToPath(new URL('./fixtures/owner-until-killed.js', import.
 interface Dump {
   recovery: { snapshotSeq: number; readModelSeq: number | null; replayedRecords: number; lastSeq: number };
   creditKeys: Record<string, { account: string; amountMicros: string }>;
+  /** The keys the book itself still holds. */
+  bookCreditKeys: number;
   holds: Record<string, { account: string; bucket: string; amountMicros: string }>;
   totalMicros: string;
   differences: string[];
@@ -103,6 +105,11 @@ for (const { snapshotEvery, hasReadModel } of RUNS) {
       assert.equal(BigInt(recovered.totalMicros), creditedMicros, 'everything held came from a recovered credit');
       assert.deepEqual(recovered.differences, []);
       assert.deepEqual(recovered.readModelDifferences, [], 'the read model is the recovered book');
+      assert.equal(
+        recovered.bookCreditKeys,
+        hasReadModel ? 0 : Object.keys(recovered.creditKeys).length,
+        'with a read model the book forgets each key once LMDB holds it',
+      );
       const journals = readdirSync(dir).filter((name) => name.startsWith('journal-'));
       if (hasReadModel) {
         // A restart loads the newest snapshot LMDB has passed, and replays what LMDB lacks from the journal.
@@ -125,7 +132,7 @@ for (const { snapshotEvery, hasReadModel } of RUNS) {
  * A host in this process over `dir`, its answers collected in `released`; with `intervalMs`, its read model
  * on an LMDB environment in `<dir>/lmdb` (closed by `close`).
  */
-function inProcess(dir: string, intervalMs?: number) {
+function inProcess(dir: string, intervalMs?: number, snapshotEveryRecords = 1e9) {
   const released: Output[] = [];
   let host: OwnerHost | null = null;
   const store = intervalMs === undefined ? null : openStore(join(dir, 'lmdb'));
@@ -146,15 +153,17 @@ function inProcess(dir: string, intervalMs?: number) {
       self: 0,
       ownerOf: () => 0,
       limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-      snapshotEveryRecords: 1e9,
+      snapshotEveryRecords,
       maxPendingBytes: 1 << 20,
       nowMs: () => 1_000,
       release: (outputs) => released.push(...outputs),
       onFailure: (error) => assert.fail(error),
       ...(writer === null ? {} : { readModel: { sink: writer, maxWaitingWrites: 10_000 } }),
     }));
+  // As OwnerRuntime closes: the journal's last records reach the read model's writer, which commits them.
   const close = async () => {
     await host?.close();
+    await writer?.flush();
     await store?.close();
   };
   return { released, store, writer, open, close };
@@ -242,6 +251,49 @@ test('a read barrier resolves once LMDB holds everything the owner decided befor
     await host.readModelBarrier();
     for (let id = 1; id <= 5; id++)
       assert.equal(owner.store!.db<{ available: string }>('accounts').get(userAccount(`u${id}`))?.available, '10');
+  } finally {
+    await owner.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('credit keys: the book forgets each once LMDB holds it and decides later calls from LMDB; snapshots and restarts hold only the recent', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-credit-keys-'));
+  const creditOf = (key: string, userId: string, amountMicros: bigint): MoneyCall => ({
+    op: 'credit',
+    account: userAccount(userId),
+    amountMicros,
+    key,
+  });
+  let owner = inProcess(dir, 1, 4);
+  try {
+    let host = owner.open();
+    for (let id = 1; id <= 6; id++) credited(host, id, 10n);
+    assert.equal(host.owner.book.creditKeys.size, 6, 'LMDB does not hold them yet');
+    await waitFor(() => owner.released.length === 6, { what: 'the credits answered', intervalMs: 1 });
+    await owner.writer!.flush();
+    assert.equal(host.owner.book.creditKeys.size, 0, 'forgotten once LMDB holds them');
+    assert.deepEqual(host.call(7, creditOf('k1', 'u1', 10n)), { ok: true, isReplay: true });
+    assert.deepEqual(host.call(8, creditOf('k1', 'u1', 11n)), { ok: false, code: 'IDEMPOTENCY_CONFLICT' });
+    assert.deepEqual(host.call(9, creditOf('k1', 'u2', 10n)), { ok: false, code: 'IDEMPOTENCY_CONFLICT' });
+    assert.equal(host.owner.book.available(userAccount('u1')), 10n, 'a replay moves nothing');
+    assert.equal(host.creditKeyUse('k6')?.amountMicros, 10n);
+
+    // Records 7 and 8: the snapshot at 8 (once the one at 4 is written) holds their keys only.
+    await waitFor(() => readdirSync(dir).includes('snapshot-0000000000000004'), { what: 'the snapshot at 4', intervalMs: 1 });
+    for (let id = 7; id <= 8; id++) credited(host, id, 10n);
+    await waitFor(() => readdirSync(dir).includes('snapshot-0000000000000008'), { what: 'the snapshot at 8', intervalMs: 1 });
+    const { book } = decodeSnapshot(readFileSync(join(dir, 'snapshot-0000000000000008')), () => 0);
+    assert.deepEqual([...book.creditKeys.keys()], ['k7', 'k8']);
+    await owner.close();
+
+    owner = inProcess(dir, 1, 4);
+    host = owner.open();
+    assert.equal(host.owner.book.creditKeys.size, 0, 'a restart keeps none that LMDB holds');
+    assert.deepEqual(host.call(10, creditOf('k3', 'u3', 10n)), { ok: true, isReplay: true });
+    assert.deepEqual(host.call(11, creditOf('k8', 'u8', 12n)), { ok: false, code: 'IDEMPOTENCY_CONFLICT' });
+    credited(host, 12, 5n);
+    assert.deepEqual([...host.owner.book.creditKeys.keys()], ['k12']);
   } finally {
     await owner.close();
     rmSync(dir, { recursive: true, force: true });

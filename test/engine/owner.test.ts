@@ -114,6 +114,17 @@ test('a lock the maker cannot cover is refused: UNCOVERED, and the reservation s
   assert.deepEqual(w.peer(0, 1, refusal.message), [{ to: 'client', callId: 9, answer: { ok: false, code: 'UNCOVERED' } }]);
   assert.equal(w.book(0).holds.get('rfq:1')?.bucket, 'reserved');
   assert.equal(w.book(1).available(makerAccount(MAKER)), 5_000n);
+  // The next quote's lock is another attempt, under a key of its own: the refused one left nothing to reuse.
+  const retry = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 10));
+  assert.ok(retry.message.m === 'lock' && ask.message.m === 'lock' && retry.message.key !== ask.message.key, 'a new key per attempt');
+  const afterGrant = w.peer(0, 1, onlyPeer(w.peer(1, 0, retry.message)).message);
+  assert.deepEqual(
+    afterGrant.filter((o) => o.to === 'client'),
+    [{ to: 'client', callId: 10, answer: { ok: true } }],
+  );
+  w.peer(1, 0, onlyPeer(afterGrant).message);
+  assert.equal(w.book(1).holds.get(lockRef('rfq:1'))?.amountMicros, 700n);
+  assert.deepEqual(w.check().differences, []);
 });
 
 test('a grant that arrives after the fill timed out is voided: the maker gets its liability back', () => {
