@@ -114,14 +114,19 @@ export class Protection {
     // Not known yet (below any limit): checked once the barrier has passed.
     counts.tripped = reachedLimit(limits, window.count, window.wagerSumMicros, () => -1n);
     if (counts.tripped !== null) return counts.tripped;
-    // The locked bucket once the ledger shows this fill; unless a reset or another trip came meanwhile.
+    // The locked bucket once the ledger shows this fill; unless a reset or another trip came meanwhile. A
+    // barrier refused (the shards overloaded, or not settling in its bound) leaves this fill unchecked: the
+    // maker's next fill asks again, and the bucket it then reads has this one in it.
     const counted = counts;
-    return readBarrier().then(() => {
-      if (this.#counts.get(address) !== counted || counted.tripped !== null) return null;
-      const maxLocked = this.effectiveOf(address).max_locked_micros;
-      if (maxLocked === null || this.lockedMicrosOf(address) < BigInt(maxLocked)) return null;
-      return (counted.tripped = 'MAX_LOCKED');
-    });
+    return readBarrier().then(
+      () => {
+        if (this.#counts.get(address) !== counted || counted.tripped !== null) return null;
+        const maxLocked = this.effectiveOf(address).max_locked_micros;
+        if (maxLocked === null || this.lockedMicrosOf(address) < BigInt(maxLocked)) return null;
+        return (counted.tripped = 'MAX_LOCKED');
+      },
+      () => null,
+    );
   }
 
   /** protection_reset: quotes are taken again and the counts start afresh. */

@@ -4,8 +4,8 @@
 // /proc/self/task/<tid>/stat at each scrape, so it costs nothing between scrapes.
 //
 // Threads that announce nothing (V8's platform workers and GC helpers, libuv's pool, lmdb-js's write thread)
-// count as `other`. A thread that ended (a ledger check's worker) leaves the sum: the gauge is for rates
-// over intervals in which the threads live, as the load generator uses it. Elsewhere than Linux it is empty.
+// count as `other`. A thread that ended (a ledger check's worker) leaves the sum, and its role is forgotten at
+// the next scrape: the gauge is for rates over intervals in which the threads live, as the load generator uses it. Elsewhere than Linux it is empty.
 import { readFileSync, readdirSync } from 'node:fs';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
@@ -60,9 +60,18 @@ export class ThreadRoles {
           const role = roles.get(tid) ?? 'other';
           byRole.set(role, (byRole.get(role) ?? 0) + seconds);
         }
+        // Threads that ended are forgotten: a ledger check starts workers of its own each time, and the
+        // kernel may give an ended thread's id to another one, which must not inherit its role.
+        const alive = new Set(tids);
+        for (const tid of roles.keys()) if (!alive.has(tid)) roles.delete(tid);
         for (const [thread, seconds] of byRole) this.set({ thread }, Math.round(seconds * 100) / 100);
       },
     });
+  }
+
+  /** Threads whose role is known, the main thread's included. */
+  get knownThreads(): number {
+    return this.#roleByTid.size;
   }
 
   close(): void {

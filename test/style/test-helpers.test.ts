@@ -15,6 +15,7 @@ const SPAWNED_FIXTURES = [
   'test/wal/fixtures/append-until-killed.ts',
   'test/engine/fixtures/owner-until-killed.ts',
   'test/engine/fixtures/owner-worker.ts',
+  'test/ops/fixtures/announce-and-wait.ts',
   'test/store/fixtures/write-until-killed.ts',
 ];
 
