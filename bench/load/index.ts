@@ -15,6 +15,7 @@ import { ceiling } from './scenarios/ceiling.js';
 import type { RunContext, Scenario } from './scenarios/context.js';
 import { fanout } from './scenarios/fanout.js';
 import { get } from './scenarios/get.js';
+import { getWrk } from './scenarios/get-wrk.js';
 import { handshakeScenario } from './scenarios/handshake.js';
 import { memory } from './scenarios/memory.js';
 import { micro } from './scenarios/micro.js';
@@ -38,6 +39,7 @@ const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [
   memory,
   oracle,
   overload,
+  getWrk,
   ab,
 ];
 
