@@ -84,6 +84,8 @@ export class OwnerHost {
   /** Outputs waiting for their record: each entry's outputs leave once the journal is durable past `seq`. */
   readonly #gated: Array<{ seq: number; outputs: Output[] }> = [];
   readonly #readModel: ReadModelFeed | null;
+  /** Since when the journal has held records not yet durable without reporting any durable; null: none waits. */
+  #waitingSinceMs: number | null = null;
   /** With a read model: the book's credit keys by the seq of their record, oldest first, forgotten once LMDB has it. */
   #recentCreditKeys: Array<{ seq: number; key: string }> = [];
 
@@ -199,8 +201,16 @@ export class OwnerHost {
     this.#take(this.owner.peer(from, message, this.options.nowMs()));
   }
 
+  /**
+   * The owner's timers. Not while the journal is stuck (nothing made durable for a resend interval): every
+   * message a tick makes (resends, fate questions, timeouts' answers) would only wait behind the stuck record,
+   * and a tick every few milliseconds would pile them up for as long as the disk stalls. They are made once
+   * it moves again.
+   */
   tick(): void {
-    this.#take(this.owner.tick(this.options.nowMs()));
+    const nowMs = this.options.nowMs();
+    if (this.#waitingSinceMs !== null && nowMs - this.#waitingSinceMs >= this.options.limits.resendMs) return;
+    this.#take(this.owner.tick(nowMs));
   }
 
   /** What credit key `key` was used for, if this owner (its key's owner) decided it: from the book, else LMDB. */
@@ -262,6 +272,7 @@ export class OwnerHost {
       // Calls are refused well before this (`call`); peers' messages and ticks are bounded by the calls.
       if (seq === null) return this.options.onFailure(new Error('journal full: the disk is far behind'));
       this.#headSeq = seq;
+      this.#waitingSinceMs ??= this.options.nowMs();
       if (this.#readModel !== null) {
         this.#readModel.add(seq, readModelWrites(step.effects, this.owner.book));
         for (const effect of step.effects) if (effect.t === 'credit_key') this.#recentCreditKeys.push({ seq, key: effect.key });
@@ -275,6 +286,7 @@ export class OwnerHost {
 
   #onDurable(seq: number): void {
     this.#durableSeq = seq;
+    this.#waitingSinceMs = seq >= this.#headSeq ? null : this.options.nowMs();
     this.#readModel?.durable(seq);
     let released = 0;
     while (released < this.#gated.length && this.#gated[released]!.seq <= seq) this.options.release(this.#gated[released++]!.outputs);

@@ -299,3 +299,50 @@ test('credit keys: the book forgets each once LMDB holds it and decides later ca
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('while the journal is stuck a tick makes nothing (its resends would pile up behind the stuck record); it resends once the journal moves', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-stall-'));
+  const limits = { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 };
+  const elsewhere = userAccount('elsewhere');
+  let nowMs = 1_000;
+  const sent: Output[] = [];
+  const released: Output[] = [];
+  const host = OwnerHost.open({
+    dir,
+    self: 0,
+    ownerOf: (name) => (name === elsewhere ? 1 : 0),
+    limits,
+    snapshotEveryRecords: 1e9,
+    maxPendingBytes: 1 << 20,
+    nowMs: () => nowMs,
+    release: (outputs) => {
+      released.push(...outputs);
+      sent.push(...outputs.filter((output) => output.to === 'peer'));
+    },
+    onFailure: (error) => assert.fail(error),
+  });
+  try {
+    // A credit whose account lives on owner 1: its command waits on the channel, never acknowledged here.
+    assert.deepEqual(host.call(1, { op: 'credit', account: elsewhere, amountMicros: 5n, key: 'k1' }), { ok: true, isReplay: false });
+    await waitFor(() => sent.length === 1, { what: 'the command sent', intervalMs: 1 });
+    // A record the journal has not made durable yet, and two seconds of ticks before it can (one synchronous
+    // run: its durability is reported on a later turn, as a stalled disk would report it much later).
+    credited(host, 2, 7n);
+    for (let i = 0; i < 20; i++) {
+      nowMs += limits.resendMs;
+      host.tick();
+    }
+    await waitFor(() => released.some((output) => output.to === 'client' && output.callId === 2), {
+      what: 'the record durable',
+      intervalMs: 1,
+    });
+    assert.equal(sent.length, 1, 'no resend was made while the journal was stuck');
+    nowMs += limits.resendMs;
+    host.tick();
+    await waitFor(() => sent.length === 2, { what: 'the resend once it moved', intervalMs: 1 });
+    assert.deepEqual(sent[1], sent[0], 'the same command again');
+  } finally {
+    await host.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
