@@ -63,6 +63,11 @@ export class MakerStats {
     bucket.latencyBins[binOf(latencyMs)]!++;
   }
 
+  /** A maker removed from the registry: its counts go (registered again, it starts afresh). */
+  forget(address: string): void {
+    this.#buckets.delete(address);
+  }
+
   /** The sums since `sinceMs` (clamped to the retained hour), at `nowMs`. */
   view(address: string, sinceMs: number, nowMs: number): MakerStatsView {
     const oldestMinute = Math.floor(nowMs / MINUTE_MS) - RETAINED_MINUTES + 1;

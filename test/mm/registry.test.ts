@@ -6,7 +6,10 @@ import { Wallet } from 'ethers';
 import { client } from '../helpers/http.js';
 import { openStore } from '../../src/store/db.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
-import { breakChecksum, loginWallet } from '../helpers/users.js';
+import { breakChecksum, fundedUser, loginWallet } from '../helpers/users.js';
+import { createMarket } from '../helpers/markets.js';
+import { unsignedBody } from '../helpers/rfq.js';
+import { waitFor } from '../helpers/wait.js';
 import { MakerSocket, connectMaker, domainTagOf, registerMaker, signChallenge } from '../helpers/makers.js';
 
 const VECTOR_KEY = '0x1111111111111111111111111111111111111111111111111111111111111111';
@@ -116,12 +119,22 @@ describe('maker registry', () => {
     await bystander.close();
   });
 
-  it('a removed maker can be registered again and authenticate', async () => {
+  it('a removed maker can be registered again and authenticate, its stats started afresh', async () => {
     const maker = await registerMaker(server);
+    const before = await connectMaker(server, maker);
+    const user = await fundedUser(server, 10_000_000);
+    const market = (await createMarket(server)).market_id;
+    const rfq = await client(server.baseUrl, user.token).post('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }]));
+    assert.equal(rfq.status, 201, JSON.stringify(rfq.body));
+    await before.next('rfq');
+    const statsOf = async (token: string) => (await client(server.baseUrl, token).get(`/v1/mm/stats?since_ms=${Date.now() - 60_000}`)).body;
+    await waitFor(async () => (await statsOf(before.sessionToken)).rfqs_received === 1, { what: 'the rfq counted' });
     assert.equal((await admin.delete(`/v1/admin/market-makers/${maker.address}`)).status, 200);
     await registerMaker(server, maker.wallet);
     const mm = await connectMaker(server, maker);
+    assert.equal((await statsOf(mm.sessionToken)).rfqs_received, 0, 'the removed maker’s counts went with it');
     await mm.close();
+    await before.close();
   });
 });
 

@@ -10,7 +10,7 @@ import { Address, AddressInput, SafeInt, StrictObject } from '../../schemas/comm
 import type { MakerRecord } from '../../mm/registry.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
-type MmRouteDeps = Pick<Services, 'makerGateway' | 'makers' | 'sessions'>;
+type MmRouteDeps = Pick<Services, 'makerGateway' | 'makers' | 'sessions' | 'makerStats' | 'makerProtection'>;
 
 const MakerBody = Type.Object(
   {
@@ -91,6 +91,9 @@ export function mmRoutes(s: MmRouteDeps, version: string) {
         // Even for a maker no longer registered (404): a crash between an earlier removal and this revocation
         // left its sessions alive, and the operator's retry must still end them. Revoking is idempotent.
         await s.sessions.revokeMaker(address);
+        // What the desk counted for it goes too, so memory follows the registry, not every address ever in it.
+        s.makerStats.forget(address);
+        s.makerProtection.reset(address);
         if (!isRemoved) throw new ApiError('MAKER_NOT_FOUND');
         return json(200, { address, removed: true, closed_connections: closedConnections });
       },
