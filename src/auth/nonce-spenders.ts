@@ -57,6 +57,17 @@ export class NonceSpenders {
     }
   }
 
+  /** Takes back a `record` whose nonce was not kept after all (its commit failed). */
+  forget(caller: CallerNetworks, expiresAtMs: number): void {
+    for (const key of keysOf(caller)) {
+      const expiries = this.#expiries.get(key);
+      const at = expiries?.lastIndexOf(expiresAtMs) ?? -1;
+      if (at < 0) continue;
+      expiries!.splice(at, 1);
+      if (expiries!.length === 0) this.#expiries.delete(key);
+    }
+  }
+
   /** Keys tracked (tests). */
   get size(): number {
     return this.#expiries.size;

@@ -185,16 +185,30 @@ export class WalletLogin {
    */
   private async consumeNonce(nonce: string, expiresAtMs: number, caller: CallerNetworks | null): Promise<boolean> {
     let retryAfterS = 0;
-    const outcome = await this.store.transact(() => {
-      if (this.nonces.get(nonce) !== undefined) return 'used';
-      if (this.#usedCount >= this.maxUsedNonces) return 'full';
-      const nowMs = this.clock.nowMs();
-      if (caller !== null && (retryAfterS = this.#spenders.retryAfterS(caller, nowMs)) > 0) return 'caller-full';
-      void this.nonces.put(nonce, { expiresAtMs });
-      this.#usedCount++;
-      if (caller !== null) this.#spenders.record(caller, expiresAtMs, nowMs);
-      return 'spent';
-    });
+    let isCounted = false;
+    let outcome: 'used' | 'full' | 'caller-full' | 'spent';
+    try {
+      outcome = await this.store.transact(() => {
+        if (this.nonces.get(nonce) !== undefined) return 'used';
+        if (this.#usedCount >= this.maxUsedNonces) return 'full';
+        const nowMs = this.clock.nowMs();
+        if (caller !== null && (retryAfterS = this.#spenders.retryAfterS(caller, nowMs)) > 0) return 'caller-full';
+        void this.nonces.put(nonce, { expiresAtMs });
+        // Counted now, so that logins racing in the same commit see each other against the bounds.
+        this.#usedCount++;
+        if (caller !== null) this.#spenders.record(caller, expiresAtMs, nowMs);
+        isCounted = true;
+        return 'spent';
+      });
+    } catch (error) {
+      // The commit failed (a full disk): the nonce was not kept, so it must not count either, or every
+      // failed login of the episode would hold a place of the bound until a restart.
+      if (isCounted) {
+        this.#usedCount--;
+        if (caller !== null) this.#spenders.forget(caller, expiresAtMs);
+      }
+      throw error;
+    }
     if (outcome === 'full') throw overloaded();
     if (outcome === 'caller-full') throw rateLimited(retryAfterS);
     return outcome === 'spent';
