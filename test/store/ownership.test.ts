@@ -67,7 +67,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
   },
   credits: {
     owner: 'src/ledger/credit-keys.ts',
-    also: { 'src/engine/from-store.ts': ENGINE_START, 'src/engine/read-model.ts': READ_MODEL },
+    also: { 'src/engine/read-model.ts': READ_MODEL },
   },
   withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   withdrawalKeys: { owner: 'src/ledger/withdrawals.ts' },
