@@ -1,7 +1,8 @@
-// Main thread. Work a full store refused (503 OVERLOADED: nothing of it was written, store/room.ts), done
-// again in the background until it is written: after 1 s, doubling to 30 s, one loop per key, until the
-// service stops. A market resolution's listeners and a contest's settlement both end this way, so that a
-// disk that fills for a while leaves nothing half-settled once it has room again.
+// Main thread. Work refused 503 OVERLOADED (a full store, store/room.ts, or a shard at its limit of calls:
+// nothing of it was done), done again in the background until it is: after 1 s, doubling to 30 s, one loop per
+// key, until the service stops. A market resolution's listeners and a contest's settlement both end this way,
+// so that a disk that fills for a while leaves nothing half-settled once it has room again; so does the
+// withdrawal of a maker's quotes when its protection trips (mm/desk.ts).
 
 import { ApiError } from './errors.js';
 

@@ -21,6 +21,7 @@ import type { MakerStats } from './stats.js';
 import type { Protection } from './protection.js';
 import type { ProtectionTripReason } from '../schemas/mm-stream.js';
 import { setBounded } from '../bounded-map.js';
+import { isOverloaded, OverloadRetries } from '../overload-retries.js';
 
 /** What the desk needs of the RFQ engine's dispatcher (rfq/maker-dispatch.ts). */
 export interface RfqSide {
@@ -50,6 +51,8 @@ export class MakerDesk implements MakerDispatcher {
   #rfq: RfqSide | null = null;
   /** request_id -> performance.now() when its rfq frame was written to the makers' sockets. */
   readonly #rfqWrittenAt = new Map<string, number>();
+  /** A tripped maker's quote withdrawal the shards refused (overloaded), asked again until it is done. */
+  readonly #withdrawRetries = new OverloadRetries<string>();
 
   constructor(private readonly deps: DeskDeps) {}
 
@@ -128,7 +131,12 @@ export class MakerDesk implements MakerDispatcher {
   #trip(address: string, reason: ProtectionTripReason): void {
     this.deps.log.warn({ address, reason }, 'maker protection tripped');
     this.deps.gateway.sendToAddress(address, { type: 'protection_tripped', reason });
-    void this.#withdraw(address);
+    const failed = (err: unknown) => this.deps.log.error({ err, address }, 'protection withdraw failed');
+    // A shard at its limit of outstanding calls refuses (OVERLOADED): the tripped maker's standing quotes must
+    // still go, so the withdrawal is asked again, rather than the rejection stopping the process unhandled.
+    this.#withdraw(address).catch((err: unknown) =>
+      isOverloaded(err) ? this.#withdrawRetries.retry(address, () => this.#withdraw(address), failed) : failed(err),
+    );
   }
 
   /** Withdraws every standing quote of `address` in every shard; resolves with how many were withdrawn. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import type { TimerClock } from '../clock.js';
 import { overloaded } from '../errors.js';
+import { isOverloaded } from '../overload-retries.js';
 import { makerAccount } from '../ledger/accounts.js';
 import type { Effect } from '../engine/effects.js';
 import { OwnerRuntime, type OwnerCall } from '../engine/owner-runtime.js';
@@ -173,9 +174,22 @@ export class JournalDurability implements RfqDurability {
     if (!made.answer.ok) return UNCOVERED; // UNCOVERED, or the maker's shard did not answer in time: the next quote
     if (made.isRemote) {
       this.#store.root.resetReadTxn();
-      if (!areLegsOpen()) void this.#money.money({ op: 'settle_positions', requestIds: [requestId], atMs: this.#clock.nowMs() });
+      if (!areLegsOpen()) this.#settleNow(requestId);
     }
     return { record: completed, persistUs: elapsedUs(startNs) } satisfies WrittenEnd;
+  }
+
+  /**
+   * A filled position whose market resolved while its fill waited for the maker's lock: settled now, and
+   * asked again while the owner refuses calls (its journal or read model behind), as an end is (#end). A
+   * settlement is idempotent, so a repeat moves nothing twice; anything but OVERLOADED is a bug and stops the
+   * thread.
+   */
+  #settleNow(requestId: string): void {
+    this.#money.money({ op: 'settle_positions', requestIds: [requestId], atMs: this.#clock.nowMs() }).catch((error: unknown) => {
+      if (!isOverloaded(error)) throw error;
+      this.#clock.setTimer(() => this.#settleNow(requestId), END_RETRY_MS);
+    });
   }
 
   makerAvailable(makerAddress: string): bigint {
