@@ -40,16 +40,24 @@ export class Router<R> {
   match(method: string, path: string): Match<R> {
     const params: Record<string, string> = {};
     let node: Node<R> | undefined = this.rootNode;
-    for (const segment of splitPath(path)) {
-      const next: Node<R> | undefined = node.statics.get(segment);
-      if (next !== undefined) {
-        node = next;
-      } else if (node.param !== null) {
-        params[node.param.name] = decodeSegment(segment);
-        node = node.param.node;
-      } else {
-        return { kind: 'not-found' };
+    // The segments as splitPath gives them (empty ones skipped), walked in place: every request comes here,
+    // and the split and filter arrays were ~5 % of a GET's main-thread time.
+    for (let start = 0; start < path.length;) {
+      let end = path.indexOf('/', start);
+      if (end === -1) end = path.length;
+      if (end > start) {
+        const segment = path.slice(start, end);
+        const next: Node<R> | undefined = node.statics.get(segment);
+        if (next !== undefined) {
+          node = next;
+        } else if (node.param !== null) {
+          params[node.param.name] = decodeSegment(segment);
+          node = node.param.node;
+        } else {
+          return { kind: 'not-found' };
+        }
       }
+      start = end + 1;
     }
     if (node.handlers.size === 0) return { kind: 'not-found' };
     const route = node.handlers.get(method as Method);

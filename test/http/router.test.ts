@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type } from '@sinclair/typebox';
+import fc from 'fast-check';
 import { defineRoute, json } from '../../src/http/route.js';
 import { Router, type Match, type Method } from '../../src/http/router.js';
 
@@ -277,5 +278,90 @@ describe('route.ts', () => {
     const router = new Router<typeof route>();
     router.add(route.method, route.path, route);
     assert.deepEqual(router.match('GET', '/v1/things/7'), { kind: 'found', route, params: { id: '7' } });
+  });
+});
+
+describe('router.ts, any path', () => {
+  /**
+   * The router as it was before it walked the path in place: split on '/', empty segments dropped, then the
+   * same tree walk (statics first, no backtracking). The in-place walk must match it on every path.
+   */
+  function splitWalk(method: string, path: string): Match<string> {
+    interface Node {
+      statics: Map<string, Node>;
+      param: { name: string; node: Node } | null;
+      handlers: Map<string, string>;
+    }
+    const newNode = (): Node => ({ statics: new Map(), param: null, handlers: new Map() });
+    const root = newNode();
+    const split = (p: string) => p.split('/').filter((segment) => segment.length > 0);
+    for (const [routeMethod, routePath] of ROUTES) {
+      let node = root;
+      for (const part of split(routePath)) {
+        if (part.startsWith('{')) node = (node.param ??= { name: part.slice(1, -1), node: newNode() }).node;
+        else node = node.statics.get(part) ?? node.statics.set(part, newNode()).get(part)!;
+      }
+      node.handlers.set(routeMethod, `${routeMethod} ${routePath}`);
+    }
+    const params: Record<string, string> = {};
+    let node = root;
+    for (const segment of split(path)) {
+      const next = node.statics.get(segment);
+      if (next !== undefined) node = next;
+      else if (node.param !== null) {
+        let decoded = segment;
+        if (segment.includes('%')) {
+          try {
+            decoded = decodeURIComponent(segment);
+          } catch {
+            // a malformed escape stays as sent
+          }
+        }
+        params[node.param.name] = decoded;
+        node = node.param.node;
+      } else return NOT_FOUND;
+    }
+    if (node.handlers.size === 0) return NOT_FOUND;
+    const route = node.handlers.get(method);
+    if (route === undefined) return notAllowed(...([...node.handlers.keys()] as Method[]));
+    return found(route, params);
+  }
+
+  it('matches every path as the split-and-walk router did (empty segments, escapes, unknown segments)', () => {
+    const segment = fc.oneof(
+      fc.constantFrom(
+        '',
+        'v1',
+        'rfq',
+        'unsigned',
+        'cancel',
+        'markets',
+        'current',
+        'user',
+        'preferences',
+        'admin',
+        'market-makers',
+        'protection',
+        'healthz',
+      ),
+      fc.stringMatching(/^[a-z0-9%-]{0,6}$/),
+    );
+    // Mostly paths that start like the routes, so that deep matches, parameters and 405s are common.
+    const prefix = fc.constantFrom([], ['v1'], ['v1', 'rfq'], ['v1', 'admin', 'market-makers'], ['v1', 'markets'], ['', 'v1', '', 'rfq']);
+    const path = fc
+      .tuple(prefix, fc.array(segment, { maxLength: 4 }), fc.boolean())
+      .map(([head, tail, isTrailing]) => `/${[...head, ...tail].join('/')}${isTrailing ? '/' : ''}`);
+    const method = fc.constantFrom('GET', 'POST', 'PATCH', 'PUT', 'DELETE');
+    const router = serviceLikeRouter();
+    let foundCount = 0;
+    fc.assert(
+      fc.property(method, path, (m, p) => {
+        const match = router.match(m, p);
+        if (match.kind === 'found') foundCount++;
+        assert.deepEqual(match, splitWalk(m, p));
+      }),
+      { seed: Number(process.env['FC_SEED'] ?? 35), numRuns: 3_000 },
+    );
+    assert.ok(foundCount > 100, `${foundCount} paths found a route: the paths reach the routes`);
   });
 });
