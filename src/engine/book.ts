@@ -27,6 +27,38 @@ export interface CreditKeyUse {
   amountMicros: bigint;
 }
 
+/**
+ * The accounts as they were when a snapshot began, read in slices while the book goes on changing (owner-host.ts
+ * encodes a snapshot across turns, so that the owner is never stopped for the whole book). Accounts are never
+ * removed, so those that existed then are the first `count` of the book's map, in its order; an account's
+ * buckets are copied at its first change after that, and read from the copy.
+ */
+export class AccountsAtSnapshot {
+  readonly #before = new Map<AccountId, Buckets>();
+  readonly #created = new Set<AccountId>();
+
+  constructor(
+    private readonly accounts: ReadonlyMap<AccountId, Buckets>,
+    /** How many accounts the book had at the snapshot. */
+    readonly count: number,
+  ) {}
+
+  /** The book is about to change `account` (its buckets now: `buckets`, undefined when it is new). */
+  beforeChange(account: AccountId, buckets: Buckets | undefined): void {
+    if (buckets === undefined) this.#created.add(account);
+    else if (!this.#before.has(account) && !this.#created.has(account)) this.#before.set(account, { ...buckets });
+  }
+
+  /** Every account of the snapshot with its buckets then, in the book's order; lazily, so it may span turns. */
+  *entries(): Generator<[AccountId, Buckets]> {
+    let seen = 0;
+    for (const [account, buckets] of this.accounts) {
+      if (seen++ === this.count) return;
+      yield [account, this.#before.get(account) ?? buckets];
+    }
+  }
+}
+
 export class Book {
   readonly accounts = new Map<AccountId, Buckets>();
   readonly holds = new Map<string, Hold>();
@@ -42,6 +74,8 @@ export class Book {
   readonly outboxes = new Map<number, Outbox>();
   /** Per peer owner: the seq of the last command from it that was applied here. */
   readonly received = new Map<number, number>();
+  /** The accounts of a snapshot being encoded, kept as they were while they change; null between snapshots. */
+  #snapshotAccounts: AccountsAtSnapshot | null = null;
 
   constructor(
     /** This owner's index among the owners. */
@@ -63,6 +97,16 @@ export class Book {
 
   available(account: AccountId): bigint {
     return this.bucket(account, 'available');
+  }
+
+  /** The accounts as they are now, readable as such until `endAccountsSnapshot` while the book changes. */
+  beginAccountsSnapshot(): AccountsAtSnapshot {
+    assert.equal(this.#snapshotAccounts, null, 'one snapshot of the accounts at a time');
+    return (this.#snapshotAccounts = new AccountsAtSnapshot(this.accounts, this.accounts.size));
+  }
+
+  endAccountsSnapshot(): void {
+    this.#snapshotAccounts = null;
   }
 
   /** The read model holds key's use now (owner-host.ts): memory lets it go. Not an effect: nothing moves. */
@@ -135,13 +179,14 @@ export class Book {
   // Messages are built only on failure: this runs for every side of every transfer, live and at replay.
   #change({ account, bucket }: Side, deltaMicros: bigint, transferId: string): void {
     let buckets = this.accounts.get(account);
+    if (!bucketsOf(account).includes(bucket)) assert.fail(`${account} has no ${bucket} bucket`);
+    const next = (buckets?.[bucket] ?? 0n) + deltaMicros;
+    if (next < 0n) assert.fail(`${transferId} would make ${account} ${bucket} negative`);
+    this.#snapshotAccounts?.beforeChange(account, buckets);
     if (buckets === undefined) {
       if (!this.owns(account)) assert.fail(`${transferId} changes ${account}, which owner ${this.self} does not own`);
       this.accounts.set(account, (buckets = {}));
     }
-    if (!bucketsOf(account).includes(bucket)) assert.fail(`${account} has no ${bucket} bucket`);
-    const next = (buckets[bucket] ?? 0n) + deltaMicros;
-    if (next < 0n) assert.fail(`${transferId} would make ${account} ${bucket} negative`);
     buckets[bucket] = next;
   }
 }

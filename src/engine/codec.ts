@@ -169,16 +169,16 @@ interface SnapshotJson {
   received: Array<[number, number]>;
 }
 
+/** The whole snapshot of `book` at `seq`, at once (tests, tools; the host encodes its accounts in slices). */
 export function encodeSnapshot(book: Book, seq: number): Buffer {
-  const accounts: Json[][] = [];
-  for (const [account, buckets] of book.accounts) {
-    const row: Json[] = [account];
-    for (const bucket of bucketsOf(account)) {
-      const micros = buckets[bucket];
-      if (micros !== undefined) row.push(bucket, micros.toString());
-    }
-    accounts.push(row);
-  }
+  return Buffer.from(snapshotChunks(snapshotHead(book, seq), [accountRowsJson(book.accounts)]).join(''));
+}
+
+/**
+ * Everything of a snapshot but its accounts, as JSON text without its closing brace: small (holds, recent
+ * credit keys, channels), so it is encoded at once, at the snapshot's seq.
+ */
+export function snapshotHead(book: Book, seq: number): string {
   const holds: Json[][] = [];
   for (const [ref, hold] of book.holds) holds.push(effectJson({ t: 'hold', ref, hold }).slice(1));
   const creditKeys: Json[][] = [];
@@ -186,17 +186,43 @@ export function encodeSnapshot(book: Book, seq: number): Buffer {
   const outboxes: Json[][] = [];
   for (const [peer, outbox] of book.outboxes)
     outboxes.push([peer, outbox.nextSeq, ...outbox.entries.map(({ seq: entrySeq, command }): Json => [entrySeq, commandJson(command)])]);
-  const snapshot: SnapshotJson = {
+  const head: Omit<SnapshotJson, 'accounts'> = {
     self: book.self,
     seq,
-    accounts,
     holds,
     creditKeys,
     prizesPaid: [...book.prizesPaid].map(([pool, refs]) => [pool, [...refs]]),
     outboxes,
     received: [...book.received],
   };
-  return Buffer.from(JSON.stringify(snapshot));
+  return JSON.stringify(head).slice(0, -1);
+}
+
+/** Accounts as snapshot rows, JSON text without the enclosing brackets ('' for none): one slice of `accounts`. */
+export function accountRowsJson(accounts: Iterable<[AccountId, Buckets]>): string {
+  const rows: Json[][] = [];
+  for (const [account, buckets] of accounts) {
+    const row: Json[] = [account];
+    for (const bucket of bucketsOf(account)) {
+      const micros = buckets[bucket];
+      if (micros !== undefined) row.push(bucket, micros.toString());
+    }
+    rows.push(row);
+  }
+  return JSON.stringify(rows).slice(1, -1);
+}
+
+/** The snapshot's text in pieces to write one after another: its head, then its account rows' slices. */
+export function snapshotChunks(head: string, accountSlices: readonly string[]): string[] {
+  const chunks = [`${head},"accounts":[`];
+  let isFirst = true;
+  for (const slice of accountSlices) {
+    if (slice === '') continue;
+    chunks.push(isFirst ? slice : `,${slice}`);
+    isFirst = false;
+  }
+  chunks.push(']}');
+  return chunks;
 }
 
 /** The book a snapshot holds, and the seq it is as of. */

@@ -38,6 +38,21 @@ async function killDuring(server: TestServer, requests: Array<() => Promise<Http
   return answered;
 }
 
+/**
+ * Stops the restarted server once its ledger check is clean (the stop then checks the data it leaves). A
+ * maker's lock granted for a fill the kill interrupted stays pending until the maker's shard asks the fill's
+ * shard about it, 2 s after it was granted (engine/owner.ts lockQueryMs), and is voided then: a restart and a
+ * few reads can take less than that on a fast machine or with few answers before the kill.
+ */
+async function stopSettled(server: TestServer): Promise<number | null> {
+  await waitFor(async () => (await admin(server).get('/v1/admin/ledger/check')).body.ok === true, {
+    what: 'the ledger check clean after the restart (pending locks asked about and voided)',
+    timeoutMs: 15_000,
+    intervalMs: 200,
+  });
+  return server.stop();
+}
+
 async function users(server: TestServer, count: number, fundsMicros: number): Promise<TestUser[]> {
   return Promise.all(Array.from({ length: count }, () => fundedUser(server, fundsMicros)));
 }
@@ -68,7 +83,7 @@ describe('a kill -9 during each kind of shard message', () => {
     }
     assert.equal(found, acked.length, 'every acknowledged RFQ is found by its owner');
     await maker.close();
-    assert.equal(await restarted.stop(), 0);
+    assert.equal(await stopSettled(restarted), 0);
   });
 
   it('admin credits: after the restart, replaying every key credits each exactly once', async () => {
@@ -90,7 +105,7 @@ describe('a kill -9 during each kind of shard message', () => {
     const restarted = await restartServer(server);
     for (const k of keys) assert.equal((await post(restarted, k)).status, 200);
     for (const user of people) assert.equal((await balanceOf(restarted, user)).available, BigInt(1 + 10 * WAGER));
-    assert.equal(await restarted.stop(), 0);
+    assert.equal(await stopSettled(restarted), 0);
   });
 
   it('contest entries: every acknowledged entry counts, each reservation has its entry, and the ledger agrees', async () => {
@@ -108,7 +123,7 @@ describe('a kill -9 during each kind of shard message', () => {
     let reserved = 0n;
     for (const user of people) reserved += (await balanceOf(restarted, user)).reserved;
     assert.equal(reserved, BigInt(filled * WAGER), 'one stake reserved per entry, none without one');
-    assert.equal(await restarted.stop(), 0);
+    assert.equal(await stopSettled(restarted), 0);
   });
 
   it('position settlement: the next start settles what the crash cut short, each position once', async () => {
@@ -138,7 +153,7 @@ describe('a kill -9 during each kind of shard message', () => {
     await admin(restarted).post(`/v1/admin/markets/${market}/resolve`, { outcome: 'YES' });
     for (const taker of takers)
       assert.deepEqual(await balanceOf(restarted, taker), { available: BigInt(16 * WAGER), reserved: 0n, atRisk: 0n });
-    assert.equal(await restarted.stop(), 0);
+    assert.equal(await stopSettled(restarted), 0);
     const store = openStore(restarted.dataDir);
     try {
       for (const fill of fills) assert.equal(readHold(store, `rfq:${fill.body.request_id}`), undefined);
@@ -189,7 +204,7 @@ describe('a kill -9 during each kind of shard message', () => {
     assert.equal(mm.body.locked_micros, '0', 'no maker collateral stays locked');
     await checkOk();
     await maker.close();
-    assert.equal(await restarted.stop(), 0);
+    assert.equal(await stopSettled(restarted), 0);
   });
 
   it('contest settlement: the next start finishes it, every entry paid once, and the ledger agrees', async () => {
@@ -216,6 +231,6 @@ describe('a kill -9 during each kind of shard message', () => {
     // Every entry wins an outcast contest with no prize pool: each gets its stake back.
     for (const user of people)
       assert.deepEqual(await balanceOf(restarted, user), { available: BigInt(40 * WAGER), reserved: 0n, atRisk: 0n });
-    assert.equal(await restarted.stop(), 0);
+    assert.equal(await stopSettled(restarted), 0);
   });
 });
