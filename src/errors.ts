@@ -200,6 +200,23 @@ export function overloaded(retryAfterS = 1): ApiError {
   return new ApiError('OVERLOADED', undefined, undefined, { 'Retry-After': String(retryAfterS) });
 }
 
+/**
+ * `waiting` as it settles, or 503 OVERLOADED once `timeoutMs` passes first: what a caller gets instead of a
+ * request held open while something it waits for cannot move (a read barrier, the shards' settling, when
+ * LMDB cannot commit).
+ */
+export async function overloadedAfter<T>(waiting: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(overloaded()), timeoutMs);
+  });
+  try {
+    return await Promise.race([waiting, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
 }

@@ -4,7 +4,7 @@
 // routes. A barrier that does not pass within READ_BARRIER_TIMEOUT_MS (LMDB cannot commit: a full disk) is
 // a 503 with Retry-After rather than a request held open. On the lmdb engine every answer already followed
 // its commit, and routes run as declared.
-import { overloaded } from '../errors.js';
+import { overloadedAfter } from '../errors.js';
 import type { AnyRoute } from './route.js';
 
 export const READ_BARRIER_TIMEOUT_MS = 2_000;
@@ -21,15 +21,7 @@ function withoutHandler({ handler: _handler, ...rest }: AnyRoute): Omit<AnyRoute
 
 function afterBarrier(handler: AnyRoute['handler'], readBarrier: () => Promise<void>): AnyRoute['handler'] {
   return async (ctx) => {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(overloaded()), READ_BARRIER_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([readBarrier(), timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await overloadedAfter(readBarrier(), READ_BARRIER_TIMEOUT_MS);
     return handler(ctx);
   };
 }

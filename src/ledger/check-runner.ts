@@ -17,7 +17,7 @@
 import { Worker } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
-import { overloaded } from '../errors.js';
+import { overloadedAfter } from '../errors.js';
 import type { Store } from '../store/db.js';
 import { makerAccount } from './accounts.js';
 import { readAccount } from './ledger.js';
@@ -74,7 +74,7 @@ export class LedgerCheckRunner {
     let check = await this.#spawn();
     for (let round = 1; check.differences.length > 0 && this.settleBetweenShards !== null && round < RECHECKS; round++) {
       const seen = new Set(check.differences.map(differenceKey));
-      await settledWithin(this.settleBetweenShards());
+      await overloadedAfter(this.settleBetweenShards(), SETTLE_TIMEOUT_MS);
       const next = await this.#spawn();
       next.differences = next.differences.filter((difference) => seen.has(differenceKey(difference)));
       next.ok = next.differences.length === 0 && isConserved(next);
@@ -110,18 +110,6 @@ const RECHECKS = 4;
  * past it LMDB cannot commit (a full disk), and the check answers 503 rather than a request held open.
  */
 export const SETTLE_TIMEOUT_MS = 2_000;
-
-async function settledWithin(settling: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(overloaded()), SETTLE_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([settling, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** A difference by what it is about, not by its amounts, which money still on its way changes. */
 const differenceKey = (d: LedgerDifference): string => `${d.reason} ${d.account} ${d.bucket} ${d.ref ?? ''}`;
