@@ -38,12 +38,18 @@ export type PositionOutcome = 'won' | 'lost' | 'voided';
 
 /** Calls from the owner's clients (the RFQ actor, the main thread's money routes: OwnedMoneyCall, settlement). */
 export type MoneyCall =
-  | Exclude<OwnedMoneyCall, { op: 'credit' }>
+  | Exclude<OwnedMoneyCall, { op: 'credit' | 'finish_withdrawal' }>
   /**
    * `stored`: the key's use as the read model holds it, looked up by the host when the book has forgotten
    * the key (owner-host.ts); a replay or a conflict is decided from it as from the book.
    */
   | (Extract<OwnedMoneyCall, { op: 'credit' }> & { stored?: CreditKeyUse })
+  /**
+   * `wasCompleted`: how the withdrawal already ended, when its hold is gone: the transfer that settled the
+   * hold, looked up by the host in the read model (journal-money.ts); a repeat and the other end are told
+   * apart from it.
+   */
+  | (Extract<OwnedMoneyCall, { op: 'finish_withdrawal' }> & { wasCompleted?: boolean })
   | { op: 'reserve'; userId: string; amountMicros: bigint; ref: string }
   | { op: 'release'; ref: string }
   /** The fill of an RFQ's reservation `ref`; the maker's liability is locked first, wherever the maker lives. */
@@ -126,12 +132,14 @@ export class MoneyOwner {
 
   /**
    * `facts`: the client's records that go with this call's money (effects.ts 'fact'), journaled in its record
-   * when the call succeeds (a remote fill's when it commits) and dropped when it is refused.
+   * when the call succeeds (a remote fill's when it commits) and dropped when it is refused, or when it moved
+   * nothing because an earlier call did it already: that call's records stand, and a later call's must not
+   * overwrite them (two ends of one withdrawal at once).
    */
   call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[] = []): Step {
     const answer = this.#call(callId, call, nowMs, facts);
     if (answer !== null) {
-      if (answer.ok) this.#facts(facts);
+      if (answer.ok && answer.isMoved !== false) this.#facts(facts);
       this.#output({ to: 'client', callId, answer });
     }
     return this.#take();
@@ -260,15 +268,8 @@ export class MoneyOwner {
         this.#hold(call.ref, { account, bucket: 'pending_withdrawal', amountMicros: call.amountMicros });
         return { ok: true };
       }
-      case 'finish_withdrawal': {
-        const hold = this.book.holds.get(call.ref);
-        if (hold === undefined || hold.bucket !== 'pending_withdrawal') return { ok: true, isMoved: false };
-        const from: Side = { account: hold.account, bucket: 'pending_withdrawal' };
-        if (call.isCompleted) this.#move('withdraw_complete', call.ref, 'complete', from, null, hold.amountMicros, nowMs);
-        else this.#move('withdraw_fail', call.ref, 'fail', from, { account: hold.account, bucket: 'available' }, hold.amountMicros, nowMs);
-        this.#hold(call.ref, null);
-        return { ok: true, isMoved: true };
-      }
+      case 'finish_withdrawal':
+        return this.#finishWithdrawal(call, nowMs);
       case 'open_pool':
         return this.#openPool(call.contestId, call.amountMicros, nowMs);
       case 'collect':
@@ -317,6 +318,22 @@ export class MoneyOwner {
     this.#emit({ t: 'credit_key', key, account, amountMicros });
     this.#move('credit', creditRef(key), 'credit', null, { account, bucket: 'available' }, amountMicros, nowMs);
     return { ok: true, isReplay: false };
+  }
+
+  /**
+   * The operator's end of a withdrawal, decided here once: its pending hold is the proof it has not ended yet.
+   * Once it has, the same end again is a repeat (nothing moves) and the other end is refused as a conflict
+   * with how the money went; so is any end when how it went is unknown (a host without a read model).
+   */
+  #finishWithdrawal(call: Extract<MoneyCall, { op: 'finish_withdrawal' }>, nowMs: number): MoneyAnswer {
+    const hold = this.book.holds.get(call.ref);
+    if (hold === undefined || hold.bucket !== 'pending_withdrawal')
+      return call.wasCompleted === call.isCompleted ? { ok: true, isMoved: false } : refused('IDEMPOTENCY_CONFLICT');
+    const from: Side = { account: hold.account, bucket: 'pending_withdrawal' };
+    if (call.isCompleted) this.#move('withdraw_complete', call.ref, 'complete', from, null, hold.amountMicros, nowMs);
+    else this.#move('withdraw_fail', call.ref, 'fail', from, { account: hold.account, bucket: 'available' }, hold.amountMicros, nowMs);
+    this.#hold(call.ref, null);
+    return { ok: true, isMoved: true };
   }
 
   /** The protocol's owner: a new contest's pool leaves the protocol's available (a pool of 0 is held too). */

@@ -168,8 +168,10 @@ export class Withdrawals {
   }
 
   /**
-   * The journal engine: the account's owner moves the money with the record's new status, once (its hold is
-   * the proof). Two ends at once: the one that moved nothing reads the record the other wrote.
+   * The journal engine: the account's owner decides the end, moving the money with the record's new status,
+   * once (its hold is the proof). This thread's read of the record only answers early: two ends sent at once
+   * both read it pending, and the owner takes the first; the second moves and writes nothing, and is told
+   * whether it repeats the first (engine/owner.ts finish_withdrawal).
    */
   private async finishByOwner(withdrawalId: string, target: WithdrawalStatus, atMs: number): Promise<WithdrawalRecord> {
     const record = this.get(withdrawalId);
@@ -179,11 +181,14 @@ export class Withdrawals {
     const finished = finishedRecord(record, target, atMs);
     const call = { op: 'finish_withdrawal', ref: withdrawalRef(withdrawalId), isCompleted: target === 'completed' } as const;
     const answer = await this.owners.ownerCall(this.owners.shardOfAccount(record.account), call, finishWrites(record, finished));
-    if (answer.ok && answer.isMoved === true) return finished;
+    if (!answer.ok) {
+      if (answer.code === 'IDEMPOTENCY_CONFLICT') throw new ApiError('WITHDRAWAL_FINAL'); // the other end came first
+      throw new Error(`withdrawal ${withdrawalId}: its owner refused its end (${answer.code})`);
+    }
+    if (answer.isMoved === true) return finished;
+    // The same end came first: its record, which LMDB holds by now (the owner answers after LMDB has what it decided).
     this.store.root.resetReadTxn();
-    const now = this.get(withdrawalId)!;
-    if (now.status === target) return now;
-    throw new ApiError('WITHDRAWAL_FINAL');
+    return this.get(withdrawalId)!;
   }
 
   /** An account's own withdrawals, newest first, after the key `before` (exclusive). */

@@ -8,7 +8,7 @@
 // follow (the contest lane's next task, a balance after a credit, a withdrawal's record) see it.
 import assert from 'node:assert/strict';
 import { ApiError, overloaded } from '../errors.js';
-import { creditRef, userAccount } from '../ledger/accounts.js';
+import { creditRef, transferId, userAccount } from '../ledger/accounts.js';
 import type { OwnerRuntime } from '../engine/owner-runtime.js';
 import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
 import { readStoredMarket } from '../markets/markets.js';
@@ -60,7 +60,7 @@ export class JournalMoney {
       case 'owner_call':
         if (op.call.op === 'credit')
           return this.#credited(op.call).then(({ answer, transit }) => ({ op: 'owner_call', answer, ...transit }));
-        return this.#answer(op.call, op.facts).then((answer) => ({ op: 'owner_call', answer }));
+        return this.#answer(this.#withEnding(op.call), op.facts).then((answer) => ({ op: 'owner_call', answer }));
       default: {
         const unknown: never = op;
         throw new Error(`unknown money op ${JSON.stringify(unknown)}`);
@@ -103,10 +103,30 @@ export class JournalMoney {
     return { answer: await made.answer, transit };
   }
 
+  /**
+   * A withdrawal's end whose hold is gone: how it ended, for the owner to tell a repeat from the other end.
+   * The transfer that settled the hold says, read as this owner last wrote it: an end decided a moment ago,
+   * not yet durable, counts (the owner decides in order, so the later end must see the earlier).
+   */
+  #withEnding(call: MoneyCall): MoneyCall {
+    if (call.op !== 'finish_withdrawal' || this.runtime.book.holds.has(call.ref)) return call;
+    const { ref, isCompleted } = call;
+    if (this.runtime.read('transfers', transferId(ref, 'complete')) !== undefined)
+      return { op: 'finish_withdrawal', ref, isCompleted, wasCompleted: true };
+    if (this.runtime.read('transfers', transferId(ref, 'fail')) !== undefined)
+      return { op: 'finish_withdrawal', ref, isCompleted, wasCompleted: false };
+    return call;
+  }
+
   /** A debit of a user's available with its records; `uniqueKeys` read as this owner last wrote them. */
   async #debit(op: UserDebit, call: MoneyCall): Promise<void> {
     this.store.assertRoom();
-    for (const { db, key } of op.uniqueKeys) if (this.runtime.read(db, key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    if (op.uniqueKeys.some(({ db, key }) => this.runtime.read(db, key) !== undefined)) {
+      // The key's earlier request may be decided here and not yet in LMDB, where the caller looks for its
+      // replay (an identical request is answered as one): the refusal waits until LMDB holds it.
+      await this.runtime.barrier();
+      throw new ApiError('IDEMPOTENCY_CONFLICT');
+    }
     const answer = await this.#answer(call, op.writes);
     if (!answer.ok) throw new ApiError(answer.code === 'IDEMPOTENCY_CONFLICT' ? 'IDEMPOTENCY_CONFLICT' : 'INSUFFICIENT_BALANCE');
   }
