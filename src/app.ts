@@ -87,8 +87,11 @@ export async function createService(
   // Loads in its threads while the rest starts; awaited before listening (verify-pool.ts, whenLoaded).
   const verifyThreadsLoaded = verifyPool.whenLoaded();
   const users = new Users(store, clock);
-  const sessions = new Sessions(store, clock, config.adminToken);
-  const walletLogin = new WalletLogin(store, clock, config, verifyPool);
+  const sweepOptions = {
+    onFailure: (err: unknown, db: string) => log.error({ err, db }, 'expiry sweep batch failed; tried again next pass'),
+  };
+  const sessions = new Sessions(store, clock, config.adminToken, sweepOptions);
+  const walletLogin = new WalletLogin(store, clock, config, verifyPool, sweepOptions);
   const makers = new MakerRegistry(store, clock);
   // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
   const rateLimiter = new RateLimiter(config.rateLimit);

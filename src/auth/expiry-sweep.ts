@@ -24,6 +24,8 @@ export interface ExpirySweepOptions {
   passIntervalMs?: number;
   batchRecords?: number;
   batchGapMs?: number;
+  /** Told of a batch that failed (its transaction wrote nothing); the sweep tries again at its next pass. */
+  onFailure?: (err: unknown, dbName: ExpiringDbName) => void;
 }
 
 export interface SweepBatchResult {
@@ -47,6 +49,7 @@ export class ExpirySweep {
   readonly #passIntervalMs: number;
   readonly #batchRecords: number;
   readonly #batchGapMs: number;
+  readonly #onFailure: (err: unknown, dbName: ExpiringDbName) => void;
   /** Last key examined by the previous batch of this pass; undefined at the start of a pass. */
   #cursorKey: string | undefined = undefined;
   #timer: NodeJS.Timeout | null = null;
@@ -63,6 +66,7 @@ export class ExpirySweep {
     this.#passIntervalMs = options.passIntervalMs ?? SWEEP_PASS_INTERVAL_MS;
     this.#batchRecords = options.batchRecords ?? SWEEP_BATCH_RECORDS;
     this.#batchGapMs = options.batchGapMs ?? SWEEP_BATCH_GAP_MS;
+    this.#onFailure = options.onFailure ?? (() => {});
     assert.ok(Number.isSafeInteger(this.#batchRecords) && this.#batchRecords >= 1, 'batchRecords must be an integer >= 1');
     assert.ok(Number.isSafeInteger(this.#passIntervalMs) && this.#passIntervalMs >= 0, 'passIntervalMs must be an integer >= 0');
     assert.ok(Number.isSafeInteger(this.#batchGapMs) && this.#batchGapMs >= 0, 'batchGapMs must be an integer >= 0');
@@ -120,13 +124,17 @@ export class ExpirySweep {
     try {
       result = await this.sweepBatch();
     } catch (err) {
-      // A store closed under the sweep (service stopping) ends it; any other failure is a broken store:
-      // rethrown, unhandled, it crashes the process rather than leave expired credentials behind unseen.
+      // A store closed under the sweep (service stopping) ends it.
       if (this.#isStopped || !isStoreOpen(this.store)) return;
-      // A full store (issue 21) is no broken store: nothing of the batch was written, and expired records
-      // can wait; the next pass tries again, by which time the operator may have made room.
-      if (err instanceof StorageFullError) return this.#schedule(this.#passIntervalMs);
-      throw err;
+      // Any other failure wrote nothing of the batch, and expired records can wait: every read refuses an
+      // expired session or nonce, so none is usable meanwhile. A full store may have room by the next pass;
+      // a commit that failed otherwise, or a record that breaks the sweep's rule, is reported (not full:
+      // every thread already refuses new work then) and tried again from the first key. Stopping instead
+      // would leave the records to pile up unseen, and a crash would repeat at every start, whose first
+      // batch runs at once.
+      if (!(err instanceof StorageFullError)) this.#onFailure(err, this.dbName);
+      this.#cursorKey = undefined;
+      return this.#schedule(this.#passIntervalMs);
     }
     if (!this.#isStopped) this.#schedule(result.isPassDone ? this.#passIntervalMs : this.#batchGapMs);
   }

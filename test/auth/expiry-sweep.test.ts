@@ -135,6 +135,29 @@ describe('expiry sweep, in process on a real store', () => {
     }
   });
 
+  it('a batch that fails is reported and the sweep goes on at its next pass: it neither stops nor stops the process', async () => {
+    const clock = testClock();
+    const failures: string[] = [];
+    const sessions = new Sessions(store, clock, ADMIN_TOKEN, {
+      passIntervalMs: 20,
+      onFailure: (err, db) => failures.push(`${db}: ${(err as Error).message}`),
+    });
+    try {
+      // A record that breaks the sweep's rule (no integer expiresAtMs): its batch's transaction throws.
+      const brokenKey = 'broken-session-record';
+      await store.db('sessions').put(brokenKey, { userId: 'u-broken' } as never);
+      await waitFor(() => failures.length >= 2, { what: 'the failure reported at two passes' });
+      assert.match(failures[0]!, /^sessions: sessions record without an integer expiresAtMs/);
+      await store.db('sessions').remove(brokenKey);
+      // The sweep still runs: a session that expires now is swept at a later pass.
+      const expiring = await sessions.issueUser('u-after-failure', '0x' + '7'.repeat(40), 1_000);
+      clock.advance(2_000);
+      await waitFor(() => !keysOf(store, 'sessions').includes(expiring.sessionKey), { what: 'a sweep after the failures' });
+    } finally {
+      sessions.stopSweeping();
+    }
+  });
+
   it('a challenge writes nothing; a used nonce is kept until it expires, then swept', async () => {
     const clock = testClock();
     const pool = new VerifyPool({ threads: 1 });
