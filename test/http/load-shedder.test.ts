@@ -1,8 +1,10 @@
 // The load shedder's two gates (src/http/load-shedder.ts) on this thread's real event loop: the in-flight
-// bound, and the delay probe seeing a turn that blocks the thread (docs/reliability.md, "Overload").
+// bound, and the delay probe: a turn that blocks the thread for a whole window, and turns that keep it
+// behind through one, are refused; one long turn between on-time probes (a burst) is not
+// (docs/reliability.md, "Overload").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LoadShedder, PROBE_INTERVAL_MS } from '../../src/http/load-shedder.js';
+import { DELAY_WINDOW_MS, LoadShedder, PROBE_INTERVAL_MS } from '../../src/http/load-shedder.js';
 import { waitFor } from '../helpers/wait.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -47,6 +49,36 @@ test('a thread blocked past maxDelayMs refuses event_loop_delay within the same 
         return `a request admitted again (last refusal: ${reason})`;
       },
     });
+  } finally {
+    shedder.stop();
+  }
+});
+
+test('one turn past maxDelayMs but shorter than the window, between on-time probes, is a burst: admitted', async () => {
+  const shedder = new LoadShedder({ maxInFlight: 100, maxDelayMs: 30 });
+  shedder.start();
+  try {
+    await sleep(3 * PROBE_INTERVAL_MS);
+    blockThread(DELAY_WINDOW_MS * 0.6);
+    assert.equal(shedder.refusalAtDoor(), null, `standing delay ${shedder.delayMs(performance.now())} ms`);
+  } finally {
+    shedder.stop();
+  }
+});
+
+test('turns that keep the thread past maxDelayMs through a whole window are a standing delay: refused', async () => {
+  const shedder = new LoadShedder({ maxInFlight: 100, maxDelayMs: 30 });
+  shedder.start();
+  try {
+    await sleep(3 * PROBE_INTERVAL_MS);
+    // Long turns with the briefest yield between them: each probe runs, late, between two of them.
+    const untilMs = performance.now() + 3 * DELAY_WINDOW_MS;
+    while (performance.now() < untilMs) {
+      blockThread(45);
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    assert.ok(shedder.delayMs(performance.now()) > 30, `standing delay ${shedder.delayMs(performance.now())} ms`);
+    assert.equal(shedder.refusalAtDoor(), 'event_loop_delay');
   } finally {
     shedder.stop();
   }
