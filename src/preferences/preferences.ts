@@ -32,6 +32,7 @@ export class PreferencesStore {
 
   /** Read-modify-write in one transaction, so two PATCHes of different fields both survive. Durable. */
   update(userId: string, patch: PreferencesPatch): Promise<Preferences> {
+    if (Object.keys(patch).length === 0) return Promise.resolve(this.get(userId)); // nothing to write
     return this.store.transact(() => {
       const next = this.get(userId);
       if (patch.notifications_enabled !== undefined) next.notifications_enabled = patch.notifications_enabled;

@@ -16,6 +16,7 @@ import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
 import type { Users } from '../users/users.js';
 import { DEFAULT_ORDER_TYPE, type Order, type UnsignedRfqRequest, type Leg } from '../schemas/rfq.js';
+import { canonicalUuid } from '../schemas/common.js';
 import { encodeOrder, oddsToE4, type SignableOrder } from './codec.js';
 import type { CreateCommand, Refusal } from './messages.js';
 import { signedReplayKey, unsignedReplayKey, type RfqLeg } from './records.js';
@@ -40,7 +41,7 @@ export class Admission {
     const minOddsE4 = requireOddsE4(body.min_odds);
     const orderType = body.order_type ?? DEFAULT_ORDER_TYPE;
     const legs = toLegs(body.legs);
-    const replayKey = unsignedReplayKey(principal.userId, body.idempotency_key);
+    const replayKey = unsignedReplayKey(principal.userId, canonicalUuid(body.idempotency_key));
     const contentHash = sha256Hex(
       JSON.stringify([body.wager_micros, minOddsE4, orderType, body.shield_on, legs.map((l) => [l.marketId, l.direction])]),
     );

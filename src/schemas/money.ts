@@ -1,7 +1,7 @@
 // Contract section 11: accounts' balances, credits of makers and the protocol, withdrawals and the ledger check.
 import { Type, type Static } from '@sinclair/typebox';
 import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
-import { Address, AddressInput, MicrosString, SafeInt, StrictObject } from './common.js';
+import { Address, AddressInput, MicrosString, PositiveMicrosInput, StrictObject } from './common.js';
 
 export const MakerBalance = Type.Object(
   { available_micros: MicrosString, locked_micros: MicrosString, pending_withdrawal_micros: MicrosString },
@@ -11,7 +11,7 @@ export const ProtocolBalance = Type.Object({ available_micros: MicrosString, com
 
 const IdempotencyKey = Type.String({ minLength: 1, maxLength: 128 });
 export const AccountCreditRequest = StrictObject({
-  amount_micros: SafeInt({ minimum: 1, description: 'USDC micros to credit' }),
+  amount_micros: PositiveMicrosInput('USDC micros to credit'),
   idempotency_key: IdempotencyKey,
 });
 export type AccountCreditRequest = Static<typeof AccountCreditRequest>;
@@ -20,7 +20,7 @@ export const ProtocolCreditResponse = Type.Object({ credited_micros: MicrosStrin
 
 export const WithdrawalStatus = Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('failed')]);
 export const WithdrawalRequest = StrictObject({
-  amount_micros: SafeInt({ minimum: 1, description: 'USDC micros to withdraw' }),
+  amount_micros: PositiveMicrosInput('USDC micros to withdraw'),
   destination: AddressInput,
   idempotency_key: IdempotencyKey,
 });

@@ -14,13 +14,10 @@ export const Preferences = StrictObject(
 );
 export type Preferences = Static<typeof Preferences>;
 
-/** PATCH body: any subset of the three fields, at least one (contract section 9). */
-export const PreferencesPatch = StrictObject(
-  {
-    notifications_enabled: Type.Optional(Type.Boolean()),
-    quote_tolerance: Type.Optional(QuoteTolerance),
-    anonymous_mode_enabled: Type.Optional(Type.Boolean()),
-  },
-  { minProperties: 1 },
-);
+/** PATCH body: any subset of the three fields (contract section 9); the empty one changes nothing and answers the whole object. */
+export const PreferencesPatch = StrictObject({
+  notifications_enabled: Type.Optional(Type.Boolean()),
+  quote_tolerance: Type.Optional(QuoteTolerance),
+  anonymous_mode_enabled: Type.Optional(Type.Boolean()),
+});
 export type PreferencesPatch = Static<typeof PreferencesPatch>;

@@ -1,7 +1,7 @@
 // RFQ request and result schemas (interface.md: Order, Unsigned RFQ request, RFQ result; contract section 6).
 import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { AddressInput, Direction, MarketId, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
+import { AddressInput, Direction, MarketId, MicrosString, Nullable, SafeInt, StrictObject, Uuid, UuidInput } from './common.js';
 import { MAX_SIGNATURE_CHARS } from './auth.js';
 import { MAX_LEGS, MIN_LEGS, ORDER_TYPE_FOK, ORDER_TYPE_IOC } from '../rfq/codec.js';
 
@@ -19,9 +19,15 @@ export const DEFAULT_ORDER_TYPE: OrderType = ORDER_TYPE_FOK;
 /** Payout multiplier; signed as round(min_odds * 10000) in a u32, so it must be positive and below 429497. */
 const MinOdds = Type.Number({ exclusiveMinimum: 0, maximum: 429_496, description: 'minimum acceptable payout multiplier' });
 
+/**
+ * Any u64 the signing format can carry: a wager below the configured minimum, 0 included, is admission's 422
+ * WAGER_OUT_OF_RANGE (contract section 2), not a schema violation.
+ */
+const Wager = SafeInt({ description: 'USDC micros; outside PARLAYD_WAGER_MIN_MICROS..PARLAYD_WAGER_MAX_MICROS is 422 WAGER_OUT_OF_RANGE' });
+
 export const Order = StrictObject({
   user: AddressInput,
-  wager_micros: SafeInt({ minimum: 1 }),
+  wager_micros: Wager,
   min_odds: MinOdds,
   legs: Legs,
   nonce: SafeInt(),
@@ -40,12 +46,12 @@ export type Order = Static<typeof Order>;
 export const SignedRfqRequest = StrictObject({ order: Order });
 
 export const UnsignedRfqRequest = StrictObject({
-  wager_micros: SafeInt({ minimum: 1 }),
+  wager_micros: Wager,
   min_odds: MinOdds,
   legs: Legs,
   order_type: Type.Optional(OrderType),
   shield_on: Type.Boolean(),
-  idempotency_key: Uuid,
+  idempotency_key: UuidInput,
 });
 export type UnsignedRfqRequest = Static<typeof UnsignedRfqRequest>;
 

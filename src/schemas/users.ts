@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Address, AddressInput, MicrosString, SafeInt, StrictObject, Uuid } from './common.js';
+import { Address, AddressInput, MicrosString, PositiveMicrosInput, StrictObject, Uuid } from './common.js';
 
 export const BalanceResponse = Type.Object(
   { available_micros: MicrosString, reserved_micros: MicrosString, at_risk_micros: MicrosString, pending_withdrawal_micros: MicrosString },
@@ -8,7 +8,7 @@ export const BalanceResponse = Type.Object(
 
 export const CreditRequest = StrictObject({
   wallet: AddressInput,
-  amount_micros: SafeInt({ minimum: 1, description: 'USDC micros to credit' }),
+  amount_micros: PositiveMicrosInput('USDC micros to credit'),
   idempotency_key: Type.String({ minLength: 1, maxLength: 128 }),
 });
 export const CreditResponse = Type.Object({

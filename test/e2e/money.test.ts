@@ -309,6 +309,36 @@ describe('credits of makers and the protocol', () => {
     assert.equal((await client(server.baseUrl, (await fundedUser(server, 1)).token).get('/v1/admin/protocol/balance')).status, 403);
     await assertLedgerCheck();
   });
+
+  it('take amount_micros as a decimal string too (the contract form of the money fields it adds), as the same amount', async () => {
+    const maker = await registerMaker(server, undefined, undefined, 0);
+    const path = `/v1/admin/market-makers/${maker.checksumAddress}/credit`;
+    const key = randomUUID();
+    const first = await admin(server).post(path, { amount_micros: String(3 * USDC), idempotency_key: key });
+    assert.deepEqual(
+      [first.status, first.body.credited_micros, first.body.balance.available_micros],
+      [200, String(3 * USDC), String(3 * USDC)],
+    );
+    const replay = await admin(server).post(path, { amount_micros: 3 * USDC, idempotency_key: key });
+    assert.deepEqual([replay.status, replay.body.balance.available_micros], [200, String(3 * USDC)], 'one key, one amount: a replay');
+    const tooLarge = await admin(server).post(path, { amount_micros: '9007199254740992', idempotency_key: randomUUID() });
+    assert.deepEqual([tooLarge.status, tooLarge.body.code], [400, 'VALIDATION_FAILED']);
+
+    const before = (await admin(server).get('/v1/admin/protocol/balance')).body;
+    const credited = await admin(server).post('/v1/admin/protocol/credit', { amount_micros: '11', idempotency_key: randomUUID() });
+    assert.equal(BigInt(credited.body.balance.available_micros), BigInt(before.available_micros) + 11n);
+
+    const user = await fundedUser(server, 5 * USDC);
+    const destination = `0x${'34'.repeat(20)}`;
+    const withdrawal = await client(server.baseUrl, user.token).post('/v1/user/withdrawals', {
+      amount_micros: String(2 * USDC),
+      destination,
+      idempotency_key: randomUUID(),
+    });
+    assert.deepEqual([withdrawal.status, withdrawal.body.amount_micros], [201, String(2 * USDC)]);
+    assert.deepEqual(await balanceOf(server, user), view(3 * USDC, 0, 0));
+    await assertLedgerCheck();
+  });
 });
 
 describe("contests' pools", () => {

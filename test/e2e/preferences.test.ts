@@ -81,10 +81,13 @@ describe('preferences', () => {
     assert.deepEqual(await preferencesOf(second), DEFAULTS);
   });
 
-  it('an empty PATCH is 400 VALIDATION_FAILED', async () => {
+  it('an empty PATCH (the empty subset) answers the whole object and changes nothing', async () => {
     const api = await newUserApi();
+    await api.patch('/v1/user/preferences', { quote_tolerance: 'strict' });
     const res = await api.patch('/v1/user/preferences', {});
-    assert.deepEqual({ status: res.status, body: res.body }, validationFailed('/', 'Expected object to have at least 1 properties'));
+    const expected = { ...DEFAULTS, quote_tolerance: 'strict' };
+    assert.deepEqual({ status: res.status, body: res.body }, { status: 200, body: expected });
+    assert.deepEqual(await preferencesOf(api), expected);
   });
 
   it('a quote_tolerance outside strict, normal, lenient is 400 VALIDATION_FAILED and changes nothing', async () => {

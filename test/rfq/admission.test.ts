@@ -79,6 +79,15 @@ test('same (wallet, nonce) with other content is 409 IDEMPOTENCY_CONFLICT', asyn
   );
 });
 
+test('an idempotency key in upper case is the same key in lower case: one RFQ, replayed with 200', async () => {
+  const key = randomUUID();
+  const body = unsignedBody([{ market_id: market, direction: 'up' }], { idempotency_key: key.toUpperCase() });
+  const created = await api().post('/v1/rfq/unsigned?wait_ms=2000', body);
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const replay = await api().post('/v1/rfq/unsigned', { ...body, idempotency_key: key });
+  assert.deepEqual([replay.status, replay.body.request_id], [200, created.body.request_id]);
+});
+
 test('a replay after expires_at_ms is still 200 with the same request_id', async () => {
   const order = await signedOrder(user.wallet, orderFields({ expires_at_ms: Date.now() + 400 }));
   const created = await api().post('/v1/rfq?wait_ms=5000', { order });
@@ -162,6 +171,12 @@ test('legs must exist, be open and be distinct; the wager must be in range and f
   assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([{ market_id: closing, direction: 'up' }])), 422, 'MARKET_NOT_OPEN');
   assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg, { ...leg, direction: 'down' }])), 422, 'DUPLICATE_MARKET');
   assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 999_999 })), 422, 'WAGER_OUT_OF_RANGE');
+  assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 0 })), 422, 'WAGER_OUT_OF_RANGE');
+  assertApiError(
+    await api().post('/v1/rfq', { order: await signedOrder(user.wallet, orderFields({ wager_micros: 0 })) }),
+    422,
+    'WAGER_OUT_OF_RANGE',
+  );
   assertApiError(await api().post('/v1/rfq/unsigned', unsignedBody([leg], { wager_micros: 10_000_000_001 })), 422, 'WAGER_OUT_OF_RANGE');
   const rfqsSeen = () => maker.socket.received.filter((m) => m.type === 'rfq').map((m) => (m as { request_id: string }).request_id);
   const seenBefore = rfqsSeen().length;

@@ -4,6 +4,7 @@ import type { Services } from '../../services.js';
 import { errors } from '../../errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { CreditRequest, CreditResponse } from '../../schemas/users.js';
+import { positiveMicrosOf } from '../../schemas/common.js';
 import {
   CreateMentionMarket,
   DEFAULT_DUE_PAGE,
@@ -36,11 +37,12 @@ export function adminRoutes(s: AdminRouteDeps) {
         if (wallet === null) {
           throw errors.badChecksum('/wallet');
         }
-        const user = await s.credits.creditUser(wallet, BigInt(body.amount_micros), body.idempotency_key);
+        const amountMicros = positiveMicrosOf(body.amount_micros, '/amount_micros');
+        const user = await s.credits.creditUser(wallet, amountMicros, body.idempotency_key);
         return json(200, {
           user_id: user.userId,
           wallet: user.wallet,
-          credited_micros: String(body.amount_micros),
+          credited_micros: String(amountMicros),
           balance: balanceBody(readUserBalance(s.store, user.userId)),
         });
       },

@@ -7,7 +7,7 @@ import { parseAddress } from '../../crypto/address.js';
 import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../ledger/accounts.js';
 import { readAccount } from '../../ledger/ledger.js';
 import type { WithdrawalRecord, WithdrawalStatus } from '../../ledger/withdrawals.js';
-import { StrictObject, AddressInput } from '../../schemas/common.js';
+import { StrictObject, AddressInput, positiveMicrosOf } from '../../schemas/common.js';
 import {
   AccountCreditRequest,
   AdminWithdrawalList,
@@ -70,7 +70,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     const { record, isReplay } = await s.withdrawals.request({
       account,
       userId,
-      amountMicros: BigInt(body.amount_micros),
+      amountMicros: positiveMicrosOf(body.amount_micros, '/amount_micros'),
       destination,
       idempotencyKey: body.idempotency_key,
     });
@@ -96,8 +96,9 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       responses: { 200: MakerCreditResponse },
       handler: async ({ params, body }) => {
         const address = addressOrThrow(params.address, '/address');
-        await s.credits.creditMaker(address, BigInt(body.amount_micros), body.idempotency_key);
-        return json(200, { address, credited_micros: String(body.amount_micros), balance: makerBalanceBody(s, address) });
+        const amountMicros = positiveMicrosOf(body.amount_micros, '/amount_micros');
+        await s.credits.creditMaker(address, amountMicros, body.idempotency_key);
+        return json(200, { address, credited_micros: String(amountMicros), balance: makerBalanceBody(s, address) });
       },
     }),
     defineRoute({
@@ -109,8 +110,9 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       body: AccountCreditRequest,
       responses: { 200: ProtocolCreditResponse },
       handler: async ({ body }) => {
-        await s.credits.creditProtocol(BigInt(body.amount_micros), body.idempotency_key);
-        return json(200, { credited_micros: String(body.amount_micros), balance: protocolBalanceBody(s) });
+        const amountMicros = positiveMicrosOf(body.amount_micros, '/amount_micros');
+        await s.credits.creditProtocol(amountMicros, body.idempotency_key);
+        return json(200, { credited_micros: String(amountMicros), balance: protocolBalanceBody(s) });
       },
     }),
     defineRoute({
