@@ -8,7 +8,7 @@ import type { Store } from '../store/db.js';
 import type { UserEntry } from '../schemas/history.js';
 import { isEliminated } from './rules.js';
 import { ContestRecords } from './contest-records.js';
-import type { ContestRecord } from './records.js';
+import type { ContestRecord, EntryRecord } from './records.js';
 import { callerEntryView, entryOutcomes, type MarketOf } from './views.js';
 
 /** Where an unfiltered page ends: its last entry's (created_at_ms, contest_id, entry_index). */
@@ -74,8 +74,18 @@ function viewer(records: ContestRecords, marketOf: MarketOf) {
       contest_id: contestId,
       game_type: contest.gameType,
       state,
-      stake_micros: entry.stakeMicros,
       ...callerEntryView(entry, marketOf),
+      ...moneyStrings(entry),
     };
+  };
+}
+
+/** The row's money as decimal integer strings (schemas/history.ts UserEntry), null until the entry is settled. */
+function moneyStrings(entry: EntryRecord): Pick<UserEntry, 'stake_micros' | 'payout_micros' | 'net_payout_micros'> {
+  const { settlement } = entry;
+  return {
+    stake_micros: String(entry.stakeMicros),
+    payout_micros: settlement === null ? null : String(settlement.payoutMicros),
+    net_payout_micros: settlement === null ? null : String(settlement.netPayoutMicros),
   };
 }

@@ -7,7 +7,7 @@
 // bet_amount ≤ 2^53−1 (rules.ts checks it), so no stored amount can lose precision. Arithmetic on them is
 // done in BigInt (scoring.ts, ledger).
 import { Type, type Static } from '@sinclair/typebox';
-import { Direction, MicrosString, Nullable } from '../schemas/common.js';
+import { canonicalUuid, Direction, MicrosString, Nullable } from '../schemas/common.js';
 import { BetType, ContestCategory, ContestStatus, GameType, ImageContentType, PickOutcome } from '../schemas/contests.js';
 
 // The stored shapes are typebox schemas, so the record module (contest-records.ts) can check what it reads;
@@ -41,6 +41,12 @@ export const SettlingRecord = Type.Object({
   settledCount: Type.Integer({ minimum: 0 }),
   /** Sum of the payouts of the entries settled so far (0 for a void: refunds are not payouts). */
   paidMicros: Type.Integer({ minimum: 0 }),
+  /**
+   * The payout rules the settlement was decided under, kept to its end (scoring.ts PayoutRules): a batch
+   * settled before a restart and one after it must pay by one table. Absent on a record decided before the
+   * rules returned rounding to the protocol: 'earliest_entries'.
+   */
+  payoutRules: Type.Optional(Type.Union([Type.Literal('earliest_entries'), Type.Literal('to_protocol')])),
 });
 export type SettlingRecord = Static<typeof SettlingRecord>;
 
@@ -157,4 +163,5 @@ export const EntryKeyRecord = Type.Object({
 });
 export type EntryKeyRecord = Static<typeof EntryKeyRecord>;
 
-export const entryKeyRecordKey = (userId: string, idempotencyKey: string) => `${userId}:${idempotencyKey}`;
+/** One UUID is one key, whatever the case of its hex digits (schemas/common.ts UuidInput). */
+export const entryKeyRecordKey = (userId: string, idempotencyKey: string) => `${userId}:${canonicalUuid(idempotencyKey)}`;

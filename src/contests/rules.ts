@@ -1,7 +1,7 @@
 // Pure rules of contract section 8, called by the contest actor on a contest's lane: the configuration check of
 // an admin create, the entry window, and the pick rules of a submission. Each throws the contract's coded
 // error; none reads a clock or the store (the caller passes `nowMs` and a market look-up).
-import { errors, validationError, type ErrorDetail } from '../errors.js';
+import { ApiError, errors, validationError, type ErrorDetail } from '../errors.js';
 import { isOpenForBetting } from '../markets/markets.js';
 import type { Market } from '../schemas/markets.js';
 import type { ContestPick, CreateContest, PickOutcome } from '../schemas/contests.js';
@@ -71,7 +71,8 @@ export function checkEntryWindow(contest: ContestRecord, nowMs: number): void {
 
 /**
  * The pick rules of one submission. `previousPicks` are the picks already in the entry being continued
- * (empty for a new entry). Order of checks: duplicate, membership, market open, then the bet_type count.
+ * (empty for a new entry). Order of checks: the number of picks within what bet_type allows, duplicate,
+ * membership, market open, then the bet_type count exactly.
  *
  * bet_type on a new entry is contract section 8 literally (num_bets: exactly value picks; bets_per_category:
  * exactly value picks in each category of the contest). A survivor/streak continuation is one more round:
@@ -84,6 +85,7 @@ export function checkPicks(
   marketOf: (marketId: number) => Market | undefined,
   nowMs: number,
 ): void {
+  checkPickCountBound(contest, picks, previousPicks.length > 0);
   const taken = new Set(previousPicks.map((p) => p.marketId));
   for (const pick of picks) {
     if (taken.has(pick.market_id)) throw errors.duplicatePick(pick.market_id);
@@ -109,6 +111,23 @@ export function checkPicks(
     const count = picked.get(category) ?? 0;
     if (count !== value) throw errors.wrongCategoryPickCount(category, value, count);
   }
+}
+
+/**
+ * No pick at all, or more than bet_type lets one submission hold, breaks the count rule whatever the picks
+ * are (contract section 2: 422 INVALID_PICKS). Checked first: the body's list may be far longer than any
+ * contest accepts (CONTEST_LIMITS.maxBodyPicks), and the other checks then run on at most the rule's count.
+ */
+function checkPickCountBound(contest: ContestRecord, picks: readonly ContestPick[], isContinuation: boolean): void {
+  const { kind, value } = contest.betType;
+  if (kind === 'num_bets') {
+    if (picks.length === 0 || picks.length > value) throw errors.wrongPickCount(value, picks.length);
+    return;
+  }
+  // bets_per_category: value in each category; a new entry needs every category, so that total exactly.
+  const mostPicks = value * new Set(contest.markets.map((m) => m.category)).size;
+  if (picks.length > 0 && picks.length <= mostPicks) return;
+  throw isContinuation ? new ApiError('INVALID_PICKS') : errors.wrongPickCount(mostPicks, picks.length);
 }
 
 /** A pick's outcome follows its market (contract section 8): VOID → voided; up wins on YES, down on NO. */

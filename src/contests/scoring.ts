@@ -1,16 +1,17 @@
 // Pure resolution of a contest (contract section 8): ranks and payouts from the entries' pick outcomes.
 // No store, no clock; settlement.ts applies the result in batches. Amounts are BigInt micros.
 //
-// Rounding (docs/contests.md): every share is rounded down; the micros left over inside a group of winners
-// that share an amount go one each to the group's earliest entries (lowest seq). Lineups place shares are
-// cumulative floors, floor(pot × bps[0..end) / 10000) − floor(pot × bps[0..start) / 10000), so they add up to
-// exactly floor(pot × Σbps / 10000). The sum paid therefore never exceeds the pot (asserted); what is not paid
-// (unused split places, Σbps < 10000, a contest nobody entered) stays with the protocol.
+// Rounding (docs/contests.md): every share is rounded down. A group of winners that shares an amount gets
+// floor(amount / n) each, and the `amount mod n` micros left over are not paid: contract section 11 returns
+// rounding to the protocol's available. Lineups place amounts are cumulative floors, floor(pot × bps[0..end) /
+// 10000) − floor(pot × bps[0..start) / 10000). The sum paid therefore never exceeds the pot (asserted); what
+// is not paid (rounding, unused split places, Σbps < 10000, no winner, a contest nobody entered) goes back to
+// the protocol's available when settlement.ts closes the contest's pool.
 import assert from 'node:assert/strict';
 import { CONTEST_LIMITS, type GameType, type PickOutcome } from '../schemas/contests.js';
 
 export interface ScoringEntry {
-  /** Entry order in the contest, unique: the tie-break for remainders. */
+  /** Entry order in the contest, unique: where the entry sits in the table's one byte per entry. */
   seq: number;
   outcomes: readonly PickOutcome[];
 }
@@ -21,10 +22,21 @@ export interface EntryScore {
   payoutMicros: bigint;
 }
 
+/**
+ * Which payout rules a settlement runs under, fixed when it is decided (records.ts SettlingRecord) so that
+ * its batches before and after a restart pay by one table. 'to_protocol', the contract's (section 11): a
+ * group's rounding is not paid, and survivor with no survivor pays nobody; what is not paid returns to the
+ * protocol. 'earliest_entries', the rules of the settlements decided before those: a group's remainder micros
+ * go one each to its earliest entries, and survivor with no survivor pays the entries with the most wins.
+ */
+export type PayoutRules = 'to_protocol' | 'earliest_entries';
+
 export interface ContestScoring {
   gameType: GameType;
   winningSplitBps: readonly number[];
   potMicros: bigint;
+  /** 'to_protocol' unless given. */
+  payoutRules?: PayoutRules;
 }
 
 const BPS = 10_000n;
@@ -62,8 +74,7 @@ export function longestWinRun(outcomes: readonly PickOutcome[]): number {
 export function scoreContest(contest: ContestScoring, entries: readonly ScoringEntry[]): EntryScore[] {
   for (const e of entries) assert.ok(!e.outcomes.includes('pending'), 'scoring needs every pick final');
   assert.equal(new Set(entries.map((e) => e.seq)).size, entries.length, 'entry seq must be unique');
-  // The table takes dense positions in entry order; any unique seqs map to them order-preserving, which
-  // keeps the remainder rule ("earliest entries by seq") intact.
+  // The table takes dense positions in entry order; any unique seqs map to them order-preserving.
   const bySeq = entries.map((_, i) => i).sort((a, b) => entries[a]!.seq - entries[b]!.seq);
   const keys = new Uint8Array(entries.length);
   bySeq.forEach((i, position) => (keys[position] = scoreKey(contest.gameType, entries[i]!.outcomes)));
@@ -77,7 +88,7 @@ export function scoreContest(contest: ContestScoring, entries: readonly ScoringE
  * Every entry's rank and payout, from one number per entry (its score key) indexed by entry order (`seq`,
  * dense from 0). Entries with equal keys are treated the same, so the table holds one group per distinct key
  * (at most ~66: keys are win counts or runs of at most 64 picks, or the clean marker) and a look-up per entry
- * is O(1). Building it is two passes over `keysBySeq`, one byte per entry (2-7 ms at 1,000,000 entries),
+ * is O(1). Building it is one pass over `keysBySeq`, one byte per entry (2-7 ms at 1,000,000 entries),
  * where ranking whole entry records needed them all in memory at once (contest resolution, docs/contests.md).
  */
 export interface ScoreTable {
@@ -87,17 +98,12 @@ export interface ScoreTable {
   scoreOf(seq: number): EntryScore;
 }
 
-interface KeyGroup {
-  /** Competition rank: 1 + the number of entries with a greater key. */
-  rank: number;
-  shareMicros: bigint;
-  /** Entries of the group with a seq below this get one micro more (the group's remainder, by entry order). */
-  plusOneBelowSeq: number;
-}
-
 export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array): ScoreTable {
   const counts = new Uint32Array(MAX_SCORE_KEY + 1);
   for (const key of keysBySeq) counts[key]!++;
+  const isToProtocol = (contest.payoutRules ?? 'to_protocol') === 'to_protocol';
+  // Every entry of a group (one score key) has the same rank and share; under 'earliest_entries' the group's
+  // earliest entries get one micro more each (markRemainders).
   const groups = new Map<number, KeyGroup>();
   const remainders = new Uint32Array(MAX_SCORE_KEY + 1);
   let paidMicros = 0n;
@@ -106,15 +112,19 @@ export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array):
     const count = counts[key]!;
     if (count === 0) continue;
     // Descending order: the first group is the best key (the winners of the games that pay one group).
-    const amountMicros = groupAmountMicros(contest, better === 0, better, better + count);
+    const amountMicros = groupAmountMicros(contest, { key, isBest: better === 0, start: better, end: better + count }, isToProtocol);
     const shareMicros = amountMicros / BigInt(count);
-    remainders[key] = Number(amountMicros - shareMicros * BigInt(count));
     groups.set(key, { rank: better + 1, shareMicros, plusOneBelowSeq: 0 });
-    paidMicros += amountMicros;
+    if (isToProtocol) {
+      paidMicros += shareMicros * BigInt(count); // the remainder stays in the pot, which returns it to the protocol
+    } else {
+      remainders[key] = Number(amountMicros - shareMicros * BigInt(count));
+      paidMicros += amountMicros;
+    }
     better += count;
   }
   assert.ok(paidMicros <= contest.potMicros, `contest pays ${paidMicros} from a pot of ${contest.potMicros}`);
-  markRemainders(keysBySeq, groups, remainders);
+  if (!isToProtocol) markRemainders(keysBySeq, groups, remainders);
   return {
     paidMicros,
     keyOf: (seq) => keyAt(keysBySeq, seq),
@@ -125,13 +135,39 @@ export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array):
   };
 }
 
+interface KeyGroup {
+  /** Competition rank: 1 + the number of entries with a greater key. */
+  rank: number;
+  shareMicros: bigint;
+  /** 'earliest_entries': the group's entries with a seq below this get one micro more (its remainder). */
+  plusOneBelowSeq: number;
+}
+
+/**
+ * 'earliest_entries': a group's `remainder` micros go one each to its earliest entries by entry order. One
+ * pass in seq order finds, per group, the seq below which its entries get that micro.
+ */
+function markRemainders(keysBySeq: Uint8Array, groups: Map<number, KeyGroup>, remainders: Uint32Array): void {
+  let groupsLeft = remainders.reduce((n, remainder) => n + (remainder > 0 ? 1 : 0), 0);
+  for (let seq = 0; seq < keysBySeq.length && groupsLeft > 0; seq++) {
+    const key = keysBySeq[seq]!;
+    if (remainders[key] === 0) continue;
+    if (--remainders[key]! === 0) {
+      groups.get(key)!.plusOneBelowSeq = seq + 1;
+      groupsLeft--;
+    }
+  }
+  assert.equal(groupsLeft, 0, 'a remainder is larger than its group');
+}
+
 /**
  * One number per entry, higher is better; equal numbers tie.
  * lineups: resolved wins. streak: longest win run. outcast and survivor: a "clean" entry beats every other;
  * the others order by wins. Clean is contract section 8 literally: outcast, "non-voided picks all won";
  * survivor, "never eliminated" (an entry is eliminated by its first lost pick). With every pick final both
  * mean "no lost pick", so an entry whose picks were all voided is clean (vacuously) and wins even with 0 wins.
- * So the winners are exactly rank 1 whenever the game pays a single group.
+ * So the winners are exactly rank 1 whenever the game pays a single group; a survivor contest with no
+ * survivor still ranks its entries by wins, and pays none of them (groupAmountMicros).
  */
 export function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): number {
   // No market twice in an entry and at most 64 per contest, continuations included: keys stay in 0..65.
@@ -151,37 +187,32 @@ export function scoreKey(gameType: GameType, outcomes: readonly PickOutcome[]): 
   }
 }
 
+/** A group of entries with one score key, covering places [start, end) in descending key order. */
+interface GroupPlaces {
+  key: number;
+  isBest: boolean;
+  start: number;
+  end: number;
+}
+
 /**
- * What the group of entries covering places [start, end) (in descending key order) receives together.
- * lineups: cumulative floors, floor(pot × Σbps[0..end) / 10000) − floor(pot × Σbps[0..start) / 10000), so
- * the groups add up to exactly floor(pot × Σbps(places reached) / 10000). outcast/survivor/streak pay one
- * group, the best key (clean entries, else the most wins; the longest run): all of the pot, the others 0.
+ * What a group of entries receives together, before it is shared. lineups: cumulative floors,
+ * floor(pot × Σbps[0..end) / 10000) − floor(pot × Σbps[0..start) / 10000). outcast and streak pay all of the
+ * pot to the best key (clean entries, else the most wins; the longest run). survivor pays it only to entries
+ * never eliminated: contract section 8 has no fallback for survivor as it has for outcast, so with no
+ * survivor nobody is paid and section 11 returns the whole pot to the protocol ('earliest_entries': as
+ * outcast).
  */
-function groupAmountMicros(contest: ContestScoring, isBestGroup: boolean, start: number, end: number): bigint {
-  if (contest.gameType !== 'lineups') return isBestGroup ? contest.potMicros : 0n;
+function groupAmountMicros(contest: ContestScoring, group: GroupPlaces, isToProtocol: boolean): bigint {
+  if (contest.gameType === 'survivor' && isToProtocol) return group.key === CLEAN_KEY ? contest.potMicros : 0n;
+  if (contest.gameType !== 'lineups') return group.isBest ? contest.potMicros : 0n;
+  const { start, end } = group;
   const placeFloor = (place: number) => {
     let bps = 0n;
     for (const split of contest.winningSplitBps.slice(0, place)) bps += BigInt(split);
     return (contest.potMicros * bps) / BPS;
   };
   return placeFloor(end) - placeFloor(start);
-}
-
-/**
- * Equal shares are rounded down; a group's `remainder` micros go one each to its earliest entries by entry
- * order. One pass in seq order finds, per group, the seq below which its entries get that micro.
- */
-function markRemainders(keysBySeq: Uint8Array, groups: Map<number, KeyGroup>, remainders: Uint32Array): void {
-  let groupsLeft = remainders.reduce((n, remainder) => n + (remainder > 0 ? 1 : 0), 0);
-  for (let seq = 0; seq < keysBySeq.length && groupsLeft > 0; seq++) {
-    const key = keysBySeq[seq]!;
-    if (remainders[key] === 0) continue;
-    if (--remainders[key]! === 0) {
-      groups.get(key)!.plusOneBelowSeq = seq + 1;
-      groupsLeft--;
-    }
-  }
-  assert.equal(groupsLeft, 0, 'a remainder is larger than its group');
 }
 
 function keyAt(keysBySeq: Uint8Array, seq: number): number {

@@ -62,7 +62,13 @@ export async function resolvePlan(
 ): Promise<SettlementPlan> {
   const finalMarketOf = finalMarkets(contest, marketOf);
   const table = buildScoreTable(
-    { gameType: contest.gameType, winningSplitBps: contest.winningSplitBps, potMicros: BigInt(totalPotMicros(contest)) },
+    {
+      gameType: contest.gameType,
+      winningSplitBps: contest.winningSplitBps,
+      potMicros: BigInt(totalPotMicros(contest)),
+      // A settlement decided before the rules were recorded ran, and so goes on, under the former ones.
+      payoutRules: contest.settling?.payoutRules ?? 'earliest_entries',
+    },
     await readScoreKeys(contest, records, finalMarketOf, throwIfStopping),
   );
   return {

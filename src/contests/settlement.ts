@@ -138,6 +138,8 @@ export class ContestSettler {
       lastKey: '',
       settledCount: 0,
       paidMicros: 0,
+      // A void pays nothing by score: only a resolution has payout rules to keep.
+      ...(kind === 'resolve' ? { payoutRules: 'to_protocol' as const } : {}),
     });
     await this.store.transact(() => {
       this.records.putContest(next);
@@ -164,7 +166,7 @@ export class ContestSettler {
       await everyShard([...byShard].map(([shard, refs]) => this.owners.moveMoney(shard, { op: 'collect_entries', contestId, refs, atMs })));
       const isLast = rows.length <= this.batchEntries;
       const settling: SettlingRecord = isLast
-        ? { kind: 'resolve', atMs, phase: 'pay', lastKey: '', settledCount: 0, paidMicros: 0 }
+        ? { kind: 'resolve', atMs, phase: 'pay', lastKey: '', settledCount: 0, paidMicros: 0, ...rulesOf(progress) }
         : {
             kind: 'resolve',
             atMs,
@@ -172,6 +174,7 @@ export class ContestSettler {
             lastKey: batch.at(-1)!.key,
             settledCount: (progress?.settledCount ?? 0) + batch.length,
             paidMicros: 0,
+            ...rulesOf(progress),
           };
       const next = inProgress(contest, settling);
       await this.store.transact(() => {
@@ -237,6 +240,7 @@ export class ContestSettler {
           lastKey: batch.at(-1)!.key,
           settledCount,
           paidMicros: Number(paidMicros),
+          ...rulesOf(progress),
         });
     // On the contest's lane this is the contest record's only writer: no re-read is needed. The last batch
     // closes the pool in the same transaction: what the contest did not pay goes back to the protocol.
@@ -296,6 +300,11 @@ async function everyShard(moves: readonly Promise<unknown>[]): Promise<void> {
   const failures = (await Promise.allSettled(moves)).flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
   // A broken invariant first: it must still stop the process (resolution.ts logSettlementFailure).
   if (failures.length > 0) throw failures.find((err) => err instanceof AssertionError) ?? failures[0];
+}
+
+/** The payout rules a settlement was decided under, carried into each progress record after it (absent: the former). */
+function rulesOf(progress: SettlingRecord | undefined): Pick<SettlingRecord, 'payoutRules'> {
+  return progress?.payoutRules === undefined ? {} : { payoutRules: progress.payoutRules };
 }
 
 function inProgress(contest: ContestRecord, settling: SettlingRecord): ContestRecord {

@@ -2,7 +2,7 @@
 // contract section 8). Field names, types and nullability follow interface.md exactly: money in the detail is
 // int64 JSON numbers, reserved_micros in the entry response is a decimal string.
 import { Type, type Static } from '@sinclair/typebox';
-import { Direction, MarketId, Micros, MicrosString, Nullable, SafeInt, StrictObject, Uuid } from './common.js';
+import { Direction, MarketId, Micros, MicrosString, Nullable, SafeInt, StrictObject, Uuid, UuidInput } from './common.js';
 import { MarketStatus, Outcome } from './markets.js';
 import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
 
@@ -11,9 +11,16 @@ const Int32 = (minimum: number, maximum: number) => Type.Integer({ minimum, maxi
 
 /** Limits (STYLE: put a limit on everything). */
 export const CONTEST_LIMITS = {
-  /** Markets in one contest, and picks in one submission. */
+  /** Markets in one contest. */
   maxMarkets: 64,
+  /** The most bet_type's value may be. */
   maxPicks: 64,
+  /**
+   * Picks a contest_bet body may list: a bound on parsing and checking only, past any contest's rule (at
+   * most maxPicks), so that a count the rule refuses is 422 INVALID_PICKS (rules.ts), not 400. The 64 KiB
+   * body holds ~1,700 picks at most anyway.
+   */
+  maxBodyPicks: 1024,
   maxEntryCap: 1_000_000,
   maxSplitPlaces: 100,
   /** Decoded image bytes (contract section 8). */
@@ -199,9 +206,10 @@ export type ContestPick = Static<typeof ContestPick>;
 export const ContestEntryRequest = StrictObject({
   contest_id: Uuid,
   entry_index: Type.Optional(Int32(0, 2_147_483_647)),
-  bets: Type.Array(ContestPick, { minItems: 1, maxItems: CONTEST_LIMITS.maxPicks }),
+  /** No minItems: an empty list breaks the bet_type count rule, 422 INVALID_PICKS (contract section 2). */
+  bets: Type.Array(ContestPick, { maxItems: CONTEST_LIMITS.maxBodyPicks }),
   /** Contract section 13: the same key and content again answers the same entry (200); other content is 409. */
-  idempotency_key: Type.Optional(Uuid),
+  idempotency_key: Type.Optional(UuidInput),
 });
 export type ContestEntryRequest = Static<typeof ContestEntryRequest>;
 

@@ -2,7 +2,7 @@
 // the one convention (http/paging.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { nextCursorProperty, pageQueryProperties } from '../http/paging.js';
-import { Micros, MicrosString, StrictObject, Uuid } from './common.js';
+import { MicrosString, Nullable, StrictObject, Uuid } from './common.js';
 import { CallerEntry, GameType } from './contests.js';
 import { Leg, RfqResult, RfqStatus } from './rfq.js';
 
@@ -25,8 +25,22 @@ export type UserEntriesQuery = Static<typeof UserEntriesQuery>;
 export const EntryState = Type.Union([Type.Literal('open'), Type.Literal('eliminated'), Type.Literal('settled')], {
   description: 'settled once its contest paid or refunded it; eliminated: a survivor or streak entry with a lost pick; else open',
 });
+/**
+ * The list is the contract's own (interface.md has no such route), so its money fields are decimal integer
+ * strings (contract section 1), where the contest detail's caller entries are the interface's int64 numbers.
+ */
 export const UserEntry = Type.Composite(
-  [Type.Object({ contest_id: Uuid, game_type: GameType, state: EntryState, stake_micros: Micros() }), CallerEntry],
+  [
+    Type.Object({
+      contest_id: Uuid,
+      game_type: GameType,
+      state: EntryState,
+      stake_micros: MicrosString,
+      payout_micros: Nullable(MicrosString),
+      net_payout_micros: Nullable(MicrosString),
+    }),
+    Type.Omit(CallerEntry, ['payout_micros', 'net_payout_micros']),
+  ],
   { $id: 'UserEntry' },
 );
 export type UserEntry = Static<typeof UserEntry>;

@@ -114,7 +114,6 @@ describe('pick checks', () => {
     const user = await book.fundedUser(BET);
     const api = client(server.baseUrl, user.token);
     for (const body of [
-      { contest_id: contest.contest_id, bets: [] },
       { contest_id: contest.contest_id, bets: [{ market_id: markets[0], direction: 'sideways' }] },
       { contest_id: contest.contest_id, bets: [up(markets[0]!)], entry_index: -1 },
       { contest_id: contest.contest_id, bets: [up(markets[0]!)], stake: 1 },
@@ -128,6 +127,44 @@ describe('pick checks', () => {
       'UNAUTHENTICATED',
     );
     assertApiError(await enter(server, user, '00000000-0000-4000-8000-000000000000', [up(markets[0]!)]), 404, 'CONTEST_NOT_FOUND');
+  });
+
+  it('an empty list of picks, or more than bet_type allows, is INVALID_PICKS (422) with nothing reserved', async () => {
+    const markets = await createMarkets(server, 3);
+    const outsider = await createMarket(server, 'outsider');
+    const contest = await createContest(server, contestConfig(markets, { bet_type: { kind: 'num_bets', value: 2 } }));
+    const user = await book.fundedUser(BET);
+    const id = contest.contest_id;
+    assertApiError(await enter(server, user, id, []), 422, 'INVALID_PICKS');
+    // More than the 64 picks a contest can take: a count the rule refuses, checked before duplicates.
+    const tooMany = Array.from({ length: 65 }, (_, i) => up(i < 3 ? markets[i]! : outsider.market_id));
+    assertApiError(await enter(server, user, id, tooMany), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, id, [up(markets[0]!), up(markets[1]!), up(markets[1]!)]), 422, 'INVALID_PICKS');
+    const detail = (await getDetail(server, id, user.token)).body;
+    assert.equal(detail.entries_filled, 0);
+    assert.deepEqual(detail.caller, { joined: false, entries: [] });
+    // The body's own bound (CONTEST_LIMITS.maxBodyPicks, 1024) stays a malformed body.
+    const pastTheBodyBound = Array.from({ length: 1025 }, () => up(markets[0]!));
+    assertApiError(await enter(server, user, id, pastTheBodyBound), 400, 'VALIDATION_FAILED');
+  });
+
+  it('an empty list of picks in bets_per_category, new or continued, is INVALID_PICKS (422)', async () => {
+    const markets = await createMarkets(server, 2);
+    const contest = await createContest(
+      server,
+      contestConfig(markets, {
+        game_type: 'survivor',
+        winning_split_bps: [],
+        bet_type: { kind: 'bets_per_category', value: 1 },
+        markets: markets.map((market_id, i) => ({ market_id, category: `round ${i}` })),
+      }),
+    );
+    const user = await book.fundedUser(BET);
+    const id = contest.contest_id;
+    assertApiError(await enter(server, user, id, []), 422, 'INVALID_PICKS');
+    assertApiError(await enter(server, user, id, [up(markets[0]!), up(markets[1]!), down(markets[0]!)]), 422, 'INVALID_PICKS');
+    await entered(await enter(server, user, id, [up(markets[0]!), up(markets[1]!)]), user, id, 0);
+    assertApiError(await enter(server, user, id, [], 0), 422, 'INVALID_PICKS');
   });
 
   it('refuses an entry the available balance cannot cover with INSUFFICIENT_BALANCE, reserving nothing', async () => {

@@ -1,13 +1,16 @@
 // Contest resolution against the real server (contract section 8): pick outcomes follow markets, and when
 // every contest market is final the contest resolves in one step: ranks, payouts, net payouts and balances,
-// for each game_type, with ties, voided picks and the rounding rule. Expected numbers are worked out by hand
-// here from the contract's rules (docs/contests.md), not by calling the service's own scoring.
+// for each game_type, with ties, voided picks and the rounding rule; what a contest does not pay (rounding, no
+// winner) goes back to the protocol's available (contract section 11), checked against the protocol's balance
+// and the ledger check. Expected numbers are worked out by hand here from the contract's rules
+// (docs/contests.md), not by calling the service's own scoring.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { TestUser } from '../helpers/users.js';
 import { adminEntries, contestConfig, createContest, down, enter, getDetail, MoneyBook, up, type Pick } from '../helpers/contests.js';
 import { assertApiError } from '../helpers/errors.js';
+import { admin, client } from '../helpers/http.js';
 import { createMarkets, resolveMarket } from '../helpers/markets.js';
 
 const BET = 1_000_000;
@@ -49,8 +52,31 @@ async function allVoidedAgainstALoser(gameType: 'outcast' | 'survivor') {
   return { contestId: contest.contest_id, a, m1 };
 }
 
+/** The protocol account: prize pools leave its available at creation; what a contest does not pay comes back. */
+async function protocolBalance(): Promise<{ available: bigint; committed: bigint }> {
+  const res = await admin(server).get('/v1/admin/protocol/balance');
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return { available: BigInt(res.body.available_micros), committed: BigInt(res.body.committed_micros) };
+}
+
+/**
+ * After a contest resolved: its pool left `committed` and exactly `returnedMicros` came back to `available`,
+ * against the balance read once the contest was created (its pool committed); and the running service's
+ * ledger check finds every bucket equal to its transfers.
+ */
+async function assertReturnedToProtocol(created: { available: bigint; committed: bigint }, poolMicros: number, returnedMicros: number) {
+  assert.deepEqual(await protocolBalance(), {
+    available: created.available + BigInt(returnedMicros),
+    committed: created.committed - BigInt(poolMicros),
+  });
+  const check = await admin(server).get('/v1/admin/ledger/check');
+  assert.equal(check.status, 200);
+  assert.equal(check.body.ok, true, JSON.stringify(check.body));
+  assert.deepEqual(check.body.differences, []);
+}
+
 async function enterAll(contestId: string, picksByUser: Array<[TestUser, Pick[]]>): Promise<void> {
-  // One at a time, so entry order (the remainder tie-break) is the order written here.
+  // One at a time, so entry order is the order written here.
   for (const [user, picks] of picksByUser) {
     const res = await enter(server, user, contestId, picks);
     assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -88,6 +114,7 @@ describe('lineups', () => {
       }),
     );
     const id = contest.contest_id;
+    const created = await protocolBalance();
     const users = await book.fundedUsers(5, 3 * BET);
     const [a, b, c, d, e] = users as [TestUser, TestUser, TestUser, TestUser, TestUser];
     // m1 YES, m2 NO, m3 VOID: A 2 wins, B 2, C 1, D 0, E 1.
@@ -114,12 +141,12 @@ describe('lineups', () => {
 
     await resolveMarket(server, m1, 'YES');
     // pot 6_000_001. A, B share places 1-2: floor(pot × 0.8) = 4_800_000, 2_400_000 each. C, E share places
-    // 3-4: pot − 4_800_000 = 1_200_001, the odd micro to C (entered first). D is 5th: nothing.
+    // 3-4: pot − 4_800_000 = 1_200_001, 600_000 each; the odd micro is paid to nobody. D is 5th: nothing.
     const pot = pool + 5 * BET;
     const expected = [
       { payout: 2_400_000, rank: 1 },
       { payout: 2_400_000, rank: 1 },
-      { payout: 600_001, rank: 3 },
+      { payout: 600_000, rank: 3 },
       { payout: 0, rank: 5 },
       { payout: 600_000, rank: 3 },
     ];
@@ -128,15 +155,17 @@ describe('lineups', () => {
       expected.map((x) => ({ ...x, net: x.payout - BET })),
     );
     users.forEach((u, i) => book.settled(u, BET, expected[i]!.payout));
-    // The whole pot is paid (the split sums to 10000): the users together gain exactly the protocol pool.
+    // The split sums to 10000, so all of the pot but the tie's rounding micro is paid, and that micro goes
+    // back to the protocol: the users together gain the protocol pool less 1.
     assert.equal(
       expected.reduce((s, x) => s + x.payout, 0),
-      pot,
+      pot - 1,
     );
     assert.equal(
       expected.reduce((s, x) => s + (x.payout - BET), 0),
-      pool,
+      pool - 1,
     );
+    await assertReturnedToProtocol(created, pool, 1);
 
     const detail = (await getDetail(server, id, c.token)).body;
     assert.equal(detail.status, 'resolved');
@@ -160,8 +189,8 @@ describe('lineups', () => {
       ],
       open_leg_count: 0,
       resolved_win_count: 1,
-      payout_micros: 600_001,
-      net_payout_micros: -399_999,
+      payout_micros: 600_000,
+      net_payout_micros: -400_000,
       rank: 3,
     });
     assertApiError(await enter(server, a, id, [up(m1), down(m2), up(m3)]), 422, 'CONTEST_CLOSED');
@@ -192,10 +221,10 @@ describe('outcast', () => {
     await resolveMarket(server, m1, 'YES');
     await resolveMarket(server, m2, 'NO');
     await resolveMarket(server, m3, 'VOID');
-    // pot 4_000_001 between A and B; the odd micro to A.
-    const expected = [2_000_001, 2_000_000, 0, 0];
+    // pot 4_000_001 between A and B, 2_000_000 each; the odd micro is paid to nobody.
+    const expected = [2_000_000, 2_000_000, 0, 0];
     assert.deepEqual(await results(contest.contest_id, users), [
-      { payout: 2_000_001, net: 1_000_001, rank: 1 },
+      { payout: 2_000_000, net: 1_000_000, rank: 1 },
       { payout: 2_000_000, net: 1_000_000, rank: 1 },
       { payout: 0, net: -BET, rank: 3 },
       { payout: 0, net: -BET, rank: 4 },
@@ -230,6 +259,34 @@ describe('outcast', () => {
     ]);
     [1_500_000, 1_500_000, 0].forEach((p, i) => book.settled(users[i]!, BET, p));
   });
+  it('three winners of a pot not divisible by 3 get floor(pot / 3) each; the remainder goes back to the protocol', async () => {
+    const [m1] = (await createMarkets(server, 1)) as [number];
+    const pool = 7;
+    const contest = await createContest(
+      server,
+      contestConfig([m1], { game_type: 'outcast', winning_split_bps: [], protocol_prize_pool_micros: pool }),
+    );
+    const created = await protocolBalance();
+    const users = await book.fundedUsers(4, BET);
+    const [a, b, c, d] = users as [TestUser, TestUser, TestUser, TestUser];
+    await enterAll(contest.contest_id, [
+      [a, [up(m1)]],
+      [b, [up(m1)]],
+      [c, [up(m1)]],
+      [d, [down(m1)]],
+    ]);
+    await resolveMarket(server, m1, 'YES');
+    // pot 7 + 4 × 1_000_000 = 4_000_007 among A, B, C: 1_333_335 each (4_000_005), 2 micros paid to nobody.
+    assert.deepEqual(await results(contest.contest_id, users), [
+      { payout: 1_333_335, net: 333_335, rank: 1 },
+      { payout: 1_333_335, net: 333_335, rank: 1 },
+      { payout: 1_333_335, net: 333_335, rank: 1 },
+      { payout: 0, net: -BET, rank: 4 },
+    ]);
+    [1_333_335, 1_333_335, 1_333_335, 0].forEach((p, i) => book.settled(users[i]!, BET, p));
+    await assertReturnedToProtocol(created, pool, 2);
+  });
+
   it('an entry whose picks were all voided has no lost pick: it takes the pot from an entry that lost', async () => {
     // A's non-voided picks (none) all won.
     const { contestId, a, m1 } = await allVoidedAgainstALoser('outcast');
@@ -324,6 +381,42 @@ describe('survivor', () => {
     await allVoidedAgainstALoser('survivor'); // B lost, so was eliminated; A never was
   });
 
+  it('with no survivor nobody is paid: ranks still follow wins, and the whole pot goes back to the protocol', async () => {
+    const [m1, m2] = (await createMarkets(server, 2)) as [number, number];
+    const pool = 500_000;
+    const contest = await createContest(
+      server,
+      contestConfig([m1, m2], { game_type: 'survivor', winning_split_bps: [], protocol_prize_pool_micros: pool }),
+    );
+    const id = contest.contest_id;
+    const created = await protocolBalance();
+    const users = await book.fundedUsers(3, BET);
+    const [a, b, c] = users as [TestUser, TestUser, TestUser];
+    await enterAll(id, [
+      [a, [up(m1)]],
+      [b, [down(m1)]],
+      [c, [up(m1)]],
+    ]);
+    await resolveMarket(server, m1, 'NO'); // A and C lost; B won
+    await continueEntry(b, id, 0, [up(m2)]);
+    await resolveMarket(server, m2, 'NO'); // B lost its second pick: every entry was eliminated
+    assert.deepEqual(await results(id, users), [
+      { payout: 0, net: -BET, rank: 2 },
+      { payout: 0, net: -BET, rank: 1 },
+      { payout: 0, net: -BET, rank: 2 },
+    ]);
+    for (const u of users) book.settled(u, BET, 0);
+    await assertReturnedToProtocol(created, pool, pool + 3 * BET);
+    // The caller's own list shows it settled, its money as decimal strings (contract section 1).
+    const history = await client(server.baseUrl, b.token).get(`/v1/user/contest_entries?contest_id=${id}`);
+    assert.equal(history.status, 200, JSON.stringify(history.body));
+    const [row] = history.body.entries;
+    assert.deepEqual(
+      { state: row.state, stake: row.stake_micros, payout: row.payout_micros, net: row.net_payout_micros, rank: row.rank },
+      { state: 'settled', stake: String(BET), payout: '0', net: String(-BET), rank: 1 },
+    );
+  });
+
   it('an all-voided survivor wins over an entry eliminated after one win', async () => {
     const [m1, m2, m3] = (await createMarkets(server, 3)) as [number, number, number];
     const contest = await createContest(
@@ -405,15 +498,15 @@ describe('streak', () => {
     await resolveMarket(server, m4, 'NO');
 
     // Runs: A [W, V, W, L] = 2; B [W, W, W] = 3; C [L] = 0; D [W, L] = 1; E [W, W, W] = 3.
-    // B and E split 5_000_001; the odd micro to B (entered first).
+    // B and E split 5_000_001, 2_500_000 each; the odd micro is paid to nobody.
     assert.deepEqual(await results(id, users), [
       { payout: 0, net: -BET, rank: 3 },
-      { payout: 2_500_001, net: 1_500_001, rank: 1 },
+      { payout: 2_500_000, net: 1_500_000, rank: 1 },
       { payout: 0, net: -BET, rank: 5 },
       { payout: 0, net: -BET, rank: 4 },
       { payout: 2_500_000, net: 1_500_000, rank: 1 },
     ]);
-    [0, 2_500_001, 0, 0, 2_500_000].forEach((p, i) => book.settled(users[i]!, BET, p));
+    [0, 2_500_000, 0, 0, 2_500_000].forEach((p, i) => book.settled(users[i]!, BET, p));
     const entries = await adminEntries(server, id);
     const entryOfA = entries.find((x) => x.user_id === a.userId)!;
     assert.deepEqual(

@@ -1,8 +1,9 @@
 // The pure resolution rules of contract section 8 (contests/scoring.ts): ranks, shares, ties, voided picks and
-// the rounding rule that the sum paid never exceeds the pot.
+// the rounding rule: every share rounded down, the sum paid never above the pot, and what is not paid
+// (rounding, no winner) left for the protocol (contract section 11).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { longestWinRun, scoreContest, type ScoringEntry } from '../../src/contests/scoring.js';
+import { buildScoreTable, longestWinRun, scoreContest, scoreKey, type ScoringEntry } from '../../src/contests/scoring.js';
 import type { GameType, PickOutcome } from '../../src/schemas/contests.js';
 
 const W: PickOutcome = 'won';
@@ -19,13 +20,13 @@ describe('lineups', () => {
     const result = score('lineups', 1_000_001n, entries([W, W, W], [W, W, L], [W, L, W], [L, L, L]), [5000, 3000, 2000]);
     assert.deepEqual(result, [
       { rank: 1, payout: 500_000n }, // floor(1_000_001 × 0.5)
-      { rank: 2, payout: 250_001n }, // (1_000_001 − 500_000) / 2, the odd micro to the earlier entry
+      { rank: 2, payout: 250_000n }, // floor((1_000_001 − 500_000) / 2): the odd micro is not paid
       { rank: 2, payout: 250_000n },
       { rank: 4, payout: 0n },
     ]);
   });
 
-  it('gives the remainder of a tied group to its earliest entries by creation order, not input order', () => {
+  it('pays a tied group floor(amount / n) each, whatever the entry order: the remainder goes to no entry', () => {
     const list: ScoringEntry[] = [
       { seq: 7, outcomes: [W] },
       { seq: 3, outcomes: [W] },
@@ -33,7 +34,7 @@ describe('lineups', () => {
     ];
     assert.deepEqual(score('lineups', 100n, list, [10_000]), [
       { rank: 1, payout: 33n },
-      { rank: 1, payout: 34n },
+      { rank: 1, payout: 33n },
       { rank: 1, payout: 33n },
     ]);
   });
@@ -57,10 +58,10 @@ describe('lineups', () => {
 
 describe('outcast', () => {
   it('the entries whose non-voided picks all won split the pot equally, an all-voided entry among them', () => {
-    // A, B and D have no lost pick (D vacuously: it has no non-voided pick). 1001 / 3 = 333 rest 2: A, B +1.
+    // A, B and D have no lost pick (D vacuously: it has no non-voided pick). 1001 / 3 = 333 rest 2, unpaid.
     assert.deepEqual(score('outcast', 1001n, entries([W, W], [W, V], [W, L], [V, V])), [
-      { rank: 1, payout: 334n },
-      { rank: 1, payout: 334n },
+      { rank: 1, payout: 333n },
+      { rank: 1, payout: 333n },
       { rank: 4, payout: 0n },
       { rank: 1, payout: 333n },
     ]);
@@ -90,9 +91,9 @@ describe('outcast', () => {
   });
 
   it('when no entry is clean and every entry has zero wins they all share the pot', () => {
-    // 10 / 3 = 3 rest 1: the odd micro to the first entry.
+    // 10 / 3 = 3 rest 1: the odd micro is not paid.
     assert.deepEqual(score('outcast', 10n, entries([L], [L], [V, L])), [
-      { rank: 1, payout: 4n },
+      { rank: 1, payout: 3n },
       { rank: 1, payout: 3n },
       { rank: 1, payout: 3n },
     ]);
@@ -118,13 +119,46 @@ describe('survivor', () => {
     // It beats an eliminated entry with a win, and shares with a survivor that won: 1001 / 2 = 500 rest 1.
     assert.deepEqual(score('survivor', 1001n, entries([W, L], [V, V], [W, V])), [
       { rank: 3, payout: 0n },
-      { rank: 1, payout: 501n },
+      { rank: 1, payout: 500n },
       { rank: 1, payout: 500n },
     ]);
   });
 
-  it('with no survivor, the entries with the most wins split the pot', () => {
-    assert.deepEqual(score('survivor', 7n, entries([W, L], [L], [W, W, L], [V, W, W, L])), [
+  it('with no survivor, nobody is paid: entries still rank by wins, and the whole pot is left for the protocol', () => {
+    const list = entries([W, L], [L], [W, W, L], [V, W, W, L]);
+    assert.deepEqual(score('survivor', 7n, list), [
+      { rank: 3, payout: 0n },
+      { rank: 4, payout: 0n },
+      { rank: 1, payout: 0n },
+      { rank: 1, payout: 0n },
+    ]);
+    const keys = Uint8Array.from(list, (e) => scoreKey('survivor', e.outcomes));
+    assert.equal(buildScoreTable({ gameType: 'survivor', potMicros: 7n, winningSplitBps: [] }, keys).paidMicros, 0n);
+  });
+});
+
+describe("the former payout rules ('earliest_entries'), for a settlement decided under them", () => {
+  const formerScore = (gameType: GameType, potMicros: bigint, list: ScoringEntry[]) =>
+    scoreContest({ gameType, potMicros, winningSplitBps: [], payoutRules: 'earliest_entries' }, list).map((r) => ({
+      rank: r.rank,
+      payout: r.payoutMicros,
+    }));
+
+  it("a group's remainder micros go one each to its earliest entries, and the whole amount is paid", () => {
+    const list = entries([W], [L], [W], [W]);
+    assert.deepEqual(formerScore('outcast', 11n, list), [
+      { rank: 1, payout: 4n },
+      { rank: 4, payout: 0n },
+      { rank: 1, payout: 4n },
+      { rank: 1, payout: 3n },
+    ]);
+    const keys = Uint8Array.from(list, (e) => scoreKey('outcast', e.outcomes));
+    const table = buildScoreTable({ gameType: 'outcast', potMicros: 11n, winningSplitBps: [], payoutRules: 'earliest_entries' }, keys);
+    assert.equal(table.paidMicros, 11n);
+  });
+
+  it('survivor with no survivor pays the entries with the most wins', () => {
+    assert.deepEqual(formerScore('survivor', 7n, entries([W, L], [L], [W, W, L], [V, W, W, L])), [
       { rank: 3, payout: 0n },
       { rank: 4, payout: 0n },
       { rank: 1, payout: 4n },
@@ -143,7 +177,7 @@ describe('streak', () => {
 
   it('the entries with the longest run split the pot', () => {
     assert.deepEqual(score('streak', 1000n, entries([W, W, L], [L, W, W], [W, L, W], [W, V, W])), [
-      { rank: 1, payout: 334n },
+      { rank: 1, payout: 333n },
       { rank: 1, payout: 333n },
       { rank: 4, payout: 0n },
       { rank: 1, payout: 333n },
@@ -162,7 +196,7 @@ describe('every game type', () => {
     assert.throws(() => score('outcast', 10n, entries([W, 'pending'])), /final/);
   });
 
-  it('never pays more than the pot, and pays all of it whenever a single group wins', () => {
+  it('paid + returned = the pot to the micro: floor shares, the remainder and a pot nobody wins returned', () => {
     let state = 12345;
     const random = (n: number) => {
       state = (state * 1103515245 + 12345) % 2 ** 31;
@@ -177,28 +211,23 @@ describe('every game type', () => {
       const potMicros = BigInt(1 + random(10_000_000));
       const split = Array.from({ length: 1 + random(6) }, () => random(2000));
       for (const gameType of ['lineups', 'outcast', 'survivor', 'streak'] as const) {
-        const result = score(gameType, potMicros, list, gameType === 'lineups' ? split : []);
+        const winningSplitBps = gameType === 'lineups' ? split : [];
+        const result = score(gameType, potMicros, list, winningSplitBps);
         const paid = result.reduce((sum, r) => sum + r.payout, 0n);
+        // What settlement.ts pays, and from which it returns pot − paidMicros to the protocol's available.
+        const keys = Uint8Array.from(list, (e) => scoreKey(gameType, e.outcomes));
+        const table = buildScoreTable({ gameType, potMicros, winningSplitBps }, keys);
+        assert.equal(paid, table.paidMicros, `${gameType}: the table pays what its entries are paid`);
+        const returned = potMicros - table.paidMicros;
         if (gameType === 'lineups') {
+          // Each tied group loses less than one micro per entry to rounding, on top of the unpaid places.
           const places = split.slice(0, list.length).reduce((s, b) => s + b, 0);
-          assert.equal(paid, (potMicros * BigInt(places)) / 10_000n);
+          const placesMicros = (potMicros * BigInt(places)) / 10_000n;
+          assert.ok(paid <= placesMicros && placesMicros - paid < BigInt(list.length), `lineups pays ${paid} of ${placesMicros}`);
         } else {
-          assert.equal(paid, potMicros, `${gameType} pays the whole pot`);
+          assertOneGroupPaid(gameType, list, result, potMicros, returned);
         }
-        if (gameType === 'outcast' || gameType === 'survivor') {
-          // Contract section 8, restated: no lost pick wins; if no entry qualifies, the most wins do.
-          const wins = list.map((e) => e.outcomes.filter((o) => o === W).length);
-          const isClean = list.map((e) => !e.outcomes.includes(L));
-          const mostWins = Math.max(...wins);
-          const isWinner = isClean.some(Boolean) ? isClean : wins.map((w) => w === mostWins);
-          const winnerCount = isWinner.filter(Boolean).length;
-          result.forEach((r, i) => {
-            assert.equal(r.rank === 1, isWinner[i], `${gameType}: rank 1 is exactly the winners`);
-            const share = potMicros / BigInt(winnerCount);
-            if (isWinner[i]) assert.ok(r.payout === share || r.payout === share + 1n);
-            else assert.equal(r.payout, 0n);
-          });
-        }
+        assert.equal(paid + returned, potMicros);
         assert.ok(result.every((r) => r.rank >= 1 && r.rank <= list.length && r.payout >= 0n));
       }
     }
@@ -230,6 +259,42 @@ describe('every game type', () => {
   });
 });
 
+/**
+ * outcast, survivor and streak pay one group: its entries rank 1 and get floor(pot / n) each, the others
+ * nothing; pot mod n is returned, or the whole pot when nobody wins (a survivor contest with no survivor).
+ */
+function assertOneGroupPaid(
+  gameType: 'outcast' | 'survivor' | 'streak',
+  list: ScoringEntry[],
+  result: Array<{ rank: number; payout: bigint }>,
+  potMicros: bigint,
+  returnedMicros: bigint,
+): void {
+  const isWinner = contractWinners(gameType, list);
+  const winnerCount = BigInt(isWinner.filter(Boolean).length);
+  const shareMicros = winnerCount === 0n ? 0n : potMicros / winnerCount;
+  result.forEach((r, i) => {
+    assert.equal(r.payout, isWinner[i] ? shareMicros : 0n, `${gameType}: payout of entry ${i}`);
+    if (winnerCount > 0n) assert.equal(r.rank === 1, isWinner[i], `${gameType}: rank 1 is exactly the winners`);
+  });
+  assert.equal(returnedMicros, winnerCount === 0n ? potMicros : potMicros % winnerCount, `${gameType}: returned`);
+}
+
+/**
+ * Contract section 8, restated: outcast, no lost pick wins, and if no entry qualifies the most wins do;
+ * survivor, no lost pick (never eliminated) wins, with no fallback; streak, the longest run of wins.
+ */
+function contractWinners(gameType: 'outcast' | 'survivor' | 'streak', list: ScoringEntry[]): boolean[] {
+  if (gameType === 'streak') {
+    const runs = list.map((e) => longestWinRun(e.outcomes));
+    return runs.map((run) => run === Math.max(...runs));
+  }
+  const isClean = list.map((e) => !e.outcomes.includes(L));
+  if (gameType === 'survivor' || isClean.some(Boolean)) return isClean;
+  const wins = list.map((e) => e.outcomes.filter((o) => o === W).length);
+  return wins.map((w) => w === Math.max(...wins));
+}
+
 /** The rules read literally: one entry at a time, no shortcut shared with contests/scoring.ts. */
 function modelScores(gameType: GameType, potMicros: bigint, list: ScoringEntry[], splitBps: number[]) {
   const keyOf = (outcomes: readonly PickOutcome[]) => {
@@ -248,20 +313,18 @@ function modelScores(gameType: GameType, potMicros: bigint, list: ScoringEntry[]
   const keys = list.map((e) => keyOf(e.outcomes));
   const payouts = list.map(() => 0n);
   const share = (amountMicros: bigint, members: number[]) => {
-    const bySeq = [...members].sort((a, b) => list[a]!.seq - list[b]!.seq);
-    bySeq.forEach((i, position) => {
-      payouts[i] = amountMicros / BigInt(bySeq.length) + (BigInt(position) < amountMicros % BigInt(bySeq.length) ? 1n : 0n);
-    });
+    for (const i of members) payouts[i] = amountMicros / BigInt(members.length);
   };
   const distinctKeys = [...new Set(keys)].sort((a, b) => b - a);
   let place = 0;
   for (const key of distinctKeys) {
     const members = list.map((_, i) => i).filter((i) => keys[i] === key);
     const bpsUpTo = (n: number) => BigInt(splitBps.slice(0, n).reduce((s, b) => s + b, 0));
+    const isPaidGroup = gameType === 'survivor' ? key === Infinity : key === distinctKeys[0];
     const amountMicros =
       gameType === 'lineups'
         ? (potMicros * bpsUpTo(place + members.length)) / 10_000n - (potMicros * bpsUpTo(place)) / 10_000n
-        : key === distinctKeys[0]
+        : isPaidGroup
           ? potMicros
           : 0n;
     share(amountMicros, members);

@@ -66,8 +66,8 @@ function settleOptions(batchEntries: number, progress: SettleProgress[], crashAf
 /**
  * outcast over three markets that all resolve YES. Entry seq i picks "down" on its first i mod 4 markets:
  * i mod 4 = 0 is clean (3 wins) and wins; 1, 2, 3 lost a pick with 2, 1, 0 wins. With n entries, n/4 win.
- * The pot (n bets + 1_000_123) is split equally among them; the remainder micros go one each to the
- * earliest winners by seq (the winners are seqs 0, 4, 8, ...), so they spread across many batches.
+ * The pot (n bets + 1_000_123) is split equally among them, rounded down; the remainder micros are paid to
+ * nobody and go back to the protocol's available with the pool (contract section 11).
  */
 const outcast = {
   picksOf:
@@ -82,14 +82,15 @@ const outcast = {
       entry_cap: entryCount,
       bet_type: { kind: 'num_bets', value: 3 },
     }),
-  /** `shareMicros` and `remainder` worked out by hand for each n (the test re-adds them to the pot). */
+  /** `shareMicros` and the unpaid `remainder` worked out by hand for each n (the test re-adds them to the pot). */
   expected: (entryCount: number, shareMicros: number, remainder: number) => {
     const winners = entryCount / 4;
     assert.equal(shareMicros * winners + remainder, 1_000_123 + entryCount * BET, 'hand arithmetic');
+    assert.ok(remainder < winners, 'hand arithmetic: the remainder is what rounding down leaves');
     return (seq: number) => {
       const lostPicks = seq % 4;
       if (lostPicks > 0) return { payout: 0, rank: 1 + lostPicks * winners };
-      return { payout: shareMicros + (seq / 4 < remainder ? 1 : 0), rank: 1 };
+      return { payout: shareMicros, rank: 1 };
     };
   },
 };
@@ -98,12 +99,13 @@ const outcast = {
  * lineups over three markets that all resolve YES, 600 entries, splits 50/30/20 %, pool 6: pot 600_000_006.
  * seq 0 has 3 wins; seqs 1 and 2 have 2; then odd seqs 1 win (299 entries), even seqs 0 (298).
  * seq 0, 1st place: floor(pot / 2) = 300_000_003. seqs 1 and 2 tie on places 2-3: floor(pot × 1.0) −
- * 300_000_003 = 300_000_003, 150_000_001 each and the odd micro to seq 1. Nobody else reaches a paid place.
- * Ranks: 1; 2, 2; 4 for the 1-win group; 4 + 299 = 303 for the 0-win group. The whole pot is paid.
+ * 300_000_003 = 300_000_003, 150_000_001 each; the odd micro is not paid. Nobody else reaches a paid place.
+ * Ranks: 1; 2, 2; 4 for the 1-win group; 4 + 299 = 303 for the 0-win group. The pot less 1 micro is paid.
  */
 const lineups = {
   entryCount: 600,
   potMicros: 600_000_006,
+  paidMicros: 600_000_005,
   winsOf: (seq: number) => (seq === 0 ? 3 : seq <= 2 ? 2 : seq % 2 === 1 ? 1 : 0),
   picksOf:
     (markets: readonly number[]) =>
@@ -118,7 +120,7 @@ const lineups = {
     }),
   expected: (seq: number) => {
     if (seq === 0) return { payout: 300_000_003, rank: 1 };
-    if (seq === 1) return { payout: 150_000_002, rank: 2 };
+    if (seq === 1) return { payout: 150_000_001, rank: 2 };
     if (seq === 2) return { payout: 150_000_001, rank: 2 };
     return { payout: 0, rank: seq % 2 === 1 ? 4 : 303 };
   },
@@ -248,12 +250,16 @@ describe('resolution in batches', () => {
   it('pays exactly what the rules pay in one piece: every payout and rank, the pot, every balance (outcast, 2000 entries, batches of 64)', async () => {
     const progress: SettleProgress[] = [];
     const h = await open(settleOptions(64, progress));
+    const protocolBefore = readAccount(h.store, PROTOCOL);
     const { markets, users, contestId } = await seedOutcast(h, 400, 2000);
     await resolveAll(h, markets);
 
-    // pot 2_001_000_123 among 500 winners: 4_002_000 each and 123 micros left, to seqs 0, 4, ..., 488.
+    // pot 2_001_000_123 among 500 winners: 4_002_000 each, and the 123 micros left are paid to nobody.
     const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(2000, 4_002_000, 123));
-    assert.equal(paid, 2_001_000_123, 'the whole pot is paid');
+    assert.equal(paid, 2_001_000_000, 'the pot less the remainder is paid');
+    // The pool (1_000_123) left the protocol's available; the remainder came back with the pool's close.
+    assert.deepEqual(readAccount(h.store, PROTOCOL), { ...protocolBefore, available: protocolBefore.available - 1_000_123n + 123n });
+    assert.deepEqual(auditLedger(h.store).differences, []);
     const contest = contestOf(h, contestId);
     assert.equal(contest.status, 'resolved');
     assert.equal(contest.paidMicros, paid);
@@ -272,15 +278,18 @@ describe('resolution in batches', () => {
   it('pays exactly what the rules pay in one piece: lineups places, ties and the rounding micro (600 entries, batches of 64)', async () => {
     const progress: SettleProgress[] = [];
     const h = await open(settleOptions(64, progress));
+    const protocolBefore = readAccount(h.store, PROTOCOL);
     const markets = await createMarketsInProcess(h, 3);
     const users = await fundUsersInProcess(h, 120, CREDIT_MICROS);
     const contestId = await seedContestInProcess(h, lineups.config(markets), users, lineups.entryCount, lineups.picksOf(markets));
     await resolveAll(h, markets);
 
     const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', lineups.expected);
-    assert.equal(paid, lineups.potMicros);
+    assert.equal(paid, lineups.paidMicros);
     assert.equal(contestOf(h, contestId).status, 'resolved');
-    assert.equal(contestOf(h, contestId).paidMicros, lineups.potMicros);
+    assert.equal(contestOf(h, contestId).paidMicros, lineups.paidMicros);
+    // The pool (6) left the protocol; the unpaid micro of the tie came back.
+    assert.deepEqual(readAccount(h.store, PROTOCOL), { ...protocolBefore, available: protocolBefore.available - 6n + 1n });
     assert.equal(progress.length, 10); // 600 = 9 × 64 + 24
   });
 
@@ -349,9 +358,9 @@ describe('a crash between batches', () => {
       h = await reopen(h, settleOptions(64, progress));
       assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
 
-      // pot 1_001_000_123 among 250 winners: 4_004_000 each and 123 micros left, to seqs 0, 4, ..., 488.
+      // pot 1_001_000_123 among 250 winners: 4_004_000 each, and the 123 micros left are paid to nobody.
       const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(1000, 4_004_000, 123));
-      assert.equal(paid, 1_001_000_123);
+      assert.equal(paid, 1_001_000_000);
       const contest = contestOf(h, contestId);
       assert.equal(contest.status, 'resolved');
       assert.equal(contest.paidMicros, paid);
@@ -363,6 +372,34 @@ describe('a crash between batches', () => {
       ]);
     });
   }
+
+  it('a resolution decided before the payout rules were recorded finishes under the former ones: its remainder to the earliest winners', async () => {
+    const progress: SettleProgress[] = [];
+    let h = await open(settleOptions(64, progress));
+    const { markets, users, contestId } = await seedOutcast(h, 200, 1000);
+    const protocolBefore = readAccount(h.store, PROTOCOL);
+    // What a build of the former rules left when it stopped right after deciding: the decision without
+    // `payoutRules`, nothing collected or paid yet (its batches paid by those rules).
+    await resolveMarketsInStore(h.store, markets, 'YES');
+    const decided = { kind: 'resolve', atMs: Date.now(), phase: 'collect', lastKey: '', settledCount: 0, paidMicros: 0 };
+    await putRawRecord(h.store, 'contests', contestId, { ...contestOf(h, contestId), settling: decided });
+
+    h = await reopen(h, settleOptions(64, progress));
+    assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
+    // pot 1_001_000_123 among 250 winners (seq 0, 4, 8, ...): 4_004_000 each, and the 123 micros left over
+    // one each to the 123 earliest of them, as those rules paid.
+    const expectedShare = outcast.expected(1000, 4_004_000, 123);
+    const formerRules = (seq: number) => {
+      const want = expectedShare(seq);
+      return want.payout > 0 && seq / 4 < 123 ? { ...want, payout: want.payout + 1 } : want;
+    };
+    const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', formerRules);
+    assert.equal(paid, 1_001_000_123);
+    assert.deepEqual([contestOf(h, contestId).status, contestOf(h, contestId).paidMicros], ['resolved', paid]);
+    // The whole pot was paid: the protocol's available gets nothing back, its prize pool is spent.
+    assert.equal(readAccount(h.store, PROTOCOL).available, protocolBefore.available);
+    assert.deepEqual(auditLedger(h.store).differences, []);
+  });
 
   it('in an admin void: entries are refused meanwhile, and recover() refunds the rest exactly once though markets are still OPEN', async () => {
     const progress: SettleProgress[] = [];
@@ -464,8 +501,8 @@ describe('a settlement cut between its first money movements and its first progr
     await assert.rejects(h.contests.voidContest(contestId), (err) => isApiError(err) && err.code === 'CONTEST_CLOSED');
 
     await h.markets.resolve(markets[2]!, 'YES');
-    // 300 entries, 75 winners: pot 301_000_123 → 4_013_334 each, 73 micros left for the first 73.
-    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(300, 4_013_334, 73)), 301_000_123);
+    // 300 entries, 75 winners: pot 301_000_123 → 4_013_334 each, 73 micros left unpaid.
+    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(300, 4_013_334, 73)), 301_000_050);
     assert.equal(contestOf(h, contestId).status, 'resolved');
     assert.deepEqual(auditLedger(h.store).differences, []);
   });
@@ -501,7 +538,7 @@ describe('a settlement that stops midway in a running process', () => {
     await h.markets.resolve(markets[2]!, 'YES');
     const paid = assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(1000, 4_004_000, 123));
     assert.equal(contestOf(h, contestId).status, 'resolved');
-    assert.equal(paid, 1_001_000_123);
+    assert.equal(paid, 1_001_000_000);
     // The retry went on from batch 4: 16 batches in all, none repeated.
     assert.deepEqual(
       progress.map((p) => p.settledCount),
@@ -580,8 +617,8 @@ describe('a stop before a settlement starts', () => {
 
     h = await reopen(h);
     assert.deepEqual(await h.contests.recover(), { open: 0, finished: 1 });
-    // 200 entries, 50 winners: pot 201_000_123 → 4_020_002 each, 23 micros left for the first 23.
-    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(200, 4_020_002, 23)), 201_000_123);
+    // 200 entries, 50 winners: pot 201_000_123 → 4_020_002 each, 23 micros left unpaid.
+    assert.equal(assertSettledExactlyOnce(h, contestId, users, 'resolve', outcast.expected(200, 4_020_002, 23)), 201_000_100);
   });
 });
 
@@ -605,8 +642,8 @@ describe('recovery at start', () => {
     assert.deepEqual(await recovering, { open: 0, finished: 2 });
     for (const contestId of contestIds) {
       assert.equal(contestOf(h, contestId).status, 'resolved');
-      // 40 entries, 10 winners: pot 41_000_123 → 4_100_012 each, 3 micros left for the first three.
-      assert.equal(contestOf(h, contestId).paidMicros, 41_000_123);
+      // 40 entries, 10 winners: pot 41_000_123 → 4_100_012 each, 3 micros left unpaid.
+      assert.equal(contestOf(h, contestId).paidMicros, 41_000_120);
     }
   });
 });

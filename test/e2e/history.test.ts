@@ -211,9 +211,24 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
       ],
     );
     const survivor = all.find((e) => e.contest_id === contests[1])!;
+    // The list is the contract's own: its money is decimal integer strings (contract section 1).
     assert.deepEqual(
-      { game_type: survivor.game_type, state: survivor.state, stake_micros: survivor.stake_micros, picks: survivor.picks },
-      { game_type: 'survivor', state: 'open', stake_micros: WAGER, picks: [{ ...pick[0], outcome: 'pending' }] },
+      {
+        game_type: survivor.game_type,
+        state: survivor.state,
+        stake_micros: survivor.stake_micros,
+        payout_micros: survivor.payout_micros,
+        net_payout_micros: survivor.net_payout_micros,
+        picks: survivor.picks,
+      },
+      {
+        game_type: 'survivor',
+        state: 'open',
+        stake_micros: String(WAGER),
+        payout_micros: null,
+        net_payout_micros: null,
+        picks: [{ ...pick[0], outcome: 'pending' }],
+      },
     );
     const one = await walk(api, '/v1/user/contest_entries', 'entries', `contest_id=${contests[1]}&limit=1`);
     assert.deepEqual(
@@ -241,6 +256,10 @@ describe('GET /v1/user/contest_entries and idempotent entries', () => {
       [...Array<number>(19).fill(200), 201],
     );
     for (const a of answers) assert.deepEqual(a.body, { contest_id: contest.contest_id, entry_index: 0, reserved_micros: String(WAGER) });
+    assert.equal((await balanceOf(server, user)).reserved, BigInt(WAGER), 'reserved once');
+    // The key's hex digits in upper case are the same UUID, so the same key.
+    const upper = await api.post('/v1/user/contest_bet', { ...body, idempotency_key: body.idempotency_key.toUpperCase() });
+    assert.deepEqual([upper.status, upper.body.entry_index], [200, 0]);
     assert.equal((await balanceOf(server, user)).reserved, BigInt(WAGER), 'reserved once');
 
     const otherPicks = await api.post('/v1/user/contest_bet', { ...body, bets: [up(other.market_id)] });
