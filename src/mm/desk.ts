@@ -29,7 +29,7 @@ export interface RfqSide {
   onQuote(makerId: MakerId, address: string, msg: QuoteMessage, receivedAtMs: number): boolean;
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
   onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
-  onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
+  onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage, receivedAtMs: number): void;
   onRfqsReplayed(makerId: MakerId, requestIds: string[]): void;
   onMakerDisconnected(makerId: MakerId): void;
   withdrawQuotes(makerIds: string[]): Promise<WithdrawnQuote[]>;
@@ -188,7 +188,7 @@ export class MakerDesk implements MakerDispatcher {
   }
 
   onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void {
-    this.#rfq!.onLastLookResponse(makerId, address, msg);
+    this.#rfq!.onLastLookResponse(makerId, address, msg, this.deps.clock.nowMs());
   }
 
   onQuoteCancelAll(makerId: MakerId, address: string): void {

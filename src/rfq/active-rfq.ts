@@ -25,6 +25,8 @@ export interface ActiveRfq {
   timer: Timer | null;
   candidates: Candidate[];
   lastLook: Candidate | null;
+  /** The pending last look's deadline_ms, as its maker was told (0 when none is pending). */
+  lastLookDeadlineMs: number;
   /** When its first last look was offered (last-look.ts bounds the time from then); null before. */
   firstLastLookAtMs: number | null;
   /** Last looks offered per maker address; null until the first (most RFQs fill a firm quote). */
@@ -60,6 +62,7 @@ export function newActiveRfq(record: RfqRecord, timer: Timer | null, isAwaitedBy
     timer,
     candidates: [],
     lastLook: null,
+    lastLookDeadlineMs: 0,
     firstLastLookAtMs: null,
     lastLooksByMaker: null,
     uncoveredCount: 0,

@@ -25,6 +25,15 @@ export function rfqTimes(
   };
 }
 
+/** The quote_deadline_ms an RFQ's makers were told, from its record (as rfqTimes minted it). */
+export function quoteDeadlineOf(
+  record: { kind: CreateRfq['rfqKind']; createdAtMs: number; expiresAtMs: number },
+  windows: Pick<ShardInit, 'quoteWindowMs'>,
+): number {
+  const windowEndMs = record.createdAtMs + windows.quoteWindowMs;
+  return record.kind === 'signed' ? Math.min(windowEndMs, record.expiresAtMs) : windowEndMs;
+}
+
 export function toRfqMessage(
   requestId: string,
   command: Pick<CreateRfq, 'legs' | 'wagerMicros' | 'orderType' | 'isShielded' | 'wallet' | 'tier'>,

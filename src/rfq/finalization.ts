@@ -144,6 +144,7 @@ export class RfqFinalization {
     rfq.phase = 'finalizing';
     rfq.record.status = 'finalizing';
     rfq.lastLook = candidate;
+    rfq.lastLookDeadlineMs = deadlineMs;
     this.deps.toMaker(candidate.quote.makerId, {
       type: 'last_look',
       request_id: rfq.record.requestId,

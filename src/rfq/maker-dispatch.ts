@@ -57,7 +57,8 @@ export class RfqMakerDispatcher {
     if (!routed) this.makers.send(makerId, makerError('QUOTE_NOT_FOUND', msg.request_id, msg.quote_id));
   }
 
-  onLastLookResponse(makerId: string, address: string, msg: LastLookResponseMessage): void {
+  /** `receivedAtMs`: when the socket's frame was read, held against the last look's deadline_ms by the shard. */
+  onLastLookResponse(makerId: string, address: string, msg: LastLookResponseMessage, receivedAtMs: number): void {
     this.metrics.makerLastLookTotal.inc({ maker: address, answer: msg.accept ? 'accepted' : 'rejected' });
     this.pool.toShard(msg.request_id, {
       kind: 'last_look_response',
@@ -65,6 +66,7 @@ export class RfqMakerDispatcher {
       makerId,
       quoteId: msg.quote_id,
       isAccepted: msg.accept,
+      receivedAtMs,
     });
   }
 

@@ -185,7 +185,15 @@ export type MainToShard =
   /** Consecutive declines of one RFQ, packed for the trip to the shard (pack-declines.ts). */
   | { kind: 'declines'; requestId: string; makerIds: string[] }
   | { kind: 'quote_cancel'; requestId: string; makerId: string; quoteId: string }
-  | { kind: 'last_look_response'; requestId: string; makerId: string; quoteId: string; isAccepted: boolean }
+  | {
+      kind: 'last_look_response';
+      requestId: string;
+      makerId: string;
+      quoteId: string;
+      isAccepted: boolean;
+      /** When the main thread read it from the socket: an answer read past the last look's deadline_ms is late. */
+      receivedAtMs: number;
+    }
   | { kind: 'maker_disconnected'; makerId: string }
   /** quote_cancel_all or a tripped protection (issue 22): withdraw every standing quote of these connections. */
   | { kind: 'withdraw_quotes'; callId: number; makerIds: string[] }

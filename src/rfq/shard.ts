@@ -15,7 +15,7 @@ import type { RfqResult } from '../schemas/rfq.js';
 import type { QuoteRejectReason } from '../schemas/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
-import { rfqTimes, toRfqMessage } from './announcement.js';
+import { quoteDeadlineOf, rfqTimes, toRfqMessage } from './announcement.js';
 import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain } from './messages.js';
 import {
   addAudience,
@@ -106,7 +106,7 @@ export class RfqShard {
       case 'quote_cancel':
         return this.onQuoteCancel(message.requestId, message.makerId, message.quoteId);
       case 'last_look_response':
-        return this.onLastLookResponse(message.requestId, message.makerId, message.quoteId, message.isAccepted);
+        return this.onLastLookResponse(message);
       case 'maker_disconnected':
         return this.onMakerDisconnected(message.makerId);
       case 'barrier':
@@ -252,6 +252,9 @@ export class RfqShard {
     const reject = (reason: QuoteRejectReason) =>
       this.toMaker(q.makerId, { type: 'quote_reject', request_id: q.requestId, quote_id: q.quoteId, reason });
     if (rfq === undefined || rfq.phase !== 'quoting') return reject('RFQ_CLOSED');
+    // Quotes are taken until quote_deadline_ms, by when the main thread read them: one read after it is
+    // refused though this thread's timer has not closed the window yet (a busy shard runs it late).
+    if (q.receivedAtMs > quoteDeadlineOf(rfq.record, this.init)) return reject('RFQ_CLOSED');
     if (rfq.audience === null || !rfq.audience.has(q.makerId)) return reject('NOT_IN_AUDIENCE');
     // Contract section 11: a maker never fills its own wallet's RFQ (its address may have been registered as a
     // maker after it logged in as a user). It counts as having answered, so the RFQ can still close early.
@@ -305,14 +308,21 @@ export class RfqShard {
     this.toMaker(makerId, makerError('QUOTE_NOT_FOUND', requestId, quoteId));
   }
 
-  /** An answer out of turn (late, repeated, never asked for) changes nothing and says so (contract section 7). */
-  private onLastLookResponse(requestId: string, makerId: string, quoteId: string, isAccepted: boolean): void {
+  /**
+   * An answer out of turn (late, repeated, never asked for) changes nothing and says so (contract section 7).
+   * Late is by when the main thread read it: one read past its deadline_ms is refused though this thread's
+   * timer has not run yet (a busy shard would otherwise stretch the maker's option); the timer then ends the
+   * last look as a reject.
+   */
+  private onLastLookResponse(message: Extract<MainToShard, { kind: 'last_look_response' }>): void {
+    const { requestId, makerId, quoteId } = message;
     const rfq = this.active.get(requestId);
     const offered = rfq?.lastLook;
-    if (rfq === undefined || offered == null || offered.quote.makerId !== makerId || offered.quote.quoteId !== quoteId) {
+    const isPending = rfq !== undefined && offered != null && offered.quote.makerId === makerId && offered.quote.quoteId === quoteId;
+    if (!isPending || message.receivedAtMs > rfq.lastLookDeadlineMs) {
       return this.toMaker(makerId, makerError('LAST_LOOK_NOT_PENDING', requestId, quoteId));
     }
-    this.finalization.endLastLook(rfq, isAccepted);
+    this.finalization.endLastLook(rfq, message.isAccepted);
   }
 
   /** Contract section 6: a closed socket withdraws its quotes everywhere, and a pending last look is a reject. */

@@ -130,8 +130,12 @@ function announce(h: Harness, makerIds: string[]): { requestId: string; quoteDea
 }
 
 function quote(h: Harness, requestId: string, makerId: string, odds: number, isLastLook = false): void {
-  h.shard.handle({
-    kind: 'quote',
+  h.shard.handle({ ...quoteMessage(requestId, makerId, odds, isLastLook), receivedAtMs: h.clock.nowMs() });
+}
+
+function quoteMessage(requestId: string, makerId: string, odds: number, isLastLook = false) {
+  return {
+    kind: 'quote' as const,
     requestId,
     makerId,
     makerAddress: makerAddressOf(makerId),
@@ -139,8 +143,7 @@ function quote(h: Harness, requestId: string, makerId: string, odds: number, isL
     oddsE4: odds * 10_000,
     maxWagerMicros: String(WAGER),
     isLastLook,
-    receivedAtMs: 0,
-  });
+  };
 }
 
 const terminal = (h: Harness): Terminal | undefined => h.events.find((e): e is Terminal => e.kind === 'terminal');
@@ -192,6 +195,48 @@ describe('shard timing rules on a manual clock', () => {
     await settle();
     assert.equal(terminal(h), undefined, 'still waiting for m1 at 199 ms');
     h.clock.advance(1);
+    await settle();
+    assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.odds], ['completed', 1.9]);
+  });
+
+  it("a quote read after quote_deadline_ms is refused RFQ_CLOSED, though the window's timer has not run yet", async () => {
+    const h = await harness();
+    create(h);
+    await settle();
+    const { requestId, quoteDeadlineMs } = announce(h, ['m1', 'm2']);
+    quote(h, requestId, 'm1', 2);
+    // Read by the main thread 1 ms past the deadline; this thread runs it before its timer (a busy shard).
+    h.shard.handle({ ...quoteMessage(requestId, 'm2', 3), receivedAtMs: quoteDeadlineMs + 1 });
+    await settle();
+    assert.deepEqual(framesTo(h, 'm2'), [{ type: 'quote_reject', request_id: requestId, quote_id: 'q-m2', reason: 'RFQ_CLOSED' }]);
+    h.clock.advance(300);
+    await settle();
+    assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.odds, terminal(h)?.result.quotes_received], ['completed', 2, 1]);
+  });
+
+  it('a last_look_response read after its deadline_ms is LAST_LOOK_NOT_PENDING, and the last look ends as a reject', async () => {
+    const h = await harness();
+    create(h);
+    await settle();
+    const { requestId } = announce(h, ['m1', 'm2']);
+    quote(h, requestId, 'm1', 2, true);
+    quote(h, requestId, 'm2', 1.9);
+    await settle();
+    const lastLook = framesTo(h, 'm1').find((f) => f.type === 'last_look') as { deadline_ms: number } | undefined;
+    assert.ok(lastLook !== undefined);
+    h.shard.handle({
+      kind: 'last_look_response',
+      requestId,
+      makerId: 'm1',
+      quoteId: 'q-m1',
+      isAccepted: true,
+      receivedAtMs: lastLook.deadline_ms + 1,
+    });
+    await settle();
+    assert.equal(terminal(h), undefined, 'the late accept filled nothing');
+    const answer = framesTo(h, 'm1').at(-1) as { type: string; code?: string; request_id?: string };
+    assert.deepEqual([answer.type, answer.code, answer.request_id], ['error', 'LAST_LOOK_NOT_PENDING', requestId]);
+    h.clock.advance(200);
     await settle();
     assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.odds], ['completed', 1.9]);
   });
@@ -272,7 +317,7 @@ function quoteFrom(
     oddsE4: odds * 10_000,
     maxWagerMicros: String(WAGER),
     isLastLook,
-    receivedAtMs: 0,
+    receivedAtMs: h.clock.nowMs(),
   });
 }
 
@@ -377,7 +422,14 @@ describe('facts beside the frames to makers (issue 35): what the desk learns, ty
     h.shard.handle({ kind: 'quote_cancel', requestId, makerId: 'm3', quoteId: 'never' }); // QUOTE_NOT_FOUND
     quoteFrom(h, requestId, 'm2', 'm2', 'firm', 1.9, false); // every maker answered: quoting closes
     await settle();
-    h.shard.handle({ kind: 'last_look_response', requestId, makerId: 'm1', quoteId: 'look', isAccepted: false });
+    h.shard.handle({
+      kind: 'last_look_response',
+      requestId,
+      makerId: 'm1',
+      quoteId: 'look',
+      isAccepted: false,
+      receivedAtMs: h.clock.nowMs(),
+    });
     await settle();
     assert.equal(terminal(h)?.result.status, 'completed');
     // The fields beside the frame: the event less its kind, connection and frame.
