@@ -17,7 +17,6 @@ import { HotFrameReader } from './hot-frames.js';
 import { decodeFrame, isMakerMessage, makerMessageError } from './inbound.js';
 import type { MakerStreams } from './resume.js';
 import type { MakerSender } from './sender.js';
-import { ALWAYS_REPLAY } from './stream.js';
 
 /**
  * The RFQ engine's side. Every method is called synchronously from the uWS callback that caused it (no
@@ -142,7 +141,8 @@ export class MessageDispatch {
       if (body.startsWith(RFQ_BODY_PREFIX)) requestIds.push((JSON.parse('{' + body) as { request_id: string }).request_id);
     }
     if (requestIds.length > 0) this.dispatcher?.onRfqsReplayed(conn.makerId!, requestIds);
-    for (const body of decision.bodies) sender.writer.write(conn, slot.stream.append(body, nowMs, ALWAYS_REPLAY));
+    // Each under the deadline it was held under: an rfq replayed now is not replayed again past its quote deadline.
+    decision.bodies.forEach((body, i) => sender.writer.write(conn, slot.stream.append(body, nowMs, decision.deadlinesMs[i]!)));
     this.deps.log.info({ connId: conn.connId, makerId: conn.makerId, replayed: decision.bodies.length }, 'maker stream resumed');
     sender.send(conn, { type: 'resumed', replayed: decision.bodies.length, next_seq: slot.stream.nextSeq + 1 });
   }

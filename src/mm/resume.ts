@@ -31,7 +31,9 @@ export interface StreamSlot {
 
 export type ResumeFailureReason = 'UNKNOWN_SESSION' | 'SEQ_TOO_OLD' | 'SEQ_AHEAD';
 
-export type ResumeDecision = { ok: true; bodies: string[] } | { ok: false; reason: ResumeFailureReason; oldestSeq: number | null };
+/** `deadlinesMs[i]`: the replay deadline `bodies[i]` was held under (stream.ts heldAfter). */
+export type ResumeDecision =
+  { ok: true; bodies: string[]; deadlinesMs: number[] } | { ok: false; reason: ResumeFailureReason; oldestSeq: number | null };
 
 export class MakerStreams {
   readonly #byMakerId = new Map<MakerId, StreamSlot>();
@@ -115,7 +117,8 @@ export class MakerStreams {
     stream.prune(nowMs);
     if (lastSeq >= stream.nextSeq) return { ok: false, reason: 'SEQ_AHEAD', oldestSeq: stream.oldestHeldSeq };
     if (lastSeq + 1 < stream.oldestHeldSeq) return { ok: false, reason: 'SEQ_TOO_OLD', oldestSeq: stream.oldestHeldSeq };
-    const bodies = stream.heldAfter(lastSeq, nowMs);
+    const deadlinesMs: number[] = [];
+    const bodies = stream.heldAfter(lastSeq, nowMs, deadlinesMs);
     this.#detached.delete(old);
     this.#bySession.delete(sessionKey);
     for (const makerId of old.makerIds) {
@@ -123,7 +126,7 @@ export class MakerStreams {
       into.makerIds.push(makerId);
     }
     while (into.makerIds.length > MAX_ALIASES + 1) this.#byMakerId.delete(into.makerIds.splice(1, 1)[0]!);
-    return { ok: true, bodies };
+    return { ok: true, bodies, deadlinesMs };
   }
 
   #drop(slot: StreamSlot): void {

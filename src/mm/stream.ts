@@ -130,8 +130,10 @@ export class MakerStream {
   /**
    * The bodies held after `lastSeq`, oldest first, less those not worth replaying at `nowMs` (NEVER_REPLAY,
    * and rfqs whose quote deadline has passed). The caller has checked that the stream holds lastSeq + 1.
+   * `deadlinesMs`, when given, gets each returned body's replay deadline, in the same order: a replayed frame
+   * is held again under its own (a later resume must not replay an rfq past its quote deadline).
    */
-  heldAfter(lastSeq: number, nowMs: number): string[] {
+  heldAfter(lastSeq: number, nowMs: number, deadlinesMs?: number[]): string[] {
     const out: string[] = [];
     for (let i = Math.max(0, lastSeq + 1 - this.#oldestSeq); i < this.#count; i++) {
       const slot = (this.#head + i) % this.#capacity;
@@ -139,7 +141,9 @@ export class MakerStream {
       if (deadlineMs === NEVER_REPLAY || (deadlineMs !== ALWAYS_REPLAY && deadlineMs <= nowMs)) continue;
       const arena = this.#isShared[slot] === 1 ? this.shared : this.#own;
       const body = arena.read(this.#chunk[slot]!, this.#offset[slot]!, this.#length[slot]!);
-      if (body !== null) out.push(body); // null: an rfq gone from the shared arena, long past its deadline
+      if (body === null) continue; // an rfq gone from the shared arena, long past its deadline
+      out.push(body);
+      deadlinesMs?.push(deadlineMs);
     }
     return out;
   }

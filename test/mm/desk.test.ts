@@ -110,6 +110,34 @@ describe('maker desk (issue 22)', () => {
     await second.close();
   });
 
+  it('an rfq a resume replayed is not replayed again by a later resume past its quote deadline', async () => {
+    const maker = await registerMaker(server);
+    const first = await connectMaker(server, maker);
+    const lastSeqRead = first.socket.lastSeq;
+    const expiring = await signedRfq(600); // its quote deadline is its expiry: 600 ms
+    await rfqFor(first, expiring);
+    await first.close();
+
+    // Resumed before the deadline: the rfq is replayed, and held again on the new stream.
+    const second = await connectMaker(server, maker);
+    second.send({ type: 'resume', session_token: first.sessionToken, last_seq: lastSeqRead });
+    assert.equal((await second.next('resumed')).replayed, 1);
+    const secondSeqBefore = second.socket.seqs.filter((s) => s !== null)[0]! - 1;
+    await second.close();
+    await new Promise((r) => setTimeout(r, 700));
+
+    // Resumed again past it: the replayed rfq stays behind, as the first stream's would have.
+    const third = await connectMaker(server, maker);
+    third.send({ type: 'resume', session_token: second.sessionToken, last_seq: secondSeqBefore });
+    const resumed = await third.next('resumed');
+    assert.deepEqual(
+      third.socket.received.filter((m) => m.type === 'rfq'),
+      [],
+    );
+    assert.equal(resumed.replayed, 0);
+    await third.close();
+  });
+
   it('resume_failed SEQ_TOO_OLD names the oldest seq still held when the ring has moved past last_seq', async () => {
     const maker = await registerMaker(server);
     const first = await connectMaker(server, maker);
