@@ -39,6 +39,7 @@ export function createOracle(deps: OracleDeps): Oracle {
   const resolver = new OracleResolver(markets, prices, log, { maxStalenessMs: config.oracleMaxStalenessMs });
   const intake = new OracleIntake(prices, resolver, verifyPool, clock, config);
   const sweep = new AutoVoidSweep(markets, clock, log, config.resolutionGraceMs);
+  let isStopping = false;
   return {
     prices,
     intake,
@@ -46,9 +47,17 @@ export function createOracle(deps: OracleDeps): Oracle {
     sweep,
     start: () => {
       resolver.start(markets.openPriceWindows());
-      sweep.start();
+      // Windows whose prices were final before a stop are resolved from them (contract section 12), so the
+      // auto-void sweep starts only once the resolver has worked off what the start queued: run together, a
+      // window past its grace after the downtime was voided first (the resolver's pump waits a turn).
+      void resolver.whenIdle().then(() => {
+        if (!isStopping) sweep.start();
+      });
     },
     // Both stop starting work at once (synchronously), then wait for what runs.
-    stop: () => Promise.all([sweep.stop(), resolver.stop()]).then(() => undefined),
+    stop: () => {
+      isStopping = true;
+      return Promise.all([sweep.stop(), resolver.stop()]).then(() => undefined);
+    },
   };
 }

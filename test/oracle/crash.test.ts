@@ -91,4 +91,16 @@ describe('a SIGKILL between the deciding report and the settlement', () => {
     assert.equal((await getMarket(server, window.market_id)).body.market.outcome, 'YES');
     await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), WON), { timeoutMs: 2_000, what: "the taker's winnings" });
   });
+
+  it('a start after the resolution grace has passed still resolves a window whose prices were final: the auto-void sweep waits for that', async () => {
+    const { taker, window } = await positionOnNextWindow('BTC');
+    const res = await postAdminReports(server, [{ asset: 'BTC', ts_ms: window.window_end_ms, price_e8: 101 }]);
+    assert.equal(res.body.accepted, 1);
+    await server.kill();
+    // Down past the grace: at the start both the resolver and the auto-void sweep find the window due.
+    server = await restartServer(server, { PARLAYD_RESOLUTION_GRACE_MS: '1' });
+    const market = await waitForMarket(server, window.market_id, (m) => m['status'] !== 'OPEN', 2_000);
+    assert.deepEqual([market['status'], market['outcome'], market['resolved_by']], ['RESOLVED', 'YES', 'oracle']);
+    await waitFor(async () => assert.deepEqual(await balanceOf(server, taker), WON), { timeoutMs: 2_000, what: "the taker's winnings" });
+  });
 });
