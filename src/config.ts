@@ -13,6 +13,10 @@ import { DEV_DOMAIN_TAG, DOMAIN_TAG_PATTERN } from './crypto/maker-challenge.js'
 const Ms = (defaultMs: number, minimumMs = 1) => Type.Integer({ minimum: minimumMs, maximum: 2_147_483_647, default: defaultMs });
 const defaultThreads = Math.max(1, availableParallelism() - 1);
 
+/** A bearer token's characters (RFC 6750 b64token) and its most: what http/bearer.ts reads, and the admin token must be. */
+export const BEARER_TOKEN_CHARS = 'A-Za-z0-9._~+/=-';
+export const BEARER_TOKEN_MAX_CHARS = 512;
+
 export const EnvSchema = Type.Object({
   PARLAYD_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   PARLAYD_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -24,7 +28,9 @@ export const EnvSchema = Type.Object({
   // credits and entries get 503 OVERLOADED, and the last 1/8 is kept for ending accepted work. lmdb-js grows
   // the map itself past this size, so it is a limit we keep, not LMDB's. 1 TiB at most: address space.
   PARLAYD_LMDB_MAP_SIZE_MB: Type.Integer({ minimum: 1, maximum: 1_048_576, default: 8192 }),
-  PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  // A token the bearer parser can read back (http/bearer.ts): outside its characters or length, the admin
+  // could never authenticate, so the start refuses it.
+  PARLAYD_ADMIN_TOKEN: Type.Optional(Type.String({ pattern: `^[${BEARER_TOKEN_CHARS}]{16,${BEARER_TOKEN_MAX_CHARS}}$` })),
   PARLAYD_SHARDS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
   // Which engine the RFQ shards run (docs/engine.md): `lmdb`, each shard a synchronous LMDB client; `journal`,
   // each shard an owner of its accounts in memory with a journal for durability and LMDB as its read model.

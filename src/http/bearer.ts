@@ -1,5 +1,6 @@
 // Main thread. Resolves `Authorization: Bearer <token>` into a principal and applies the route's auth mode
 // (contract sections 2 and 3): missing/unknown/expired → 401 UNAUTHENTICATED, wrong kind → 403 FORBIDDEN.
+import { BEARER_TOKEN_CHARS, BEARER_TOKEN_MAX_CHARS } from '../config.js';
 import { ApiError, errors } from '../errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { AuthMode } from './route.js';
@@ -10,7 +11,7 @@ export interface TokenResolver {
 }
 
 // RFC 9110 section 11.1: the scheme name is case-insensitive ("bearer x" is the same credential).
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
+const BEARER = new RegExp(`^Bearer ([${BEARER_TOKEN_CHARS}]{1,${BEARER_TOKEN_MAX_CHARS}})$`, 'i');
 
 export function parseBearer(header: string): string | null {
   if (header === '') return null;
