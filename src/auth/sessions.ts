@@ -100,6 +100,9 @@ export class Sessions implements TokenResolver {
 
   /** Durable before it resolves: the caller hands the token to a client right after. */
   async issueUser(userId: string, wallet: string, ttlMs: number): Promise<IssuedSession> {
+    // Anyone can log in (a new wallet each time): past the room new work may use, no new user session is
+    // written, so logins cannot eat the reserve kept for ending accepted work (503 OVERLOADED).
+    this.store.assertRoom();
     return this.issue((createdAtMs, expiresAtMs) => ({ kind: 'user', userId, wallet, createdAtMs, expiresAtMs }), ttlMs);
   }
 

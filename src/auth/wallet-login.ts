@@ -125,6 +125,9 @@ export class WalletLogin {
     // taken the caller's last place meanwhile.
     const callerRetryAfterS = caller === null ? 0 : this.#spenders.retryAfterS(caller, this.clock.nowMs());
     if (callerRetryAfterS > 0) throw rateLimited(callerRetryAfterS);
+    // A login is new work that writes (the nonce, a session, maybe a user): with the store past the room new
+    // work may use it is 503 before the nonce is spent, so the retry once there is room finds it unused.
+    this.store.assertRoom();
     const fields = parseSiweMessage(message);
     if (fields === null) {
       throw errors.siweMessageNotOurs();

@@ -48,6 +48,8 @@ export class Users {
   ensure(wallet: string): Promise<UserRecord> {
     const existing = this.findByWallet(wallet);
     if (existing !== undefined) return Promise.resolve(existing);
+    // A user is kept for ever, and any new wallet makes one: new work, refused past the store's room.
+    this.store.assertRoom();
     return this.store.transact(() => this.ensureInTxn(wallet));
   }
 }

@@ -95,6 +95,15 @@ describe('a full store (issue 21)', () => {
     });
     assert.equal(strangerCredit.status, 503);
     assert.equal((await client(server.baseUrl).get('/healthz')).status, 200);
+    // A login is new work too (a used nonce, a session, a user for a new wallet), and anyone can make one with
+    // a fresh wallet: refused before its nonce is spent, so the same signed message logs in once there is room.
+    const newcomer = Wallet.createRandom();
+    const challenge = await client(server.baseUrl).post('/v1/auth/wallet/challenge', { address: newcomer.address });
+    assert.equal(challenge.status, 200, 'a challenge writes nothing');
+    const signedLogin = { message: challenge.body.message, signature: await newcomer.signMessage(challenge.body.message) };
+    const refusedLogin = await client(server.baseUrl).post('/v1/auth/wallet', signedLogin);
+    assert.deepEqual([refusedLogin.status, refusedLogin.body.code], [503, 'OVERLOADED']);
+    assert.ok(refusedLogin.headers.get('retry-after') !== null);
 
     // A replayed credit writes nothing: it still answers 200, and credits once.
     const firstKey = acked.get(taker)![0]!;
@@ -132,6 +141,8 @@ describe('a full store (issue 21)', () => {
     assert.equal(liveRfq.status, 201, JSON.stringify(liveRfq.body));
     const liveEntry = await enter(server, taker, contest.contest_id as string, [up(entryMarket)]);
     assert.equal(liveEntry.status, 201, JSON.stringify(liveEntry.body));
+    const liveLogin = await client(server.baseUrl).post('/v1/auth/wallet', signedLogin);
+    assert.deepEqual([liveLogin.status, liveLogin.body.wallet], [200, newcomer.address.toLowerCase()], JSON.stringify(liveLogin.body));
     assert.equal(server.process.exitCode, null);
     assert.equal(await server.stop(), 0);
     await assertLedgerAgrees(server.dataDir);
