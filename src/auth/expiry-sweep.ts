@@ -127,11 +127,11 @@ export class ExpirySweep {
       // A store closed under the sweep (service stopping) ends it.
       if (this.#isStopped || !isStoreOpen(this.store)) return;
       // Any other failure wrote nothing of the batch, and expired records can wait: every read refuses an
-      // expired session or nonce, so none is usable meanwhile. A full store may have room by the next pass;
-      // a commit that failed otherwise, or a record that breaks the sweep's rule, is reported (not full:
-      // every thread already refuses new work then) and tried again from the first key. Stopping instead
-      // would leave the records to pile up unseen, and a crash would repeat at every start, whose first
-      // batch runs at once.
+      // expired session or nonce, so none is usable meanwhile. The next pass tries again from the first key:
+      // a full store may have room by then (its refusals of new work say so already, so it is not reported
+      // here); a commit that failed otherwise, or a record that breaks the sweep's rule, is reported. Stopping
+      // instead would leave the records to pile up unseen, and a crash would repeat at every start, whose
+      // first batch runs at once.
       if (!(err instanceof StorageFullError)) this.#onFailure(err, this.dbName);
       this.#cursorKey = undefined;
       return this.#schedule(this.#passIntervalMs);

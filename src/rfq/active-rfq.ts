@@ -25,7 +25,7 @@ export interface ActiveRfq {
   timer: Timer | null;
   candidates: Candidate[];
   lastLook: Candidate | null;
-  /** The pending last look's deadline_ms, as its maker was told (0 when none is pending). */
+  /** The deadline_ms of the last look offered last, as its maker was told (0 before any); read only while it is pending. */
   lastLookDeadlineMs: number;
   /** When its first last look was offered (last-look.ts bounds the time from then); null before. */
   firstLastLookAtMs: number | null;
