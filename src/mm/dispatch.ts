@@ -7,7 +7,7 @@
 // bytes (hot-frames.ts) or a decode and a compiled schema check, and one call; nothing else is allocated here.
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Sessions } from '../auth/sessions.js';
+import { hashToken } from '../auth/sessions.js';
 import type { DeclineMessage, LastLookResponseMessage, MakerToServerMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
 import type { ResumeMessage } from '../schemas/mm-stream.js';
 import type { MakerAuthenticator } from './authenticator.js';
@@ -44,7 +44,6 @@ export interface MakerDispatcher {
 export interface MessageDispatchDeps {
   clock: Clock;
   log: Logger;
-  sessions: Pick<Sessions, 'resolve'>;
   streams: Pick<MakerStreams, 'attachedConnOf' | 'resume'>;
   sender: MakerSender;
   authenticator: Pick<MakerAuthenticator, 'onMessage'>;
@@ -118,23 +117,22 @@ export class MessageDispatch {
   }
 
   /**
-   * `resume` (docs/maker-protocol.md section 3.5): the named session must be a live one of this connection's
-   * address. A stream still attached to a socket the maker gave up (half-open, not yet noticed here) is
-   * closed first, which withdraws its quotes as any disconnect does, then resumed.
+   * `resume` (docs/maker-protocol.md section 3.5): the named session must be one this connection's address
+   * held, and its stream still kept. Only the token's key names the stream: this connection has authenticated
+   * its address with a signature of its own, so the old session need not be live, and a renewal (AUTH_EXPIRED:
+   * the old session has just expired) resumes like any drop. A stream still attached to a socket the maker
+   * gave up (half-open, not yet noticed here) is closed first, which withdraws its quotes as any disconnect
+   * does, then resumed; another address's socket is never closed.
    */
   #resume(conn: Connection, msg: ResumeMessage): void {
     const { sender, streams } = this.deps;
     const slot = conn.stream!;
-    const principal = this.deps.sessions.resolve(msg.session_token);
+    const sessionKey = hashToken(msg.session_token);
     const nowMs = this.deps.clock.nowMs();
-    let decision;
-    if (principal?.kind !== 'maker' || principal.address !== conn.address) {
-      decision = { ok: false as const, reason: 'UNKNOWN_SESSION' as const, oldestSeq: null };
-    } else {
-      const stale = streams.attachedConnOf(principal.sessionKey);
-      if (stale !== null && stale !== conn) sender.close(stale, 'RESUMED_ELSEWHERE');
-      decision = streams.resume(slot, principal.sessionKey, msg.last_seq, nowMs);
-    }
+    const stale = streams.attachedConnOf(sessionKey);
+    if (stale !== null && stale !== conn && stale.address === conn.address) sender.close(stale, 'RESUMED_ELSEWHERE');
+    // The address check of a detached stream is the resume's own (resume.ts): another's is UNKNOWN_SESSION.
+    const decision = streams.resume(slot, sessionKey, msg.last_seq, nowMs);
     if (!decision.ok) return void sender.send(conn, { type: 'resume_failed', reason: decision.reason, oldest_seq: decision.oldestSeq });
     const requestIds: string[] = [];
     for (const body of decision.bodies) {

@@ -161,7 +161,6 @@ export class MakerGateway {
     this.#dispatch = new MessageDispatch({
       clock,
       log,
-      sessions: deps.sessions,
       streams: this.#streams,
       sender,
       authenticator: this.#auth,

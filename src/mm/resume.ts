@@ -100,8 +100,8 @@ export class MakerStreams {
   }
 
   /**
-   * A `resume` on `into`'s connection naming `sessionKey` (already checked: a live session of the same
-   * address) and `lastSeq`. On success the old stream's frames worth replaying are returned, oldest first, and
+   * A `resume` on `into`'s connection naming `sessionKey` (the hash of the token it sent; the stream must be
+   * of `into`'s address, else UNKNOWN_SESSION) and `lastSeq`. On success the old stream's frames worth replaying are returned, oldest first, and
    * the old stream is retired into `into`. A stream still attached must have been closed by the caller first.
    */
   resume(into: StreamSlot, sessionKey: string, lastSeq: number, nowMs: number): ResumeDecision {

@@ -47,7 +47,13 @@ export class MakerClient {
   #isAuthenticated = false;
   #isClosedByUser = false;
   #stopReason: AuthFailureReason | null = null;
+  /** Failed attempts since the link last held: reset by the first heartbeat of an authenticated socket. */
   #attempt = 0;
+  /**
+   * Between a resume sent and its answer: what arrives then is the lost socket's frames replayed. Its last
+   * look among them is dead (the drop counted it as a reject), so it is not passed on.
+   */
+  #isReplaying = false;
   #reconnectImmediately = false;
   #reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   #silenceTimer: ReturnType<typeof setTimeout> | null = null;
@@ -216,8 +222,8 @@ export class MakerClient {
             this.#options.resume !== false,
           );
           if (resume !== null) this.#sendOn(socket, resume);
+          this.#isReplaying = resume !== null;
           this.#isAuthenticated = true;
-          this.#attempt = 0;
           this.#session = { address: this.#signer.address, sessionToken: message.session_token, expiresAtMs: message.expires_at_ms };
           events.emit('authenticated', this.#session);
           this.#firstAuth?.resolve();
@@ -227,11 +233,18 @@ export class MakerClient {
         }
         return;
       case 'heartbeat':
+        // The link has held past its authentication: the backoff starts over. Reset at auth instead, a server
+        // that closes each socket right after it (RATE_LIMITED, SLOW_CONSUMER) was reconnected to for ever at
+        // the first delay.
+        this.#attempt = 0;
         return this.#sendOn(socket, { type: 'pong', ts: message.ts });
       case 'AUTH_EXPIRED':
         this.#reconnectImmediately = true;
         return events.emit('session_expired', message);
       case 'last_look':
+        // Replayed by a resume: offered to the lost socket, and ended as a reject when it dropped. Confirming
+        // it (or a handler hedging for it) would be for a fill that cannot happen; its rfq_result follows.
+        if (this.#isReplaying) return;
         events.emit('last_look', message);
         return this.#answerLastLook(socket, message);
       case 'rfq':
@@ -245,8 +258,10 @@ export class MakerClient {
       case 'error':
         return events.emit('server_error', message);
       case 'resumed':
+        this.#isReplaying = false;
         return events.emit('resumed', message);
       case 'resume_failed':
+        this.#isReplaying = false;
         return events.emit('resume_failed', message);
       case 'quote_cancelled':
         return events.emit('quote_cancelled', message);
@@ -282,6 +297,7 @@ export class MakerClient {
     if (this.#socket !== socket) return;
     this.#socket = null;
     this.#isAuthenticated = false;
+    this.#isReplaying = false;
     this.#clearTimers();
     const stop = this.#isClosedByUser || this.#reconnect === null || this.#stopReason !== null;
     const delayMs = stop ? null : this.#reconnectImmediately ? 0 : backoffDelayMs(this.#attempt++, this.#reconnect!);

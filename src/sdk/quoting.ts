@@ -29,6 +29,10 @@ export class QuoteIds {
 /** The quote message for `requestId`; throws RangeError for odds or a max wager the server would refuse. */
 export function quoteMessage(requestId: string, options: QuoteOptions, ids: QuoteIds): QuoteMessage {
   if (!isQuoteOdds(options.odds)) throw clientErrors.badOdds(options.odds);
+  // A number past 2^53 is no longer the integer it was written as: its text would be a rounded wager.
+  if (typeof options.maxWagerMicros === 'number' && !Number.isSafeInteger(options.maxWagerMicros)) {
+    throw clientErrors.badMaxWager(String(options.maxWagerMicros));
+  }
   const maxWagerMicros = String(options.maxWagerMicros);
   if (!POSITIVE_MICROS_RE.test(maxWagerMicros)) throw clientErrors.badMaxWager(maxWagerMicros);
   return {

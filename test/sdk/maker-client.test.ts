@@ -178,6 +178,10 @@ describe('maker SDK session renewal', () => {
       await registerMaker(server, new Wallet(key));
       const mm = new MakerClient({ url: server.wsUrl, privateKey: key, WebSocket: WS, reconnect: { initialDelayMs: 5_000 } });
       const events = record(mm);
+      const resumeAnswer = new Promise<string>((resolve) => {
+        mm.on('resumed', () => resolve('resumed'));
+        mm.on('resume_failed', (failed) => resolve(`resume_failed ${failed.reason}`));
+      });
       await mm.connect();
       const first = mm.session!;
       await waitFor(() => events.filter((e) => e.name === 'authenticated').length === 2, {
@@ -191,6 +195,9 @@ describe('maker SDK session renewal', () => {
       );
       // Immediately, not after the 5 s backoff: AUTH_EXPIRED is a renewal, not a failure.
       assert.deepEqual(events[2]!.payload, { code: 1008, reason: 'AUTH_EXPIRED', willReconnect: true, reconnectInMs: 0 });
+      // And its stream is resumed under the expired session's token: the new socket authenticated the address,
+      // so frames sent to the old socket after it closed (a fill's rfq_result) still reach the maker.
+      assert.equal(await resumeAnswer, 'resumed');
       assert.notEqual(mm.session!.sessionToken, first.sessionToken);
       assert.ok(mm.session!.expiresAtMs > first.expiresAtMs);
       assert.equal((await client(server.baseUrl, first.sessionToken).get('/v1/mm/session')).status, 401);
@@ -239,6 +246,45 @@ async function startRelay(targetPort: number) {
 }
 
 describe('maker SDK reconnect after a drop', () => {
+  it('a server that closes each socket right after its auth (RATE_LIMITED) is retried with growing backoff, not at the first delay for ever', async () => {
+    // Two frames a second, a burst of two: the third frame closes the socket.
+    const server = await startServer({ env: { PARLAYD_MM_FRAMES_PER_S: '2', PARLAYD_MM_FRAME_BURST: '2' } });
+    try {
+      const key = Wallet.createRandom().privateKey;
+      await registerMaker(server, new Wallet(key));
+      const mm = new MakerClient({
+        url: server.wsUrl,
+        privateKey: key,
+        WebSocket: WS,
+        resume: false,
+        reconnect: { initialDelayMs: 20, factor: 2, maxDelayMs: 1_000, jitter: 0 },
+      });
+      const events = record(mm);
+      mm.on('authenticated', () => {
+        for (let i = 0; i < 5; i++) mm.decline(randomUUID());
+      });
+      await mm.connect();
+      await waitFor(() => events.filter((e) => e.name === 'disconnected').length >= 4, {
+        timeoutMs: 10_000,
+        intervalMs: 5,
+        what: 'four closes after auth',
+      });
+      mm.close();
+      const drops = events.filter((e) => e.name === 'disconnected').map((e) => e.payload as MakerClientEvents['disconnected']);
+      assert.deepEqual(
+        drops.slice(0, 4).map((d) => [d.reason, d.reconnectInMs]),
+        [
+          ['RATE_LIMITED', 20],
+          ['RATE_LIMITED', 40],
+          ['RATE_LIMITED', 80],
+          ['RATE_LIMITED', 160],
+        ],
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('retries with growing backoff while the link is down and authenticates again once it is back', async () => {
     const server = await startServer();
     const relay = await startRelay(server.port);
@@ -449,6 +495,8 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
     const { mm } = await connected();
     assert.throws(() => mm.quote(randomUUID(), { odds: 1.23456, maxWagerMicros: 1 }), RangeError);
     assert.throws(() => mm.quote(randomUUID(), { odds: 1.5, maxWagerMicros: 0 }), RangeError);
+    // A number past 2^53 is no longer the size it was written as (2 ** 63 prints as 9223372036854776000).
+    assert.throws(() => mm.quote(randomUUID(), { odds: 1.5, maxWagerMicros: 2 ** 63 }), RangeError);
     mm.close();
     const fresh = new MakerClient({ url: gw.wsUrl, privateKey: Wallet.createRandom().privateKey, WebSocket: WS });
     assert.throws(
