@@ -74,6 +74,11 @@ export interface OwnerRecovery {
 
 /** Accounts a snapshot encodes per turn of the owner: a few milliseconds (~2.3 µs an account here). */
 const SNAPSHOT_SLICE_ACCOUNTS = 2_000;
+/**
+ * Interrupted RFQs released per journal record at start: a 3-leg RFQ's release with its records is ~730
+ * bytes, so 256 make ~190 KB, well under a record's 1 MiB (wal/record.ts).
+ */
+const INTERRUPTED_RFQS_PER_RECORD = 256;
 
 const seqName = (prefix: string, seq: number) => `${prefix}-${String(seq).padStart(16, '0')}`;
 const seqOf = (name: string, prefix: string) =>
@@ -182,7 +187,11 @@ export class OwnerHost {
     const { interruptedFacts } = options;
     const factsOf =
       interruptedFacts === undefined ? undefined : (ref: string) => interruptedFacts(ref, (db, key) => host.readModel(db, key));
-    host.#take(host.owner.recoverInterrupted(options.nowMs(), factsOf));
+    for (;;) {
+      const released = host.owner.recoverInterrupted(options.nowMs(), factsOf, INTERRUPTED_RFQS_PER_RECORD);
+      if (released.effects.length === 0) break;
+      host.#take(released);
+    }
     return host;
   }
 

@@ -115,8 +115,14 @@ export class MoneyOwner {
    * active one is failed by recoverInterrupted). One counter, not one per RFQ: nothing is kept per RFQ.
    */
   #lockAttempts = 0;
-  /** Per peer: when a command last went to it (memory only: after a restart everything unacknowledged goes). */
-  readonly #lastSentAtMs = new Map<number, number>();
+  /**
+   * Per peer with commands unacknowledged: since when its acknowledgements have not moved (the first send to
+   * an empty outbox, an ack that left some, a resend). A resend is due resendMs after it. New sends do not move
+   * it: a receiver drops every command past a gap, so while one is lost each later one is too, and a resend
+   * held off by every new send never came while the owner kept sending. Memory only: after a restart
+   * everything unacknowledged goes at the first tick.
+   */
+  readonly #waitingSinceMs = new Map<number, number>();
   #step: Step = { effects: [], outputs: [] };
 
   constructor(
@@ -157,8 +163,11 @@ export class MoneyOwner {
         this.#receive(from, message.seq, message.command, nowMs);
         break;
       case 'ack':
-        if ((this.book.outboxes.get(from)?.entries[0]?.seq ?? Infinity) <= message.seq)
+        if ((this.book.outboxes.get(from)?.entries[0]?.seq ?? Infinity) <= message.seq) {
           this.#emit({ t: 'acked', to: from, seq: message.seq });
+          if (this.book.outboxes.get(from)?.entries.length === 0) this.#waitingSinceMs.delete(from);
+          else this.#waitingSinceMs.set(from, nowMs);
+        }
         break;
       case 'fate':
         this.#output({
@@ -181,8 +190,8 @@ export class MoneyOwner {
   /** Periodic: resends unacknowledged commands, asks about old pending locks, times out unanswered locks. */
   tick(nowMs: number): Step {
     for (const [peer, outbox] of this.book.outboxes) {
-      if (outbox.entries.length === 0 || nowMs - (this.#lastSentAtMs.get(peer) ?? -Infinity) < this.limits.resendMs) continue;
-      this.#lastSentAtMs.set(peer, nowMs);
+      if (outbox.entries.length === 0 || nowMs - (this.#waitingSinceMs.get(peer) ?? -Infinity) < this.limits.resendMs) continue;
+      this.#waitingSinceMs.set(peer, nowMs);
       for (const entry of outbox.entries.slice(0, this.limits.resendPerTick)) {
         this.#output({ to: 'peer', owner: peer, message: { m: 'command', seq: entry.seq, command: entry.command } });
       }
@@ -205,14 +214,20 @@ export class MoneyOwner {
   /**
    * After recovery, before any input: the RFQs that were active did not survive the restart, so their
    * reservations go back (contract section 6); their fills in flight are forgotten, and the locks granted
-   * for them are voided when their owners ask.
+   * for them are voided when their owners ask. At most `maxRfqs` per step, each step one journal record: a
+   * record is bounded (wal/record.ts, 1 MiB), and thousands of RFQs' releases with their records in one
+   * would stop every start. Called until its step is empty; a crash between steps leaves the rest held,
+   * released at the next start.
    */
-  recoverInterrupted(nowMs: number, factsOf: (ref: string) => readonly BlindWrite[] = () => []): Step {
+  recoverInterrupted(nowMs: number, factsOf: (ref: string) => readonly BlindWrite[] = () => [], maxRfqs = Infinity): Step {
+    let released = 0;
     for (const [ref, hold] of [...this.book.holds]) {
+      if (released === maxRfqs) break;
       if (!ref.startsWith('rfq:') || hold.bucket !== 'reserved') continue;
       this.#release(ref, hold, nowMs);
       // The RFQ's own records say how it ended (failed SERVICE_RESTARTED), in the release's record.
       this.#facts(factsOf(ref));
+      released++;
     }
     return this.#take();
   }
@@ -542,7 +557,7 @@ export class MoneyOwner {
 
   #send(peer: number, command: ChannelCommand, nowMs: number): void {
     const seq = this.book.outbox(peer).nextSeq;
-    this.#lastSentAtMs.set(peer, nowMs);
+    if (!this.#waitingSinceMs.has(peer)) this.#waitingSinceMs.set(peer, nowMs);
     this.#emit({ t: 'send', to: peer, seq, command });
     this.#output({ to: 'peer', owner: peer, message: { m: 'command', seq, command } });
   }

@@ -356,3 +356,37 @@ test('while the journal is stuck a tick makes nothing (its resends would pile up
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a start with thousands of interrupted RFQs releases them in bounded records: it opens, and every reservation goes back', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-interrupted-'));
+  const RFQS = 1_500;
+  const options = {
+    dir,
+    self: 0,
+    ownerOf: () => 0,
+    limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
+    snapshotEveryRecords: 1e9,
+    maxPendingBytes: 8 << 20,
+    nowMs: () => 1_000,
+    release: () => {},
+    onFailure: (error: Error) => assert.fail(error),
+  };
+  try {
+    let host = OwnerHost.open(options);
+    credited(host, 1, BigInt(RFQS));
+    for (let i = 0; i < RFQS; i++) host.call(10 + i, { op: 'reserve', userId: 'u1', amountMicros: 1n, ref: `rfq:${i}` });
+    await host.close();
+    // Each interrupted RFQ's end carries its records (about 730 bytes for a 3-leg RFQ): all of them in one
+    // record would be over a record's 1 MiB, and the start would fail every time.
+    const facts = (ref: string): BlindWrite[] => [{ db: 'meta', key: `ended:${ref}`, value: 'x'.repeat(700) as never }];
+    host = OwnerHost.open({ ...options, interruptedFacts: facts });
+    assert.equal(host.owner.book.available(userAccount('u1')), BigInt(RFQS), 'every reservation released');
+    assert.equal([...host.owner.book.holds.keys()].filter((ref) => ref.startsWith('rfq:')).length, 0);
+    await host.close();
+    host = OwnerHost.open(options);
+    assert.equal(host.owner.book.available(userAccount('u1')), BigInt(RFQS), 'and durably so');
+    await host.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

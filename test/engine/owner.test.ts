@@ -169,12 +169,34 @@ test('a channel applies each command once, in order: a repeat is acknowledged ag
   assert.deepEqual(onlyPeer(w.peer(1, 0, second)).message, { m: 'ack', seq: 2 });
   assert.deepEqual(onlyPeer(w.peer(1, 0, second)).message, { m: 'ack', seq: 2 }, 'a repeat');
   assert.equal(w.book(1).available(makerAccount(MAKER)), 5_010n);
-  // The sender resends what is unacknowledged once `resendMs` passed since it last sent.
+  // The sender resends what is unacknowledged once `resendMs` passed since its acknowledgements last moved.
   w.peer(0, 1, { m: 'ack', seq: 2 });
   const resent = onlyPeer(w.tick(0, T0 + LIMITS.resendMs)).message;
   assert.deepEqual(resent, third);
   w.peer(1, 0, resent);
   assert.equal(w.book(1).available(makerAccount(MAKER)), 5_030n);
+});
+
+test('a lost command is resent while the sender keeps sending: new sends, each dropped past the gap, do not hold the resend off', () => {
+  const w = funded();
+  // Lost on its way (the receiver restarted before it was durable): everything after it waits past the gap.
+  w.call(0, { op: 'credit', account: makerAccount(MAKER), amountMicros: 1n, key: 'lost' });
+  let nowMs = T0;
+  for (let i = 0; i < 20; i++) {
+    nowMs += LIMITS.resendMs / 2; // a send every half resend interval, and a tick with each
+    const outputs = [
+      ...w.call(0, { op: 'credit', account: makerAccount(MAKER), amountMicros: 1n, key: `k${i}` }, 1, nowMs),
+      ...w.tick(0, nowMs),
+    ];
+    for (const output of outputs) {
+      if (output.to !== 'peer') continue;
+      for (const reply of w.peer(1, 0, output.message, nowMs)) if (reply.to === 'peer') w.peer(0, 1, reply.message, nowMs);
+    }
+  }
+  // 21 credits of 1 reached the maker's owner, in order, and the sender's outbox is empty: all acknowledged.
+  assert.equal(w.book(1).available(makerAccount(MAKER)), 5_021n);
+  assert.equal(w.book(0).outbox(1).entries.length, 0);
+  assert.deepEqual(w.check().differences, []);
 });
 
 test('credits: decided by the key’s owner; a replay moves nothing, other content is a conflict', () => {
