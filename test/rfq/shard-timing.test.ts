@@ -146,6 +146,20 @@ function quoteMessage(requestId: string, makerId: string, odds: number, isLastLo
   };
 }
 
+/** m1 quotes 2 with a last look, m2 a firm 1.9: every maker answered, so m1 is asked at once. */
+async function lastLookOfferedToM1(): Promise<{ h: Harness; requestId: string; lastLook: { deadline_ms: number } }> {
+  const h = await harness();
+  create(h);
+  await settle();
+  const { requestId } = announce(h, ['m1', 'm2']);
+  quote(h, requestId, 'm1', 2, true);
+  quote(h, requestId, 'm2', 1.9);
+  await settle();
+  const lastLook = framesTo(h, 'm1').find((f) => f.type === 'last_look') as { deadline_ms: number } | undefined;
+  assert.ok(lastLook !== undefined, 'm1 was asked its last look');
+  return { h, requestId, lastLook };
+}
+
 const terminal = (h: Harness): Terminal | undefined => h.events.find((e): e is Terminal => e.kind === 'terminal');
 const framesTo = (h: Harness, makerId: string) =>
   h.events
@@ -182,15 +196,8 @@ describe('shard timing rules on a manual clock', () => {
   });
 
   it('a last look unanswered for last_look_ms moves to the next quote, at exactly that time', async () => {
-    const h = await harness();
-    create(h);
-    await settle();
-    const { requestId } = announce(h, ['m1', 'm2']);
-    quote(h, requestId, 'm1', 2, true);
-    quote(h, requestId, 'm2', 1.9);
-    await settle();
-    const lastLook = framesTo(h, 'm1').find((f) => f.type === 'last_look') as { deadline_ms: number } | undefined;
-    assert.equal(lastLook?.deadline_ms, START_MS + 200, 'asked at once (every maker answered), deadline 200 ms on');
+    const { h, lastLook } = await lastLookOfferedToM1();
+    assert.equal(lastLook.deadline_ms, START_MS + 200, 'asked at once (every maker answered), deadline 200 ms on');
     h.clock.advance(199);
     await settle();
     assert.equal(terminal(h), undefined, 'still waiting for m1 at 199 ms');
@@ -215,15 +222,7 @@ describe('shard timing rules on a manual clock', () => {
   });
 
   it('a last_look_response read after its deadline_ms is LAST_LOOK_NOT_PENDING, and the last look ends as a reject', async () => {
-    const h = await harness();
-    create(h);
-    await settle();
-    const { requestId } = announce(h, ['m1', 'm2']);
-    quote(h, requestId, 'm1', 2, true);
-    quote(h, requestId, 'm2', 1.9);
-    await settle();
-    const lastLook = framesTo(h, 'm1').find((f) => f.type === 'last_look') as { deadline_ms: number } | undefined;
-    assert.ok(lastLook !== undefined);
+    const { h, requestId, lastLook } = await lastLookOfferedToM1();
     h.shard.handle({
       kind: 'last_look_response',
       requestId,

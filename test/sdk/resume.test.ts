@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import WebSocket from 'ws';
-import { MakerClient, type RfqMessage, type SocketConstructor } from '../../src/sdk/index.js';
+import { MakerClient, type MakerClientOptions, type RfqMessage, type SocketConstructor } from '../../src/sdk/index.js';
 import { RecordingDispatcher, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
 import { startFreezableRelay } from '../helpers/freezable-relay.js';
 import { waitFor } from '../helpers/wait.js';
@@ -34,20 +34,27 @@ describe('maker SDK resume', () => {
     await gw.close();
   });
 
+  /** A registered maker's client through a relay the test can freeze; it notices a silent link within 1 s. */
+  async function clientThroughRelay(options: Partial<MakerClientOptions> = {}) {
+    const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
+    const key = Wallet.createRandom().privateKey;
+    const maker = await gw.register(new Wallet(key));
+    const mm = new MakerClient({
+      url: relay.url,
+      privateKey: key,
+      WebSocket: WebSocket as unknown as SocketConstructor,
+      serverSilenceMs: 1_000,
+      reconnect: { initialDelayMs: 20, jitter: 0 },
+      ...options,
+    });
+    return { relay, maker, mm };
+  }
+
   it(
     'a link cut mid-burst: after the reconnect the resume replays what was lost, and the user sees each rfq once, in order',
     { timeout: 30_000 },
     async () => {
-      const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
-      const key = Wallet.createRandom().privateKey;
-      await gw.register(new Wallet(key));
-      const mm = new MakerClient({
-        url: relay.url,
-        privateKey: key,
-        WebSocket: WebSocket as unknown as SocketConstructor,
-        serverSilenceMs: 1_000,
-        reconnect: { initialDelayMs: 20, jitter: 0 },
-      });
+      const { relay, mm } = await clientThroughRelay();
       const seen: string[] = [];
       mm.on('rfq', (rfq) => seen.push(rfq.request_id));
       const resumed = mm.once('resumed');
@@ -78,16 +85,8 @@ describe('maker SDK resume', () => {
   );
 
   it('a last look replayed by the resume is not passed on nor answered: the drop ended it as a reject', { timeout: 30_000 }, async () => {
-    const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
-    const key = Wallet.createRandom().privateKey;
-    const maker = await gw.register(new Wallet(key));
     let asked = 0;
-    const mm = new MakerClient({
-      url: relay.url,
-      privateKey: key,
-      WebSocket: WebSocket as unknown as SocketConstructor,
-      serverSilenceMs: 1_000,
-      reconnect: { initialDelayMs: 20, jitter: 0 },
+    const { relay, maker, mm } = await clientThroughRelay({
       onLastLook: () => {
         asked++;
         return true;
@@ -129,17 +128,7 @@ describe('maker SDK resume', () => {
   });
 
   it('resume: false leaves the lost frames unreplayed', { timeout: 30_000 }, async () => {
-    const relay = await startFreezableRelay(Number(new URL(gw.wsUrl).port));
-    const key = Wallet.createRandom().privateKey;
-    await gw.register(new Wallet(key));
-    const mm = new MakerClient({
-      url: relay.url,
-      privateKey: key,
-      WebSocket: WebSocket as unknown as SocketConstructor,
-      serverSilenceMs: 1_000,
-      reconnect: { initialDelayMs: 20, jitter: 0 },
-      resume: false,
-    });
+    const { relay, mm } = await clientThroughRelay({ resume: false });
     const seen: string[] = [];
     mm.on('rfq', (rfq) => seen.push(rfq.request_id));
     let authentications = 0;
