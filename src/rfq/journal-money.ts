@@ -6,7 +6,7 @@
 //
 // Every answer leaves only once LMDB (the read model) holds what the op decided: the main thread's reads that
 // follow (the contest lane's next task, a balance after a credit, a withdrawal's record) see it.
-import assert from 'node:assert/strict';
+import assert, { AssertionError } from 'node:assert/strict';
 import { ApiError, overloaded } from '../errors.js';
 import { creditRef, transferId, userAccount } from '../ledger/accounts.js';
 import type { OwnerRuntime } from '../engine/owner-runtime.js';
@@ -20,14 +20,22 @@ import { legOutcome, positionOutcome, positionPayout } from './positions.js';
 import { rfqRef } from './records.js';
 import { settledPositionWrites } from './rfq-records.js';
 
-/** A prize refused POOL_SHORT (collected stakes still on their way to the pool's shard) is asked again this much later. */
-const POOL_SHORT_RETRY_MS = 10;
-const POOL_SHORT_TRIES = 500;
+/**
+ * A prize refused POOL_SHORT (collected stakes still on their way to the pool's shard) is asked again `delayMs`
+ * later, up to `tries` times; then the batch fails OVERLOADED and the contest's settlement is continued later.
+ */
+export interface PoolShortRetry {
+  delayMs: number;
+  tries: number;
+}
+
+export const POOL_SHORT_RETRY: PoolShortRetry = { delayMs: 10, tries: 500 };
 
 export class JournalMoney {
   constructor(
     private readonly runtime: OwnerRuntime,
     private readonly store: Store,
+    private readonly poolShortRetry: PoolShortRetry = POOL_SHORT_RETRY,
   ) {}
 
   async money(op: MoneyOp): Promise<MoneyResult> {
@@ -139,6 +147,9 @@ export class JournalMoney {
   /**
    * Each entry once. A refund releases the stake on the entrant's owner; a prize (0 too: it marks the entry
    * paid) leaves the pool on the protocol's owner, so the main thread sends prizes there (shard-pool.ts).
+   * A prize the pool still cannot cover after its retries fails the batch OVERLOADED: the contest's progress
+   * then stays before this batch, and its settlement continues later (resolution.ts retryFinish) with the
+   * entries paid here already marked settled.
    */
   async #settleEntries(contestId: string, entries: readonly EntrySettlement[]): Promise<MoneyResult> {
     const settling: Array<Promise<boolean>> = [];
@@ -162,11 +173,23 @@ export class JournalMoney {
           userId: entry.userId,
           amountMicros: BigInt(entry.payoutMicros),
         };
-        settling.push(this.#untilPoolHolds(call, facts).then((answer) => answer.ok && answer.isMoved === true));
+        settling.push(
+          this.#untilPoolHolds(call, facts).then((answer) => {
+            if (!answer.ok) {
+              assert.equal(answer.code, 'POOL_SHORT', `prize of ${entry.ref} refused ${answer.code}`);
+              throw overloaded();
+            }
+            return answer.isMoved === true;
+          }),
+        );
       }
     }
-    const settled = await Promise.all(settling);
-    return { op: 'settle_entries', settled: settled.filter(Boolean).length };
+    // Every call of the batch ends before its outcome is told (a refusal must not leave the others in flight).
+    const outcomes = await Promise.allSettled(settling);
+    const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+    // A broken invariant first: it must still stop the process.
+    if (failures.length > 0) throw failures.find((err) => err instanceof AssertionError) ?? failures[0];
+    return { op: 'settle_entries', settled: outcomes.filter((outcome) => outcome.status === 'fulfilled' && outcome.value).length };
   }
 
   /** Each position whose outcome is decided, once, both sides; markets read at LMDB's latest commit. */
@@ -193,8 +216,8 @@ export class JournalMoney {
   async #untilPoolHolds(call: MoneyCall, facts: readonly BlindWrite[]): Promise<MoneyAnswer> {
     for (let tries = 1; ; tries++) {
       const answer = await this.#answer(call, facts);
-      if (answer.ok || answer.code !== 'POOL_SHORT' || tries >= POOL_SHORT_TRIES) return answer;
-      await new Promise((resolve) => setTimeout(resolve, POOL_SHORT_RETRY_MS));
+      if (answer.ok || answer.code !== 'POOL_SHORT' || tries >= this.poolShortRetry.tries) return answer;
+      await new Promise((resolve) => setTimeout(resolve, this.poolShortRetry.delayMs));
     }
   }
 
