@@ -86,7 +86,7 @@ export interface Step {
 export interface OwnerLimits {
   /** A fill waits this long for the maker's owner to grant its lock, then answers OWNER_UNAVAILABLE. */
   lockTimeoutMs: number;
-  /** A lock pending this long makes its owner ask the fill's owner about it (again each tick). */
+  /** A lock pending this long makes its owner ask the fill's owner about it, and again as long after each ask. */
   lockQueryMs: number;
   /** Commands unacknowledged this long since the last sent to a peer are sent again (each tick after). */
   resendMs: number;
@@ -123,6 +123,12 @@ export class MoneyOwner {
    * everything unacknowledged goes at the first tick.
    */
   readonly #waitingSinceMs = new Map<number, number>();
+  /**
+   * Pending locks asked about (`fate`), by key: when last. A question or its reply is lost only with a crash,
+   * so one ask per lockQueryMs is enough, and a lock whose fill's owner is down costs a message every
+   * lockQueryMs, not every tick. Memory only: after a restart every old pending lock is asked at once.
+   */
+  readonly #fateAskedAtMs = new Map<string, number>();
   #step: Step = { effects: [], outputs: [] };
 
   constructor(
@@ -196,10 +202,14 @@ export class MoneyOwner {
         this.#output({ to: 'peer', owner: peer, message: { m: 'command', seq: entry.seq, command: entry.command } });
       }
     }
+    for (const key of this.#fateAskedAtMs.keys()) {
+      if (this.book.holds.get(key)?.pendingFor === undefined) this.#fateAskedAtMs.delete(key);
+    }
     for (const [key, hold] of this.book.holds) {
-      if (hold.pendingFor !== undefined && nowMs - hold.pendingFor.atMs >= this.limits.lockQueryMs) {
-        this.#output({ to: 'peer', owner: hold.pendingFor.owner, message: { m: 'fate', key } });
-      }
+      if (hold.pendingFor === undefined || nowMs - hold.pendingFor.atMs < this.limits.lockQueryMs) continue;
+      if (nowMs - (this.#fateAskedAtMs.get(key) ?? -Infinity) < this.limits.lockQueryMs) continue;
+      this.#fateAskedAtMs.set(key, nowMs);
+      this.#output({ to: 'peer', owner: hold.pendingFor.owner, message: { m: 'fate', key } });
     }
     for (const [key, fill] of this.#inFlight) {
       if (nowMs - fill.askedAtMs < this.limits.lockTimeoutMs) continue;

@@ -158,6 +158,18 @@ test('a pending lock is voided only once the fill’s owner says the fill will n
   assert.equal(w.book(0).available(userAccount(TAKER)), 1_000n, 'the interrupted RFQ’s reservation went back');
 });
 
+test('a pending lock is asked about once per lockQueryMs, not at every tick, while its fill’s owner stays silent', () => {
+  const w = funded();
+  const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9));
+  w.peer(1, 0, ask.message); // granted; the grant is lost, and so is every question below
+  const fates = (atMs: number) => w.tick(1, atMs).filter((o) => o.to === 'peer' && o.message.m === 'fate').length;
+  assert.equal(fates(T0 + LIMITS.lockQueryMs - 1), 0, 'not old enough yet');
+  assert.equal(fates(T0 + LIMITS.lockQueryMs), 1);
+  for (let ms = 20; ms < LIMITS.lockQueryMs; ms += 20) assert.equal(fates(T0 + LIMITS.lockQueryMs + ms), 0, `asked again ${ms} ms later`);
+  assert.equal(fates(T0 + 2 * LIMITS.lockQueryMs), 1, 'asked again once lockQueryMs passed');
+  assert.equal(fates(T0 + 2 * LIMITS.lockQueryMs + 20), 0);
+});
+
 test('a channel applies each command once, in order: a repeat is acknowledged again, one past a gap waits', () => {
   const w = funded();
   const credit = w.call(0, { op: 'credit', account: makerAccount(MAKER), amountMicros: 10n, key: 'k2' });
