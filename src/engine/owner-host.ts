@@ -10,7 +10,9 @@
 // once it is, older snapshots and journal files go. Opening loads the newest snapshot and replays every
 // journal record after it, in seq order across files (a crash between a rotation and its snapshot leaves both
 // files; one before the old file was durable leaves a gap, and what follows it was never released), then
-// fails the RFQs that were active.
+// fails the RFQs that were active. A full disk never stops the owner: a rotation it refuses is not made, the
+// old file's last groups wait for space as every group does, and a snapshot it refuses is dropped (the
+// journal since the last one stays whole); either is tried again a quarter of the interval later.
 //
 // With a read model (read-model.ts: today's LMDB ledger, written behind by store/write-behind.ts), each
 // record's writes follow it there once durable (read-model-feed.ts), and the read model's appliedSeq holds
@@ -26,7 +28,7 @@ import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AccountId } from '../ledger/accounts.js';
 import { creditKeyUse as storedCreditKeyUse } from '../ledger/credit-keys.js';
-import { Journal, syncDirectory } from '../wal/journal.js';
+import { isOutOfSpace, Journal, syncDirectory } from '../wal/journal.js';
 import { Book, type AccountsAtSnapshot, type Buckets, type CreditKeyUse } from './book.js';
 import type { DbName } from '../store/db.js';
 import type { RecordTypes } from '../store/records.js';
@@ -90,7 +92,8 @@ export class OwnerHost {
   #journal: Journal;
   #headSeq: number;
   #durableSeq: number;
-  #snapshotSeq: number;
+  /** The seq whose record starts the next snapshot: snapshotEveryRecords after the last, sooner after one the disk refused. */
+  #snapshotDueSeq: number;
   #isSnapshotting = false;
   /** Outputs waiting for their record: each entry's outputs leave once the journal is durable past `seq`. */
   readonly #gated: Array<{ seq: number; outputs: Output[] }> = [];
@@ -111,7 +114,7 @@ export class OwnerHost {
     this.recovery = recovery;
     this.#headSeq = recovery.lastSeq;
     this.#durableSeq = recovery.lastSeq;
-    this.#snapshotSeq = recovery.snapshotSeq;
+    this.#snapshotDueSeq = recovery.snapshotSeq + options.snapshotEveryRecords;
     this.#readModel =
       options.readModel === undefined
         ? null
@@ -292,7 +295,7 @@ export class OwnerHost {
         this.#readModel.add(seq, readModelWrites(step.effects, this.owner.book));
         for (const effect of step.effects) if (effect.t === 'credit_key') this.#recentCreditKeys.push({ seq, key: effect.key });
       }
-      if (seq - this.#snapshotSeq >= this.options.snapshotEveryRecords && !this.#isSnapshotting) this.#snapshot(seq);
+      if (seq >= this.#snapshotDueSeq && !this.#isSnapshotting) this.#snapshot(seq);
     }
     if (step.outputs.length === 0) return;
     if (this.#headSeq <= this.#durableSeq) this.options.release(step.outputs);
@@ -318,29 +321,38 @@ export class OwnerHost {
    * file's durability reports wait, so outputs leave in seq order across the two files.
    */
   #snapshot(seq: number): void {
-    this.#isSnapshotting = true;
-    const { book } = this.owner;
-    const head = snapshotHead(book, seq);
-    const accounts = this.#encodeAccounts(book.beginAccountsSnapshot());
     const previous = this.#journal;
     let isPreviousClosed = false;
     let heldDurableSeq = 0;
-    this.#journal = Journal.open(
-      join(this.options.dir, seqName('journal', seq + 1)),
-      {
-        maxPendingBytes: Math.max(2 * this.options.maxPendingBytes, 4 << 20),
-        preallocateBytes: 0,
-        onDurable: (durable) => {
-          if (isPreviousClosed) this.#onDurable(durable);
-          else heldDurableSeq = durable;
+    let next: Journal;
+    try {
+      next = Journal.open(
+        join(this.options.dir, seqName('journal', seq + 1)),
+        {
+          maxPendingBytes: Math.max(2 * this.options.maxPendingBytes, 4 << 20),
+          preallocateBytes: 0,
+          onDurable: (durable) => {
+            if (isPreviousClosed) this.#onDurable(durable);
+            else heldDurableSeq = durable;
+          },
+          onFailure: (error) => this.options.onFailure(error),
         },
-        onFailure: (error) => this.options.onFailure(error),
-      },
-      () => assert.fail('a new journal file has no records'),
-      seq + 1,
-    ).journal;
+        () => assert.fail('a new journal file has no records'),
+        seq + 1,
+      ).journal;
+    } catch (error) {
+      // A full disk: the journal goes on in its file, and the snapshot is tried again a little later.
+      if (!isOutOfSpace(error as NodeJS.ErrnoException)) throw error;
+      return this.#snapshotRefused(seq);
+    }
+    this.#isSnapshotting = true;
+    this.#journal = next;
+    const { book } = this.owner;
+    const head = snapshotHead(book, seq);
+    const accounts = this.#encodeAccounts(book.beginAccountsSnapshot());
+    // The old file's last groups wait for space on a full disk, as the journal's writes always do.
     void previous
-      .close()
+      .close({ waitForSpace: true })
       .then(() => {
         isPreviousClosed = true;
         if (heldDurableSeq > 0) this.#onDurable(heldDurableSeq);
@@ -349,11 +361,24 @@ export class OwnerHost {
       .then((slices) => this.#writeSnapshot(seq, snapshotChunks(head, slices)))
       .then(
         () => {
-          this.#snapshotSeq = seq;
+          this.#snapshotDueSeq = seq + this.options.snapshotEveryRecords;
           this.#isSnapshotting = false;
         },
-        (error: unknown) => this.options.onFailure(error instanceof Error ? error : new Error(String(error))),
+        (error: unknown) => {
+          // A snapshot the disk had no room for is only a later start's shortcut: the journal since the last
+          // one is kept whole (both files), so a restart replays it, and the snapshot is tried again.
+          if (isOutOfSpace(error as NodeJS.ErrnoException)) {
+            this.#isSnapshotting = false;
+            return this.#snapshotRefused(seq);
+          }
+          this.options.onFailure(error instanceof Error ? error : new Error(String(error)));
+        },
       );
+  }
+
+  /** A snapshot at `seq` the disk refused: tried again a quarter of the interval later. */
+  #snapshotRefused(seq: number): void {
+    this.#snapshotDueSeq = seq + Math.max(1, Math.floor(this.options.snapshotEveryRecords / 4));
   }
 
   /** The snapshot's account rows, a slice a turn; the book stops keeping their old buckets once all are read. */
@@ -384,9 +409,12 @@ export class OwnerHost {
     try {
       for (const chunk of chunks) await file.write(chunk);
       await file.datasync();
-    } finally {
+    } catch (error) {
       await file.close();
+      rmSync(temporary, { force: true }); // a part of a snapshot is never read, and takes room
+      throw error;
     }
+    await file.close();
     await rename(temporary, join(dir, seqName('snapshot', seq)));
     syncDirectory(dir);
     this.#removeOld();

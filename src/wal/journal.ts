@@ -29,6 +29,7 @@ import {
   ftruncateSync,
   openSync,
   readSync,
+  rmSync,
   write,
   writeSync,
 } from 'node:fs';
@@ -88,6 +89,7 @@ export class Journal {
   #isScheduled = false;
   #failure: Error | null = null;
   #closed: Promise<void> | null = null;
+  #waitsForSpaceAtClose = false;
   #onIdle: (() => void) | null = null;
 
   private constructor(fd: number, options: JournalOptions, nextSeq: number, fileOffset: number) {
@@ -116,8 +118,16 @@ export class Journal {
     // Read-write and never O_APPEND: groups are written at their own offsets (pwrite), which append mode ignores.
     const isNew = !existsSync(path);
     const fd = openSync(path, constants.O_RDWR | constants.O_CREAT | DURABLE_WRITES, 0o600);
-    if (isNew) syncDirectory(dirname(path));
-    return Journal.#recover(fd, options, visit, firstSeqIfNew);
+    try {
+      if (isNew) syncDirectory(dirname(path));
+      return Journal.#recover(fd, options, visit, firstSeqIfNew);
+    } catch (error) {
+      // A new file that could not get its header (a full disk) must not stay behind: a file named for a seq
+      // holds that seq's records, and an empty one would stand beside the file that does.
+      closeSync(fd);
+      if (isNew) rmSync(path, { force: true });
+      throw error;
+    }
   }
 
   static #recover(
@@ -182,8 +192,14 @@ export class Journal {
     return seq;
   }
 
-  /** Flushes what was appended, then closes the file. Appends after this are programmer errors. */
-  close(): Promise<void> {
+  /**
+   * Flushes what was appended, then closes the file. Appends after this are programmer errors. A group the disk
+   * refuses for want of space fails the journal, unless `waitForSpace`: then it is tried again until space
+   * returns (a rotation's old file, whose records the owner still has to tell durable). At a stop nothing
+   * waits: what the disk refused was never told durable, so failing it loses nothing acknowledged.
+   */
+  close({ waitForSpace = false }: { waitForSpace?: boolean } = {}): Promise<void> {
+    this.#waitsForSpaceAtClose ||= waitForSpace;
     this.#closed ??= new Promise<void>((resolve) => {
       const finish = (): void => {
         closeSync(this.#fd);
@@ -210,7 +226,11 @@ export class Journal {
     let retryMs = FIRST_SPACE_RETRY_MS;
     const write = (): void =>
       writeAll(this.#fd, group, groupBytes, position, (writeError) => {
-        if (writeError !== null && isOutOfSpace(writeError as NodeJS.ErrnoException) && this.#closed === null) {
+        if (
+          writeError !== null &&
+          isOutOfSpace(writeError as NodeJS.ErrnoException) &&
+          (this.#closed === null || this.#waitsForSpaceAtClose)
+        ) {
           // A full disk: nothing of this group is told yet, and the whole group is written again at the same
           // place. Appends go on piling up behind it, to maxPendingBytes, past which the owner refuses new
           // work; accepted work's ends wait.
@@ -320,7 +340,7 @@ function writeAll(fd: number, buffer: Buffer, bytes: number, position: number, d
 const FIRST_SPACE_RETRY_MS = 50;
 const MAX_SPACE_RETRY_MS = 2_000;
 
-const isOutOfSpace = (error: NodeJS.ErrnoException): boolean => error.code === 'ENOSPC' || error.code === 'EDQUOT';
+export const isOutOfSpace = (error: NodeJS.ErrnoException): boolean => error.code === 'ENOSPC' || error.code === 'EDQUOT';
 
 /**
  * The storage bound's journal (bench/load/no-flush-main.ts sets the variable before the service starts, its
