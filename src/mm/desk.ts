@@ -79,9 +79,9 @@ export class MakerDesk implements MakerDispatcher {
    * The facts first, then the frames, as one connection's frames of a turn (shard-pool.ts): a protection
    * that a fill trips is told before the frames of that turn are written.
    */
-  sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[]): boolean {
+  sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[], unreplayed: readonly number[] | null): boolean {
     for (const fact of facts) this.#onFact(makerId, fact);
-    return this.deps.gateway.sendFrames(makerId, frames);
+    return this.deps.gateway.sendFrames(makerId, frames, unreplayed);
   }
 
   #onFact(makerId: MakerId, told: MakerFact): void {

@@ -39,7 +39,7 @@ import { MakerStreams } from './resume.js';
 import { MakerSender, replayDeadlineOf } from './sender.js';
 import { HARD_BACKPRESSURE_MARGIN_BYTES } from './socket-writer.js';
 import type { MakerStats } from './stats.js';
-import { ALWAYS_REPLAY, bodyOf } from './stream.js';
+import { ALWAYS_REPLAY, NEVER_REPLAY, bodyOf } from './stream.js';
 import { UpgradeGate } from './upgrade.js';
 
 export type { MakerId, MakerDispatcher };
@@ -244,9 +244,10 @@ export class MakerGateway {
 
   /**
    * Frames already serialized (by an RFQ shard) to one connection, queued for the end of the turn
-   * (socket-writer.ts) from their bytes in its stream; false when it is gone or too far behind.
+   * (socket-writer.ts) from their bytes in its stream; false when it is gone or too far behind. The frames at
+   * `unreplayed` (ascending indexes) are held never to be replayed by a resume.
    */
-  sendFrames(makerId: MakerId, frames: readonly string[]): boolean {
+  sendFrames(makerId: MakerId, frames: readonly string[], unreplayed: readonly number[] | null = null): boolean {
     // The stream, not the connection: a closed connection's frames are kept for its resume, and a resumed
     // one's go to the connection that resumed it (resume.ts).
     const slot = this.#streams.of(makerId);
@@ -254,8 +255,11 @@ export class MakerGateway {
     const nowMs = this.#deps.clock.nowMs();
     const { stream, conn } = slot;
     const writer = this.#sender.writer;
-    for (const frame of frames) {
-      const body = stream.appendOwn(bodyOf(frame), nowMs, ALWAYS_REPLAY);
+    let next = 0; // into unreplayed
+    for (let i = 0; i < frames.length; i++) {
+      const isUnreplayed = unreplayed !== null && unreplayed[next] === i;
+      if (isUnreplayed) next++;
+      const body = stream.appendOwn(bodyOf(frames[i]!), nowMs, isUnreplayed ? NEVER_REPLAY : ALWAYS_REPLAY);
       if (conn !== null) writer.queueStamped(conn, stream.lastSeq, body);
     }
     return conn !== null && !writer.isSlow(conn);

@@ -81,7 +81,9 @@ export class MakerSender {
 
 /**
  * Whether a resume replays a message (stream.ts): an rfq until its quote deadline, liveness and stream
- * control never (a stale heartbeat, AUTH_EXPIRED or closing error would mislead the new socket), the rest always.
+ * control never (a stale heartbeat, AUTH_EXPIRED or closing error would mislead the new socket), nor a last
+ * look (the drop that makes a resume ended it as a reject: confirming it would be for a fill that cannot
+ * happen), the rest always.
  */
 export function replayDeadlineOf(message: ServerToMakerMessage): number {
   switch (message.type) {
@@ -91,6 +93,7 @@ export function replayDeadlineOf(message: ServerToMakerMessage): number {
       return (MAKER_ERRORS as Record<string, { closes: boolean } | undefined>)[message.code]?.closes === true
         ? NEVER_REPLAY
         : ALWAYS_REPLAY;
+    case 'last_look':
     case 'heartbeat':
     case 'AUTH_EXPIRED':
     case 'resumed':

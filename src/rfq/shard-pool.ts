@@ -40,9 +40,10 @@ export interface MakerFanout {
   send(makerId: string, message: ServerToMakerMessage): boolean;
   /**
    * Several frames (JSON text) to one connection, in order, written together (one system call), with the
-   * facts those frames carry (mm/facts.ts), in the same order, for the desk's book and stats.
+   * facts those frames carry (mm/facts.ts), in the same order, for the desk's book and stats. `unreplayed`:
+   * the indexes, ascending, of frames a resume must not replay (a last look: the drop ended it as a reject).
    */
-  sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[]): boolean;
+  sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[], unreplayed: readonly number[] | null): boolean;
 }
 
 /** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
@@ -55,6 +56,8 @@ const followsCommit = (event: ShardToMain) =>
 interface PendingFrames {
   frames: string[];
   facts: MakerFact[] | null;
+  /** Indexes into `frames` of those a resume must not replay (MakerFanout.sendFrames). */
+  unreplayed: number[] | null;
 }
 const NO_FACTS: readonly MakerFact[] = [];
 
@@ -323,10 +326,13 @@ export class ShardPool {
   private queueFrame(event: ToMakerEvent): void {
     const { makerId, frame } = event;
     let pending = this.framesByMaker.get(makerId);
-    if (pending === undefined) this.framesByMaker.set(makerId, (pending = { frames: [frame], facts: null }));
+    if (pending === undefined) this.framesByMaker.set(makerId, (pending = { frames: [frame], facts: null, unreplayed: null }));
     else pending.frames.push(frame);
     // The event is the fact (its fields): handed on as it came across the port, nothing copied.
-    if (event.fact !== undefined) (pending.facts ??= []).push(event);
+    if (event.fact !== undefined) {
+      (pending.facts ??= []).push(event);
+      if (event.fact === 'last_look') (pending.unreplayed ??= []).push(pending.frames.length - 1);
+    }
     if (this.isFrameFlushScheduled) return;
     this.isFrameFlushScheduled = true;
     setImmediate(this.flushFrames);
@@ -336,7 +342,8 @@ export class ShardPool {
     const framesByMaker = this.framesByMaker;
     this.framesByMaker = new Map();
     this.isFrameFlushScheduled = false;
-    for (const [makerId, pending] of framesByMaker) this.makers.sendFrames(makerId, pending.frames, pending.facts ?? NO_FACTS);
+    for (const [makerId, pending] of framesByMaker)
+      this.makers.sendFrames(makerId, pending.frames, pending.facts ?? NO_FACTS, pending.unreplayed);
   };
 
   private isAtCallLimit(shard: number): boolean {

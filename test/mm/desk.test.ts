@@ -138,6 +138,30 @@ describe('maker desk (issue 22)', () => {
     await third.close();
   });
 
+  it('a last look is not replayed by a resume (the drop ended it as a reject); the replay tells the quote and the RFQ its end', async () => {
+    const maker = await registerMaker(server);
+    const first = await connectMaker(server, maker);
+    const requestId = await unsignedRfq();
+    await rfqFor(first, requestId);
+    const lastSeqRead = first.socket.lastSeq;
+    first.send({ type: 'quote', request_id: requestId, quote_id: 'looked', odds: 1.8, max_wager_micros: '5000000', last_look: true });
+    assert.equal((await first.next('quote_ack')).quote_id, 'looked');
+    holder.send({ type: 'decline', request_id: requestId });
+    assert.equal((await first.next('last_look')).quote_id, 'looked');
+    await first.close(); // unanswered
+
+    const second = await connectMaker(server, maker);
+    second.send({ type: 'resume', session_token: first.sessionToken, last_seq: lastSeqRead });
+    await second.next('resumed');
+    const result = await second.next('rfq_result'); // replayed, or live if the end came after the resume
+    assert.equal(result.request_id, requestId);
+    assert.notEqual(result.outcome, 'won');
+    const types = second.socket.received.map((m) => m.type);
+    assert.ok(types.includes('quote_ack'), types.join());
+    assert.equal(types.includes('last_look'), false, `replayed: ${types.join()}`);
+    await second.close();
+  });
+
   it('resume_failed SEQ_TOO_OLD names the oldest seq still held when the ring has moved past last_seq', async () => {
     const maker = await registerMaker(server);
     const first = await connectMaker(server, maker);
