@@ -3,6 +3,7 @@
 // transport the service runs on; in-process-transport.ts runs the same actor on the calling thread (tests).
 // A shard in another process or on another machine would be one more implementation: docs/architecture.md,
 // "A shard on another machine", says what it would need beyond a socket.
+import { inspect } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { SHUTDOWN, type MainToShard, type ShardInit, type ShardToMain } from './messages.js';
 
@@ -30,7 +31,8 @@ export const workerTransport: ShardTransportFactory = (init, events) => {
   const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { workerData: init, transferList });
   let isStopping = false;
   worker.on('message', (batch: ShardToMain[]) => events.onBatch(batch));
-  worker.on('error', (err) => events.onFailure({ err }));
+  // A thrown non-Error arrives as whatever it cloned to (seen as `err: {}` in the log): said in words instead.
+  worker.on('error', (err: unknown) => events.onFailure({ err: err instanceof Error ? err : new Error(`shard threw ${inspect(err)}`) }));
   worker.on('exit', (exitCode) => {
     if (!isStopping) events.onFailure({ exitCode });
   });

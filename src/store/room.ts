@@ -12,6 +12,7 @@
 //   commit fail (measured on a full tmpfs: EIO from LMDB's short write, not ENOSPC), so new work stops while
 //   a reserve is left for the writes that finish accepted work; it starts again once the operator frees space.
 import { statfsSync } from 'node:fs';
+import { inspect } from 'node:util';
 import type { RootDatabase } from 'lmdb';
 import { ApiError } from '../errors.js';
 
@@ -101,7 +102,9 @@ export function guardCommitFailures(): void {
       return;
     }
     if (reason instanceof Error && (isStorageFull(reason) || isIoError(reason))) return; // a commitError: answered to its callers
-    throw reason;
+    // Not an Error (lmdb-js rejects some promises with other values): an Error that says what it was, or a
+    // worker's crash reaches the main thread's log as `err: {}`, with nothing to find it by.
+    throw reason instanceof Error ? reason : new Error(`unhandled rejection with a non-Error: ${inspect(reason, { depth: 3 })}`);
   });
 }
 
