@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { openStore } from '../../src/store/db.js';
+import { ROOM_CHECK_INTERVAL_MS } from '../../src/store/room.js';
 import { contestConfig, PNG_BYTES, postContest } from '../helpers/contests.js';
 import { client } from '../helpers/http.js';
 import { connectNewMaker, type ConnectedMaker } from '../helpers/makers.js';
@@ -61,6 +62,10 @@ describe('a full disk (issue 21)', () => {
       const requestId = created.body.request_id as string;
       await maker.next('rfq');
       fillDisk(filler);
+      // Every thread measures the room at most ROOM_CHECK_INTERVAL_MS apart: a request just after the fill can
+      // pass a measure made just before it and be taken, and taken work's answer waits for space (the credit
+      // below then hung the test for good). Past the interval every thread sees the full disk.
+      await sleep(2 * ROOM_CHECK_INTERVAL_MS);
 
       // New work: refused before it writes (statfs below the reserve, or a commit that failed).
       const refused = await admin.post('/v1/admin/users/credit', {
