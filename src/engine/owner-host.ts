@@ -123,6 +123,8 @@ export class OwnerHost {
 
   static open(options: OwnerHostOptions): OwnerHost {
     mkdirSync(options.dir, { recursive: true });
+    // A snapshot's temporary file is never read: one a crash or a refused rename left behind only takes room.
+    for (const name of readdirSync(options.dir)) if (name.endsWith('.tmp')) rmSync(join(options.dir, name), { force: true });
     const names = readdirSync(options.dir);
     const snapshots = names.flatMap((name) => seqOf(name, 'snapshot') ?? []).sort((a, b) => a - b);
     const journals = names.flatMap((name) => seqOf(name, 'journal') ?? []).sort((a, b) => a - b);
@@ -186,7 +188,12 @@ export class OwnerHost {
       for (const key of [...book.creditKeys.keys()]) if (!recent.has(key)) book.forgetCreditKey(key);
       host.#recentCreditKeys = recentCreditKeys;
     }
-    if (lastSeq === 0 && options.firstRecord !== undefined) host.#take({ effects: options.firstRecord, outputs: [] }, true);
+    // The records made here are written at once, each before the next: thousands of interrupted RFQs' releases
+    // would otherwise pile up past the journal's bound before its first flush, and fail every start.
+    if (lastSeq === 0 && options.firstRecord !== undefined) {
+      host.#take({ effects: options.firstRecord, outputs: [] }, true);
+      journal.writePendingSync();
+    }
     const { interruptedFacts } = options;
     const factsOf =
       interruptedFacts === undefined ? undefined : (ref: string) => interruptedFacts(ref, (db, key) => host.readModel(db, key));
@@ -194,6 +201,7 @@ export class OwnerHost {
       const released = host.owner.recoverInterrupted(options.nowMs(), factsOf, INTERRUPTED_RFQS_PER_RECORD);
       if (released.effects.length === 0) break;
       host.#take(released);
+      journal.writePendingSync();
     }
     return host;
   }

@@ -125,7 +125,10 @@ export class Journal {
       // A new file that could not get its header (a full disk) must not stay behind: a file named for a seq
       // holds that seq's records, and an empty one would stand beside the file that does.
       closeSync(fd);
-      if (isNew) rmSync(path, { force: true });
+      if (isNew) {
+        rmSync(path, { force: true });
+        syncDirectory(dirname(path)); // an empty file left by a crash would stand beside the file that has its seqs
+      }
       throw error;
     }
   }
@@ -193,6 +196,24 @@ export class Journal {
   }
 
   /**
+   * Writes what was appended at once, on this thread (O_DSYNC: durable when it returns), and reports it durable.
+   * For the owner's opening only, before it takes work: the records it makes there (the interrupted RFQs'
+   * releases, a migration's opening state) could pass maxPendingBytes before the first turn's flush, and a
+   * start that fails so fails again at every start. Does nothing while a group is on its way.
+   */
+  writePendingSync(): void {
+    if (this.#isFlushing || this.#fillBytes === 0 || this.#failure !== null) return;
+    const lastSeq = this.#nextSeq - 1;
+    for (let written = 0; written < this.#fillBytes;) {
+      written += writeSync(this.#fd, this.#fill, written, this.#fillBytes - written, this.#fileOffset + written);
+    }
+    this.#fileOffset += this.#fillBytes;
+    this.#allocatedEnd = Math.max(this.#allocatedEnd, this.#fileOffset); // zeros written ahead start past these
+    this.#fillBytes = 0;
+    this.#options.onDurable(lastSeq);
+  }
+
+  /**
    * Flushes what was appended, then closes the file. Appends after this are programmer errors. A group the disk
    * refuses for want of space fails the journal, unless `waitForSpace`: then it is tried again until space
    * returns (a rotation's old file, whose records the owner still has to tell durable). At a stop nothing
@@ -200,10 +221,13 @@ export class Journal {
    */
   close({ waitForSpace = false }: { waitForSpace?: boolean } = {}): Promise<void> {
     this.#waitsForSpaceAtClose ||= waitForSpace;
-    this.#closed ??= new Promise<void>((resolve) => {
+    this.#closed ??= new Promise<void>((resolve, reject) => {
+      // A journal that failed closes rejected: what it held past its last durable report may not be on the
+      // disk, and a rotation must not then tell the next file's records durable.
       const finish = (): void => {
         closeSync(this.#fd);
-        resolve();
+        if (this.#failure === null) resolve();
+        else reject(this.#failure);
       };
       if (!this.#isFlushing && !this.#isScheduled) finish();
       else this.#onIdle = finish;

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -214,6 +214,18 @@ test('a crash after a rotation but before the file before it was durable: the ga
   }
 });
 
+test('a start removes the temporary file of a snapshot a crash left behind', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-tmp-'));
+  try {
+    writeFileSync(join(dir, 'snapshot-0000000000000005.tmp'), 'half a snapshot');
+    const host = inProcess(dir).open();
+    assert.deepEqual(readdirSync(dir), ['journal-0000000000000001']);
+    await host.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("a record's read model writes (its facts too) leave for LMDB only once the journal holds it durably; the owner reads them at once", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-feed-'));
   const owner = inProcess(dir, 1);
@@ -359,14 +371,16 @@ test('while the journal is stuck a tick makes nothing (its resends would pile up
 
 test('a start with thousands of interrupted RFQs releases them in bounded records: it opens, and every reservation goes back', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-interrupted-'));
-  const RFQS = 1_500;
+  // With the service's journal bounds (MAX_PENDING_JOURNAL_BYTES: 2 MiB, 4 MiB for the owner's journal) 8,000
+  // releases with their records are ~5.6 MB: more than the journal holds unwritten.
+  const RFQS = 8_000;
   const options = {
     dir,
     self: 0,
     ownerOf: () => 0,
     limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
     snapshotEveryRecords: 1e9,
-    maxPendingBytes: 8 << 20,
+    maxPendingBytes: 2 << 20,
     nowMs: () => 1_000,
     release: () => {},
     onFailure: (error: Error) => assert.fail(error),

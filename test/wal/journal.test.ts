@@ -197,3 +197,35 @@ describe('journal', () => {
     });
   }
 });
+
+describe('a journal whose write fails for good', () => {
+  it('closes rejected with the failure: what it held past its last durable report may not be on the disk', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'parlayd-journal-efbig-'));
+    try {
+      // A real failed write: the file size limit (ulimit -f, 16 KiB) refuses the second group with EFBIG (the
+      // signal it also raises is ignored, as a service's would be by its handler).
+      const journalUrl = new URL('../../src/wal/journal.js', import.meta.url).href;
+      const script = `
+        const { Journal } = await import(${JSON.stringify(journalUrl)});
+        const durable = [];
+        const failures = [];
+        const options = { maxPendingBytes: 2 << 20, preallocateBytes: 0, onDurable: (s) => durable.push(s), onFailure: (e) => failures.push(e.code) };
+        const { journal } = Journal.open(${JSON.stringify(join(dir, 'journal'))}, options, () => {});
+        journal.append(Buffer.alloc(100));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        journal.append(Buffer.alloc(32 * 1024));
+        let closed;
+        try { await journal.close(); closed = 'resolved'; } catch (e) { closed = 'rejected ' + e.code; }
+        process.stdout.write(JSON.stringify({ durable, failures, closed }));`;
+      const child = spawn('bash', ['-c', `trap '' XFSZ; ulimit -f 16; exec "${process.execPath}" --input-type=module -e "$0"`, script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let output = '';
+      child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text));
+      assert.equal(await new Promise((resolve) => child.once('exit', resolve)), 0);
+      assert.deepEqual(JSON.parse(output), { durable: [1], failures: ['EFBIG'], closed: 'rejected EFBIG' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
