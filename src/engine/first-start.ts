@@ -4,11 +4,15 @@
 // start is refused with one line. On a directory without it (a new one, or one of the lmdb engine's layout),
 // each owner's first record is built from what LMDB holds (from-store.ts), refused with one line while
 // work only the lmdb engine can finish is left; the marker is written once every owner has journaled its
-// first record (`markStarted`), so a crash before that builds them again.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// first record (`markStarted`), so a crash before that builds them again. It is written before any route
+// takes traffic, so without it no owner ever answered anyone: what a first start that did not finish left
+// (owners' journals and snapshots, their read model's positions) is dropped, and every owner starts again
+// from what LMDB holds, which is then the truth (an lmdb-engine start in between may have moved money there).
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { UnsupportedDataError } from '../store/migrations.js';
 import type { Store } from '../store/db.js';
+import { metaTable } from '../store/records.js';
 import type { Effect } from './effects.js';
 import { booksFromStore } from './from-store.js';
 import { ownerOfName } from './routing.js';
@@ -33,6 +37,7 @@ export function prepareOwners(store: Store, dataDir: string, owners: number): Ow
     }
     return { firstRecords: undefined, markStarted: () => {} };
   }
+  discardUnfinishedStart(store, dir);
   const migration = booksFromStore(store, owners, ownerOfName(owners));
   if ('refusal' in migration) throw new UnsupportedDataError(migration.refusal);
   return {
@@ -44,6 +49,23 @@ export function prepareOwners(store: Store, dataDir: string, owners: number): Ow
     },
   };
 }
+
+/**
+ * Drops what a first start that did not finish left: the read model's positions first (in one transaction),
+ * then the owners' directories, so a crash between the two leaves nothing that names a journal record.
+ */
+function discardUnfinishedStart(store: Store, dir: string): void {
+  const meta = metaTable<number>(store);
+  const positions = [...meta.getKeys({ start: READ_MODEL_PREFIX, end: `${READ_MODEL_PREFIX}~` })];
+  if (positions.length > 0) store.root.transactionSync(() => positions.forEach((key) => void meta.remove(key)));
+  if (!existsSync(dir)) return;
+  const leftovers = readdirSync(dir).filter((name) => /^owner-\d+$/.test(name));
+  for (const name of leftovers) rmSync(join(dir, name), { recursive: true, force: true });
+  if (leftovers.length > 0) syncDirectory(dir);
+}
+
+/** Where each owner's read model writer keeps its applied seq in `meta` (store/write-behind.ts appliedSeqKey). */
+const READ_MODEL_PREFIX = 'readModel:owner-';
 
 /** The lmdb engine refuses a directory the owners ran on: LMDB is only their read model there. */
 export function refuseIfOwned(dataDir: string): void {

@@ -86,6 +86,12 @@ const seqName = (prefix: string, seq: number) => `${prefix}-${String(seq).padSta
 const seqOf = (name: string, prefix: string) =>
   name.startsWith(`${prefix}-`) && /^\d{16}$/.test(name.slice(prefix.length + 1)) ? Number(name.slice(prefix.length + 1)) : null;
 
+/**
+ * Effects per record of a migration's opening state: an opening transfer or a hold encodes in ~100-300 bytes,
+ * so a record stays well under wal/record.ts's 1 MiB.
+ */
+const FIRST_RECORD_EFFECTS = 1_000;
+
 export class OwnerHost {
   readonly owner: MoneyOwner;
   readonly recovery: OwnerRecovery;
@@ -191,8 +197,12 @@ export class OwnerHost {
     // The records made here are written at once, each before the next: thousands of interrupted RFQs' releases
     // would otherwise pile up past the journal's bound before its first flush, and fail every start.
     if (lastSeq === 0 && options.firstRecord !== undefined) {
-      host.#take({ effects: options.firstRecord, outputs: [] }, true);
-      journal.writePendingSync();
+      // In records of a bounded size (wal/record.ts: 1 MiB): a directory with many funded accounts. A crash
+      // between them is a first start that did not finish, which the next start makes again (first-start.ts).
+      for (let from = 0; from < options.firstRecord.length; from += FIRST_RECORD_EFFECTS) {
+        host.#take({ effects: options.firstRecord.slice(from, from + FIRST_RECORD_EFFECTS), outputs: [] }, true);
+        journal.writePendingSync();
+      }
     }
     const { interruptedFacts } = options;
     const factsOf =
