@@ -45,8 +45,7 @@ export function makerFillsPage(
     let lastListed: string | null = null;
     let lastScanned: string | null = null;
     for (let scanned = 0; heads.length > 0; scanned++) {
-      if (fills.length === page.limit) return { fills, next: lastListed };
-      if (scanned === VIEWS_SCAN_MAX) return { fills, next: lastScanned };
+      if (scanned === VIEWS_SCAN_MAX) return { fills, next: fills.length === page.limit ? lastListed : lastScanned };
       let newest = 0;
       for (let i = 1; i < heads.length; i++) if (heads[i]!.order > heads[newest]!.order) newest = i;
       const head = heads[newest]!;
@@ -54,6 +53,8 @@ export function makerFillsPage(
       const fill = readFill(store, makerAddress, head.id);
       assert.ok(fill !== undefined, `fill ${head.id} of ${makerAddress} vanished within one read snapshot`);
       if (matchesFilter(fill, page.status)) {
+        // A full page has a next page only if a fill it would list follows (contract section 13).
+        if (fills.length === page.limit) return { fills, next: lastListed };
         fills.push(makerFillView(fill, markets));
         lastListed = head.id;
       }

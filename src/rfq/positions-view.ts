@@ -61,9 +61,7 @@ export function userPositionsPage(
   let lastScanned: PositionCursor | null = null;
   let scanned = 0;
   for (const position of userRfqsNewestFirst(store, userId, page.after)) {
-    // A further row is read only when it could be listed: a full page stops before it.
-    if (positions.length === page.limit) return { positions, next: lastListed };
-    if (scanned === VIEWS_SCAN_MAX) return { positions, next: lastScanned };
+    if (scanned === VIEWS_SCAN_MAX) return { positions, next: positions.length === page.limit ? lastListed : lastScanned };
     scanned++;
     lastScanned = position;
     const record = readRfq(store, position[1]);
@@ -72,6 +70,8 @@ export function userPositionsPage(
     const fill = readFill(store, record.fill.makerAddress, record.requestId);
     assert.ok(fill !== undefined, `completed RFQ ${record.requestId} has no fill record`);
     if (!matchesFilter(fill, page.status)) continue;
+    // A full page has a next page only if a row it would list follows (contract section 13: null on the last).
+    if (positions.length === page.limit) return { positions, next: lastListed };
     positions.push(positionView(record, fill, markets));
     lastListed = position;
   }
