@@ -21,10 +21,12 @@ export function takerPnlPage(
   for (let visited = 0; visited < TAKER_PNL_SCAN_MAX; visited++) {
     const next = nextTakerOfMaker(store, makerAddress, taker);
     if (next === null) return { takers, nextTaker: null };
-    if (takers.length === page.limit) return { takers, nextTaker: takers.at(-1)!.taker };
     taker = next;
     const own = takerFillsSince(store, makerAddress, taker, page.sinceMs);
-    if (own.length > 0) takers.push(takerPnlRow(taker, own));
+    if (own.length === 0) continue;
+    // A full page has a next page only if a taker it would list follows (contract section 13: null on the last).
+    if (takers.length === page.limit) return { takers, nextTaker: takers.at(-1)!.taker };
+    takers.push(takerPnlRow(taker, own));
   }
   // Out of budget: go on after the last taker visited (listed or not).
   return { takers, nextTaker: taker };

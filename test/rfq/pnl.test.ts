@@ -52,6 +52,7 @@ test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided 
     ],
     true,
   ); // c is NO: lost
+  const beforeThird = Date.now(); // since then: the user's third fill only, none of the shielded taker's
   await fill([
     { market_id: b, direction: 'down' },
     { market_id: d, direction: 'up' },
@@ -102,6 +103,13 @@ test('a parlay pays only when every leg wins; a lost leg pays nothing; a voided 
   const otherSince = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=1&cursor=${first.body.next_cursor}`);
   assert.deepEqual([otherSince.status, otherSince.body.details?.[0]?.path], [400, '/cursor']);
 
+  // A full page followed only by takers with nothing since since_ms is the last page (contract section 13).
+  const onlyUser = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=${beforeThird}&limit=1`);
+  assert.deepEqual(
+    (onlyUser.body.takers as { taker: string }[]).map((r) => r.taker),
+    [user.address],
+  );
+  assert.equal(onlyUser.body.next_cursor, null);
   const later = await client(server.baseUrl, maker.sessionToken).get(`/v1/mm/taker_pnl?since_ms=${Date.now() + 60_000}`);
   assert.deepEqual(later.body, { takers: [], next_cursor: null });
   const asUser = await client(server.baseUrl, user.token).get('/v1/mm/taker_pnl');
