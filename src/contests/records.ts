@@ -46,7 +46,7 @@ export const SettlingRecord = Type.Object({
    * settled before a restart and one after it must pay by one table. Absent on a record decided before the
    * rules returned rounding to the protocol: 'earliest_entries'.
    */
-  payoutRules: Type.Optional(Type.Union([Type.Literal('earliest_entries'), Type.Literal('to_protocol')])),
+  payoutRules: Type.Optional(Type.Union([Type.Literal('earliest_entries'), Type.Literal('to_protocol'), Type.Literal('by_place')])),
 });
 export type SettlingRecord = Static<typeof SettlingRecord>;
 

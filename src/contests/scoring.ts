@@ -3,10 +3,11 @@
 //
 // Rounding (docs/contests.md): every share is rounded down. A group of winners that shares an amount gets
 // floor(amount / n) each, and the `amount mod n` micros left over are not paid: contract section 11 returns
-// rounding to the protocol's available. Lineups place amounts are cumulative floors, floor(pot × bps[0..end) /
-// 10000) − floor(pot × bps[0..start) / 10000). The sum paid therefore never exceeds the pot (asserted); what
-// is not paid (rounding, unused split places, Σbps < 10000, no winner, a contest nobody entered) goes back to
-// the protocol's available when settlement.ts closes the contest's pool.
+// rounding to the protocol's available. A lineups group covering places [start, end) shares
+// floor(pot × Σbps[start..end) / 10000), its places' own share of the pot (section 8), so places of equal bps
+// pay alike and a lower place never more than a higher one. The sum paid therefore never exceeds the pot
+// (asserted); what is not paid (rounding, unused split places, Σbps < 10000, no winner, a contest nobody
+// entered) goes back to the protocol's available when settlement.ts closes the contest's pool.
 import assert from 'node:assert/strict';
 import { CONTEST_LIMITS, type GameType, type PickOutcome } from '../schemas/contests.js';
 
@@ -24,18 +25,21 @@ export interface EntryScore {
 
 /**
  * Which payout rules a settlement runs under, fixed when it is decided (records.ts SettlingRecord) so that
- * its batches before and after a restart pay by one table. 'to_protocol', the contract's (section 11): a
- * group's rounding is not paid, and survivor with no survivor pays nobody; what is not paid returns to the
- * protocol. 'earliest_entries', the rules of the settlements decided before those: a group's remainder micros
- * go one each to its earliest entries, and survivor with no survivor pays the entries with the most wins.
+ * its batches before and after a restart pay by one table. 'by_place', the contract's (sections 8 and 11): a
+ * lineups group shares its places' own floored share of the pot, a group's rounding is not paid, and survivor
+ * with no survivor pays nobody; what is not paid returns to the protocol. The rules of settlements decided by
+ * earlier builds: 'to_protocol', as 'by_place' but lineups place amounts as cumulative floors
+ * (floor(pot × Σbps[0..end) / 10000) − floor(pot × Σbps[0..start) / 10000), which can pay a lower place a
+ * micro more than a higher one); 'earliest_entries', as 'to_protocol' but a group's remainder micros go one
+ * each to its earliest entries, and survivor with no survivor pays the entries with the most wins.
  */
-export type PayoutRules = 'to_protocol' | 'earliest_entries';
+export type PayoutRules = 'by_place' | 'to_protocol' | 'earliest_entries';
 
 export interface ContestScoring {
   gameType: GameType;
   winningSplitBps: readonly number[];
   potMicros: bigint;
-  /** 'to_protocol' unless given. */
+  /** 'by_place' unless given. */
   payoutRules?: PayoutRules;
 }
 
@@ -101,7 +105,8 @@ export interface ScoreTable {
 export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array): ScoreTable {
   const counts = new Uint32Array(MAX_SCORE_KEY + 1);
   for (const key of keysBySeq) counts[key]!++;
-  const isToProtocol = (contest.payoutRules ?? 'to_protocol') === 'to_protocol';
+  const rules = contest.payoutRules ?? 'by_place';
+  const isToProtocol = rules !== 'earliest_entries';
   // Every entry of a group (one score key) has the same rank and share; under 'earliest_entries' the group's
   // earliest entries get one micro more each (markRemainders).
   const groups = new Map<number, KeyGroup>();
@@ -112,7 +117,7 @@ export function buildScoreTable(contest: ContestScoring, keysBySeq: Uint8Array):
     const count = counts[key]!;
     if (count === 0) continue;
     // Descending order: the first group is the best key (the winners of the games that pay one group).
-    const amountMicros = groupAmountMicros(contest, { key, isBest: better === 0, start: better, end: better + count }, isToProtocol);
+    const amountMicros = groupAmountMicros(contest, { key, isBest: better === 0, start: better, end: better + count }, rules);
     const shareMicros = amountMicros / BigInt(count);
     groups.set(key, { rank: better + 1, shareMicros, plusOneBelowSeq: 0 });
     if (isToProtocol) {
@@ -196,23 +201,24 @@ interface GroupPlaces {
 }
 
 /**
- * What a group of entries receives together, before it is shared. lineups: cumulative floors,
- * floor(pot × Σbps[0..end) / 10000) − floor(pot × Σbps[0..start) / 10000). outcast and streak pay all of the
- * pot to the best key (clean entries, else the most wins; the longest run). survivor pays it only to entries
- * never eliminated: contract section 8 has no fallback for survivor as it has for outcast, so with no
- * survivor nobody is paid and section 11 returns the whole pot to the protocol ('earliest_entries': as
- * outcast).
+ * What a group of entries receives together, before it is shared. lineups: its places' share of the pot,
+ * floor(pot × Σbps[start..end) / 10000) (PayoutRules: 'to_protocol' and 'earliest_entries' took cumulative
+ * floors). outcast and streak pay all of the pot to the best key (clean entries, else the most wins; the
+ * longest run). survivor pays it only to entries never eliminated: contract section 8 has no fallback for
+ * survivor as it has for outcast, so with no survivor nobody is paid and section 11 returns the whole pot to
+ * the protocol ('earliest_entries': as outcast).
  */
-function groupAmountMicros(contest: ContestScoring, group: GroupPlaces, isToProtocol: boolean): bigint {
-  if (contest.gameType === 'survivor' && isToProtocol) return group.key === CLEAN_KEY ? contest.potMicros : 0n;
+function groupAmountMicros(contest: ContestScoring, group: GroupPlaces, rules: PayoutRules): bigint {
+  if (contest.gameType === 'survivor' && rules !== 'earliest_entries') return group.key === CLEAN_KEY ? contest.potMicros : 0n;
   if (contest.gameType !== 'lineups') return group.isBest ? contest.potMicros : 0n;
   const { start, end } = group;
-  const placeFloor = (place: number) => {
+  const bpsOf = (from: number, to: number) => {
     let bps = 0n;
-    for (const split of contest.winningSplitBps.slice(0, place)) bps += BigInt(split);
-    return (contest.potMicros * bps) / BPS;
+    for (const split of contest.winningSplitBps.slice(from, to)) bps += BigInt(split);
+    return bps;
   };
-  return placeFloor(end) - placeFloor(start);
+  if (rules === 'by_place') return (contest.potMicros * bpsOf(start, end)) / BPS;
+  return (contest.potMicros * bpsOf(0, end)) / BPS - (contest.potMicros * bpsOf(0, start)) / BPS;
 }
 
 function keyAt(keysBySeq: Uint8Array, seq: number): number {

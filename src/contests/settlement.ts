@@ -140,7 +140,7 @@ export class ContestSettler {
       settledCount: 0,
       paidMicros: 0,
       // A void pays nothing by score: only a resolution has payout rules to keep.
-      ...(kind === 'resolve' ? { payoutRules: 'to_protocol' as const } : {}),
+      ...(kind === 'resolve' ? { payoutRules: 'by_place' as const } : {}),
     });
     await this.store.transact(() => {
       this.records.putContest(next);

@@ -15,6 +15,23 @@ const score = (gameType: GameType, potMicros: bigint, list: ScoringEntry[], winn
   scoreContest({ gameType, potMicros, winningSplitBps }, list).map((r) => ({ rank: r.rank, payout: r.payoutMicros }));
 
 describe('lineups', () => {
+  it('each place gets its own floored share of the pot: equal splits pay alike, a lower place never more, the dust goes back', () => {
+    // Cumulative floors paid these 500,001 and 500,002 (the lower place more), and 0 and 1.
+    assert.deepEqual(score('lineups', 1_000_003n, entries([W], [L]), [5000, 5000]), [
+      { rank: 1, payout: 500_001n },
+      { rank: 2, payout: 500_001n },
+    ]);
+    assert.deepEqual(score('lineups', 1n, entries([W], [L]), [6000, 4000]), [
+      { rank: 1, payout: 0n },
+      { rank: 2, payout: 0n },
+    ]);
+    const keys = Uint8Array.from([1, 0]);
+    assert.equal(
+      buildScoreTable({ gameType: 'lineups', potMicros: 1_000_003n, winningSplitBps: [5000, 5000] }, keys).paidMicros,
+      1_000_002n,
+    );
+  });
+
   it('ranks by resolved wins and pays each place its split; tied places share the sum of their splits', () => {
     // Places: A 1st (5000), B and C tie for 2nd-3rd (3000 + 2000), D 4th (no split).
     const result = score('lineups', 1_000_001n, entries([W, W, W], [W, W, L], [W, L, W], [L, L, L]), [5000, 3000, 2000]);
@@ -164,6 +181,20 @@ describe("the former payout rules ('earliest_entries'), for a settlement decided
       { rank: 1, payout: 4n },
       { rank: 1, payout: 3n },
     ]);
+  });
+
+  it("'to_protocol' and 'earliest_entries' pay lineups places by cumulative floors, as they were decided", () => {
+    for (const payoutRules of ['to_protocol', 'earliest_entries'] as const) {
+      const result = scoreContest(
+        { gameType: 'lineups', potMicros: 1_000_003n, winningSplitBps: [5000, 5000], payoutRules },
+        entries([W], [L]),
+      );
+      assert.deepEqual(
+        result.map((r) => r.payoutMicros),
+        [500_001n, 500_002n],
+        payoutRules,
+      );
+    }
   });
 });
 
@@ -319,14 +350,10 @@ function modelScores(gameType: GameType, potMicros: bigint, list: ScoringEntry[]
   let place = 0;
   for (const key of distinctKeys) {
     const members = list.map((_, i) => i).filter((i) => keys[i] === key);
-    const bpsUpTo = (n: number) => BigInt(splitBps.slice(0, n).reduce((s, b) => s + b, 0));
+    // Contract section 8: "ties share the sum of the tied places' winning_split_bps of the pot", floored.
+    const placesBps = BigInt(splitBps.slice(place, place + members.length).reduce((s, b) => s + b, 0));
     const isPaidGroup = gameType === 'survivor' ? key === Infinity : key === distinctKeys[0];
-    const amountMicros =
-      gameType === 'lineups'
-        ? (potMicros * bpsUpTo(place + members.length)) / 10_000n - (potMicros * bpsUpTo(place)) / 10_000n
-        : isPaidGroup
-          ? potMicros
-          : 0n;
+    const amountMicros = gameType === 'lineups' ? (potMicros * placesBps) / 10_000n : isPaidGroup ? potMicros : 0n;
     share(amountMicros, members);
     place += members.length;
   }
