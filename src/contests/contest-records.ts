@@ -100,9 +100,10 @@ export class ContestRecords {
     }
   }
 
-  /** One user's entries in a contest, in entry_index order (keys are zero-padded). */
-  *userEntriesOf(contestId: string, userId: string): Generator<EntryRecord> {
-    for (const { key, value } of table(this.store, 'contestEntries').getRange(userEntryRange(contestId, userId))) {
+  /** One user's entries in a contest, in entry_index order (keys are zero-padded); at most `limit`. */
+  *userEntriesOf(contestId: string, userId: string, limit: number): Generator<EntryRecord> {
+    const range = userEntryRange(contestId, userId);
+    for (const { key, value } of table(this.store, 'contestEntries').getRange({ ...range, limit })) {
       yield checkEntry.value(key, value);
     }
   }

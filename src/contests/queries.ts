@@ -41,6 +41,13 @@ export interface AdminEntriesPage {
   nextKey: string | null;
 }
 
+/**
+ * The caller's entries a contest's detail shows, at most, in entry_index order: nothing else bounds how many
+ * one user holds (entry_cap is the contest's, up to 1,000,000), and every detail GET would read and encode
+ * them all. GET /v1/user/contest_entries?contest_id= pages every one.
+ */
+export const MAX_CALLER_ENTRIES = 256;
+
 export class ContestQueries {
   private readonly records: ContestRecords;
 
@@ -113,7 +120,8 @@ export class ContestQueries {
     if (contest === undefined || contest.gameType === 'survivor' || contest.gameType === 'streak') {
       throw new ApiError('CONTEST_NOT_FOUND');
     }
-    const section = caller === null ? null : callerView([...this.records.userEntriesOf(contestId, caller.userId)], this.marketOf);
+    const section =
+      caller === null ? null : callerView([...this.records.userEntriesOf(contestId, caller.userId, MAX_CALLER_ENTRIES)], this.marketOf);
     return detailView(contest, this.marketOf, section);
   }
 
