@@ -186,8 +186,10 @@ export class Journal {
     const bytes = recordBytes(payload.length);
     if (this.#fillBytes + bytes > this.#options.maxPendingBytes) return null;
     if (this.#fillBytes + bytes > this.#fill.length) this.#fill = grown(this.#fill, this.#fillBytes, this.#fillBytes + bytes);
-    const seq = this.#nextSeq++;
+    const seq = this.#nextSeq;
+    // The seq is taken only once its record is encoded: a refused payload (wal/record.ts bounds) leaves no hole.
     this.#fillBytes = encodeRecordInto(this.#fill, this.#fillBytes, seq, payload);
+    this.#nextSeq++;
     if (!this.#isFlushing && !this.#isScheduled) {
       this.#isScheduled = true;
       setImmediate(this.#flush);

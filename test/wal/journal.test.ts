@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { Journal, type JournalOptions } from '../../src/wal/journal.js';
-import { FILE_HEADER_BYTES, recordBytes } from '../../src/wal/record.js';
+import { FILE_HEADER_BYTES, MAX_PAYLOAD_BYTES, recordBytes } from '../../src/wal/record.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'parlayd-journal-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -227,5 +227,21 @@ describe('a journal whose write fails for good', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a record over the bound', () => {
+  it('is refused without using a seq: the next record takes it, and a reopen replays both neighbours', async () => {
+    const path = join(dir, 'oversize');
+    const options = { maxPendingBytes: 4 << 20, preallocateBytes: 0, onDurable: () => {}, onFailure: (error: Error) => assert.fail(error) };
+    const { journal } = Journal.open(path, options, () => {});
+    assert.equal(journal.append(Buffer.from('a')), 1);
+    assert.throws(() => journal.append(Buffer.alloc(MAX_PAYLOAD_BYTES + 1)), /payload of/);
+    assert.equal(journal.append(Buffer.from('b')), 2, 'no hole in the seqs');
+    await journal.close();
+    const replayed: string[] = [];
+    const reopened = Journal.open(path, options, (seq, payload) => replayed.push(`${seq}:${payload.toString()}`));
+    assert.deepEqual(replayed, ['1:a', '2:b']);
+    await reopened.journal.close();
   });
 });
