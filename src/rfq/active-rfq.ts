@@ -25,6 +25,8 @@ export interface ActiveRfq {
   timer: Timer | null;
   candidates: Candidate[];
   lastLook: Candidate | null;
+  /** The candidate whose fill is being made durable (finalization.ts commitFill); null otherwise. */
+  filling: Candidate | null;
   /** The deadline_ms of the last look offered last, as its maker was told (0 before any); read only while it is pending. */
   lastLookDeadlineMs: number;
   /** When its first last look was offered (last-look.ts bounds the time from then); null before. */
@@ -62,6 +64,7 @@ export function newActiveRfq(record: RfqRecord, timer: Timer | null, isAwaitedBy
     timer,
     candidates: [],
     lastLook: null,
+    filling: null,
     lastLookDeadlineMs: 0,
     firstLastLookAtMs: null,
     lastLooksByMaker: null,
@@ -136,13 +139,16 @@ export interface WithdrawnQuote {
 
 /**
  * Pure decision, applied in place: withdraws `makerId`'s quote `quoteId` from `rfq` if it still stands; false
- * when it does not. A quote stands until it is selected: once the RFQ is closing (a fill being written) or the
- * quote is in last look, the fill is the one to tell, so no quote is both cancelled and filled.
+ * when it does not. A quote stands until it is selected: once it is in last look or its fill is being written,
+ * the fill is the one to tell, so no quote is both cancelled and filled. The others stand while a fill is
+ * written (it may be refused UNCOVERED, and selection goes on to them), and not once another end is decided.
  */
 export function withdrawQuote(rfq: ActiveRfq, makerId: string, quoteId: string): boolean {
-  if (rfq.phase === 'closing') return false;
+  // Closing is an end being decided or written; only while a fill is written may it come back to selection
+  // (the maker's owner refused it), so only then do the other quotes still stand.
+  if (rfq.phase === 'closing' && rfq.filling === null) return false;
   const key = quoteKey(makerId, quoteId);
-  const offered = rfq.lastLook?.quote;
+  const offered = rfq.lastLook?.quote ?? rfq.filling?.quote;
   if (offered !== undefined && offered.makerId === makerId && offered.quoteId === quoteId) return false;
   if (!rfq.quotes.delete(key)) return false;
   if (rfq.candidates.length > 0) rfq.candidates = rfq.candidates.filter((c) => quoteKey(c.quote.makerId, c.quote.quoteId) !== key);

@@ -26,6 +26,8 @@ export interface FinalizationDeps {
   maxFinalizingMs: number;
   /** The actor's RFQs that are not terminal, by request id. */
   active: Map<string, ActiveRfq>;
+  /** Those whose end is being made durable (persistTerminal), by request id. */
+  closing: Map<string, ActiveRfq>;
   emit(message: ShardToMain): void;
   toMaker: ToMaker;
 }
@@ -158,6 +160,9 @@ export class RfqFinalization {
   /** The fill is durable (ledger, record, maker's fill) before the taker or any maker hears of it. */
   private async commitFill(rfq: ActiveRfq, candidate: Candidate): Promise<void> {
     rfq.phase = 'closing';
+    // Contract section 6.5: finalizing covers the chosen fill being made durable (a status read says so).
+    rfq.record.status = 'finalizing';
+    rfq.filling = candidate;
     const { record } = rfq;
     const nowMs = this.deps.clock.nowMs();
     const { fill, fillRecord } = fillOf(record, candidate, nowMs);
@@ -166,6 +171,7 @@ export class RfqFinalization {
       this.deps.durability.fill(rfq, completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)),
     );
     if (written === null) return;
+    rfq.filling = null;
     if (written === UNCOVERED) {
       passOverUncovered(rfq, candidate);
       // Nothing was written: the RFQ is active again and selection goes on to the next quote.
@@ -187,9 +193,15 @@ export class RfqFinalization {
   }
 
   /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and makes it durable. */
-  private persistTerminal<T extends WrittenEnd | typeof UNCOVERED | null>(rfq: ActiveRfq, end: () => Promise<T>): Promise<T> {
-    this.deps.active.delete(rfq.record.requestId);
-    return end();
+  private async persistTerminal<T extends WrittenEnd | typeof UNCOVERED | null>(rfq: ActiveRfq, end: () => Promise<T>): Promise<T> {
+    const { requestId } = rfq.record;
+    this.deps.active.delete(requestId);
+    this.deps.closing.set(requestId, rfq);
+    try {
+      return await end();
+    } finally {
+      this.deps.closing.delete(requestId);
+    }
   }
 
   /**

@@ -96,11 +96,10 @@ export class RfqWrites {
    * commit's duration in µs (a stage latency the main thread reports), UNCOVERED, or null when the create
    * was refused in that commit: then the RFQ never existed, and persistNew tells its caller and its makers.
    *
-   * The actor has forgotten the RFQ already (RfqShard.persistTerminal): its end is decided and nothing can
-   * change it any more (its quotes get RFQ_CLOSED, it is not cancellable; a status read is served from LMDB;
-   * while its create is held, nobody but its makers knows the id). Forgetting it after the await instead kept
-   * every such RFQ's objects alive through young-generation collections on the shard's thread until a full
-   * one (docs/performance.md, "Allocation shapes").
+   * The actor has moved the RFQ from its active ones to those closing (finalization.ts persistTerminal): its
+   * end is decided (its quotes get RFQ_CLOSED, it is not cancellable, a status read shows it as it stands;
+   * while its create is held, nobody but its makers knows the id), and only a fill refused UNCOVERED brings it
+   * back to selection.
    *
    * A commit that fails for want of space (a full disk) is retried until it commits (room.ts untilWritten,
    * 1 s doubling to 30 s): the end was decided and the makers may act on it, so it must not be lost, and the

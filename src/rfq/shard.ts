@@ -35,6 +35,12 @@ import { toRfqResult, type RfqRecord } from './records.js';
 
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();
+  /**
+   * RFQs whose end is on its way to durability (finalization.ts persistTerminal), out of `active`: a fill the
+   * maker's owner refuses (UNCOVERED) comes back to selection, so its remaining quotes must still hear of
+   * cancels, withdrawals and closed sockets; and a status read shows it as it stands.
+   */
+  private readonly closing = new Map<string, ActiveRfq>();
   /** Creations between admission and commit, by replay key: a racing duplicate waits for the first. */
   private readonly creating = new Map<string, Promise<unknown>>();
   private readonly finalization: RfqFinalization;
@@ -52,7 +58,7 @@ export class RfqShard {
       const fact = makerFactOf(message);
       emit(fact === null ? { kind: 'to_maker', makerId, frame } : { kind: 'to_maker', makerId, frame, ...fact });
     };
-    const { active, toMaker } = this;
+    const { active, closing, toMaker } = this;
     this.finalization = new RfqFinalization({
       store,
       durability,
@@ -60,6 +66,7 @@ export class RfqShard {
       lastLookMs: init.lastLookMs,
       maxFinalizingMs: init.maxFinalizingMs,
       active,
+      closing,
       emit,
       toMaker,
     });
@@ -118,7 +125,7 @@ export class RfqShard {
         return this.emit({
           kind: 'withdrawn',
           callId: message.callId,
-          outcome: { ok: true, value: withdrawQuotesOf(this.active.values(), new Set(message.makerIds)) },
+          outcome: { ok: true, value: withdrawQuotesOf([...this.active.values(), ...this.closing.values()], new Set(message.makerIds)) },
         });
       default: {
         const unknown: never = message;
@@ -210,7 +217,7 @@ export class RfqShard {
   }
 
   private status(requestId: string, userId: string): RfqResult {
-    const rfq = this.active.get(requestId);
+    const rfq = this.active.get(requestId) ?? this.closing.get(requestId);
     if (rfq !== undefined && rfq.record.userId === userId) return toRfqResult(rfq.record);
     const record = this.durability.readRfq(requestId);
     if (record === undefined || record.userId !== userId) throw new ApiError('RFQ_NOT_FOUND');
@@ -230,7 +237,7 @@ export class RfqShard {
   }
 
   private currentResult(requestId: string): RfqResult {
-    const rfq = this.active.get(requestId);
+    const rfq = this.active.get(requestId) ?? this.closing.get(requestId);
     if (rfq !== undefined) return toRfqResult(rfq.record);
     const record = this.durability.readRfq(requestId);
     assert.ok(record !== undefined, `replay key points at missing RFQ ${requestId}`);
@@ -301,7 +308,7 @@ export class RfqShard {
 
   /** Honoured until the quote is selected (active-rfq.ts withdrawQuote), and answered either way (issue 22). */
   private onQuoteCancel(requestId: string, makerId: string, quoteId: string): void {
-    const rfq = this.active.get(requestId);
+    const rfq = this.active.get(requestId) ?? this.closing.get(requestId);
     if (rfq !== undefined && withdrawQuote(rfq, makerId, quoteId)) {
       return this.toMaker(makerId, { type: 'quote_cancelled', request_id: requestId, quote_id: quoteId });
     }
@@ -327,6 +334,7 @@ export class RfqShard {
 
   /** Contract section 6: a closed socket withdraws its quotes everywhere, and a pending last look is a reject. */
   private onMakerDisconnected(makerId: string): void {
+    for (const rfq of this.closing.values()) withdrawQuotesOf([rfq], new Set([makerId]));
     for (const rfq of this.active.values()) {
       for (const [key, quote] of rfq.quotes) if (quote.makerId === makerId) rfq.quotes.delete(key);
       rfq.candidates = rfq.candidates.filter((c) => c.quote.makerId !== makerId);

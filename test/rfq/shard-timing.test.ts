@@ -465,3 +465,62 @@ describe('facts beside the frames to makers (issue 35): what the desk learns, ty
     assert.deepEqual(factOf(last), { fact: 'quote_left', requestId, quoteId: 'after' });
   });
 });
+
+describe('a fill refused UNCOVERED while it was written goes on with the quotes that still stand', () => {
+  // A maker whose collateral covers one fill at odds 2 (a liability of one wager), not two. R1 and R2 close in
+  // one turn, each filling it first: R1's fill takes the collateral, so R2's is refused in its commit
+  // (UNCOVERED) and selection goes on to m2's 1.9. What m2 did while R2's fill was written must count.
+  let limitedMakers = 0;
+
+  /** Two RFQs quoted, closed in one turn; `during` runs while R2's first fill is on its way to durability. */
+  async function twoFillsOneCollateral(during: (h: Harness, r2: string) => void) {
+    const LIMITED = `m9${limitedMakers++}`;
+    const ledger = new Ledger(store, NO_USERS);
+    await store.transact(() =>
+      ledger.credit(makerAccount(makerAddressOf(LIMITED)), BigInt(WAGER + WAGER / 2), `credit:${LIMITED}`, START_MS),
+    );
+    const h = await harness();
+    create(h);
+    create(h);
+    await settle();
+    const [r1, r2] = h.events.flatMap((e) => (e.kind === 'broadcast' ? [e.message.request_id] : []));
+    assert.ok(r1 !== undefined && r2 !== undefined);
+    h.shard.handle({ kind: 'audience', requestId: r1, makerIds: [LIMITED] });
+    h.shard.handle({ kind: 'audience', requestId: r2, makerIds: [LIMITED, 'm2'] });
+    quote(h, r2, 'm2', 1.9);
+    quote(h, r1, LIMITED, 2); // R1 closes: its fill is being written
+    quote(h, r2, LIMITED, 2); // R2 closes: m9 still covers as committed state reads, so its fill is written too
+    during(h, r2);
+    await settle();
+    const ends = new Map(h.events.flatMap((e) => (e.kind === 'terminal' ? [[e.result.request_id, e.result] as const] : [])));
+    return { h, r1: ends.get(r1), r2: ends.get(r2) };
+  }
+
+  it('without anything in between, R2 fills m2 (the control: the refusal happened)', async () => {
+    const { r1, r2 } = await twoFillsOneCollateral(() => {});
+    assert.equal(r1?.status, 'completed');
+    assert.deepEqual([r2?.status, r2?.odds], ['completed', 1.9]);
+  });
+
+  it("m2's socket closing meanwhile withdraws its quote: R2 fails for want of liquidity, never filled by m2", async () => {
+    const { r1, r2 } = await twoFillsOneCollateral((h) => h.shard.handle({ kind: 'maker_disconnected', makerId: 'm2' }));
+    assert.equal(r1?.status, 'completed');
+    assert.deepEqual([r2?.status, r2?.error], ['failed', 'INSUFFICIENT_LIQUIDITY']);
+  });
+
+  it("m2's quote_cancel meanwhile is honoured (quote_cancelled), and a status read shows R2 finalizing with its quotes", async () => {
+    const { h, r2 } = await twoFillsOneCollateral((h, requestId) => {
+      h.shard.handle({ kind: 'quote_cancel', requestId, makerId: 'm2', quoteId: 'q-m2' });
+      h.shard.handle({ kind: 'status', callId: 9, requestId, userId: h.userId });
+    });
+    assert.deepEqual([r2?.status, r2?.error], ['failed', 'INSUFFICIENT_LIQUIDITY']);
+    assert.ok(
+      framesTo(h, 'm2').some((f) => f.type === 'quote_cancelled'),
+      JSON.stringify(framesTo(h, 'm2')),
+    );
+    const status = h.events.find((e) => e.kind === 'status');
+    assert.ok(status?.kind === 'status' && status.outcome.ok);
+    const read = status.outcome.value as { status: string; quotes_received: number };
+    assert.deepEqual([read.status, read.quotes_received], ['finalizing', 2]);
+  });
+});
