@@ -107,8 +107,9 @@ export class RfqFinalization {
    * the order's expiry there is no time left to ask a maker, so last-look quotes are passed over; a plain
    * quote still fills, because it stood at selection and needs no answer (contract section 6: a reject or
    * silence moves to the next acceptable quote). The same past the RFQ's bound on time in last looks, and
-   * for a maker offered its share already (last-look.ts). With none left, the RFQ ends ORDER_EXPIRED past its
-   * expiry (a last look ran out with it), else MAKER_REJECTED.
+   * for a maker offered its share already (last-look.ts). With none left, a signed order ends ORDER_EXPIRED
+   * past its expiry (a last look ran out with it), else MAKER_REJECTED (INSUFFICIENT_LIQUIDITY when a maker
+   * could not cover).
    */
   private offerNext(rfq: ActiveRfq): void {
     const nowMs = this.deps.clock.nowMs();
@@ -133,8 +134,14 @@ export class RfqFinalization {
       if (!this.areLegsOpen(rfq, nowMs)) return void this.finish(rfq, 'failed', 'MARKET_CLOSED');
       return this.offerLastLook(rfq, candidate, nowMs, look.deadlineMs);
     }
-    // Quotes there were, but no maker could cover them (contract section 11): a want of liquidity.
-    void this.finish(rfq, 'failed', isPastExpiry ? 'ORDER_EXPIRED' : rfq.uncoveredCount > 0 ? 'INSUFFICIENT_LIQUIDITY' : 'MAKER_REJECTED');
+    // Quotes there were, but no maker could cover them (contract section 11): a want of liquidity. ORDER_EXPIRED
+    // is a signed order's (contract section 2): an unsigned RFQ's end of last looks is no expiry of the taker's.
+    const isOrderExpired = isPastExpiry && rfq.record.kind === 'signed';
+    void this.finish(
+      rfq,
+      'failed',
+      isOrderExpired ? 'ORDER_EXPIRED' : rfq.uncoveredCount > 0 ? 'INSUFFICIENT_LIQUIDITY' : 'MAKER_REJECTED',
+    );
   }
 
   private offerLastLook(rfq: ActiveRfq, candidate: Candidate, nowMs: number, deadlineMs: number): void {

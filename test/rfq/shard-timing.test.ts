@@ -183,6 +183,21 @@ describe('shard timing rules on a manual clock', () => {
     assert.equal(terminal(h)?.result.odds, 2);
   });
 
+  it('an unsigned RFQ whose one last look runs out at its bound, with a maker silent all along, fails MAKER_REJECTED, not ORDER_EXPIRED', async () => {
+    const h = await harness();
+    create(h);
+    await settle();
+    const { requestId } = announce(h, ['m1', 'm2']);
+    quote(h, requestId, 'm1', 2, true); // m2 never answers: the window runs to its deadline
+    h.clock.advance(300);
+    await settle();
+    const lastLook = framesTo(h, 'm1').find((f) => f.type === 'last_look') as { deadline_ms: number } | undefined;
+    assert.equal(lastLook?.deadline_ms, START_MS + 500);
+    h.clock.advance(200);
+    await settle();
+    assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.error], ['failed', 'MAKER_REJECTED']);
+  });
+
   it('every maker of the audience answering closes it at once, whatever the window', async () => {
     const h = await harness();
     create(h);
