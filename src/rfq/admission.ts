@@ -38,7 +38,7 @@ export class Admission {
   constructor(private readonly deps: AdmissionDeps) {}
 
   unsigned(principal: UserPrincipal, body: UnsignedRfqRequest): CreateCommand {
-    const minOddsE4 = requireOddsE4(body.min_odds);
+    const minOddsE4 = requireOddsE4(body.min_odds, '/min_odds');
     const orderType = body.order_type ?? DEFAULT_ORDER_TYPE;
     const legs = toLegs(body.legs);
     const replayKey = unsignedReplayKey(principal.userId, canonicalUuid(body.idempotency_key));
@@ -62,9 +62,11 @@ export class Admission {
   }
 
   async signed(principal: UserPrincipal, order: Order): Promise<CreateCommand> {
+    // The order's fields first (contract section 6: schema, then the signature): a bad address or odds is
+    // VALIDATION_FAILED at its path whatever the signature holds.
+    const signable = toSignableOrder(order);
     const signature = parseSignatureBase64(order.signature);
     if (signature === null) throw errors.orderSignatureNotBase64();
-    const signable = toSignableOrder(order);
     const { user, minOddsE4, orderType, legs } = signable;
     const bytes = encodeOrder(signable);
     const startNs = process.hrtime.bigint();
@@ -153,7 +155,7 @@ export function toSignableOrder(order: Omit<Order, 'signature'>): SignableOrder 
   return {
     user,
     wagerMicros: order.wager_micros,
-    minOddsE4: requireOddsE4(order.min_odds),
+    minOddsE4: requireOddsE4(order.min_odds, '/order/min_odds'),
     nonce: order.nonce,
     expiresAtMs: order.expires_at_ms,
     orderType: order.order_type ?? DEFAULT_ORDER_TYPE,
@@ -166,9 +168,9 @@ function toLegs(legs: readonly Leg[]): RfqLeg[] {
   return legs.map((leg) => ({ marketId: leg.market_id, direction: leg.direction }));
 }
 
-function requireOddsE4(minOdds: number): number {
+function requireOddsE4(minOdds: number, path: string): number {
   const e4 = oddsToE4(minOdds);
-  if (e4 === null || e4 === 0) throw errors.oddsNotSignable('/min_odds');
+  if (e4 === null || e4 === 0) throw errors.oddsNotSignable(path);
   return e4;
 }
 

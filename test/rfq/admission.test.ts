@@ -136,6 +136,19 @@ test('a signature that is not base64 of 65 bytes, or high-s, is 400 INVALID_SIGN
   assertApiError(await api().post('/v1/rfq', { order: { ...order, signature: sig.toString('base64') } }), 400, 'INVALID_SIGNATURE');
 });
 
+test('the order is checked before its signature: a bad checksum or unsignable min_odds is VALIDATION_FAILED at /order/…, whatever the signature', async () => {
+  const order = await signedOrder(user.wallet, orderFields());
+  const badChecksum = { ...order, user: order.user.slice(0, 2) + swapCase(order.user.slice(2)), signature: 'AAAA' };
+  const checksum = assertApiError(await api().post('/v1/rfq', { order: badChecksum }), 400, 'VALIDATION_FAILED');
+  assert.equal(checksum.details?.[0]?.path, '/order/user');
+  const odds = assertApiError(
+    await api().post('/v1/rfq', { order: { ...order, min_odds: 0.00001, signature: 'AAAA' } }),
+    400,
+    'VALIDATION_FAILED',
+  );
+  assert.equal(odds.details?.[0]?.path, '/order/min_odds');
+});
+
 test('schema violations are 400 VALIDATION_FAILED with details', async () => {
   const legs = (count: number) => Array.from({ length: count }, (_, i) => ({ market_id: market + i, direction: 'up' }));
   for (const body of [
@@ -260,3 +273,8 @@ test('an order that expires during its last look fails ORDER_EXPIRED and release
     await lastLooker.close();
   }
 });
+
+/** An address's hex with each letter's case flipped: a different EIP-55 checksum (all hex digits stay valid). */
+function swapCase(hex: string): string {
+  return [...hex].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join('');
+}
