@@ -106,7 +106,9 @@ export class JournalMoney {
     if (made === 'overloaded') throw overloaded();
     const self = this.runtime.book.self;
     const decided = made.decided;
-    const isMovedElsewhere = owner !== self && decided !== 'pending' && decided.ok && decided.isReplay !== true;
+    // A replay waits too: its credit's money went on earlier on the same channel, and may still be on its way
+    // (the first request's answer not back yet). Waiting for all sent so far covers it.
+    const isMovedElsewhere = owner !== self && decided !== 'pending' && decided.ok;
     const transit = isMovedElsewhere ? { transit: { owner, from: self, seq: this.runtime.book.outbox(owner).nextSeq - 1 } } : {};
     return { answer: await made.answer, transit };
   }

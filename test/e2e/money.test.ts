@@ -310,6 +310,23 @@ describe('credits of makers and the protocol', () => {
     await assertLedgerCheck();
   });
 
+  it('a credit and its replay sent together both answer with the credited balance, whichever shard holds the key and the account', async () => {
+    // A key's owner decides the credit and sends the money on to the account's owner: a replay must wait for
+    // it there too, or its 200 comes with (and before) a balance without the credit (contract section 13).
+    const user = await fundedUser(server, 1);
+    let expected = 1n;
+    for (let i = 0; i < 30; i++) {
+      const body = { wallet: user.address, amount_micros: 1_000 + i, idempotency_key: randomUUID() };
+      const answers = await Promise.all([1, 2].map(() => admin(server).post('/v1/admin/users/credit', body)));
+      expected += BigInt(body.amount_micros);
+      for (const answer of answers) {
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        assert.equal(BigInt(answer.body.balance.available_micros), expected, `credit ${i}: ${JSON.stringify(answer.body)}`);
+      }
+    }
+    await assertLedgerCheck();
+  });
+
   it('take amount_micros as a decimal string too (the contract form of the money fields it adds), as the same amount', async () => {
     const maker = await registerMaker(server, undefined, undefined, 0);
     const path = `/v1/admin/market-makers/${maker.checksumAddress}/credit`;
