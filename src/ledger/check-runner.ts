@@ -1,6 +1,8 @@
 // Main thread. Runs the ledger check (check.ts) on a worker thread of its own (check-worker.ts) and keeps its
 // last result for /metrics and the dashboard: whether it was ok, when, and the open interest it summed. One
-// check at a time: callers that ask while one runs share its answer (it reads a snapshot as fresh as theirs).
+// check at a time. A check in flight read its snapshot before a caller asking now, so its answer could miss
+// what that caller just wrote (contract section 13: the ledger check shows the caller's own writes): callers
+// who ask meanwhile share the next check, which starts when the running one ends.
 //
 // With several shards on the journal engine, a snapshot can also catch a hold on one shard whose record is on
 // another mid-way: a maker's lock granted before its fill is in LMDB, or still held after the fill's
@@ -25,6 +27,8 @@ import type { LedgerCheck, LedgerDifference } from './check.js';
 
 export class LedgerCheckRunner {
   #running: Promise<LedgerCheck> | null = null;
+  /** The check for those who asked while one ran: after it, once. */
+  #next: Promise<LedgerCheck> | null = null;
   readonly #ok: Gauge;
   readonly #atMs: Gauge;
   readonly #openInterest: MoneyGauge;
@@ -64,10 +68,22 @@ export class LedgerCheckRunner {
   }
 
   run(): Promise<LedgerCheck> {
-    this.#running ??= this.#checkSettled().finally(() => {
-      this.#running = null;
+    if (this.#running === null) return this.#start();
+    this.#next ??= this.#running
+      .catch(() => undefined)
+      .then(() => {
+        this.#next = null;
+        return this.#start();
+      });
+    return this.#next;
+  }
+
+  #start(): Promise<LedgerCheck> {
+    const running = this.#checkSettled().finally(() => {
+      if (this.#running === running) this.#running = null;
     });
-    return this.#running;
+    this.#running = running;
+    return running;
   }
 
   async #checkSettled(): Promise<LedgerCheck> {

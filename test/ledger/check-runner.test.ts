@@ -13,6 +13,7 @@ import { userAccount } from '../../src/ledger/accounts.js';
 import { LedgerCheckRunner, SETTLE_TIMEOUT_MS } from '../../src/ledger/check-runner.js';
 import { rfqRef } from '../../src/rfq/records.js';
 import { openStore } from '../../src/store/db.js';
+import { waitFor } from '../helpers/wait.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'parlayd-check-runner-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,4 +40,21 @@ test('shards that cannot settle: the check answers OVERLOADED after the bound, n
   const startMs = Date.now();
   await assert.rejects(runner(() => new Promise(() => {})).run(), (err: unknown) => err instanceof ApiError && err.code === 'OVERLOADED');
   assert.ok(Date.now() - startMs >= SETTLE_TIMEOUT_MS);
+});
+
+test('a caller who asks while a check runs gets the next one, which sees what it wrote before asking', async () => {
+  const late = rfqRef('00000000-0000-7000-8000-000000000002');
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let settles = 0;
+  const checks = runner(() => (settles++ === 0 ? held : Promise.resolve()));
+  const first = checks.run(); // its first snapshot has `stray` only, then it waits for the shards
+  await waitFor(() => settles === 1, { what: 'the first check past its first snapshot' });
+  await store.db('holds').put(late, { account: userAccount('u2'), bucket: 'reserved', amountMicros: '7' });
+  const second = checks.run();
+  release();
+  const refs = (check: Awaited<typeof first>) => check.differences.flatMap((d) => (d.ref === undefined ? [] : [d.ref])).sort();
+  assert.deepEqual(refs(await first), [stray], 'the first reports what its first snapshot saw');
+  assert.deepEqual(refs(await second), [stray, late].sort(), 'the second saw the hold written before it asked');
+  await store.db('holds').remove(late);
 });
