@@ -44,6 +44,7 @@ test('shards that cannot settle: the check answers OVERLOADED after the bound, n
 
 test('a caller who asks while a check runs gets the next one, which sees what it wrote before asking', async () => {
   const late = rfqRef('00000000-0000-7000-8000-000000000002');
+  await store.db('holds').put(stray, { account: userAccount('u1'), bucket: 'reserved', amountMicros: '5' });
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
   let settles = 0;
