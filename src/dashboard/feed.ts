@@ -45,6 +45,8 @@ export const FEED_CLOSE = {
   AUTH_TIMEOUT: 4408,
   /** Every place for a socket awaiting its token was taken, and this one waited longest (503: try again). */
   AUTH_EVICTED: 4503,
+  /** Its token was good, but MAX_DASHBOARD_SOCKETS viewers watch already (it waited while they came): try again. */
+  VIEWERS_FULL: 4504,
   GOING_AWAY: 1001,
 } as const;
 
@@ -174,6 +176,8 @@ export class DashboardFeed {
       const isLimited = limiter.isEnabled && limiter.takeRefused(viewer.rateLimitKey, nowMs) > 0;
       return this.#refuse(ws, isLimited ? 'RATE_LIMITED' : err.code === 'FORBIDDEN' ? 'FORBIDDEN' : 'UNAUTHENTICATED');
     }
+    // The upgrade counted the viewers watching then; those that authenticated while this one waited count now.
+    if (this.#viewerCount() >= MAX_DASHBOARD_SOCKETS) return this.#end(ws, FEED_CLOSE.VIEWERS_FULL, 'VIEWERS_FULL');
     viewer.isAuthenticated = true;
     this.#pending.remove(viewer);
     if (viewer.deadline !== null) clearTimeout(viewer.deadline);

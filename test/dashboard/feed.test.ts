@@ -2,6 +2,7 @@
 // only way in, the figures are the registry's (they agree with /metrics), and the token is never logged.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MAX_DASHBOARD_SOCKETS } from '../../src/dashboard/feed.js';
 import type { Frame } from '../../src/dashboard/frame.js';
 import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
@@ -138,6 +139,23 @@ describe('dashboard feed: sockets awaiting their token (issue 33 item 8)', () =>
     for (const s of [...idle, ...late]) s.close();
     adminFeed.close();
   });
+
+  it(
+    'sockets that waited while the viewers filled up are refused when their token comes (4504), not let past the 32',
+    { timeout: 20_000 },
+    async () => {
+      const waiting = [await openIdleFeed(server, '127.0.6.1'), await openIdleFeed(server, '127.0.6.2')];
+      const viewers = [];
+      for (let i = 0; i < MAX_DASHBOARD_SOCKETS - 1; i++) viewers.push(await openFeed(server, server.adminToken));
+      for (const viewer of viewers) await viewer.next((m) => m['type'] === 'auth_result');
+      for (const socket of waiting) socket.authenticate(server.adminToken); // one is the 32nd viewer, one too many
+      const refused = await Promise.race(waiting.map((socket, i) => socket.closed.then((closed) => ({ i, closed }))));
+      assert.deepEqual(refused.closed, { code: 4504, reason: 'VIEWERS_FULL' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(waiting[1 - refused.i]!.isOpen(), true, 'the 32nd watches');
+      for (const s of [...waiting, ...viewers]) s.close();
+    },
+  );
 });
 
 describe('money figures past 2^53 micros', () => {

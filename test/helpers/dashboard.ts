@@ -81,6 +81,8 @@ export function openFeed(server: TestServer, token: string): Promise<FeedClient>
 export interface IdleFeed {
   closed: Promise<{ code: number; reason: string }>;
   isOpen(): boolean;
+  /** Sends its token after all: the auth message openFeed sends at once. */
+  authenticate(token: string): void;
   close(): void;
 }
 
@@ -99,6 +101,13 @@ export function openIdleFeed(server: TestServer, localAddress: string): Promise<
       reject(new Error(`HTTP ${res.statusCode}`));
     });
     ws.once('error', reject);
-    ws.once('open', () => resolve({ closed, isOpen: () => ws.readyState === WebSocket.OPEN, close: () => ws.close() }));
+    ws.once('open', () =>
+      resolve({
+        closed,
+        isOpen: () => ws.readyState === WebSocket.OPEN,
+        authenticate: (token) => ws.send(JSON.stringify({ type: 'auth', token })),
+        close: () => ws.close(),
+      }),
+    );
   });
 }
