@@ -147,6 +147,9 @@ export class RfqShard {
     // Contract section 6: the checks made on the main thread (expiry, legs, wager) apply after the replay
     // key, so a replay after expires_at_ms or after its markets closed is still 200.
     if (command.refusal !== null) throw new ApiError(command.refusal.code, command.refusal.message);
+    // Again here, on the clock that sets its quote deadline: one that expired on its way from admission would
+    // go to the makers with a deadline already past.
+    if (command.rfqKind === 'signed' && command.expiresAtMs <= this.clock.nowMs()) throw new ApiError('ORDER_EXPIRED');
     if (this.active.size >= this.init.maxActiveRfqs) throw errors.shardAtActiveLimit();
     // After the replay check, so a replay still answers 200 on a full store; before anything is decided.
     this.store.assertRoom();

@@ -198,6 +198,19 @@ describe('shard timing rules on a manual clock', () => {
     assert.deepEqual([terminal(h)?.result.status, terminal(h)?.result.error], ['failed', 'MAKER_REJECTED']);
   });
 
+  it('a signed order that expired on its way from admission is refused ORDER_EXPIRED by the shard, and no maker hears of it', async () => {
+    const h = await harness();
+    create(h, { rfqKind: 'signed', expiresAtMs: START_MS });
+    await settle();
+    const created = h.events.find((e) => e.kind === 'created');
+    assert.ok(created?.kind === 'created');
+    assert.deepEqual(created.outcome.ok ? null : created.outcome.code, 'ORDER_EXPIRED');
+    assert.equal(
+      h.events.some((e) => e.kind === 'broadcast'),
+      false,
+    );
+  });
+
   it('every maker of the audience answering closes it at once, whatever the window', async () => {
     const h = await harness();
     create(h);
