@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { UnsupportedDataError } from '../store/migrations.js';
 import type { Store } from '../store/db.js';
-import { metaTable } from '../store/records.js';
+import { forgetAppliedSeqs } from '../store/write-behind.js';
 import type { Effect } from './effects.js';
 import { booksFromStore } from './from-store.js';
 import { ownerOfName } from './routing.js';
@@ -55,17 +55,12 @@ export function prepareOwners(store: Store, dataDir: string, owners: number): Ow
  * then the owners' directories, so a crash between the two leaves nothing that names a journal record.
  */
 function discardUnfinishedStart(store: Store, dir: string): void {
-  const meta = metaTable<number>(store);
-  const positions = [...meta.getKeys({ start: READ_MODEL_PREFIX, end: `${READ_MODEL_PREFIX}~` })];
-  if (positions.length > 0) store.root.transactionSync(() => positions.forEach((key) => void meta.remove(key)));
+  forgetAppliedSeqs(store);
   if (!existsSync(dir)) return;
   const leftovers = readdirSync(dir).filter((name) => /^owner-\d+$/.test(name));
   for (const name of leftovers) rmSync(join(dir, name), { recursive: true, force: true });
   if (leftovers.length > 0) syncDirectory(dir);
 }
-
-/** Where each owner's read model writer keeps its applied seq in `meta` (store/write-behind.ts appliedSeqKey). */
-const READ_MODEL_PREFIX = 'readModel:owner-';
 
 /** The lmdb engine refuses a directory the owners ran on: LMDB is only their read model there. */
 export function refuseIfOwned(dataDir: string): void {

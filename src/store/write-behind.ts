@@ -66,6 +66,19 @@ const MAX_RETRY_MS = 5_000;
 /** The 'meta' key of an owner's applied seq. */
 export const appliedSeqKey = (owner: string): string => `readModel:${owner}:appliedSeq`;
 
+/** What every writer's applied-seq key starts with. */
+const APPLIED_SEQ_PREFIX = appliedSeqKey('').slice(0, -':appliedSeq'.length);
+
+/**
+ * Forgets every writer's applied seq, in one transaction: their owners' journals are dropped (a first start
+ * that did not finish, engine/first-start.ts), so no seq they name exists any more.
+ */
+export function forgetAppliedSeqs(store: Store): void {
+  const meta = metaTable<number>(store);
+  const keys = [...meta.getKeys({ start: APPLIED_SEQ_PREFIX, end: `${APPLIED_SEQ_PREFIX}~` })];
+  if (keys.length > 0) store.root.transactionSync(() => keys.forEach((key) => void meta.remove(key)));
+}
+
 /** The seq up to which an owner's writes are in LMDB (0: none yet), what recovery replays the journal after. */
 export function readAppliedSeq(store: Store, owner: string): number {
   return metaTable<number>(store).get(appliedSeqKey(owner)) ?? 0;
