@@ -195,13 +195,15 @@ export class OwnerHost {
       host.#recentCreditKeys = recentCreditKeys;
     }
     // The records made here are written at once, each before the next: thousands of interrupted RFQs' releases
-    // would otherwise pile up past the journal's bound before its first flush, and fail every start.
+    // would otherwise pile up past the journal's bound before its first flush, and fail every start. (After a
+    // rotation here the current file is the new one; the old file's last record follows on its own flush, and
+    // the new file's reports wait for it as always.)
     if (lastSeq === 0 && options.firstRecord !== undefined) {
       // In records of a bounded size (wal/record.ts: 1 MiB): a directory with many funded accounts. A crash
       // between them is a first start that did not finish, which the next start makes again (first-start.ts).
       for (let from = 0; from < options.firstRecord.length; from += FIRST_RECORD_EFFECTS) {
         host.#take({ effects: options.firstRecord.slice(from, from + FIRST_RECORD_EFFECTS), outputs: [] }, true);
-        journal.writePendingSync();
+        host.#journal.writePendingSync();
       }
     }
     const { interruptedFacts } = options;
@@ -211,7 +213,7 @@ export class OwnerHost {
       const released = host.owner.recoverInterrupted(options.nowMs(), factsOf, INTERRUPTED_RFQS_PER_RECORD);
       if (released.effects.length === 0) break;
       host.#take(released);
-      journal.writePendingSync();
+      host.#journal.writePendingSync();
     }
     return host;
   }

@@ -177,8 +177,8 @@ export class RfqFinalization {
     const written = await this.persistTerminal(rfq, () =>
       this.deps.durability.fill(rfq, completed, fillRecord, () => this.areLegsOpen(rfq, nowMs)),
     );
-    if (written === null) return;
     rfq.filling = null;
+    if (written === null) return;
     if (written === UNCOVERED) {
       passOverUncovered(rfq, candidate);
       // Nothing was written: the RFQ is active again and selection goes on to the next quote.
@@ -199,7 +199,10 @@ export class RfqFinalization {
     this.retire(rfq, written.persistUs, null);
   }
 
-  /** The end is decided: the actor forgets the RFQ now (see RfqWrites.persistTerminal) and makes it durable. */
+  /**
+   * The end is decided: the RFQ leaves the active ones for the closing ones while it is made durable (see
+   * RfqWrites.persistTerminal), and is forgotten once it is.
+   */
   private async persistTerminal<T extends WrittenEnd | typeof UNCOVERED | null>(rfq: ActiveRfq, end: () => Promise<T>): Promise<T> {
     const { requestId } = rfq.record;
     this.deps.active.delete(requestId);

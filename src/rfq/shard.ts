@@ -337,7 +337,8 @@ export class RfqShard {
 
   /** Contract section 6: a closed socket withdraws its quotes everywhere, and a pending last look is a reject. */
   private onMakerDisconnected(makerId: string): void {
-    for (const rfq of this.closing.values()) withdrawQuotesOf([rfq], new Set([makerId]));
+    // Those closing keep only a fill being written, which may come back to selection: their other quotes go.
+    if (this.closing.size > 0) withdrawQuotesOf(this.closing.values(), new Set([makerId]));
     for (const rfq of this.active.values()) {
       for (const [key, quote] of rfq.quotes) if (quote.makerId === makerId) rfq.quotes.delete(key);
       rfq.candidates = rfq.candidates.filter((c) => c.quote.makerId !== makerId);
