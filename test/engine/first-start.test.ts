@@ -17,20 +17,11 @@ import { openStore } from '../../src/store/db.js';
 import { metaTable } from '../../src/store/records.js';
 import { appliedSeqKey } from '../../src/store/write-behind.js';
 import { ownerDir } from '../../src/rfq/journal-durability.js';
+import { soleOwnerOptions } from '../helpers/owner-host.js';
 import { putRawRecord } from '../helpers/store-writes.js';
 
-const hostOptions = (dir: string, firstRecord?: Effect[]): OwnerHostOptions => ({
-  dir,
-  self: 0,
-  ownerOf: () => 0,
-  limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-  snapshotEveryRecords: 1e9,
-  maxPendingBytes: 2 << 20,
-  nowMs: () => 1_000,
-  release: () => {},
-  onFailure: (error) => assert.fail(error),
-  ...(firstRecord === undefined ? {} : { firstRecord }),
-});
+const hostOptions = (dir: string, firstRecord?: Effect[]): OwnerHostOptions =>
+  soleOwnerOptions(dir, { maxPendingBytes: 2 << 20, ...(firstRecord === undefined ? {} : { firstRecord }) });
 
 /** What from-store.ts makes of an account's available balance: an opening transfer from the world. */
 function opening(userId: string, amountMicros: bigint): Effect {

@@ -19,6 +19,7 @@ import { openStore } from '../../src/store/db.js';
 import type { BlindWrite } from '../../src/store/records.js';
 import { WriteBehind } from '../../src/store/write-behind.js';
 import { Journal } from '../../src/wal/journal.js';
+import { soleOwnerOptions } from '../helpers/owner-host.js';
 import { waitFor } from '../helpers/wait.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/owner-until-killed.js', import.meta.url));
@@ -148,18 +149,13 @@ function inProcess(dir: string, intervalMs?: number, snapshotEveryRecords = 1e9)
           onCommitFailure: (error) => assert.fail(error as Error),
         });
   const open = (): OwnerHost =>
-    (host = OwnerHost.open({
-      dir,
-      self: 0,
-      ownerOf: () => 0,
-      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-      snapshotEveryRecords,
-      maxPendingBytes: 1 << 20,
-      nowMs: () => 1_000,
-      release: (outputs) => released.push(...outputs),
-      onFailure: (error) => assert.fail(error),
-      ...(writer === null ? {} : { readModel: { sink: writer, maxWaitingWrites: 10_000 } }),
-    }));
+    (host = OwnerHost.open(
+      soleOwnerOptions(dir, {
+        snapshotEveryRecords,
+        release: (outputs) => released.push(...outputs),
+        ...(writer === null ? {} : { readModel: { sink: writer, maxWaitingWrites: 10_000 } }),
+      }),
+    ));
   // As OwnerRuntime closes: the journal's last records reach the read model's writer, which commits them.
   const close = async () => {
     await host?.close();
@@ -374,17 +370,7 @@ test('a start with thousands of interrupted RFQs releases them in bounded record
   // With the service's journal bounds (MAX_PENDING_JOURNAL_BYTES: 2 MiB, 4 MiB for the owner's journal) 8,000
   // releases with their records are ~5.6 MB: more than the journal holds unwritten.
   const RFQS = 8_000;
-  const options = {
-    dir,
-    self: 0,
-    ownerOf: () => 0,
-    limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-    snapshotEveryRecords: 1e9,
-    maxPendingBytes: 2 << 20,
-    nowMs: () => 1_000,
-    release: () => {},
-    onFailure: (error: Error) => assert.fail(error),
-  };
+  const options = soleOwnerOptions(dir, { maxPendingBytes: 2 << 20 });
   try {
     let host = OwnerHost.open(options);
     credited(host, 1, BigInt(RFQS));

@@ -14,6 +14,7 @@ import { after, test, type TestContext } from 'node:test';
 import { OwnerHost } from '../../src/engine/owner-host.js';
 import type { Output } from '../../src/engine/owner.js';
 import { userAccount } from '../../src/ledger/accounts.js';
+import { soleOwnerOptions } from '../helpers/owner-host.js';
 import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -30,17 +31,13 @@ function owner(name: string, snapshotEveryRecords: number) {
   const released: Output[] = [];
   const failures: Error[] = [];
   const open = () =>
-    OwnerHost.open({
-      dir,
-      self: 0,
-      ownerOf: () => 0,
-      limits: { lockTimeoutMs: 1_000, lockQueryMs: 1_000, resendMs: 100, resendPerTick: 16 },
-      snapshotEveryRecords,
-      maxPendingBytes: 1 << 20,
-      nowMs: () => 1_000,
-      release: (outputs) => released.push(...outputs),
-      onFailure: (error) => failures.push(error),
-    });
+    OwnerHost.open(
+      soleOwnerOptions(dir, {
+        snapshotEveryRecords,
+        release: (outputs) => released.push(...outputs),
+        onFailure: (error) => failures.push(error),
+      }),
+    );
   const answered = () => released.filter((output) => output.to === 'client').length;
   const files = () => readdirSync(dir).sort();
   return { dir, open, released, failures, answered, files };
