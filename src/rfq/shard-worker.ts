@@ -21,7 +21,8 @@ const host = new ShardHost(
 );
 
 port.on('message', (batch: MainToShard[] | typeof SHUTDOWN) => {
-  if (batch === SHUTDOWN) return void setImmediate(() => void host.close().then(exit));
+  // A journal that failed closes rejected; its failure stopped the thread already (onFailure), so exit anyway.
+  if (batch === SHUTDOWN) return void setImmediate(() => void host.close().then(exit, exit));
   host.deliver(batch);
 });
 
