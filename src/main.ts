@@ -1,8 +1,8 @@
 // Main thread: the process entry point. Reads configuration, starts the service, prints where it listens
 // (and the admin token once, when it was generated), and stops gracefully on SIGTERM/SIGINT.
-import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './log.js';
-import { UnsupportedDataError } from './store/migrations.js';
+import { ConfigError, loadConfig } from './config/config.js';
+import { createLogger } from './lib/log.js';
+import { UnsupportedDataError } from './store/db.js';
 import { readOpenFilesLimit } from './ops/open-files.js';
 
 // Listened for first, before the service's modules load (~0.15 s here: uWS, lmdb, piscina; app.js is
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     exitOnConfigError(err);
   }
   const log = createLogger(config.logLevel);
-  const { createService } = await import('./app.js');
+  const { createService } = await import('./boot/app.js');
   const service = await createService(config, log).catch(exitOnConfigError);
   log.info(
     {

@@ -1,10 +1,10 @@
-// The system clock's timers (src/clock.ts): a timer's function never reads a "now" before the time it was
+// The system clock's timers (src/lib/clock.ts): a timer's function never reads a "now" before the time it was
 // due. Node fires a timeout on its monotonic clock, which can be up to a millisecond ahead of Date.now();
 // without the wait-out in systemClock a few of these runs fire early (measured here: 0 to 10 in 200 timers
 // per process), and a deadline read then was short of itself (a last look ending 1 ms before its expiry).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { systemClock } from '../src/clock.js';
+import { systemClock } from '../src/lib/clock.js';
 
 test('a system timer runs no earlier than its due time on the clock it was set by', async () => {
   const early: number[] = [];

@@ -17,7 +17,7 @@ import { personalMessageHash } from '../../src/crypto/eip191.js';
 import { DEV_DOMAIN_TAG } from '../../src/crypto/maker-challenge.js';
 import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 import { makerChallengeBytes, privateKeySigner } from '../../src/sdk/signer.js';
-import type { AuthChallengeMessage, ServerToMakerMessage } from '../../src/schemas/mm.js';
+import type { AuthChallengeMessage, ServerToMakerMessage } from '../../src/contract/mm.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { removeDataDir, startServer } from '../../test/helpers/server.js';
 

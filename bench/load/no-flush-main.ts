@@ -9,7 +9,7 @@
 // first, with MDB_NOSYNC, then starts the service, whose own opens (main thread, shards, ledger check) join it.
 import { mkdirSync } from 'node:fs';
 import { open } from 'lmdb';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { environmentOptions } from '../../src/store/db.js';
 
 const config = loadConfig();

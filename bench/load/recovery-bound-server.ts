@@ -15,8 +15,8 @@ import uWS from 'uWebSockets.js';
 import { recoverPersonalSigner } from '../../src/crypto/recover.js';
 import { parseSignatureBase64 } from '../../src/crypto/signature.js';
 import { toSignableOrder } from '../../src/rfq/admission.js';
-import { encodeOrder } from '../../src/rfq/codec.js';
-import type { Order } from '../../src/schemas/rfq.js';
+import { encodeOrder } from '../../src/contract/order-codec.js';
+import type { Order } from '../../src/contract/rfq.js';
 
 interface ThreadData {
   port: number;

@@ -4,7 +4,7 @@
 // sharded by user id).
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
-import { encodeOrder } from '../../src/rfq/codec.js';
+import { encodeOrder } from '../../src/contract/order-codec.js';
 import type { BenchUser } from './fixtures.js';
 import { send } from './http-client.js';
 import { encodeRequest, type RawHttpPool } from './raw-http.js';

@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../src/ledger/accounts.js';
+import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../src/records/ledger.js';
 import { Book } from '../../src/engine/book.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
 import { MoneyOwner, type Step } from '../../src/engine/owner.js';

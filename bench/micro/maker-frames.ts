@@ -5,7 +5,7 @@
 //   sends them: the batch's structured clone (v8.serialize on the shard, v8.deserialize on main: the same
 //   V8 serializer as the worker port) and what main does to learn its facts. "text": frames alone, main
 //   recognises results by their prefix and JSON.parses them (the desk before issue 35); "typed": the fact's
-//   fields beside the frame in the event (mm/facts.ts), as now; "nested": the fact as an object in the event,
+//   fields beside the frame in the event (rfq/maker-facts.ts), as now; "nested": the fact as an object in the event,
 //   the shape not taken (its keys are cloned per event).
 // - inbound, one quote frame to its shard message: "two checks": decode, the compiled schema with its
 //   result object, then odds * 10^4 from the number's text (codec.ts oddsToE4), as before; "one check":
@@ -18,12 +18,12 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { deserialize, serialize } from 'node:v8';
 import { Bench } from 'tinybench';
-import { makerFactOf, type MakerFact } from '../../src/mm/facts.js';
+import { makerFactOf, type MakerFact } from '../../src/rfq/maker-facts.js';
 import { decodeFrame, isMakerMessage, validateMakerMessage } from '../../src/mm/inbound.js';
-import { oddsToE4 } from '../../src/rfq/codec.js';
+import { oddsToE4 } from '../../src/contract/order-codec.js';
 import type { MainToShard, ShardToMain } from '../../src/rfq/messages.js';
 import { packDeclines } from '../../src/rfq/pack-declines.js';
-import { quoteOddsE4, type QuoteMessage, type ServerToMakerMessage } from '../../src/schemas/mm.js';
+import { quoteOddsE4, type QuoteMessage, type ServerToMakerMessage } from '../../src/contract/mm.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { benchRows } from './rows.js';
 

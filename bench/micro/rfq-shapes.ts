@@ -1,13 +1,13 @@
 // The records of one filled RFQ, as the shard writes them (the create, the fill, the completed record), shared by
 // the storage benches (rfq-writes.ts, read-model.ts) so both measure the same shapes. RFQ `n` goes to user
 // `u${(n * 7919) % USERS}` and maker `n % MAKERS`, two legs over MARKETS markets.
-import { systemClock } from '../../src/clock.js';
-import { makerAccount, userAccount } from '../../src/ledger/accounts.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { makerAccount, userAccount } from '../../src/records/ledger.js';
 import { Ledger, type BalanceOwner } from '../../src/ledger/ledger.js';
-import type { FillRecord } from '../../src/rfq/fills.js';
+import type { FillRecord } from '../../src/records/fills.js';
 import { newRequestId } from '../../src/rfq/ids.js';
 import type { CreateRfq } from '../../src/rfq/messages.js';
-import { endedRecord, type RfqRecord } from '../../src/rfq/records.js';
+import { endedRecord, type RfqRecord } from '../../src/records/rfqs.js';
 import { RfqWrites } from '../../src/rfq/rfq-writes.js';
 import type { Store } from '../../src/store/db.js';
 

@@ -4,8 +4,8 @@
 // seed. It collects every break of the contract it sees instead of stopping at the first, so one run
 // reports them all.
 import { randomUUID } from 'node:crypto';
-import { ERROR_TABLE } from '../../src/errors.js';
-import { MAX_MAKER_FRAME_BYTES } from '../../src/mm/protocol.js';
+import { ERROR_TABLE } from '../../src/lib/errors.js';
+import { MAX_MAKER_FRAME_BYTES } from '../../src/contract/maker-protocol.js';
 import { connectNewMaker, type MakerTarget } from '../../test/helpers/makers.js';
 import { bodyBytes, fromSchema, int, mutate, nastyValue, pathParam, pick, prng, queryString, type Rng } from './gen.js';
 
@@ -165,7 +165,7 @@ async function fuzzMaker(
     if (maker.ws.readyState !== maker.ws.OPEN) {
       const closed = await maker.closed;
       // 1011 is an internal error: the server failed on what it read. 1006 (no close frame) is how uWS ends a
-      // socket whose frame is over MAX_MAKER_FRAME_BYTES (mm/protocol.ts), and only that may cause it.
+      // socket whose frame is over MAX_MAKER_FRAME_BYTES (contract/maker-protocol.ts), and only that may cause it.
       const isOversized = largestFrameBytes > MAX_MAKER_FRAME_BYTES;
       if (closed.code === 1011 || (closed.code === 1006 && !isOversized)) {
         report.failures.push(`#${i} maker socket closed ${closed.code} ${closed.reason} (largest frame ${largestFrameBytes} bytes)`);

@@ -8,7 +8,7 @@
 // main thread. Creation is slower than that: a nonce is one fsynced write on a route rate limited per IP
 // (2 000/s by default, docs/architecture.md), so a pass catches up.
 import assert from 'node:assert/strict';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
 import { StorageFullError } from '../store/room.js';

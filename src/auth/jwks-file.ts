@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import type { Logger } from 'pino';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/config.js';
 
 export type KeySet = ReturnType<typeof createLocalJWKSet>;
 

@@ -3,9 +3,9 @@
 // the embedded wallet claim required.
 import { errors as joseErrors, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { ApiError, errors } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
+import { ApiError, errors } from '../lib/errors.js';
 import { parseAddress } from '../crypto/address.js';
 import { JwksFile } from './jwks-file.js';
 

@@ -1,5 +1,5 @@
 // Main thread. Who spent the used login nonces still kept: per caller IP (an IPv6 caller
-// per /64) and per network (IPv4 /24, IPv6 /48, http/caller-network.ts). Every login attempt that names a
+// per /64) and per network (IPv4 /24, IPv6 /48, lib/caller-network.ts). Every login attempt that names a
 // good nonce spends it and keeps a record until the nonce expires (wallet-login.ts), and the service keeps at
 // most MAX_USED_LOGIN_NONCES of them: without a bound per caller, one /24 filled all 100,000 in minutes and
 // every login of everyone else was 503 until they expired.
@@ -9,7 +9,7 @@
 // In memory only: after a restart the counts start again from nothing, and the service-wide bound (which is
 // durable) still holds.
 
-/** The networks a caller is counted under, as the HTTP layer names them (http/caller-network.ts). */
+/** The networks a caller is counted under, as the HTTP layer names them (lib/caller-network.ts). */
 export interface CallerNetworks {
   /** The IP (an IPv6 caller's /64). */
   ip: string;

@@ -15,16 +15,12 @@
 // was never used, and the challenge route that writes nonces needs no auth.
 import assert from 'node:assert/strict';
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Store } from '../store/db.js';
-import type { TokenResolver } from '../http/bearer.js';
 import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './expiry-sweep.js';
-import type { MakerPrincipal, Principal, UserPrincipal } from './principal.js';
+import type { MakerPrincipal, Principal, TokenResolver, UserPrincipal } from '../contract/principal.js';
 import { metaTable, table } from '../store/records.js';
-
-export type SessionRecord =
-  | { kind: 'user'; userId: string; wallet: string; createdAtMs: number; expiresAtMs: number }
-  | { kind: 'maker'; address: string; createdAtMs: number; expiresAtMs: number };
+import type { SessionRecord } from '../records/auth.js';
 
 export interface IssuedSession {
   token: string;
@@ -185,11 +181,6 @@ export class Sessions implements TokenResolver {
     }
     return { token, sessionKey, expiresAtMs };
   }
-}
-
-/** An entry of the maker session index; it expires with its session (the sweep deletes both). */
-export interface MakerSessionIndexRecord {
-  expiresAtMs: number;
 }
 
 const makerIndexKey = (address: string, sessionKey: string) => `${address}:${sessionKey}`;

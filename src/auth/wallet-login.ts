@@ -11,9 +11,9 @@
 // refused 503 OVERLOADED, spending nothing, rather than grow the store. So that one caller cannot fill that
 // bound for everyone, each caller IP and network may hold only a share of it (nonce-spenders.ts): past its
 // share a login is 429 RATE_LIMITED, spending nothing.
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { ApiError, errors, overloaded, rateLimited } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
+import { ApiError, errors, overloaded, rateLimited } from '../lib/errors.js';
 import type { Store } from '../store/db.js';
 import { parseAddress, toChecksumAddress } from '../crypto/address.js';
 import { parseSignatureHex } from '../crypto/signature.js';
@@ -23,11 +23,6 @@ import { ExpirySweep, type ExpirySweepOptions, type SweepBatchResult } from './e
 import { buildSiweMessage, parseSiweMessage, type SiweFields } from './siwe.js';
 import { table } from '../store/records.js';
 import { NonceSpenders, type CallerNetworks } from './nonce-spenders.js';
-
-/** A used nonce, kept until it would have expired anyway (then no login can name it: it is refused as expired). */
-export interface UsedNonceRecord {
-  expiresAtMs: number;
-}
 
 /**
  * Used login nonces kept at once (one LMDB record each, ~120 bytes: ~12 MB at the bound). Each lives one

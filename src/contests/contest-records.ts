@@ -4,7 +4,7 @@
 // schema (records.ts), so a malformed one fails the read with MalformedRecordError naming the database and
 // key, never reaching a view or a settlement. Writes are made inside the caller's transaction, or handed to
 // the user's shard as decided writes (RecordWrite) when they go with the entry's stake.
-import type { RecordWrite, UserDebit } from '../rfq/messages.js';
+import type { RecordWrite, UserDebit } from '../ledger/money-ops.js';
 import type { Store } from '../store/db.js';
 import { recordCheck } from '../store/record-check.js';
 import { table, type TypedWrite } from '../store/records.js';
@@ -20,7 +20,7 @@ import {
   userEntryKey,
   userEntryPositionOf,
   userEntryRange,
-} from './records.js';
+} from '../records/contests.js';
 
 const checkContest = recordCheck('contests', ContestRecord);
 const checkEntry = recordCheck('contestEntries', EntryRecord);

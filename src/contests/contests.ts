@@ -18,17 +18,17 @@
 // The public list (GET /v1/contests) walks an in-memory index of every contest's order and filter keys
 // (list-index.ts), kept here after each committed creation and settlement, and reads only the records it
 // returns: contests are never deleted, so reading them all per request grew without bound.
-import { errors } from '../errors.js';
+import { errors } from '../lib/errors.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { UserPrincipal } from '../auth/principal.js';
-import type { Clock } from '../clock.js';
+import type { UserPrincipal } from '../contract/principal.js';
+import type { Clock } from '../lib/clock.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { PROTOCOL } from '../ledger/accounts.js';
+import { PROTOCOL } from '../records/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
-import type { ContestDetail, ContestEntryRequest, CreateContest } from '../schemas/contests.js';
+import type { Market } from '../contract/markets.js';
+import type { ContestDetail, ContestEntryRequest, CreateContest } from '../contract/contests.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import { ContestRecords } from './contest-records.js';
@@ -36,7 +36,7 @@ import { ContestEntries, type EntryAccepted } from './entries.js';
 import { decodeImage, type ServedImage } from './images.js';
 import { ContestListIndex, type ListPosition } from './list-index.js';
 import { ContestQueries, type AdminEntriesPage, type ContestPage, type ListFilter } from './queries.js';
-import type { ContestRecord, ImageRecord } from './records.js';
+import type { ContestRecord, ImageRecord } from '../records/contests.js';
 import { ContestResolution } from './resolution.js';
 import { checkContestConfig } from './rules.js';
 import { SerialQueues } from './serial-queue.js';

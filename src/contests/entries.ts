@@ -6,14 +6,15 @@
 // The lane is what makes reading the contest outside a transaction safe: no other change of it can interleave.
 import assert from 'node:assert/strict';
 import { hash } from 'node:crypto';
-import { ApiError, errors } from '../errors.js';
+import { ApiError, errors } from '../lib/errors.js';
 import type { BalanceOwners } from '../ledger/owners.js';
-import type { ContestEntryRequest, ContestEntryResponse } from '../schemas/contests.js';
+import type { ContestEntryRequest, ContestEntryResponse } from '../contract/contests.js';
 import type { Store } from '../store/db.js';
 import { ContestRecords, newEntryWrites } from './contest-records.js';
-import { entryKeyRecordKey, entryRef, type ContestRecord, type EntryKeyRecord, type EntryRecord } from './records.js';
+import { entryKeyRecordKey, entryRef, type ContestRecord, type EntryKeyRecord, type EntryRecord } from '../records/contests.js';
 import { checkEntryWindow, checkPicks, isEliminated } from './rules.js';
-import { entryOutcomes, type MarketOf } from './views.js';
+import { entryOutcomes } from './views.js';
+import type { MarketOf } from '../contract/markets.js';
 
 export interface EntryAccepted {
   /** 201 for a new entry, 200 for a survivor/streak continuation (contract section 8). */

@@ -5,11 +5,12 @@
 // reads `limit` + 1 rows and their records, never the user's whole history.
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
-import type { UserEntry } from '../schemas/history.js';
+import type { UserEntry } from '../contract/history.js';
 import { isEliminated } from './rules.js';
 import { ContestRecords } from './contest-records.js';
-import type { ContestRecord, EntryRecord } from './records.js';
-import { callerEntryView, entryOutcomes, type MarketOf } from './views.js';
+import type { ContestRecord, EntryRecord } from '../records/contests.js';
+import { callerEntryView, entryOutcomes } from './views.js';
+import type { MarketOf } from '../contract/markets.js';
 
 /** Where an unfiltered page ends: its last entry's (created_at_ms, contest_id, entry_index). */
 export type UserEntryPosition = [createdAtMs: number, contestId: string, entryIndex: number];
@@ -80,7 +81,7 @@ function viewer(records: ContestRecords, marketOf: MarketOf) {
   };
 }
 
-/** The row's money as decimal integer strings (schemas/history.ts UserEntry), null until the entry is settled. */
+/** The row's money as decimal integer strings (contract/history.ts UserEntry), null until the entry is settled. */
 function moneyStrings(entry: EntryRecord): Pick<UserEntry, 'stake_micros' | 'payout_micros' | 'net_payout_micros'> {
   const { settlement } = entry;
   return {

@@ -1,9 +1,9 @@
 // Pure. Contest images (contract section 8): an uploaded image is base64 of PNG, JPEG or WebP, at most 1 MiB,
 // its type decided by its magic bytes (never by what the client claims); without one, each category has a
 // built-in default. The defaults are tiny SVGs written here, so the service needs no asset files.
-import { validationError } from '../errors.js';
-import { CONTEST_LIMITS, type ContestCategory, type CreateContest, type ImageContentType } from '../schemas/contests.js';
-import type { ImageRecord } from './records.js';
+import { validationError } from '../lib/errors.js';
+import { CONTEST_LIMITS, type ContestCategory, type CreateContest, type ImageContentType } from '../contract/contests.js';
+import type { ImageRecord } from '../records/contests.js';
 
 const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const JPEG_MAGIC = [0xff, 0xd8, 0xff];

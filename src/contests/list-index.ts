@@ -15,8 +15,8 @@
 // at one a day). Measured at ~190 bytes per contest with node 20 (the object, its 36-char id string, its
 // array slot and its map entry; docs/contests.md "The list"): ~2 MB at 10,000 contests.
 import assert from 'node:assert/strict';
-import type { ContestCategory, ContestStatus } from '../schemas/contests.js';
-import type { ContestRecord } from './records.js';
+import type { ContestCategory, ContestStatus } from '../contract/contests.js';
+import type { ContestRecord } from '../records/contests.js';
 
 export interface ListEntry {
   readonly contestId: string;

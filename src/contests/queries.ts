@@ -4,17 +4,18 @@
 // never waits behind an entry or a settlement. The list walks the actor's list index (list-index.ts) and reads
 // only the records it returns: contests are never deleted, so reading them all per request grew without bound.
 import assert from 'node:assert/strict';
-import type { UserPrincipal } from '../auth/principal.js';
-import { ApiError } from '../errors.js';
-import { CONTEST_LIST_PAGE, type ContestDetail, type ContestSummary } from '../schemas/contests.js';
+import type { UserPrincipal } from '../contract/principal.js';
+import { ApiError } from '../lib/errors.js';
+import { CONTEST_LIST_PAGE, type ContestDetail, type ContestSummary } from '../contract/contests.js';
 import type { Store } from '../store/db.js';
 import { defaultImage, type ServedImage } from './images.js';
 import type { ContestListIndex, ListEntry, ListPosition } from './list-index.js';
 import { ContestRecords } from './contest-records.js';
-import { contestOfEntryKey, type ContestRecord } from './records.js';
-import { callerEntryView, callerView, detailView, summaryView, type MarketOf } from './views.js';
+import { contestOfEntryKey, type ContestRecord } from '../records/contests.js';
+import { callerEntryView, callerView, detailView, summaryView } from './views.js';
+import type { MarketOf } from '../contract/markets.js';
 
-/** The route's bounds on `limit` (schemas/contests.ts), which list() asserts: a page reads at most this many records. */
+/** The route's bounds on `limit` (contract/contests.ts), which list() asserts: a page reads at most this many records. */
 const MAX_LIST_LIMIT = CONTEST_LIST_PAGE.maxLimit;
 const DEFAULT_LIST_LIMIT = CONTEST_LIST_PAGE.defaultLimit;
 

@@ -9,21 +9,21 @@
 // so the main thread is never held for long and a crash between batches is finished by recover().
 import assert, { AssertionError } from 'node:assert/strict';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import { ApiError, errors } from '../errors.js';
-import { isOverloaded, OverloadRetries } from '../overload-retries.js';
+import type { Clock } from '../lib/clock.js';
+import { ApiError, errors } from '../lib/errors.js';
+import { isOverloaded, OverloadRetries } from '../lib/overload-retries.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
 import type { Markets } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
+import type { Market } from '../contract/markets.js';
 import type { Store } from '../store/db.js';
 import { ContestRecords } from './contest-records.js';
 import type { ContestListIndex } from './list-index.js';
-import type { ContestRecord } from './records.js';
+import type { ContestRecord } from '../records/contests.js';
 import type { SerialQueues } from './serial-queue.js';
 import type { SettlementKind } from './settlement-plans.js';
 import { ContestSettler, SettlementInterrupted, type SettlerOptions } from './settlement.js';
-import type { MarketOf } from './views.js';
+import type { MarketOf } from '../contract/markets.js';
 
 export class ContestResolution {
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */

@@ -1,11 +1,11 @@
 // Pure rules of contract section 8, called by the contest actor on a contest's lane: the configuration check of
 // an admin create, the entry window, and the pick rules of a submission. Each throws the contract's coded
 // error; none reads a clock or the store (the caller passes `nowMs` and a market look-up).
-import { ApiError, errors, validationError, type ErrorDetail } from '../errors.js';
+import { ApiError, errors, validationError, type ErrorDetail } from '../lib/errors.js';
 import { isOpenForBetting } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
-import type { ContestPick, CreateContest, PickOutcome } from '../schemas/contests.js';
-import type { ContestRecord, PickRecord } from './records.js';
+import type { Market } from '../contract/markets.js';
+import type { ContestPick, CreateContest, PickOutcome } from '../contract/contests.js';
+import type { ContestRecord, PickRecord } from '../records/contests.js';
 
 const MAX_TOTAL_BPS = 10_000;
 

@@ -9,7 +9,7 @@
 // (asserted); what is not paid (rounding, unused split places, Σbps < 10000, no winner, a contest nobody
 // entered) goes back to the protocol's available when settlement.ts closes the contest's pool.
 import assert from 'node:assert/strict';
-import { CONTEST_LIMITS, type GameType, type PickOutcome } from '../schemas/contests.js';
+import { CONTEST_LIMITS, type GameType, type PickOutcome } from '../contract/contests.js';
 
 export interface ScoringEntry {
   /** Entry order in the contest, unique: where the entry sits in the table's one byte per entry. */

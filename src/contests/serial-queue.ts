@@ -2,7 +2,7 @@
 // contest (its creation, each entry, its resolution or voiding) is decided one at a time, in arrival order,
 // against the state the previous change left durable. A lane exists only while it has work; its depth is
 // bounded, and a full lane is 503 OVERLOADED with nothing accepted (STYLE: a bound that is hit is an error).
-import { overloaded } from '../errors.js';
+import { overloaded } from '../lib/errors.js';
 
 interface Lane {
   tail: Promise<void>;

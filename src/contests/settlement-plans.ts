@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Market } from '../schemas/markets.js';
+import type { Market } from '../contract/markets.js';
 import type { ContestRecords } from './contest-records.js';
-import { entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from './records.js';
+import { entryRef, type ContestRecord, type EntryRecord, type EntrySettlement, type SettlingRecord } from '../records/contests.js';
 import { buildScoreTable, scoreKey, type ScoreTable } from './scoring.js';
-import { entryOutcomes, totalPotMicros, type MarketOf } from './views.js';
+import { entryOutcomes, totalPotMicros } from './views.js';
+import type { MarketOf } from '../contract/markets.js';
 
 /**
  * Entries read per event-loop turn while scoring: reads only, ~1.3 µs each, so ~2.5 ms a page once warm. The

@@ -31,16 +31,17 @@
 // checkEntryWindow refuses a contest that is settling.
 import assert, { AssertionError } from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { overloaded } from '../errors.js';
+import { overloaded } from '../lib/errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import type { BalanceOwners } from '../ledger/owners.js';
-import { PROTOCOL } from '../ledger/accounts.js';
-import type { EntrySettlement as EntryMoney } from '../rfq/messages.js';
+import { PROTOCOL } from '../records/ledger.js';
+import type { EntrySettlement as EntryMoney } from '../ledger/money-ops.js';
 import type { Store } from '../store/db.js';
 import { ContestRecords, settledEntryWrite } from './contest-records.js';
-import { entryRef, type ContestRecord, type SettlingRecord } from './records.js';
+import { entryRef, type ContestRecord, type SettlingRecord } from '../records/contests.js';
 import { resolvePlan, voidPlan, type SettlementKind, type SettlementPlan } from './settlement-plans.js';
-import { totalPotMicros, type MarketOf } from './views.js';
+import { totalPotMicros } from './views.js';
+import type { MarketOf } from '../contract/markets.js';
 
 /**
  * Entries per settlement batch. Settling one entry cost ~8-10 µs when the main thread wrote it (its ledger

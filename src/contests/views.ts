@@ -1,13 +1,12 @@
 // Pure. Contest records to the wire shapes of interface.md (ContestDetail, ContestSummary, caller entries).
 // Money in the detail and the summary is int64 JSON numbers, as the interface types it.
 import assert from 'node:assert/strict';
-import type { Market } from '../schemas/markets.js';
-import type { CallerEntry, ContestCaller, ContestDetail, ContestMarket, ContestSummary, PickOutcome } from '../schemas/contests.js';
-import { imageUrl, type ContestRecord, type EntryRecord } from './records.js';
+import type { Market } from '../contract/markets.js';
+import type { CallerEntry, ContestCaller, ContestDetail, ContestMarket, ContestSummary, PickOutcome } from '../contract/contests.js';
+import { imageUrl, type ContestRecord, type EntryRecord } from '../records/contests.js';
 import { pickOutcome } from './rules.js';
 import { countOutcomes } from './scoring.js';
-
-export type MarketOf = (marketId: number) => Market | undefined;
+import type { MarketOf } from '../contract/markets.js';
 
 /** Contract section 8: total_pot_micros = protocol_prize_pool_micros + entries_filled × bet_amount_micros. */
 export function totalPotMicros(contest: ContestRecord): number {

@@ -9,7 +9,7 @@
 
 import assert from 'node:assert/strict';
 import { Piscina } from 'piscina';
-import { Batcher } from '../batcher.js';
+import { Batcher } from '../lib/batcher.js';
 import type { RecoverResult } from './recover.js';
 import type { RecoverItem, VerifyTask, VerifyTaskResult } from './verify-worker.js';
 

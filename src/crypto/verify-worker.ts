@@ -4,7 +4,7 @@
 
 import { threadId } from 'node:worker_threads';
 import { recoverBackend, recoverPersonalSigner, type RecoverResult } from './recover.js';
-import { announceThread } from '../thread-announce.js';
+import { announceThread } from '../lib/thread-announce.js';
 
 announceThread('verify');
 

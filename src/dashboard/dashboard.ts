@@ -1,9 +1,9 @@
 // Main thread, at start. Puts the dashboard together (issue 23): its gauges on the service's registry, its
 // page's routes and its live feed, so app.ts wires it in three lines.
-import type { RateLimiter } from '../http/rate-limit.js';
+import type { RateLimiter } from '../lib/rate-limit.js';
 import type { AnyRoute } from '../http/route.js';
-import { dashboardRoutes } from '../http/routes/dashboard.js';
-import type { Services } from '../services.js';
+import { dashboardRoutes } from './routes.js';
+import type { Services } from '../http/services.js';
 import { loadDashboardAssets } from './assets.js';
 import { DashboardFeed } from './feed.js';
 import { registerDashboardGauges } from './gauges.js';

@@ -11,11 +11,12 @@
 import uWS, { type HttpResponse, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { authorize, type TokenResolver } from '../http/bearer.js';
-import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
-import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
+import { authorize } from '../http/bearer.js';
+import type { TokenResolver } from '../contract/principal.js';
+import { anonymousKey, type RateLimiter } from '../lib/rate-limit.js';
+import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
 import { PendingAuth, type PendingSocket } from '../mm/pending-auth.js';
-import { isApiError, type ErrorCode } from '../errors.js';
+import { isApiError, type ErrorCode } from '../lib/errors.js';
 import { deriveFrame, type Frame } from './frame.js';
 import { takeSample, type Sample } from './sample.js';
 

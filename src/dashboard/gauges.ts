@@ -7,8 +7,8 @@ import type { Contests } from '../contests/contests.js';
 import type { Markets } from '../markets/markets.js';
 import type { MakerGateway } from '../mm/gateway.js';
 import type { MakerRegistry } from '../mm/registry.js';
-import type { Clock } from '../clock.js';
-import type { ContestSummary } from '../schemas/contests.js';
+import type { Clock } from '../lib/clock.js';
+import type { ContestSummary } from '../contract/contests.js';
 
 /** Due markets are counted up to this many (one range read of the due index): past it the gauge says so. */
 export const MAX_DUE_COUNTED = 1_000;

@@ -4,8 +4,10 @@
 // of an account it does not own, a command applied out of order): a bug, and the thread stops rather than
 // carry on with wrong money.
 import assert from 'node:assert/strict';
-import { bucketsOf, type AccountId, type Bucket, type Side } from '../ledger/accounts.js';
+import { bucketsOf, type AccountId, type Side } from '../records/ledger.js';
+import type { Bucket } from '../contract/ledger-kinds.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
+import type { CreditKeyUse } from '../ledger/money-ops.js';
 
 export type Buckets = Partial<Record<Bucket, bigint>>;
 
@@ -19,12 +21,6 @@ export interface Outbox {
   nextSeq: number;
   /** Commands not yet acknowledged, oldest first. */
   entries: OutboxEntry[];
-}
-
-/** What a credit key was used for. */
-export interface CreditKeyUse {
-  account: AccountId;
-  amountMicros: bigint;
 }
 
 /**

@@ -3,7 +3,8 @@
 // its side, money in transit between owners counted, conservation against the world (credits in, completed
 // withdrawals out), and each held bucket equal to its holds. The owners' states and journals must be taken
 // consistently (each owner's state is the result of exactly its journal's records).
-import { bucketsOf, type AccountId, type Bucket } from '../ledger/accounts.js';
+import { bucketsOf, type AccountId } from '../records/ledger.js';
+import type { Bucket } from '../contract/ledger-kinds.js';
 import type { Book } from './book.js';
 import type { Effect, Transfer } from './effects.js';
 

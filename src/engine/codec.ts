@@ -3,7 +3,8 @@
 // Amounts are written as decimal strings and read back as bigints where the format says an amount is, and
 // nowhere else, so a user's string that looks like a number stays a string.
 import assert from 'node:assert/strict';
-import { bucketsOf, transferId, type AccountId, type Bucket } from '../ledger/accounts.js';
+import { bucketsOf, transferId, type AccountId } from '../records/ledger.js';
+import type { Bucket } from '../contract/ledger-kinds.js';
 import { Book, type Buckets, type Outbox } from './book.js';
 import type { BlindWrite } from '../store/records.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';

@@ -2,11 +2,12 @@
 // (a shard, later a process) owns some accounts; its state is only ever changed by applying these effects
 // (book.ts), live and at recovery alike, so the journal replays to exactly the state that decided.
 //
-// Money moves only as transfers (ledger/accounts.ts). A transfer between two accounts of one owner is applied
+// Money moves only as transfers (records/ledger.ts). A transfer between two accounts of one owner is applied
 // whole; one whose sides belong to two owners is applied in halves, each by its owner, once each: the debit
 // by the sender, which then carries the transfer to the receiver on a channel (channels below), and the
 // credit by the receiver. Between the two it is in transit, and the ledger check counts it so (check.ts).
-import type { AccountId, Bucket, Side, TransferKind, UnlockKind } from '../ledger/accounts.js';
+import type { AccountId, Side, UnlockKind } from '../records/ledger.js';
+import type { Bucket, TransferKind } from '../contract/ledger-kinds.js';
 import type { BlindWrite } from '../store/records.js';
 
 export interface Transfer {

@@ -10,7 +10,7 @@
 // from what LMDB holds, which is then the truth (an lmdb-engine start in between may have moved money there).
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { UnsupportedDataError } from '../store/migrations.js';
+import { UnsupportedDataError } from '../store/db.js';
 import type { Store } from '../store/db.js';
 import { forgetAppliedSeqs } from '../store/write-behind.js';
 import type { Effect } from './effects.js';

@@ -10,7 +10,7 @@
 // that are not terminal (their reservations and quotes live in its shard; starting it once with
 // PARLAYD_ENGINE=lmdb fails them, contract section 6) and contests in the middle of a settlement (its progress
 // record decides what is left to move).
-import { bucketsOf, type AccountId } from '../ledger/accounts.js';
+import { bucketsOf, type AccountId } from '../records/ledger.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
 import { Book } from './book.js';

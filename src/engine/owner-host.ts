@@ -26,10 +26,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AccountId } from '../ledger/accounts.js';
+import type { AccountId } from '../records/ledger.js';
 import { creditKeyUse as storedCreditKeyUse } from '../ledger/credit-keys.js';
 import { isOutOfSpace, Journal, syncDirectory } from '../wal/journal.js';
-import { Book, type AccountsAtSnapshot, type Buckets, type CreditKeyUse } from './book.js';
+import { Book, type AccountsAtSnapshot, type Buckets } from './book.js';
+import type { CreditKeyUse } from '../ledger/money-ops.js';
 import type { DbName } from '../store/db.js';
 import type { RecordTypes } from '../store/records.js';
 import type { BlindWrite } from '../store/records.js';
@@ -37,7 +38,8 @@ import { accountRowsJson, decodeEffects, decodeSnapshot, encodeEffects, snapshot
 import type { Effect } from './effects.js';
 import { ReadModelFeed, type ReadModelSink } from './read-model-feed.js';
 import { readModelWrites } from './read-model.js';
-import { MoneyOwner, type MoneyAnswer, type MoneyCall, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
+import { MoneyOwner, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
+import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 
 export interface OwnerHostOptions {
   dir: string;

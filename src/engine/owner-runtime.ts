@@ -5,14 +5,15 @@
 // once (a reservation refused or taken, before anyone is told of the RFQ) and a promise of the answer that
 // settles when the decision is durable.
 import type { MessagePort } from 'node:worker_threads';
-import type { AccountId } from '../ledger/accounts.js';
+import type { AccountId } from '../records/ledger.js';
 import type { DbName, Store } from '../store/db.js';
 import type { BlindWrite, RecordTypes } from '../store/records.js';
 import { READ_MODEL_DEFAULTS, WriteBehind } from '../store/write-behind.js';
 import type { Book } from './book.js';
 import type { Effect } from './effects.js';
 import { OwnerHost, type ReadModelRead } from './owner-host.js';
-import type { MoneyAnswer, MoneyCall, OwnerLimits } from './owner.js';
+import type { OwnerLimits } from './owner.js';
+import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import { PeerLinks } from './peer-links.js';
 import { ownerOfName } from './routing.js';
 

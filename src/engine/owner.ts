@@ -27,44 +27,13 @@ import {
   transferId,
   userAccount,
   type AccountId,
+  type PositionOutcome,
   type Side,
-} from '../ledger/accounts.js';
-import type { MoneyAnswer, MoneyRefusal, OwnedMoneyCall } from '../ledger/owners.js';
+} from '../records/ledger.js';
+import type { CreditKeyUse, MoneyAnswer, MoneyCall, MoneyRefusal } from '../ledger/money-ops.js';
 import type { BlindWrite } from '../store/records.js';
-import { Book, type CreditKeyUse } from './book.js';
+import { Book } from './book.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
-
-export type PositionOutcome = 'won' | 'lost' | 'voided';
-
-/** Calls from the owner's clients (the RFQ actor, the main thread's money routes: OwnedMoneyCall, settlement). */
-export type MoneyCall =
-  | Exclude<OwnedMoneyCall, { op: 'credit' | 'finish_withdrawal' }>
-  /**
-   * `stored`: the key's use as the read model holds it, looked up by the host when the book has forgotten
-   * the key (owner-host.ts); a replay or a conflict is decided from it as from the book.
-   */
-  | (Extract<OwnedMoneyCall, { op: 'credit' }> & { stored?: CreditKeyUse })
-  /**
-   * `wasCompleted`: how the withdrawal already ended, when its hold is gone: the transfer that settled the
-   * hold, looked up by the host in the read model (journal-money.ts); a repeat and the other end are told
-   * apart from it.
-   */
-  | (Extract<OwnedMoneyCall, { op: 'finish_withdrawal' }> & { wasCompleted?: boolean })
-  | { op: 'reserve'; userId: string; amountMicros: bigint; ref: string }
-  | { op: 'release'; ref: string }
-  /** The fill of an RFQ's reservation `ref`; the maker's liability is locked first, wherever the maker lives. */
-  | { op: 'fill'; ref: string; filledMicros: bigint; makerAddress: string; liabilityMicros: bigint }
-  /** The RFQ of `ref` ended otherwise while its fill waited for a lock: a lock granted later is voided. */
-  | { op: 'abort_fill'; ref: string }
-  | { op: 'settle'; ref: string; makerAddress: string; outcome: PositionOutcome }
-  // A contest's money (contract section 11): its prize pool on the protocol's owner (OwnedMoneyCall), its
-  // entries' stakes (reserved like an RFQ's wager) on their users' owners.
-  /** An entry's stake joins its contest's pot (the protocol's committed, the pool's hold). */
-  | { op: 'collect'; contestId: string; ref: string }
-  /** A winner's prize out of the pot; refused POOL_SHORT while stakes collected are still on their way. */
-  | { op: 'pay_prize'; contestId: string; ref: string; userId: string; amountMicros: bigint };
-
-export type { MoneyAnswer, MoneyRefusal };
 
 /** Between owners. */
 export type PeerMessage =

@@ -7,7 +7,7 @@
 // in one synchronous run leaves as one message (Batcher).
 import assert from 'node:assert/strict';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { Batcher } from '../batcher.js';
+import { Batcher } from '../lib/batcher.js';
 import type { PeerMessage } from './owner.js';
 
 /** For each owner, its end of a port to every other owner, by peer index. */

@@ -1,5 +1,5 @@
 // Any thread; pure. What one journal record of an owner writes to the read model: today's LMDB layout of the
-// ledger (ledger/accounts.ts: accounts, transfers, holds, the users' journal rows, credit keys), so every view,
+// ledger (records/ledger.ts: accounts, transfers, holds, the users' journal rows, credit keys), so every view,
 // audit and the LMDB ledger check go on reading what they read before the owners existed. The owner's
 // effects (effects.ts) say what moved; the book after the record says what each touched account now holds,
 // written whole as ledger.ts writes it (every bucket of the kind, in one order).
@@ -20,9 +20,9 @@ import {
   userIdOf,
   type AccountId,
   type AccountRecord,
-  type Bucket,
   type TransferRecord,
-} from '../ledger/accounts.js';
+} from '../records/ledger.js';
+import type { Bucket } from '../contract/ledger-kinds.js';
 import type { BlindWrite } from '../store/records.js';
 import type { Book } from './book.js';
 import type { Effect, Transfer } from './effects.js';

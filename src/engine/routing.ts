@@ -3,7 +3,7 @@
 // then always local), every other name by its own hash. FNV-1a over UTF-16 code units modulo the owner count:
 // cheap, no native call, spread evenly. A balance outlives a restart, unlike an RFQ, so this mapping is part
 // of the data: changing the function or the owner count needs the owners' state moved with it.
-import { PROTOCOL, userIdOf, type AccountId } from '../ledger/accounts.js';
+import { PROTOCOL, userIdOf, type AccountId } from '../records/ledger.js';
 
 /** FNV-1a of `text` modulo `count`. */
 export function hashMod(text: string, count: number): number {

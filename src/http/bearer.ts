@@ -1,14 +1,9 @@
 // Main thread. Resolves `Authorization: Bearer <token>` into a principal and applies the route's auth mode
 // (contract sections 2 and 3): missing/unknown/expired → 401 UNAUTHENTICATED, wrong kind → 403 FORBIDDEN.
-import { BEARER_TOKEN_CHARS, BEARER_TOKEN_MAX_CHARS } from '../config.js';
-import { ApiError, errors } from '../errors.js';
-import type { Principal } from '../auth/principal.js';
+import { BEARER_TOKEN_CHARS, BEARER_TOKEN_MAX_CHARS } from '../config/config.js';
+import { ApiError, errors } from '../lib/errors.js';
+import type { Principal, TokenResolver } from '../contract/principal.js';
 import type { AuthMode } from './route.js';
-
-export interface TokenResolver {
-  /** The principal of a live token, or null when unknown, expired or revoked. */
-  resolve(token: string): Principal | null;
-}
 
 // RFC 9110 section 11.1: the scheme name is case-insensitive ("bearer x" is the same credential).
 const BEARER = new RegExp(`^Bearer ([${BEARER_TOKEN_CHARS}]{1,${BEARER_TOKEN_MAX_CHARS}})$`, 'i');

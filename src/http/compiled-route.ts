@@ -2,11 +2,11 @@
 // every request, and a place for its latency series, each looked up once per response status (server.ts
 // observerOf) because prom-client hashes the label object on every labelled observe (docs/performance.md).
 import type { HttpMetrics } from '../ops/metrics.js';
-import { StrictObject } from '../schemas/common.js';
-import { ApiError } from '../errors.js';
+import { StrictObject } from '../contract/common.js';
+import { ApiError } from '../lib/errors.js';
 import type { AnyRoute } from './route.js';
 import { compileValidator, type Validator } from './validate.js';
-import { RoutePaging, type CursorCodec } from './paging.js';
+import { RoutePaging, type CursorCodec } from '../contract/paging.js';
 
 /** A body sent to a route that declares none must be empty or `{}`. */
 const EMPTY_BODY = compileValidator(StrictObject({}), { convertStrings: false });

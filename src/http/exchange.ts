@@ -3,10 +3,9 @@
 // so each is a class with fixed fields and anything costly (an AbortController) is made only on first use.
 import type { HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { Principal } from '../auth/principal.js';
-import type { BodyCharge } from './unread-bodies.js';
+import type { Principal } from '../contract/principal.js';
 import type { CallerNetworks } from '../auth/nonce-spenders.js';
-import { Paging, type RoutePaging } from './paging.js';
+import { Paging, type RoutePaging } from '../contract/paging.js';
 
 /** One in-flight request: the response may only be touched while it is neither aborted nor answered. */
 export class Exchange {
@@ -18,8 +17,8 @@ export class Exchange {
   rateKey: string | null = null;
   /** The whole body has arrived (or was refused as too large): it no longer counts as in progress. */
   isBodyRead = false;
-  /** A body still arriving after the turn it began in holds this (unread-bodies.ts); null otherwise. */
-  bodyCharge: BodyCharge | null = null;
+  /** A body still arriving after the turn it began in holds this (unread-bodies.ts BodyCharge); null otherwise. */
+  bodyCharge: { release(): void } | null = null;
   /** The caller's IP and network, read on the auth routes only (they are limited by them); null otherwise. */
   caller: CallerNetworks | null = null;
   #isWatchingAbort = false;

@@ -9,7 +9,7 @@
 // field. uWS itself already drops a connection that sends Content-Length with Transfer-Encoding before we
 // see the request; the check here holds whatever uWS version parses the bytes.
 import type { HttpRequest } from 'uWebSockets.js';
-import { errors, type ApiError } from '../errors.js';
+import { errors, type ApiError } from '../lib/errors.js';
 
 /** The only transfer coding we decode (uWS does chunked); any other would reach JSON.parse undecoded. */
 const CHUNKED = 'chunked';

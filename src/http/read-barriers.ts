@@ -4,7 +4,7 @@
 // routes. A barrier that does not pass within READ_BARRIER_TIMEOUT_MS (LMDB cannot commit: a full disk) is
 // a 503 with Retry-After rather than a request held open. On the lmdb engine every answer already followed
 // its commit, and routes run as declared.
-import { overloadedAfter } from '../errors.js';
+import { overloadedAfter } from '../lib/errors.js';
 import type { AnyRoute } from './route.js';
 
 export const READ_BARRIER_TIMEOUT_MS = 2_000;

@@ -1,11 +1,11 @@
 // Main thread. A route is declared once: its schemas validate and type the handler, and the OpenAPI document
-// is generated from the same objects (schemas/openapi.ts). Schemas are compiled once, at registration.
+// is generated from the same objects (http/openapi.ts). Schemas are compiled once, at registration.
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Logger } from 'pino';
-import type { AdminPrincipal, MakerPrincipal, UserPrincipal } from '../auth/principal.js';
+import type { AdminPrincipal, MakerPrincipal, UserPrincipal } from '../contract/principal.js';
 import type { CallerNetworks } from '../auth/nonce-spenders.js';
 import type { Method } from './router.js';
-import type { Paging } from './paging.js';
+import type { Paging } from '../contract/paging.js';
 
 /** none: no bearer read. optional-user: no bearer is fine, a bad one is 401. */
 export type AuthMode = 'none' | 'user' | 'optional-user' | 'maker' | 'admin';
@@ -42,7 +42,7 @@ export interface RequestContext<A extends AuthMode, B, Q, P> {
   /** The caller's IP and network on the auth routes (/v1/auth/*, which limit them); null on the others. */
   caller: CallerNetworks | null;
   /**
-   * The request's cursor and its next_cursor, bound to this route, caller and filter (http/paging.ts). Only
+   * The request's cursor and its next_cursor, bound to this route, caller and filter (contract/paging.ts). Only
    * a route whose query has `cursor` has one; reading it on another route is a bug and throws.
    */
   paging: Paging;

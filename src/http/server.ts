@@ -3,14 +3,15 @@
 // the reply. Every failure leaves as the contract's error body; an unexpected one as 500 INTERNAL with the
 // request id, which is also in the log line carrying the stack. A request's own state and what its handler
 // sees of it are in exchange.ts; a route's schemas, compiled once at start, in compiled-route.ts.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import { ApiError, errors, isApiError, overloaded, rateLimited } from '../errors.js';
-import type { Principal } from '../auth/principal.js';
-import { anonymousKey, type RateLimiter } from './rate-limit.js';
+import { ApiError, errors, isApiError, overloaded, rateLimited } from '../lib/errors.js';
+import type { Principal } from '../contract/principal.js';
+import { anonymousKey, type RateLimiter } from '../lib/rate-limit.js';
 import type { HttpMetrics } from '../ops/metrics.js';
-import { authorize, type TokenResolver } from './bearer.js';
+import { authorize } from './bearer.js';
+import type { TokenResolver } from '../contract/principal.js';
 import { readBody } from './body.js';
 import { framingError } from './framing.js';
 import { parseQuery } from './query.js';
@@ -19,10 +20,10 @@ import { Router, type Method } from './router.js';
 import { compileRoute, decodeBody, type CompiledRoute, type Observer } from './compiled-route.js';
 import { Exchange, HandlerContext } from './exchange.js';
 import { statusLine } from './status-text.js';
-import { callerNetwork, callerWideNetwork } from './caller-network.js';
+import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
 import { UnreadBodies, type UnreadBodiesOptions } from './unread-bodies.js';
-import type { CursorCodec } from './paging.js';
+import type { CursorCodec } from '../contract/paging.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -49,7 +50,7 @@ export interface HttpDeps {
   unreadBodies: UnreadBodiesOptions;
   /** The time the rate limits are charged at: the service's one clock, as the maker socket's upgrades are. */
   clock: Clock;
-  /** Paged routes' cursors, under the data directory's cursor key (http/paging.ts). */
+  /** Paged routes' cursors, under the data directory's cursor key (contract/paging.ts). */
   cursors: CursorCodec;
 }
 

@@ -15,7 +15,7 @@
 // A body that arrives with its headers (every client that is not trickling) is never looked at: the bodies
 // begun in a turn are checked once, at the end of that turn (one setImmediate per turn, not per request), and
 // only those still unread then are charged. So the RFQ hot path pays one array push per create.
-import { callerNetwork, callerWideNetwork } from './caller-network.js';
+import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
 import type { Exchange } from './exchange.js';
 
 export interface UnreadBodiesOptions {

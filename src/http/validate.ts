@@ -1,8 +1,8 @@
 // Main thread. Compiles a route's schemas once and turns typebox errors into the contract's details list.
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { validationError, type ErrorDetail } from '../errors.js';
-import { flatStringConverter } from '../schemas/convert-strings.js';
+import { validationError, type ErrorDetail } from '../lib/errors.js';
+import { flatStringConverter } from '../contract/convert-strings.js';
 
 const MAX_DETAILS = 10;
 

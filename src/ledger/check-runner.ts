@@ -18,10 +18,10 @@
 // string of micros (dashboard/frame.ts), and Prometheus computes `_usdc + _fraction_micros / 1e6`.
 import { Worker } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
-import type { Clock } from '../clock.js';
-import { overloadedAfter } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { overloadedAfter } from '../lib/errors.js';
 import type { Store } from '../store/db.js';
-import { makerAccount } from './accounts.js';
+import { makerAccount } from '../records/ledger.js';
 import { readAccount } from './ledger.js';
 import type { LedgerCheck, LedgerDifference } from './check.js';
 

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/db.js';
 import { checkLedger } from './check.js';
-import { announceThread } from '../thread-announce.js';
+import { announceThread } from '../lib/thread-announce.js';
 
 const port = parentPort;
 if (port === null) throw new Error('check-worker must run as a worker thread');

@@ -14,16 +14,17 @@
 //
 // It runs in one synchronous pass, so it reads one LMDB snapshot (this thread's read transaction is not
 // renewed during a synchronous run), and LMDB readers never block writers: the shards commit on while it runs.
-import { bucketsOf, transferHalfKey, type AccountId, type Bucket } from './accounts.js';
+import { bucketsOf, transferHalfKey, type AccountId } from '../records/ledger.js';
+import type { Bucket } from '../contract/ledger-kinds.js';
 import type { Static } from '@sinclair/typebox';
-import type { LedgerCheckResponse, LedgerDifference } from '../schemas/money.js';
+import type { LedgerCheckResponse, LedgerDifference } from '../contract/money.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
 import { auditHolds } from './holds-audit.js';
 
-/** The answer's type is its schema's (GET /v1/admin/ledger/check, schemas/money.ts). */
+/** The answer's type is its schema's (GET /v1/admin/ledger/check, contract/money.ts). */
 export type LedgerCheck = Static<typeof LedgerCheckResponse>;
-export type { LedgerDifference } from '../schemas/money.js';
+export type { LedgerDifference } from '../contract/money.js';
 
 /**
  * `nowMs`: the live service's time, for the rule that needs one (an RFQ active long past its expiry); null

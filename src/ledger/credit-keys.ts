@@ -1,26 +1,11 @@
 // Any thread, inside the crediting transaction. The idempotency keys of admin credits (contract sections 4 and
 // 11): one key space for users, makers and the protocol. A key replayed with the same account and amount is
 // a replay (nothing more is credited); with anything else, 409 IDEMPOTENCY_CONFLICT.
-import { ApiError } from '../errors.js';
+import { ApiError } from '../lib/errors.js';
 import type { Store } from '../store/db.js';
-import { userAccount, type AccountId } from './accounts.js';
+import { userAccount, type AccountId } from '../records/ledger.js';
 import { table } from '../store/records.js';
-
-export interface CreditRecord {
-  account: AccountId;
-  /** The wallet named by a user credit (a user is created by its first credit). */
-  wallet?: string;
-  amountMicros: string;
-  atMs: number;
-}
-
-/** Written before the money model (schema version 5): a user credit, by user id. */
-export interface LegacyCreditRecord {
-  userId: string;
-  wallet: string;
-  amountMicros: string;
-  atMs: number;
-}
+import type { CreditRecord, LegacyCreditRecord } from '../records/credits.js';
 
 /** What a key's record says it was used for: its account and amount, whichever form the record has. */
 export function creditKeyUse(record: CreditRecord | LegacyCreditRecord): { account: AccountId; amountMicros: string } {

@@ -4,15 +4,21 @@
 // two leaves a user without the credit, which the retry completes. A maker's or the protocol's credit is
 // written here, with its key record, in one transaction (the lmdb engine), or decided by its key's owner
 // shard (the journal engine).
-import type { Clock } from '../clock.js';
-import { ApiError } from '../errors.js';
-import type { MakerRegistry } from '../mm/registry.js';
+import type { Clock } from '../lib/clock.js';
+import { ApiError } from '../lib/errors.js';
 import type { Store } from '../store/db.js';
-import type { UserRecord, Users } from '../users/users.js';
-import { creditRef, makerAccount, PROTOCOL, userAccount, type AccountId } from './accounts.js';
-import { checkCreditKey, readCreditKey, type CreditRecord } from './credit-keys.js';
+import type { Users } from '../users/users.js';
+import type { UserRecord } from '../records/users.js';
+import { creditRef, makerAccount, PROTOCOL, userAccount, type AccountId } from '../records/ledger.js';
+import { checkCreditKey, readCreditKey } from './credit-keys.js';
+import type { CreditRecord } from '../records/credits.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
+
+/** What a maker's credit asks of the makers' registry (mm/registry.ts): only a registered maker is credited. */
+export interface RegisteredMakers {
+  has(address: string): boolean;
+}
 
 export class Credits {
   constructor(
@@ -20,7 +26,7 @@ export class Credits {
     private readonly clock: Clock,
     private readonly users: Users,
     private readonly owners: BalanceOwners,
-    private readonly makers: MakerRegistry,
+    private readonly makers: RegisteredMakers,
     /** The main thread's ledger (NO_USERS): makers and the protocol. */
     private readonly ledger: Ledger,
   ) {}

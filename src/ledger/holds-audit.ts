@@ -16,12 +16,12 @@
 // commits of writers in flight: every rule holds at every commit, because each movement commits with the
 // record it goes with. The one flow of several commits, a contest's settlement (contests/settlement.ts), is
 // checked commit by commit: an entry's hold, or its settled record, says where its stake is.
-import { contestEntryRange, entryRef, type ContestRecord } from '../contests/records.js';
-import { isTerminal, rfqRef, type RfqRecord } from '../rfq/records.js';
-import type { LedgerDifference, LedgerDifferenceReason } from '../schemas/money.js';
+import { contestEntryRange, entryRef, type ContestRecord } from '../records/contests.js';
+import { isTerminal, rfqRef, type RfqRecord } from '../records/rfqs.js';
+import type { LedgerDifference, LedgerDifferenceReason } from '../contract/money.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
-import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type HoldRecord } from './accounts.js';
+import { lockRef, makerAccount, poolRef, PROTOCOL, userAccount, withdrawalRef, type HoldRecord } from '../records/ledger.js';
 
 /**
  * How long past its expiry an RFQ may still be active before the live check calls it overdue. Its quote window

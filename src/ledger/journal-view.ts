@@ -5,8 +5,8 @@
 // most `limit` + 1 rows. A page may end between a row's two entries: the cursor then names the row and how
 // many of its entries were listed.
 import type { Store } from '../store/db.js';
-import type { JournalEntry } from '../schemas/views.js';
-import { journalKey, type AccountId } from './accounts.js';
+import type { JournalEntry } from '../contract/views.js';
+import { journalKey, type AccountId } from '../records/ledger.js';
 import { journalNewestFirst } from './ledger.js';
 
 /** Where a page ends: the last row's (at_ms, transfer id) and how many of its entries the page listed. */

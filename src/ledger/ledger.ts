@@ -29,13 +29,13 @@ import {
   userIdOf,
   type AccountId,
   type AccountRecord,
-  type Bucket,
   type HoldRecord,
   JournalRow,
   type Side,
-  type TransferKind,
   type TransferRecord,
-} from './accounts.js';
+  type PositionOutcome,
+} from '../records/ledger.js';
+import type { Bucket, TransferKind } from '../contract/ledger-kinds.js';
 import { recordCheck } from '../store/record-check.js';
 import { table } from '../store/records.js';
 import { clampKey } from '../store/key-range.js';
@@ -57,8 +57,6 @@ export interface UserBalance {
 }
 
 /** How a filled position ended (contract section 11, Settlement). */
-export type PositionOutcome = 'won' | 'lost' | 'voided';
-
 /** Any thread: an account's buckets as last committed (this thread's read snapshot), zeros included. */
 export function readAccount(store: Store, account: AccountId): Record<Bucket, bigint> {
   const record = table(store, 'accounts').get(account);
@@ -338,7 +336,7 @@ export class Ledger {
     return true;
   }
 
-  /** Migration only (store/migrations.ts): a balance carried over from before this ledger, as from the world. */
+  /** Migration only (boot/migrations.ts): a balance carried over from before this ledger, as from the world. */
   opening(side: Side, amountMicros: bigint, ref: string, atMs: number): void {
     this.transfer('opening', ref, `opening:${side.bucket}`, null, side, amountMicros, atMs);
   }

@@ -1,34 +1,13 @@
 // Main thread. What the services that move money without owning it (contests, admin credits, withdrawals,
 // position settlement) need of the balances' owners, the RFQ shards: which shard owns what, and a way to ask
-// it to decide and write a movement (rfq/messages.ts MoneyOp). The shard pool is the implementation.
+// it to decide and write a movement (money-ops.ts MoneyOp). The shard pool is the implementation.
 //
 // On the lmdb engine the main thread still moves makers' and the protocol's money itself, in its own LMDB
 // transactions (ledger.ts); on the journal engine every account has an owner shard (engine/routing.ts) and
 // the main thread only asks (`ownerCall`), then reads LMDB after a `readBarrier` where it must see the result.
-import type { EngineKind, MoneyOp, MoneyResult } from '../rfq/messages.js';
+import type { EngineKind, MoneyAnswer, MoneyOp, MoneyResult, OwnedMoneyCall } from './money-ops.js';
 import type { BlindWrite } from '../store/records.js';
-import type { AccountId } from './accounts.js';
-
-/**
- * The journal engine's money calls the main thread makes (engine/owner.ts MoneyCall has them with the
- * shards' own): makers' and the protocol's credits and withdrawals, contests' pools.
- */
-export type OwnedMoneyCall =
-  | { op: 'credit'; account: AccountId; amountMicros: bigint; key: string }
-  | { op: 'withdraw'; account: AccountId; amountMicros: bigint; ref: string }
-  | { op: 'finish_withdrawal'; ref: string; isCompleted: boolean }
-  /** A new contest's pool leaves the protocol's available (on the protocol's owner). */
-  | { op: 'open_pool'; contestId: string; amountMicros: bigint }
-  /**
-   * What the contest did not pay goes back to the protocol's available. `expectedMicros` is what the lane
-   * knows the pool holds by now (its opening, plus the stakes it collected, less the prizes it paid): refused
-   * POOL_SHORT while collected stakes are still on their way, so none arrives at a closed pool.
-   */
-  | { op: 'close_pool'; contestId: string; expectedMicros: bigint };
-
-export type MoneyRefusal = 'INSUFFICIENT_BALANCE' | 'IDEMPOTENCY_CONFLICT' | 'UNCOVERED' | 'OWNER_UNAVAILABLE' | 'ABORTED' | 'POOL_SHORT';
-
-export type MoneyAnswer = { ok: true; isReplay?: boolean; isMoved?: boolean } | { ok: false; code: MoneyRefusal };
+import type { AccountId } from '../records/ledger.js';
 
 export interface BalanceOwners {
   readonly engine: EngineKind;

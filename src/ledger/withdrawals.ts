@@ -12,33 +12,16 @@
 //   accountWithdrawals   `${account}|${created_at_ms}|${id}` → true: an account's own, newest first
 //   withdrawalsByStatus  `${status}|${created_at_ms}|${id}` → true: the operator's queue, oldest first
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import { ApiError } from '../errors.js';
-import type { RecordWrite } from '../rfq/messages.js';
+import type { Clock } from '../lib/clock.js';
+import { ApiError } from '../lib/errors.js';
+import type { RecordWrite } from './money-ops.js';
 import type { Store } from '../store/db.js';
-import { withdrawalRef, type AccountId } from './accounts.js';
+import { withdrawalRef, type AccountId } from '../records/ledger.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
 import { applyWrites, putRecord, table, type BlindWrite } from '../store/records.js';
 import { clampKey } from '../store/key-range.js';
-
-export type WithdrawalStatus = 'pending' | 'completed' | 'failed';
-
-export interface WithdrawalRecord {
-  withdrawalId: string;
-  account: AccountId;
-  amountMicros: string;
-  destination: string;
-  status: WithdrawalStatus;
-  createdAtMs: number;
-  finishedAtMs: number | null;
-}
-
-export interface WithdrawalKeyRecord {
-  withdrawalId: string;
-  amountMicros: string;
-  destination: string;
-}
+import type { WithdrawalRecord, WithdrawalStatus } from '../records/withdrawals.js';
 
 export interface WithdrawalRequest {
   account: AccountId;

@@ -6,7 +6,7 @@
 // - the auto-void sweep (oracle/auto-void.ts): the markets due more than the grace ago, oldest first;
 // - the oracle's start-up (oracle/resolver.ts): the unresolved price windows, to index them in memory.
 import assert from 'node:assert/strict';
-import type { Market, StoredMarket } from '../schemas/markets.js';
+import type { Market, StoredMarket } from '../contract/markets.js';
 import type { Db, Store } from '../store/db.js';
 import { metaTable, table } from '../store/records.js';
 
@@ -52,7 +52,7 @@ function endKeyAfter(atMs: number): string {
   return `${String(atMs).padStart(MS_DIGITS, '0')}:~`;
 }
 
-/** A due list cursor's position (http/paging.ts): the page's last due key. */
+/** A due list cursor's position (contract/paging.ts): the page's last due key. */
 export const isDuePosition = (values: readonly unknown[]): values is [string] =>
   values.length === 1 && typeof values[0] === 'string' && DUE_KEY_RE.test(values[0]);
 

@@ -9,10 +9,10 @@
 // windows at most 2016 and 288): an unauthenticated caller cannot create unbounded durable markets, nor one
 // whose times are not dates. Every market's times are asserted to be safe integers and dates before it is written.
 import assert, { AssertionError } from 'node:assert/strict';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { ApiError, errors } from '../errors.js';
-import { isOverloaded, OverloadRetries } from '../overload-retries.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
+import { ApiError, errors } from '../lib/errors.js';
+import { isOverloaded, OverloadRetries } from '../lib/overload-retries.js';
 import { nextCounterInTxn } from '../store/counters.js';
 import type { Store } from '../store/db.js';
 import {
@@ -22,7 +22,8 @@ import {
   type ResolvedBy,
   type ResolveOutcome,
   type StoredMarket,
-} from '../schemas/markets.js';
+} from '../contract/markets.js';
+import { marketKey } from '../records/markets.js';
 import { allDueKeys, dueAtMsOf, dueKey, dueKeysUpTo, marketIdOfDueKey, withOracleFields } from './due-index.js';
 import { windowContaining, windowKey, windowReach, windowsAhead, windowsBehindCreated } from './windows.js';
 import { table } from '../store/records.js';
@@ -49,9 +50,6 @@ export interface WindowPrices {
   startPriceE8: bigint | null;
   endPriceE8: bigint | null;
 }
-
-/** LMDB keys sort as strings: pad ids so ranges come out in id order. */
-export const marketKey = (marketId: number) => String(marketId).padStart(16, '0');
 
 /**
  * A broken invariant, not a user error: inputs are bounded by their schemas (Ms) and price windows by their

@@ -8,11 +8,11 @@
 // (mmPressureAuthTimeoutMs when more than half the places are taken); one timer per pending socket and one
 // per session.
 import type { Logger } from 'pino';
-import type { TimerClock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { TimerClock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
 import type { Sessions } from '../auth/sessions.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
-import type { AuthFailureReason } from '../schemas/mm.js';
+import type { AuthFailureReason } from '../contract/mm.js';
 import type { Connection, MakerId } from './connection.js';
 import { AUTH_REFUSAL_DETAILS, challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
 import type { GatewayMetrics } from './metrics.js';

@@ -1,10 +1,10 @@
 // Main thread. The state of one maker socket, owned by the gateway (gateway.ts) and held by uWS as the
 // socket's user data. Plain data: every decision about it is made in the gateway and its parts.
 import type { WebSocket } from 'uWebSockets.js';
-import type { Timer } from '../clock.js';
+import type { Timer } from '../lib/clock.js';
 import type { Challenge } from './handshake.js';
-import type { QueuedFrame } from './socket-writer.js';
-import type { StreamSlot } from './resume.js';
+import type { ArenaBytes } from './byte-arena.js';
+import type { MakerStream } from './stream.js';
 
 /** One per authenticated connection (a maker address may hold several connections). */
 export type MakerId = string;
@@ -47,7 +47,7 @@ export class Connection {
   constructor(
     readonly connId: number,
     readonly remote: string,
-    /** What the per-IP limit on sockets waiting for auth counts it under (http/caller-network.ts). */
+    /** What the per-IP limit on sockets waiting for auth counts it under (lib/caller-network.ts). */
     readonly remoteNetwork: string,
     /** What the per-network (IPv4 /24, IPv6 /48) limit counts it under (callerWideNetwork). */
     readonly remoteWideNetwork: string,
@@ -57,3 +57,15 @@ export class Connection {
 export interface UserData {
   conn: Connection;
 }
+
+export interface StreamSlot {
+  readonly stream: MakerStream;
+  /** The live connection writing this stream, or null once its socket closed (detached). */
+  conn: Connection | null;
+  detachedAtMs: number;
+  /** Connection ids whose frames land in this stream: its own, then those of the streams it resumed. */
+  readonly makerIds: MakerId[];
+}
+
+/** A queued frame: the text as written (before auth, or a replay), or a numbered body's bytes. */
+export type QueuedFrame = string | ArenaBytes;

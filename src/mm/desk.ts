@@ -9,19 +9,19 @@
 // Cost: an inbound quote costs a book entry and a clock read; an outbound frame nothing, a fact a switch and
 // a book lookup (about one per RFQ per quoting maker); a quote_ack, the most common frame, carries none.
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, ServerToMakerMessage } from '../schemas/mm.js';
+import type { Clock } from '../lib/clock.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, ServerToMakerMessage } from '../contract/mm.js';
 import type { WithdrawnQuote } from '../rfq/active-rfq.js';
 import type { MakerDispatcher } from './dispatch.js';
 import type { MakerGateway } from './gateway.js';
 import type { MakerId } from './connection.js';
-import type { MakerFact } from './facts.js';
+import type { MakerFact } from '../rfq/maker-facts.js';
 import type { QuoteBook } from './quote-book.js';
 import type { MakerStats } from './stats.js';
 import type { Protection } from './protection.js';
-import type { ProtectionTripReason } from '../schemas/mm-stream.js';
-import { setBounded } from '../bounded-map.js';
-import { isOverloaded, OverloadRetries } from '../overload-retries.js';
+import type { ProtectionTripReason } from '../contract/mm-stream.js';
+import { setBounded } from '../lib/bounded-map.js';
+import { isOverloaded, OverloadRetries } from '../lib/overload-retries.js';
 
 /** What the desk needs of the RFQ engine's dispatcher (rfq/maker-dispatch.ts). */
 export interface RfqSide {

@@ -6,10 +6,10 @@
 // Cost per quote: a clock read and a token bucket (frame-rate.ts), then either the hot form read from its
 // bytes (hot-frames.ts) or a decode and a compiled schema check, and one call; nothing else is allocated here.
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import { hashToken } from '../auth/sessions.js';
-import type { DeclineMessage, LastLookResponseMessage, MakerToServerMessage, QuoteCancelMessage, QuoteMessage } from '../schemas/mm.js';
-import type { ResumeMessage } from '../schemas/mm-stream.js';
+import type { DeclineMessage, LastLookResponseMessage, MakerToServerMessage, QuoteCancelMessage, QuoteMessage } from '../contract/mm.js';
+import type { ResumeMessage } from '../contract/mm-stream.js';
 import type { MakerAuthenticator } from './authenticator.js';
 import type { Connection, MakerId } from './connection.js';
 import { takeFrameToken, type FrameRate } from './frame-rate.js';

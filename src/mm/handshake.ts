@@ -8,7 +8,7 @@ import { bytesToHex } from '../crypto/hex.js';
 import { buildMakerChallenge, CHALLENGE_NONCE_BYTES } from '../crypto/maker-challenge.js';
 import { parseSignatureHex } from '../crypto/signature.js';
 import type { VerifyPool } from '../crypto/verify-pool.js';
-import { AuthResponseMessage, type AuthChallengeMessage, type AuthFailureReason } from '../schemas/mm.js';
+import { AuthResponseMessage, type AuthChallengeMessage, type AuthFailureReason } from '../contract/mm.js';
 
 export interface Challenge {
   nonceHex: string;

@@ -3,9 +3,9 @@
 // closes one that left MAX_UNANSWERED_HEARTBEATS unanswered (a pong, read by dispatch.ts, resets its count).
 // The same tick drops the held streams past their replay window (resume.ts). The interval is a timer on the
 // gateway's clock, set again as each tick starts (as setInterval does), so a test's clock runs it too.
-import type { Timer, TimerClock, TimerOptions } from '../clock.js';
+import type { Timer, TimerClock, TimerOptions } from '../lib/clock.js';
 import type { Connection, MakerId } from './connection.js';
-import { MAX_UNANSWERED_HEARTBEATS } from './protocol.js';
+import { MAX_UNANSWERED_HEARTBEATS } from '../contract/maker-protocol.js';
 import type { MakerStreams } from './resume.js';
 import type { MakerSender } from './sender.js';
 

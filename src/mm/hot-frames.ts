@@ -12,11 +12,11 @@
 //   {"type":"decline","request_id":"<uuid>"}
 //   {"type":"quote","request_id":"<uuid>","quote_id":"<id>","odds":<number>,"max_wager_micros":"<micros>"}
 //   the same quote with ,"last_look":true or ,"last_look":false before the closing brace
-// where <uuid> is lowercase hyphenated (schemas/common.ts Uuid), <id> 1-64 printable ASCII characters with
+// where <uuid> is lowercase hyphenated (contract/common.ts Uuid), <id> 1-64 printable ASCII characters with
 // no `"` or `\` (QuoteId: 1-64 characters; an escape goes the general way), <number> a JSON number that
 // isQuoteOdds accepts, and <micros> ^[1-9][0-9]{0,18}$ (PositiveMicrosString).
 // Bounds: one pass over at most MAX_HOT_FRAME_BYTES; a longer frame is not one of these.
-import { isQuoteOdds, type DeclineMessage, type QuoteMessage } from '../schemas/mm.js';
+import { isQuoteOdds, type DeclineMessage, type QuoteMessage } from '../contract/mm.js';
 
 const DECLINE_HEAD = ascii('{"type":"decline","request_id":"');
 const QUOTE_HEAD = ascii('{"type":"quote","request_id":"');

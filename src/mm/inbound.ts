@@ -1,11 +1,11 @@
 // Main thread. Turns one frame from a maker into a typed message or the `error` message to answer it with
 // (contract section 7: a malformed message gets `error` with a code and the socket stays open). Pure; the
-// validators are the schemas of schemas/mm.ts, compiled once at load; the errors come from protocol.ts.
+// validators are the schemas of contract/mm.ts, compiled once at load; the errors come from protocol.ts.
 import { ValueErrorType } from '@sinclair/typebox/errors';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import type { TSchema } from '@sinclair/typebox';
-import { MAKER_TO_SERVER_SCHEMAS, messageTypeOf, type ErrorMessage, type MakerToServerMessage } from '../schemas/mm.js';
-import { makerError, validationFailedError, type MakerErrorDetail } from './protocol.js';
+import { MAKER_TO_SERVER_SCHEMAS, messageTypeOf, type ErrorMessage, type MakerToServerMessage } from '../contract/mm.js';
+import { makerError, validationFailedError, type MakerErrorDetail } from '../contract/maker-protocol.js';
 
 export type Inbound = { ok: true; message: MakerToServerMessage } | { ok: false; error: ErrorMessage };
 

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 
 /** What the book needs of a socket: where it comes from, and whether it is idle (may be evicted). */
 export interface PendingSocket {
-  /** What the per-address limit counts it under (http/caller-network.ts callerNetwork). */
+  /** What the per-address limit counts it under (lib/caller-network.ts callerNetwork). */
   readonly remoteNetwork: string;
   /** What the per-network limit counts it under (callerWideNetwork). */
   readonly remoteWideNetwork: string;

@@ -12,15 +12,8 @@
 import { FillWindow } from './fill-window.js';
 import { table } from '../store/records.js';
 import type { Store } from '../store/db.js';
-import type { ProtectionTripReason } from '../schemas/mm-stream.js';
-
-/** The wire form (null = no limit); money as decimal strings (contract section 1). */
-export interface ProtectionLimits {
-  window_ms: number | null;
-  max_fills: number | null;
-  max_filled_wager_micros: string | null;
-  max_locked_micros: string | null;
-}
+import type { ProtectionTripReason } from '../contract/mm-stream.js';
+import type { ProtectionLimits } from '../records/makers.js';
 
 export type ProtectionSide = 'maker' | 'admin';
 

@@ -4,15 +4,9 @@
 // (a handful to a few hundred makers), so it is loaded whole at start.
 import { table } from '../store/records.js';
 import assert from 'node:assert/strict';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Store } from '../store/db.js';
-
-export interface MakerRecord {
-  /** Lowercase `0x` + 40 hex (contract section 1). */
-  address: string;
-  name: string;
-  createdAtMs: number;
-}
+import type { MakerRecord } from '../records/makers.js';
 
 /** Bound on registered makers (STYLE: a limit on everything); far above any real venue's maker count. */
 export const MAX_MAKERS = 10_000;

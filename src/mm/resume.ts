@@ -10,7 +10,7 @@
 // Bounds: detached streams <= maxDetached (the oldest is dropped first) and each is dropped replayMs after its
 // socket closed; aliases per stream <= MAX_ALIASES (an alias older than that many reconnects has nothing
 // left to deliver: its RFQs ended long ago).
-import type { Connection, MakerId } from './connection.js';
+import type { Connection, MakerId, StreamSlot } from './connection.js';
 import { ByteArena, bytesAt, type ArenaBytes } from './byte-arena.js';
 import { MakerStream, SHARED_ARENA_BYTES, type RingLimits } from './stream.js';
 
@@ -18,15 +18,6 @@ const MAX_ALIASES = 16;
 
 export interface StreamLimits extends RingLimits {
   maxDetached: number;
-}
-
-export interface StreamSlot {
-  readonly stream: MakerStream;
-  /** The live connection writing this stream, or null once its socket closed (detached). */
-  conn: Connection | null;
-  detachedAtMs: number;
-  /** Connection ids whose frames land in this stream: its own, then those of the streams it resumed. */
-  readonly makerIds: MakerId[];
 }
 
 export type ResumeFailureReason = 'UNKNOWN_SESSION' | 'SEQ_TOO_OLD' | 'SEQ_AHEAD';

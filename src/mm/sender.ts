@@ -6,12 +6,12 @@
 // Cost per message: one JSON.stringify and, after auth, the stream's UTF-8 copy, which is also what the
 // socket writes (socket-writer.ts). Every write is queued and flushed at the end of the loop turn.
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { LogCounts } from '../log-counts.js';
-import type { ServerToMakerMessage } from '../schemas/mm.js';
+import type { Clock } from '../lib/clock.js';
+import type { LogCounts } from '../lib/log-counts.js';
+import type { ServerToMakerMessage } from '../contract/mm.js';
 import type { Connection } from './connection.js';
 import type { GatewayMetrics } from './metrics.js';
-import { CLOSE, MAKER_ERRORS, makerError, type CloseCause, type MakerErrorCode } from './protocol.js';
+import { CLOSE, MAKER_ERRORS, makerError, type CloseCause, type MakerErrorCode } from '../contract/maker-protocol.js';
 import { SocketWriter } from './socket-writer.js';
 import { ALWAYS_REPLAY, NEVER_REPLAY, bodyOf } from './stream.js';
 

@@ -11,7 +11,7 @@
 // socket's cork buffer. No string is built per socket and uWS encodes none. Bounds: a socket's queue holds
 // at most MAX_QUEUED_FRAMES frames (then it is flushed at once); the scratch buffer is the largest frame.
 import type { ArenaBytes } from './byte-arena.js';
-import type { Connection } from './connection.js';
+import type { Connection, QueuedFrame } from './connection.js';
 
 // uWS's own limit sits above ours, as a backstop only: ours closes with a reason first. The margin covers
 // the largest message that can be queued after the soft check passed.
@@ -21,8 +21,6 @@ const MAX_FRAMES_PER_CORK = 64;
 /** Frames queued for one socket in one turn past which it is flushed at once: a bound on the queue's memory. */
 export const MAX_QUEUED_FRAMES = 1024;
 
-/** A queued frame: the text as written (before auth, or a replay), or a numbered body's bytes. */
-export type QueuedFrame = string | ArenaBytes;
 /** pendingSeqs entry of a frame queued as text (it carries its seq, if any, already). */
 const AS_TEXT = 0;
 

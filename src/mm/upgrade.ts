@@ -4,11 +4,11 @@
 // auth (pending-auth.ts), and, every place taken, only when the longest-waiting idle socket makes room.
 // A refusal is an HTTP answer with Retry-After, counted for the periodic summary rather than logged each.
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js';
-import type { Clock } from '../clock.js';
-import { ApiError, errors } from '../errors.js';
-import { callerNetwork, callerWideNetwork } from '../http/caller-network.js';
-import { anonymousKey, type RateLimiter } from '../http/rate-limit.js';
-import type { LogCounts } from '../log-counts.js';
+import type { Clock } from '../lib/clock.js';
+import { ApiError, errors } from '../lib/errors.js';
+import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
+import { anonymousKey, type RateLimiter } from '../lib/rate-limit.js';
+import type { LogCounts } from '../lib/log-counts.js';
 import { Connection, type UserData } from './connection.js';
 import type { PendingAuth } from './pending-auth.js';
 

@@ -3,7 +3,7 @@
 // main port /metrics always takes the admin bearer (routes/ops.ts). Anything but GET /metrics is 404.
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../lib/errors.js';
 
 const NOT_FOUND_BODY = JSON.stringify(new ApiError('NOT_FOUND').toBody());
 

@@ -9,7 +9,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { BroadcastChannel } from 'node:worker_threads';
 import { Gauge, type Registry } from 'prom-client';
-import { THREAD_ROLES_CHANNEL, type ThreadAnnouncement } from '../thread-announce.js';
+import { THREAD_ROLES_CHANNEL, type ThreadAnnouncement } from '../lib/thread-announce.js';
 
 /** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK); /proc counts CPU in these ticks. */
 const TICKS_PER_S = 100;

@@ -10,8 +10,8 @@
 // contest settlement, so 10,000 markets voided at once never hold the main thread for long.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import { isApiError } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import { isApiError } from '../lib/errors.js';
 import type { Markets } from '../markets/markets.js';
 
 export const VOIDS_PER_TURN = 64;

@@ -5,7 +5,7 @@
 // its asset with ts_ms >= end has been accepted (then the price at start is final too, start < end): YES (up)
 // if the end price is higher than the start price, NO (down) if lower, VOID if equal or if either is missing.
 
-import type { ResolveOutcome } from '../schemas/markets.js';
+import type { ResolveOutcome } from '../contract/markets.js';
 
 /** A stored report as the decision needs it. */
 export interface ReportPoint {

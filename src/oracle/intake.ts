@@ -13,9 +13,9 @@
 import assert from 'node:assert/strict';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import { parseSignatureBase64 } from '../crypto/signature.js';
-import type { Clock } from '../clock.js';
-import { overloaded } from '../errors.js';
-import type { PriceReportsAnswer, ReportRejectionCode, SignedPriceReport, UnsignedPriceReport } from '../schemas/oracle.js';
+import type { Clock } from '../lib/clock.js';
+import { overloaded } from '../lib/errors.js';
+import type { PriceReportsAnswer, ReportRejectionCode, SignedPriceReport, UnsignedPriceReport } from '../contract/oracle.js';
 import type { OraclePrices, ReportToStore } from './prices.js';
 import type { OracleResolver } from './resolver.js';
 import { ORACLE_ASSET_BYTES, oracleReportBytes } from './signing.js';

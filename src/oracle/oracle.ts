@@ -2,8 +2,8 @@
 // listeners (RFQ settlement, contests) are registered: reports (prices.ts, intake.ts), window resolution
 // (resolver.ts) and the auto-void sweep (auto-void.ts).
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
 import type { VerifyPool } from '../crypto/verify-pool.js';
 import type { Markets } from '../markets/markets.js';
 import type { Store } from '../store/db.js';

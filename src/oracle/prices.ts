@@ -18,14 +18,6 @@ import type { Store } from '../store/db.js';
 import type { ReportPoint } from './decide.js';
 import { table } from '../store/records.js';
 
-export interface PriceReportRecord {
-  /** Decimal string (u64 in the signed bytes). */
-  priceE8: string;
-  /** The recovered oracle address, or 'admin' for the admin's unsigned route. */
-  source: string;
-  receivedAtMs: number;
-}
-
 /** A report that passed its checks and signature, to be stored; `index` is its place in the request. */
 export interface ReportToStore {
   index: number;

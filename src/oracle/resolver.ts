@@ -17,9 +17,9 @@
 // cut short after the resolution.
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
-import { isApiError } from '../errors.js';
+import { isApiError } from '../lib/errors.js';
 import type { Markets } from '../markets/markets.js';
-import type { Market } from '../schemas/markets.js';
+import type { Market } from '../contract/markets.js';
 import { decideWindow, isWindowFinal, priceAt } from './decide.js';
 import type { OraclePrices } from './prices.js';
 import { WindowIndex, type IndexedWindow } from './window-index.js';

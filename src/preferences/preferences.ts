@@ -1,7 +1,7 @@
 // Main thread. Per-user preferences (contract section 9). RFQ creation snapshots quote_tolerance and
 // anonymous_mode_enabled, so a change applies to RFQs created after it and never to one in flight.
 import type { Store } from '../store/db.js';
-import type { Preferences, PreferencesPatch, QuoteTolerance } from '../schemas/preferences.js';
+import type { Preferences, PreferencesPatch, QuoteTolerance } from '../contract/preferences.js';
 import { table } from '../store/records.js';
 
 export const DEFAULT_PREFERENCES: Readonly<Preferences> = {

@@ -1,8 +1,8 @@
 // Inside an RFQ shard. What the actor holds of an RFQ that is not terminal yet (lost in a crash by design:
 // docs/architecture.md, "Where state lives"), and the pure helpers over it.
-import type { Timer } from '../clock.js';
+import type { Timer } from '../lib/clock.js';
 import type { Candidate, LiveQuote } from './matching.js';
-import type { RfqRecord } from './records.js';
+import type { RfqRecord } from '../records/rfqs.js';
 
 export type Phase = 'quoting' | 'finalizing' | 'closing';
 

@@ -5,21 +5,21 @@
 // (then it answers 200 whatever the refusal, contract section 6), and it alone decides the balance, mints the
 // id and reserves the wager in the durable write that creates the RFQ. A failure leaves nothing behind.
 import { hash } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import { ApiError, errors, overloaded } from '../errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
+import { ApiError, errors, overloaded } from '../lib/errors.js';
 import { parseAddress } from '../crypto/address.js';
 import { parseSignatureBase64 } from '../crypto/signature.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
-import type { UserPrincipal } from '../auth/principal.js';
+import type { UserPrincipal } from '../contract/principal.js';
 import { isOpenForBetting, type Markets } from '../markets/markets.js';
 import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
 import type { Users } from '../users/users.js';
-import { DEFAULT_ORDER_TYPE, type Order, type UnsignedRfqRequest, type Leg } from '../schemas/rfq.js';
-import { canonicalUuid } from '../schemas/common.js';
-import { encodeOrder, oddsToE4, type SignableOrder } from './codec.js';
+import { DEFAULT_ORDER_TYPE, type Order, type UnsignedRfqRequest, type Leg } from '../contract/rfq.js';
+import { canonicalUuid } from '../contract/common.js';
+import { encodeOrder, oddsToE4, type SignableOrder } from '../contract/order-codec.js';
 import type { CreateCommand, Refusal } from './messages.js';
-import { signedReplayKey, unsignedReplayKey, type RfqLeg } from './records.js';
+import { signedReplayKey, unsignedReplayKey, type RfqLeg } from '../records/rfqs.js';
 import type { RfqMetrics } from './metrics.js';
 
 export type { CreateCommand } from './messages.js';

@@ -1,6 +1,6 @@
 // Inside an RFQ shard. The `rfq` frame that tells the makers of a new RFQ (contract section 7), and the times
 // it carries: the shard that accepted the RFQ mints them and has the frame sent (shard.ts persistNew).
-import type { RfqMessage } from '../schemas/mm.js';
+import type { RfqMessage } from '../contract/mm.js';
 import type { CreateRfq, ShardInit } from './messages.js';
 
 export interface RfqTimes {

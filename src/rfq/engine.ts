@@ -1,13 +1,34 @@
 // Main thread. Builds the RFQ engine's main-thread half: the shard pool (whose shards run their recovery at
 // start), admission, the maker dispatcher and position settlement, and hooks them to the maker gateway and to
 // market resolution. The shards own every user balance: contests and credits reach them through the pool.
-import type { Services } from '../services.js';
+import type { Logger } from 'pino';
+import type { Clock } from '../lib/clock.js';
+import type { Config } from '../config/config.js';
+import type { VerifyPool } from '../crypto/verify-pool.js';
+import type { HttpMetrics } from '../ops/metrics.js';
+import type { Store } from '../store/db.js';
+import type { Users } from '../users/users.js';
+import type { PreferencesStore } from '../preferences/preferences.js';
+import type { Markets } from '../markets/markets.js';
 import { Admission } from './admission.js';
 import { RfqMakerDispatcher } from './maker-dispatch.js';
 import { createRfqMetrics, type RfqMetrics } from './metrics.js';
 import { prepareOwners, refuseIfOwned } from '../engine/first-start.js';
 import { Settlement } from './settlement.js';
 import { ShardPool, type MakerFanout, type ShardPoolOptions } from './shard-pool.js';
+
+/** What the engine's main-thread half is built from (the service's parts, boot/app.ts). */
+export interface RfqEngineParts {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  store: Store;
+  metrics: HttpMetrics;
+  verifyPool: VerifyPool;
+  users: Users;
+  preferences: PreferencesStore;
+  markets: Markets;
+}
 
 export interface RfqEngine {
   pool: ShardPool;
@@ -20,7 +41,7 @@ export interface RfqEngine {
 
 /** The pool alone, started: what owns the balances. Services that move money (contests, credits) take it. */
 export function startShardPool(
-  s: Pick<Services, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>,
+  s: Pick<RfqEngineParts, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>,
   makers: MakerFanout,
   options: ShardPoolOptions = {},
 ) {
@@ -65,7 +86,7 @@ export function startShardPool(
 }
 
 /** Recovery runs before any route can take traffic; then makers' messages go to the shards. */
-export async function startRfqEngine(s: Services, makers: MakerFanout, pool: ShardPool, metrics: RfqMetrics): Promise<RfqEngine> {
+export async function startRfqEngine(s: RfqEngineParts, makers: MakerFanout, pool: ShardPool, metrics: RfqMetrics): Promise<RfqEngine> {
   const interrupted = await pool.ready();
   if (interrupted > 0) s.log.warn({ interrupted }, 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
   const settlement = new Settlement(s.store, pool, s.clock);

@@ -3,16 +3,16 @@
 // it is. The actor (shard.ts) takes the messages and hands an RFQ here when its quoting closes (every
 // audience maker answered, or the quote window ran out), when a last look is answered, or when it is
 // cancelled. State stays the actor's: the RFQs it holds are `active`, which this module shares.
-import type { TimerClock } from '../clock.js';
+import type { TimerClock } from '../lib/clock.js';
 import { isOpenForBetting, readStoredMarket } from '../markets/markets.js';
-import type { ServerToMakerMessage } from '../schemas/mm.js';
+import type { ServerToMakerMessage } from '../contract/mm.js';
 import type { Store } from '../store/db.js';
 import { passOverUncovered, type ActiveRfq } from './active-rfq.js';
 import { fillOf } from './fills.js';
 import { decideLastLook } from './last-look.js';
 import { decide, type Candidate } from './matching.js';
 import type { ShardToMain } from './messages.js';
-import { endedRecord, payoutMicros, toRfqResult, type FailureReason, type TerminalStatus } from './records.js';
+import { endedRecord, payoutMicros, toRfqResult, type FailureReason, type TerminalStatus } from '../records/rfqs.js';
 import { UNCOVERED, type RfqDurability, type WrittenEnd } from './rfq-durability.js';
 
 export type ToMaker = (makerId: string, message: ServerToMakerMessage) => void;

@@ -5,8 +5,8 @@
 // its cursor says where the walk goes on (the client follows next_cursor until null, as always).
 import assert from 'node:assert/strict';
 import type { Store } from '../store/db.js';
-import type { UserRfq } from '../schemas/history.js';
-import { toRfqResult, type RfqStatus } from './records.js';
+import type { UserRfq } from '../contract/history.js';
+import { toRfqResult, type RfqStatus } from '../records/rfqs.js';
 import { readRfq, userRfqsNewestFirst } from './rfq-records.js';
 
 export const USER_RFQS_SCAN_MAX = 1000;

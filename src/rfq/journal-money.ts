@@ -7,17 +7,17 @@
 // Every answer leaves only once LMDB (the read model) holds what the op decided: the main thread's reads that
 // follow (the contest lane's next task, a balance after a credit, a withdrawal's record) see it.
 import assert, { AssertionError } from 'node:assert/strict';
-import { ApiError, overloaded } from '../errors.js';
-import { creditRef, transferId, userAccount } from '../ledger/accounts.js';
+import { ApiError, overloaded } from '../lib/errors.js';
+import { creditRef, transferId, userAccount } from '../records/ledger.js';
 import type { OwnerRuntime } from '../engine/owner-runtime.js';
-import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
+import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import { readStoredMarket } from '../markets/markets.js';
 import type { Store } from '../store/db.js';
 import type { BlindWrite } from '../store/records.js';
-import { fillKey, settledFill } from './fills.js';
-import type { ChannelPoint, EntrySettlement, MoneyOp, MoneyResult, UserDebit } from './messages.js';
+import { fillKey, settledFill } from '../records/fills.js';
+import type { ChannelPoint, EntrySettlement, MoneyOp, MoneyResult, UserDebit } from '../ledger/money-ops.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
-import { rfqRef } from './records.js';
+import { rfqRef } from '../records/rfqs.js';
 import { settledPositionWrites } from './rfq-records.js';
 
 /**

@@ -2,14 +2,15 @@
 // decisions are written in its group commit (store/group-commit.ts) through its own Ledger, by RfqWrites,
 // ShardBook and ShardMoney, which this puts behind the actor's seam (rfq-durability.ts).
 import assert from 'node:assert/strict';
-import type { TimerClock } from '../clock.js';
-import { makerAccount } from '../ledger/accounts.js';
+import type { TimerClock } from '../lib/clock.js';
+import { makerAccount } from '../records/ledger.js';
 import { readAvailable } from '../ledger/ledger.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
-import type { FillRecord } from './fills.js';
-import type { ChannelPoint, CreateRfq, MoneyOp, MoneyResult } from './messages.js';
-import { rfqRef, type RfqRecord } from './records.js';
+import type { FillRecord } from '../records/fills.js';
+import type { CreateRfq } from './messages.js';
+import type { ChannelPoint, MoneyOp, MoneyResult } from '../ledger/money-ops.js';
+import { rfqRef, type RfqRecord } from '../records/rfqs.js';
 import { readRfq } from './rfq-records.js';
 import { RfqWrites } from './rfq-writes.js';
 import type { RfqDurability, WrittenEnd } from './rfq-durability.js';

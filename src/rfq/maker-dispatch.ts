@@ -1,9 +1,9 @@
 // Main thread. Turns validated maker socket messages (from the gateway, mm/gateway.ts) into shard messages,
 // synchronously, in the socket callback: no extra hop between a maker's quote and its actor.
-import { ODDS_MAX, quoteOddsE4 } from '../schemas/mm.js';
-import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectReason } from '../schemas/mm.js';
+import { ODDS_MAX, quoteOddsE4 } from '../contract/mm.js';
+import type { DeclineMessage, LastLookResponseMessage, QuoteCancelMessage, QuoteMessage, QuoteRejectReason } from '../contract/mm.js';
 import type { RfqMetrics } from './metrics.js';
-import { makerError } from '../mm/protocol.js';
+import { makerError } from '../contract/maker-protocol.js';
 import type { ShardPool, MakerFanout } from './shard-pool.js';
 
 /**

@@ -12,10 +12,10 @@
 // (a data directory of before that change) have random bits there, and come in that (stable) order; the
 // 40-bit time wraps in 2039 (ids.ts), after which the newest come last until the old ones are gone.
 import assert from 'node:assert/strict';
-import type { MarketOf } from '../contests/views.js';
+import type { MarketOf } from '../contract/markets.js';
 import type { Store } from '../store/db.js';
-import { VIEWS_SCAN_MAX, type MakerFill, type SettledFilter } from '../schemas/views.js';
-import type { FillRecord } from './fills.js';
+import { VIEWS_SCAN_MAX, type MakerFill, type SettledFilter } from '../contract/views.js';
+import type { FillRecord } from '../records/fills.js';
 import { cachedMarkets, legViews, matchesFilter, settledOutcome } from './positions-view.js';
 import { MAX_SHARDS } from './ids.js';
 import { makerFillIds, readFill } from './rfq-records.js';

@@ -1,8 +1,8 @@
 // Pure. Quote selection (contract section 6, step 4): the best odds at or above the effective minimum, ties to
 // the earlier quote; FOK needs one quote that takes the whole wager, IOC fills what the best quote takes.
 // The shard actor applies the decision; this module only computes it.
-import type { RfqFailureReason } from '../schemas/rfq.js';
-import { ORDER_TYPE_FOK } from './codec.js';
+import type { RfqFailureReason } from '../contract/rfq.js';
+import { ORDER_TYPE_FOK } from '../contract/order-codec.js';
 
 export interface LiveQuote {
   makerId: string;

@@ -1,17 +1,15 @@
 // Both threads. Every message between the main thread and an RFQ shard worker, declared once, as a
 // discriminated union per direction, so `switch (msg.kind)` is checked for exhaustiveness. Messages travel
-// in batches (arrays) flushed once per event-loop turn (src/batcher.ts). Money crosses as decimal strings.
-import type { RfqResult } from '../schemas/rfq.js';
-import type { RfqMessage } from '../schemas/mm.js';
-import type { MakerFact, NoFact } from '../mm/facts.js';
-import type { ErrorCode } from '../errors.js';
-import type { TypedWrite } from '../store/records.js';
-import type { RfqLeg } from './records.js';
+// in batches (arrays) flushed once per event-loop turn (src/lib/batcher.ts). Money crosses as decimal strings.
+import type { RfqResult } from '../contract/rfq.js';
+import type { RfqMessage } from '../contract/mm.js';
+import type { MakerFact, NoFact } from './maker-facts.js';
+import type { ErrorCode } from '../lib/errors.js';
+import type { RfqLeg } from '../records/rfqs.js';
 import type { WithdrawnQuote } from './active-rfq.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { Effect } from '../engine/effects.js';
-import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
-import type { BlindWrite } from '../store/records.js';
+import type { ChannelPoint, EngineKind, MoneyOp, MoneyResult } from '../ledger/money-ops.js';
 
 export interface ShardInit {
   shard: number;
@@ -35,8 +33,6 @@ export interface ShardInit {
   /** The journal engine's first start on a data directory of today's layout: this owner's first record (engine/from-store.ts). */
   firstRecord?: Effect[];
 }
-
-export type EngineKind = 'lmdb' | 'journal';
 
 /** A contract error decided without owned state, for the shard to apply after the replay check. */
 export interface Refusal {
@@ -77,87 +73,6 @@ export interface CreateRfq {
    */
   refusal: Refusal | null;
 }
-
-/** A record another owner decided, committed by the shard in the same transaction as the money it goes with. */
-export type RecordWrite = TypedWrite<
-  | 'contests'
-  | 'contestEntries'
-  | 'userEntries'
-  | 'entryKeys'
-  | 'withdrawals'
-  | 'withdrawalKeys'
-  | 'accountWithdrawals'
-  | 'withdrawalsByStatus'
->;
-
-/**
- * One contest entry at its contest's settlement, once its stake was collected into the pot (a resolution)
- * or not (a void): its prize (0: none), or null to refund the reserved stake.
- */
-export interface EntrySettlement {
-  ref: string;
-  userId: string;
-  payoutMicros: string | null;
-  /** The entry as settled: written only if this settlement moved its money (not already settled). */
-  write: TypedWrite<'contestEntries'>;
-}
-
-/**
- * A debit of one user's available that the user's shard decides (an entry's stake, a withdrawal), written
- * with the records it goes with, or INSUFFICIENT_BALANCE and nothing written. `uniqueKeys`: records that
- * must not exist yet (an idempotency key): if one does, IDEMPOTENCY_CONFLICT.
- */
-export interface UserDebit {
-  userId: string;
-  amountMicros: string;
-  ref: string;
-  writes: RecordWrite[];
-  uniqueKeys: Array<Pick<RecordWrite, 'db' | 'key'>>;
-  atMs: number;
-}
-
-/**
- * A movement of users' money, sent to the shard that owns their balances (contract sections 4 and 8): the
- * shard alone decides whether it can happen and writes it. Every user named belongs to that shard.
- */
-export type MoneyOp =
-  /** Admin funding, idempotent by key: the key's record is written with the credit. */
-  | { op: 'credit'; userId: string; wallet: string; amountMicros: string; idempotencyKey: string; atMs: number }
-  /** A contest entry: its stake reserved with the entry's records. */
-  | ({ op: 'reserve' } & UserDebit)
-  /** A resolving contest's first sweep: each entry's reserved stake joins the pot, once. */
-  | { op: 'collect_entries'; contestId: string; refs: string[]; atMs: number }
-  /** A batch of a contest's settlement: each entry paid (or refunded) once, however often this is repeated. */
-  | { op: 'settle_entries'; contestId: string; entries: EntrySettlement[]; atMs: number }
-  /** A user's withdrawal: available → pending_withdrawal, with the withdrawal's records. */
-  | ({ op: 'withdraw' } & UserDebit)
-  /** Filled positions one of whose markets resolved: each settles when its outcome is decided, once. */
-  | { op: 'settle_positions'; requestIds: string[]; atMs: number }
-  /**
-   * The journal engine's: one call of the owner's money protocol (engine/owner.ts) with the records that go
-   * with it (its facts), for the accounts the main thread moves (makers', the protocol's, contest pools).
-   */
-  | { op: 'owner_call'; call: MoneyCall; facts: BlindWrite[] };
-
-/** A command on the channel from owner `from` to owner `owner`, by its seq (engine/owner.ts channels). */
-export interface ChannelPoint {
-  owner: number;
-  from: number;
-  seq: number;
-}
-
-/**
- * `transit`: the money moved on to another shard's account on a channel (a credit whose key and account have
- * two owners); the answer waits until that shard has applied it (shard-pool.ts moveMoney).
- */
-export type MoneyResult =
-  | { op: 'credit'; isReplay: boolean; transit?: ChannelPoint }
-  | { op: 'reserve' }
-  | { op: 'withdraw' }
-  | { op: 'collect_entries'; collected: number }
-  | { op: 'settle_entries'; settled: number }
-  | { op: 'settle_positions'; settled: number }
-  | { op: 'owner_call'; answer: MoneyAnswer; transit?: ChannelPoint };
 
 /** Sent alone (not in a batch) when the service stops: the shard finishes this turn's commit and exits. */
 export const SHUTDOWN = 'shutdown';
@@ -227,7 +142,7 @@ export type ShardToMain =
   /**
    * A message for one maker connection (quote_ack, quote_reject, last_look, rfq_result), already JSON: the
    * shard serializes it so the main thread, the busier of the two, only writes it (docs/performance.md).
-   * Beside the frame, the fields of what the desk learns from it (mm/facts.ts: `fact` and its fields), typed,
+   * Beside the frame, the fields of what the desk learns from it (rfq/maker-facts.ts: `fact` and its fields), typed,
    * so the main thread never parses the frame; no `fact` when there is none (a quote_ack).
    */
   | ToMakerEvent

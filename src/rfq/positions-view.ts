@@ -4,13 +4,13 @@
 // VIEWS_SCAN_MAX index rows (RFQs of any status): past that it comes back short (possibly empty) with a cursor
 // where the walk goes on. Also the leg and outcome views that GET /v1/mm/fills shares (maker-fills-view.ts).
 import assert from 'node:assert/strict';
-import type { MarketOf } from '../contests/views.js';
-import type { PositionOutcome } from '../ledger/ledger.js';
+import type { MarketOf } from '../contract/markets.js';
+import type { PositionOutcome } from '../records/ledger.js';
 import type { Store } from '../store/db.js';
-import { VIEWS_SCAN_MAX, type Position, type PositionLeg, type SettledFilter } from '../schemas/views.js';
-import type { FillRecord } from './fills.js';
+import { VIEWS_SCAN_MAX, type Position, type PositionLeg, type SettledFilter } from '../contract/views.js';
+import type { FillRecord } from '../records/fills.js';
 import { legOutcome, positionOutcome } from './positions.js';
-import type { RfqLeg, RfqRecord } from './records.js';
+import type { RfqLeg, RfqRecord } from '../records/rfqs.js';
 import { readFill, readRfq, userRfqsNewestFirst } from './rfq-records.js';
 
 /** Where a page ends: the last row's (created_at_ms, request_id), as history.ts. */

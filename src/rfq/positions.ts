@@ -2,9 +2,9 @@
 // "Settlement"): a parlay pays payout_micros only if every leg wins (up wins on YES, down on NO); any lost
 // leg decides it lost at once, even with other legs open; otherwise, once every leg is final with at least
 // one voided, the stake is returned (no fair re-pricing without per-leg odds; docs/rfq.md).
-import type { Market } from '../schemas/markets.js';
-import type { PositionOutcome } from '../ledger/ledger.js';
-import type { RfqLeg } from './records.js';
+import type { Market } from '../contract/markets.js';
+import type { PositionOutcome } from '../records/ledger.js';
+import type { RfqLeg } from '../records/rfqs.js';
 
 export type LegOutcome = 'won' | 'lost' | 'voided' | 'open';
 

@@ -6,9 +6,10 @@
 // Every method decides at once what it can (a reservation taken or refused before any maker hears of the
 // RFQ) and resolves once the decision is durable; nothing is told to anyone before that.
 import type { ActiveRfq } from './active-rfq.js';
-import type { FillRecord } from './fills.js';
-import type { ChannelPoint, CreateRfq, MoneyOp, MoneyResult } from './messages.js';
-import type { RfqKeyRecord, RfqRecord } from './records.js';
+import type { FillRecord } from '../records/fills.js';
+import type { CreateRfq } from './messages.js';
+import type { ChannelPoint, MoneyOp, MoneyResult } from '../ledger/money-ops.js';
+import type { RfqKeyRecord, RfqRecord } from '../records/rfqs.js';
 
 /** A fill that the maker's collateral no longer covers: nothing was written, selection goes on. */
 export const UNCOVERED = Symbol('uncovered');

@@ -17,8 +17,8 @@ import {
   requestIdOfMakerTakerFillKey,
   takerFillsRange,
   takerOfMakerTakerFillKey,
-} from './fills.js';
-import { openPositionKey, RfqKeyRecord, RfqRecord, userRfqKey, userRfqPositionOf, userRfqRange } from './records.js';
+} from '../records/fills.js';
+import { openPositionKey, RfqKeyRecord, RfqRecord, userRfqKey, userRfqPositionOf, userRfqRange } from '../records/rfqs.js';
 import { clampKey } from '../store/key-range.js';
 
 const checkRfq = recordCheck('rfqs', RfqRecord);

@@ -4,13 +4,13 @@
 // Everything here runs in the shard's group commit (store/group-commit.ts) and moves money only through the
 // shard's own Ledger.
 import assert from 'node:assert/strict';
-import type { TimerClock } from '../clock.js';
+import type { TimerClock } from '../lib/clock.js';
 import type { BalanceOwner, Ledger } from '../ledger/ledger.js';
 import type { Store } from '../store/db.js';
 import type { ActiveRfq } from './active-rfq.js';
-import type { FillRecord } from './fills.js';
+import type { FillRecord } from '../records/fills.js';
 import type { CreateRfq } from './messages.js';
-import { endedRecord, isTerminal, rfqRef, type RfqRecord, type RfqKeyRecord } from './records.js';
+import { endedRecord, isTerminal, rfqRef, type RfqRecord, type RfqKeyRecord } from '../records/rfqs.js';
 import { applyWrites } from '../store/records.js';
 import { UNCOVERED } from './rfq-durability.js';
 import {

@@ -8,13 +8,13 @@
 // Idempotent: a settled position leaves the index, and the shard skips one already settled. It is re-run at
 // start (settleAllDue: whatever resolved while the process was down or a crash cut short) and by every
 // same-outcome retry of the resolve (markets.ts), so a failure at run time heals when the operator retries.
-import { openPositionRange, requestIdOfPosition } from './records.js';
+import { openPositionRange, requestIdOfPosition } from '../records/rfqs.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Clock } from '../clock.js';
-import type { Market } from '../schemas/markets.js';
+import type { Clock } from '../lib/clock.js';
+import type { Market } from '../contract/markets.js';
 import type { Store } from '../store/db.js';
 import type { BalanceOwners } from '../ledger/owners.js';
-import type { MoneyResult } from './messages.js';
+import type { MoneyResult } from '../ledger/money-ops.js';
 import { openPositionKeys, readRfq } from './rfq-records.js';
 
 /** Positions read and settled per page: one shard transaction each of up to this many, ~a few ms. */

@@ -3,8 +3,8 @@
 // holds back the first messages until the actor's recovery at start is durable (so no RFQ or movement of a
 // user is decided before that user's interrupted RFQs are released), then hands every batch to the actor.
 // Events leave in one batch per synchronous run.
-import { Batcher } from '../batcher.js';
-import { systemClock } from '../clock.js';
+import { Batcher } from '../lib/batcher.js';
+import { systemClock } from '../lib/clock.js';
 import { openStore } from '../store/db.js';
 import { JournalDurability } from './journal-durability.js';
 import { LmdbDurability } from './lmdb-durability.js';

@@ -7,19 +7,20 @@
 // a settled entry's record each prove that the step was done, and were written with it, so a repeated batch
 // (a retried resolve, a restart mid-settlement) moves nothing and writes nothing.
 import assert from 'node:assert/strict';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../lib/errors.js';
 import { readStoredMarket } from '../markets/markets.js';
 import type { Store } from '../store/db.js';
-import { creditRef, userAccount } from '../ledger/accounts.js';
-import { settledFill } from './fills.js';
-import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from './messages.js';
+import { creditRef, userAccount } from '../records/ledger.js';
+import { settledFill } from '../records/fills.js';
+import type { EntrySettlement, MoneyOp, MoneyResult, RecordWrite, UserDebit } from '../ledger/money-ops.js';
 import { legOutcome, positionOutcome, positionPayout } from './positions.js';
-import { rfqRef } from './records.js';
+import { rfqRef } from '../records/rfqs.js';
 import { readFill, readRfq, settledPositionWrites } from './rfq-records.js';
 import type { ShardBook } from './shard-book.js';
 import { readHold } from '../ledger/ledger.js';
 
-import { checkCreditKey, readCreditKey, type CreditRecord } from '../ledger/credit-keys.js';
+import { checkCreditKey, readCreditKey } from '../ledger/credit-keys.js';
+import type { CreditRecord } from '../records/credits.js';
 import { applyWrites, putRecord, table } from '../store/records.js';
 
 export class ShardMoney {

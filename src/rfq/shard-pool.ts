@@ -3,34 +3,24 @@
 // messages routed by the shard named in the request id, the fan-out of each RFQ a shard accepted to the
 // makers, and the waiters behind `wait_ms`. It decides nothing about an RFQ or a balance: the shard does.
 import type { Logger } from 'pino';
-import { ApiError, overloaded } from '../errors.js';
-import type { RfqResult } from '../schemas/rfq.js';
-import type { RfqMessage, ServerToMakerMessage } from '../schemas/mm.js';
-import type { MakerFact } from '../mm/facts.js';
-import { Batcher } from '../batcher.js';
+import { ApiError, overloaded } from '../lib/errors.js';
+import type { RfqResult } from '../contract/rfq.js';
+import type { RfqMessage, ServerToMakerMessage } from '../contract/mm.js';
+import type { MakerFact } from './maker-facts.js';
+import { Batcher } from '../lib/batcher.js';
 import { shardOfRequest, shardOfUser } from './ids.js';
 import type { WithdrawnQuote } from './active-rfq.js';
 import { packDeclines } from './pack-declines.js';
-import type {
-  CallOutcome,
-  ChannelPoint,
-  CreateRfq,
-  CreatedRfq,
-  MainToShard,
-  MoneyOp,
-  MoneyResult,
-  ShardInit,
-  ShardToMain,
-  ToMakerEvent,
-} from './messages.js';
+import type { CallOutcome, CreateRfq, CreatedRfq, MainToShard, ShardInit, ShardToMain, ToMakerEvent } from './messages.js';
+import type { ChannelPoint, MoneyOp, MoneyResult } from '../ledger/money-ops.js';
 import type { RfqMetrics } from './metrics.js';
 import { TerminalWaiters } from './terminal-waiters.js';
 import { workerTransport, type ShardTransport, type ShardTransportFactory } from './shard-transport.js';
 import type { Effect } from '../engine/effects.js';
-import type { MoneyAnswer, MoneyCall } from '../engine/owner.js';
+import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import { peerPorts } from '../engine/peer-links.js';
 import { ownerOfName } from '../engine/routing.js';
-import { creditRef, PROTOCOL, type AccountId } from '../ledger/accounts.js';
+import { creditRef, PROTOCOL, type AccountId } from '../records/ledger.js';
 import type { BlindWrite } from '../store/records.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
@@ -40,7 +30,7 @@ export interface MakerFanout {
   send(makerId: string, message: ServerToMakerMessage): boolean;
   /**
    * Several frames (JSON text) to one connection, in order, written together (one system call), with the
-   * facts those frames carry (mm/facts.ts), in the same order, for the desk's book and stats. `unreplayed`:
+   * facts those frames carry (rfq/maker-facts.ts), in the same order, for the desk's book and stats. `unreplayed`:
    * the indexes, ascending, of frames a resume must not replay (a last look: the drop ended it as a reject).
    */
   sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[], unreplayed: readonly number[] | null): boolean;

@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SHUTDOWN, type MainToShard, type ShardInit } from './messages.js';
 import { ShardHost } from './shard-host.js';
-import { announceThread } from '../thread-announce.js';
+import { announceThread } from '../lib/thread-announce.js';
 
 const port = parentPort;
 if (port === null) throw new Error('shard-worker must run as a worker thread');

@@ -7,12 +7,12 @@
 // create is made durable; `emit` is the only way out of the actor. Here: the calls and the maker messages;
 // from the close of quoting on, finalization.ts.
 import assert from 'node:assert/strict';
-import { systemClock, type TimerClock } from '../clock.js';
-import { ApiError, errors } from '../errors.js';
-import { makerError } from '../mm/protocol.js';
-import { makerFactOf } from '../mm/facts.js';
-import type { RfqResult } from '../schemas/rfq.js';
-import type { QuoteRejectReason } from '../schemas/mm.js';
+import { systemClock, type TimerClock } from '../lib/clock.js';
+import { ApiError, errors } from '../lib/errors.js';
+import { makerError } from '../contract/maker-protocol.js';
+import { makerFactOf } from './maker-facts.js';
+import type { RfqResult } from '../contract/rfq.js';
+import type { QuoteRejectReason } from '../contract/mm.js';
 import type { Store } from '../store/db.js';
 import { newRequestId } from './ids.js';
 import { quoteDeadlineOf, rfqTimes, toRfqMessage } from './announcement.js';
@@ -31,7 +31,7 @@ import {
 } from './active-rfq.js';
 import { RfqFinalization, type ToMaker } from './finalization.js';
 import type { RfqDurability } from './rfq-durability.js';
-import { toRfqResult, type RfqRecord } from './records.js';
+import { toRfqResult, type RfqRecord } from '../records/rfqs.js';
 
 export class RfqShard {
   private readonly active = new Map<string, ActiveRfq>();

@@ -6,7 +6,7 @@
 // left out. A page visits at most TAKER_PNL_SCAN_MAX takers: past that it comes back short (possibly empty)
 // with a cursor where the walk goes on, as every bounded list here does.
 import type { Store } from '../store/db.js';
-import { takerPnlRow, type TakerPnl } from './fills.js';
+import { takerPnlRow, type TakerPnl } from '../records/fills.js';
 import { nextTakerOfMaker, takerFillsSince } from './rfq-records.js';
 
 export const TAKER_PNL_SCAN_MAX = 1000;

@@ -2,9 +2,9 @@
 // asserts that an RFQ ends once, and settlement writes fills, not RFQ records), so after the first read from
 // LMDB a GET of it is a map lookup and a write of bytes already made: no msgpack decode, no JSON encode.
 // Bounded: the oldest entry leaves first, and a miss is only a read from LMDB.
-import { setBounded } from '../bounded-map.js';
+import { setBounded } from '../lib/bounded-map.js';
 import type { Store } from '../store/db.js';
-import { isTerminal, toRfqResult } from './records.js';
+import { isTerminal, toRfqResult } from '../records/rfqs.js';
 import { readRfq } from './rfq-records.js';
 
 export const MAX_CACHED_RESULTS = 65_536;

@@ -1,9 +1,9 @@
 // Main thread. The requests whose answer waits for their RFQ's terminal result (`wait_ms`), and the terminal
 // results that arrive before their request is waiting. Bounded both ways: places for waiting requests
 // (PARLAYD_MAX_WAITERS), and unclaimed results.
-import { overloaded } from '../errors.js';
-import { setBounded } from '../bounded-map.js';
-import type { RfqResult } from '../schemas/rfq.js';
+import { overloaded } from '../lib/errors.js';
+import { setBounded } from '../lib/bounded-map.js';
+import type { RfqResult } from '../contract/rfq.js';
 
 /** Terminal results kept for a waiter that registers just after them (see unclaimed). */
 const MAX_UNCLAIMED_TERMINALS = 16_384;

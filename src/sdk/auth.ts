@@ -1,6 +1,6 @@
 // Maker SDK, in the maker's process. The maker's side of the challenge-response (docs/maker-protocol.md
 // section 2): the answer to a challenge, and which refusals are worth retrying.
-import type { AuthChallengeMessage, AuthFailureReason, AuthResponseMessage } from '../schemas/mm.js';
+import type { AuthChallengeMessage, AuthFailureReason, AuthResponseMessage } from '../contract/mm.js';
 import { makerChallengeBytes, type MakerSigner } from './signer.js';
 
 /** Refusals that will not heal by retrying: they stop the client unless retryOnAuthFailure. */

@@ -1,6 +1,6 @@
 // Maker SDK, in the maker's process. The client's own errors: one table of codes and texts, and the factories
 // that build each (nothing else in the SDK writes an error's text). The server's `error` codes are another
-// table, mm/protocol.ts MAKER_ERRORS, surfaced as `server_error` events.
+// table, contract/maker-protocol.ts MAKER_ERRORS, surfaced as `server_error` events.
 
 /** Thrown by quote()/decline()/cancelQuote() when there is no authenticated socket to send on. */
 export class MakerClientError extends Error {

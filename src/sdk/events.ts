@@ -11,7 +11,7 @@ import type {
   QuoteRejectMessage,
   RfqMessage,
   RfqResultMessage,
-} from '../schemas/mm.js';
+} from '../contract/mm.js';
 import type {
   ProtectionResetOkMessage,
   ProtectionTrippedMessage,
@@ -19,7 +19,7 @@ import type {
   QuotesCancelledMessage,
   ResumeFailedMessage,
   ResumedMessage,
-} from '../schemas/mm-stream.js';
+} from '../contract/mm-stream.js';
 
 export interface MakerClientEvents {
   authenticated: { address: string; sessionToken: string; expiresAtMs: number };

@@ -1,6 +1,6 @@
 // The parlayd maker SDK (package export "parlayd/sdk"): a typed client of the market-maker socket, its
 // signer helpers, and the socket's message types, which come from the same typebox schemas the server
-// validates with (schemas/mm.ts). Protocol: docs/maker-protocol.md.
+// validates with (contract/mm.ts). Protocol: docs/maker-protocol.md.
 export { MakerClient } from './maker-client.js';
 export { MakerClientError } from './errors.js';
 export { DEFAULT_DOMAIN_TAG, type MakerClientOptions } from './options.js';
@@ -16,9 +16,9 @@ export type {
   QuotesCancelledMessage,
   ResumeFailedMessage,
   ResumedMessage,
-} from '../schemas/mm-stream.js';
+} from '../contract/mm-stream.js';
 export { privateKeySigner, makerChallengeBytes, type MakerSigner } from './signer.js';
-export { isQuoteOdds, ODDS_MAX } from '../schemas/mm.js';
+export { isQuoteOdds, ODDS_MAX } from '../contract/mm.js';
 export type {
   AuthChallengeMessage,
   AuthExpiredMessage,
@@ -39,5 +39,5 @@ export type {
   RfqMessage,
   RfqResultMessage,
   ServerToMakerMessage,
-} from '../schemas/mm.js';
-export { CLOSE as CLOSE_CODES, MAKER_ERRORS, MAKER_WS_PATH } from '../mm/protocol.js';
+} from '../contract/mm.js';
+export { CLOSE as CLOSE_CODES, MAKER_ERRORS, MAKER_WS_PATH } from '../contract/maker-protocol.js';

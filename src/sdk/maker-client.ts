@@ -11,7 +11,7 @@ import type {
   LastLookMessage,
   MakerToServerMessage,
   ServerToMakerMessage,
-} from '../schemas/mm.js';
+} from '../contract/mm.js';
 import { authResponse, stopsClient } from './auth.js';
 import { clientErrors } from './errors.js';
 import { ClientEvents, type Listener, type MakerClientEvents } from './events.js';

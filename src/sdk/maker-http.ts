@@ -1,6 +1,6 @@
 // Maker SDK: the maker HTTP routes of issue 22 (docs/maker-protocol.md sections 3.6-3.8), typed from the
 // server's own schemas, with the client's current session as bearer. Uses the runtime's fetch.
-import type { ProtectionLimitsBody, ProtectionView, StandingQuote, StatsView } from '../schemas/mm-desk.js';
+import type { ProtectionLimitsBody, ProtectionView, StandingQuote, StatsView } from '../contract/mm-desk.js';
 
 export type { ProtectionLimitsBody, ProtectionView, StandingQuote, StatsView };
 

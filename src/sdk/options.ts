@@ -1,5 +1,5 @@
 // Maker SDK, in the maker's process. What a MakerClient is made with.
-import type { LastLookMessage } from '../schemas/mm.js';
+import type { LastLookMessage } from '../contract/mm.js';
 import type { ReconnectOptions } from './reconnect.js';
 import type { MakerSigner } from './signer.js';
 import type { SocketConstructor } from './socket.js';

@@ -1,6 +1,6 @@
 // Maker SDK, in the maker's process. What the maker sends about an rfq, checked before it goes: a quote's odds
 // and max wager (the server would refuse them with VALIDATION_FAILED, a round trip later), and its quote_id.
-import { isQuoteOdds, type QuoteMessage } from '../schemas/mm.js';
+import { isQuoteOdds, type QuoteMessage } from '../contract/mm.js';
 import { clientErrors } from './errors.js';
 
 export interface QuoteOptions {

@@ -1,8 +1,8 @@
 // Maker SDK, in the maker's process. Where the client stands in the server's stream (issue 22,
 // docs/maker-protocol.md section 3.5): every server message after auth_result carries a seq, gapless from 1
 // per socket; a repeat is dropped, and a new socket asks for what the lost one was sent after the last seq read.
-import type { ServerToMakerMessage } from '../schemas/mm.js';
-import type { ResumeMessage } from '../schemas/mm-stream.js';
+import type { ServerToMakerMessage } from '../contract/mm.js';
+import type { ResumeMessage } from '../contract/mm-stream.js';
 
 export class StreamPosition {
   /** The last seq read on the current socket (0 before any); what a resume names with its session. */

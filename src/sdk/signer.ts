@@ -6,7 +6,7 @@ import { addressFromPublicKey } from '../crypto/address.js';
 import { personalMessageHash } from '../crypto/eip191.js';
 import { bytesToHex, hexToBytes } from '../crypto/hex.js';
 import { buildMakerChallenge } from '../crypto/maker-challenge.js';
-import type { AuthChallengeMessage } from '../schemas/mm.js';
+import type { AuthChallengeMessage } from '../contract/mm.js';
 import { clientErrors } from './errors.js';
 
 /** Anything that can personal-sign bytes for one address (an ethers Wallet fits as is). */

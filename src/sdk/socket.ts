@@ -1,7 +1,7 @@
 // Maker SDK, in the maker's process. The WebSocket the client runs on: the subset of the WHATWG interface it
 // uses (so the `ws` package, Node 22's global and a browser's all fit), where the socket lives, and how a
 // socket whose server went silent is ended.
-import { MAKER_WS_PATH } from '../mm/protocol.js';
+import { MAKER_WS_PATH } from '../contract/maker-protocol.js';
 import { clientErrors } from './errors.js';
 
 /** The subset of the WHATWG WebSocket the client uses; the `ws` package and Node 22's global both fit. */

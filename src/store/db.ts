@@ -19,7 +19,7 @@ export const DB_NAMES = [
   'makerSessions', // `${makerAddress}:${sha256(token) hex}` -> {expiresAtMs}: a maker's sessions without a scan
   'balances', // before schema 5: userId -> the old one-sided balance; read only by the migration
   'journal', // before schema 5: `${userId}:${seq}` -> the old journal entry; read only by the migration
-  'accounts', // account id (`user:<id>`, `maker:<address>`, `protocol`) -> AccountRecord (ledger/accounts.ts)
+  'accounts', // account id (`user:<id>`, `maker:<address>`, `protocol`) -> AccountRecord (records/ledger.ts)
   'transfers', // transfer id (`${ref}/${step}`) -> TransferRecord: every movement of money
   'transferHalves', // transferHalfKey (transfer id, side) -> true: which sides of a transfer between two owners LMDB holds
   'accountJournal', // journalKey (account, at_ms, transfer id) -> JournalRow: an account's transfers in time order
@@ -160,3 +160,6 @@ export function openStore(dataDir: string, options: StoreOptions = {}): Store {
     close: () => root.close(),
   };
 }
+
+/** A data directory this build cannot read (a newer layout, or one that cannot be carried over): the start stops with its message. */
+export class UnsupportedDataError extends Error {}

@@ -10,7 +10,7 @@
 //
 // Never on the main thread: a synchronous commit there would stall every socket for the fsync.
 import type { RootDatabase } from 'lmdb';
-import { Batcher } from '../batcher.js';
+import { Batcher } from '../lib/batcher.js';
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 

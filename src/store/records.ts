@@ -3,21 +3,21 @@
 // a cast at each of ~100 call sites (`store.db<X>(name)` lets any caller pick any X). Types only: this
 // module imports nothing at run time but db.ts.
 import type { Db, DbName, Store } from './db.js';
-import type { MakerSessionIndexRecord, SessionRecord } from '../auth/sessions.js';
-import type { UsedNonceRecord } from '../auth/wallet-login.js';
-import type { ContestRecord, EntryKeyRecord, EntryRecord, ImageRecord } from '../contests/records.js';
-import type { AccountRecord, HoldRecord, JournalRow, TransferRecord } from '../ledger/accounts.js';
-import type { CreditRecord, LegacyCreditRecord } from '../ledger/credit-keys.js';
-import type { WithdrawalKeyRecord, WithdrawalRecord } from '../ledger/withdrawals.js';
-import type { ProtectionLimits } from '../mm/protection.js';
-import type { MakerRecord } from '../mm/registry.js';
-import type { PriceReportRecord } from '../oracle/prices.js';
-import type { FillRecord } from '../rfq/fills.js';
-import type { RfqKeyRecord, RfqRecord } from '../rfq/records.js';
-import type { StoredMarket } from '../schemas/markets.js';
-import type { Preferences } from '../schemas/preferences.js';
-import type { UserRecord } from '../users/users.js';
-import type { OneSidedBalance } from './migrations.js';
+import type { MakerSessionIndexRecord, SessionRecord } from '../records/auth.js';
+import type { UsedNonceRecord } from '../records/auth.js';
+import type { ContestRecord, EntryKeyRecord, EntryRecord, ImageRecord } from '../records/contests.js';
+import type { AccountRecord, HoldRecord, JournalRow, TransferRecord } from '../records/ledger.js';
+import type { CreditRecord, LegacyCreditRecord } from '../records/credits.js';
+import type { WithdrawalKeyRecord, WithdrawalRecord } from '../records/withdrawals.js';
+import type { ProtectionLimits } from '../records/makers.js';
+import type { MakerRecord } from '../records/makers.js';
+import type { PriceReportRecord } from '../records/oracle.js';
+import type { FillRecord } from '../records/fills.js';
+import type { RfqKeyRecord, RfqRecord } from '../records/rfqs.js';
+import type { StoredMarket } from '../contract/markets.js';
+import type { Preferences } from '../contract/preferences.js';
+import type { UserRecord } from '../records/users.js';
+import type { OneSidedBalance } from '../records/ledger.js';
 
 /**
  * 'meta' is a bag of single values, each fixed by its key's owner: counters, the layout and index

@@ -14,7 +14,7 @@
 import { statfsSync } from 'node:fs';
 import { inspect } from 'node:util';
 import type { RootDatabase } from 'lmdb';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../lib/errors.js';
 
 /**
  * The share of the map limit kept for writes that finish accepted work. Each active RFQ's end, each settlement

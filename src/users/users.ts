@@ -1,16 +1,10 @@
 // Main thread. Users are created by their first login (or first admin credit) and keyed by a UUID; the wallet
 // index makes "the user of this wallet" one LMDB read (contract section 3).
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Store } from '../store/db.js';
 import { table } from '../store/records.js';
-
-export interface UserRecord {
-  userId: string;
-  wallet: string;
-  tier: number;
-  createdAtMs: number;
-}
+import type { UserRecord } from '../records/users.js';
 
 export class Users {
   constructor(

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Value } from '@sinclair/typebox/value';
-import { RfqMessage } from '../../src/schemas/mm.js';
+import { RfqMessage } from '../../src/contract/mm.js';
 import { fanoutTargetRows } from '../../bench/load/report.js';
 import { MakerFarm } from '../../bench/load/makers.js';
 import { RawWebSocket } from '../../bench/load/raw-ws.js';

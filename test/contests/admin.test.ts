@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { ContestDetail, ContestList } from '../../src/schemas/contests.js';
+import { ContestDetail, ContestList } from '../../src/contract/contests.js';
 import { client } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { loginWallet } from '../helpers/users.js';

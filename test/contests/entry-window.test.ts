@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkEntryWindow } from '../../src/contests/rules.js';
-import type { ContestRecord } from '../../src/contests/records.js';
+import type { ContestRecord } from '../../src/records/contests.js';
 
 const OPENS_MS = 1_000;
 const CLOSES_MS = 2_000;

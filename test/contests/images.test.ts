@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeImage, defaultImage, detectImageType } from '../../src/contests/images.js';
-import { isApiError } from '../../src/errors.js';
+import { isApiError } from '../../src/lib/errors.js';
 import { JPEG_BYTES, PNG_BYTES, WEBP_BYTES } from '../helpers/contests.js';
 
 function assertValidation(fn: () => unknown, path: string): void {

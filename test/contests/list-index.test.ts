@@ -3,7 +3,7 @@
 import assert, { AssertionError } from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ContestListIndex, type ListEntry } from '../../src/contests/list-index.js';
-import type { ContestRecord } from '../../src/contests/records.js';
+import type { ContestRecord } from '../../src/records/contests.js';
 
 let nextSeq = 0;
 

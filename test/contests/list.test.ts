@@ -4,8 +4,8 @@
 // (resolution, void by the operator, void by the markets), a restart, and a settlement's final batch.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { ContestRecord } from '../../src/contests/records.js';
-import type { CreateContest } from '../../src/schemas/contests.js';
+import type { ContestRecord } from '../../src/records/contests.js';
+import type { CreateContest } from '../../src/contract/contests.js';
 import type { SettleProgress } from '../../src/contests/settlement.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { contestConfig, type ContestConfig, createContest, enter, listContests, listedIds, MoneyBook, up } from '../helpers/contests.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildScoreTable, longestWinRun, scoreContest, scoreKey, type ScoringEntry } from '../../src/contests/scoring.js';
-import type { GameType, PickOutcome } from '../../src/schemas/contests.js';
+import type { GameType, PickOutcome } from '../../src/contract/contests.js';
 
 const W: PickOutcome = 'won';
 const L: PickOutcome = 'lost';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SerialQueues } from '../../src/contests/serial-queue.js';
-import { isApiError } from '../../src/errors.js';
+import { isApiError } from '../../src/lib/errors.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ContestsOptions } from '../../src/contests/contests.js';
-import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/contests/records.js';
+import { contestEntryRange, entryRef, type ContestRecord, type EntryRecord } from '../../src/records/contests.js';
 import { SettlementInterrupted, type SettleProgress } from '../../src/contests/settlement.js';
-import { ApiError, isApiError } from '../../src/errors.js';
-import { PROTOCOL } from '../../src/ledger/accounts.js';
+import { ApiError, isApiError } from '../../src/lib/errors.js';
+import { PROTOCOL } from '../../src/records/ledger.js';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { readAccount } from '../../src/ledger/ledger.js';
-import type { MoneyOp, MoneyResult } from '../../src/rfq/messages.js';
+import type { MoneyOp, MoneyResult } from '../../src/ledger/money-ops.js';
 import { contestConfig, down, type Pick, up } from '../helpers/contests.js';
 import {
   type ContestsHarness,

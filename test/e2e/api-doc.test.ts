@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ERROR_TABLE } from '../../src/errors.js';
+import { ERROR_TABLE } from '../../src/lib/errors.js';
 import { client } from '../helpers/http.js';
 import { repoRoot } from '../helpers/paths.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';

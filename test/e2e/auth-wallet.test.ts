@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { Signature, Wallet } from 'ethers';
 import type { Static } from '@sinclair/typebox';
-import type { WalletChallengeResponse } from '../../src/schemas/auth.js';
+import type { WalletChallengeResponse } from '../../src/contract/auth.js';
 import { validationFailed } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { userRfqsPage, USER_RFQS_SCAN_MAX } from '../../src/rfq/history.js';
-import { userRfqKey, type RfqRecord } from '../../src/rfq/records.js';
+import { userRfqKey, type RfqRecord } from '../../src/records/rfqs.js';
 import { openStore } from '../../src/store/db.js';
 import { contestConfig, createContest, enter, up } from '../helpers/contests.js';
 import { client, type HttpResult } from '../helpers/http.js';

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, it } from 'node:test';
-import { poolRef, PROTOCOL, userAccount } from '../../src/ledger/accounts.js';
-import { rfqRef } from '../../src/rfq/records.js';
-import type { LedgerDifference } from '../../src/schemas/money.js';
+import { poolRef, PROTOCOL, userAccount } from '../../src/records/ledger.js';
+import { rfqRef } from '../../src/records/rfqs.js';
+import type { LedgerDifference } from '../../src/contract/money.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { contestConfig, createContest, enter, up } from '../helpers/contests.js';
 import { admin, client } from '../helpers/http.js';

@@ -6,10 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { validationFailed } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
-import { marketKey } from '../../src/markets/markets.js';
+import { marketKey } from '../../src/records/markets.js';
 import { windowKey } from '../../src/markets/windows.js';
 import { openStore } from '../../src/store/db.js';
-import type { Market } from '../../src/schemas/markets.js';
+import type { Market } from '../../src/contract/markets.js';
 
 const MARKET_NOT_FOUND = { code: 'MARKET_NOT_FOUND', message: 'no such market' };
 

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { Market } from '../../src/schemas/markets.js';
+import type { Market } from '../../src/contract/markets.js';
 import { client } from '../helpers/http.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import type { Effect } from '../../src/engine/effects.js';
 import { prepareOwners } from '../../src/engine/first-start.js';
 import { OwnerHost, type OwnerHostOptions } from '../../src/engine/owner-host.js';
-import { userAccount } from '../../src/ledger/accounts.js';
+import { userAccount } from '../../src/records/ledger.js';
 import { openStore } from '../../src/store/db.js';
 import { metaTable } from '../../src/store/records.js';
 import { appliedSeqKey } from '../../src/store/write-behind.js';

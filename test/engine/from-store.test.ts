@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { bucketsOf } from '../../src/ledger/accounts.js';
+import { bucketsOf } from '../../src/records/ledger.js';
 import { booksFromStore } from '../../src/engine/from-store.js';
 import { checkOwners } from '../../src/engine/check.js';
 import { ownerOfName } from '../../src/engine/routing.js';

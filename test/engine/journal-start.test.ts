@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { ownerOfName } from '../../src/engine/routing.js';
-import { makerAccount } from '../../src/ledger/accounts.js';
+import { makerAccount } from '../../src/records/ledger.js';
 import { client } from '../helpers/http.js';
 import { createMarket } from '../helpers/markets.js';
 import { connectMaker, connectNewMaker } from '../helpers/makers.js';

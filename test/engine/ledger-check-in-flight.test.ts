@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ownerOfName } from '../../src/engine/routing.js';
-import { makerAccount, userAccount } from '../../src/ledger/accounts.js';
-import { rfqRef } from '../../src/rfq/records.js';
+import { makerAccount, userAccount } from '../../src/records/ledger.js';
+import { rfqRef } from '../../src/records/rfqs.js';
 import { admin, client } from '../helpers/http.js';
 import { createMarket, resolveMarket } from '../helpers/markets.js';
 import { connectNewMaker } from '../helpers/makers.js';

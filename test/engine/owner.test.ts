@@ -4,12 +4,13 @@
 // cross-owner check failing when it must.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { creditRef, lockRef, makerAccount, poolRef, PROTOCOL, userAccount, type AccountId } from '../../src/ledger/accounts.js';
+import { creditRef, lockRef, makerAccount, poolRef, PROTOCOL, userAccount, type AccountId } from '../../src/records/ledger.js';
 import { Book } from '../../src/engine/book.js';
 import { checkOwners } from '../../src/engine/check.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
-import { MoneyOwner, type MoneyCall, type Output, type PeerMessage, type Step } from '../../src/engine/owner.js';
+import { MoneyOwner, type Output, type PeerMessage, type Step } from '../../src/engine/owner.js';
+import type { MoneyCall } from '../../src/ledger/money-ops.js';
 import type { BlindWrite } from '../../src/store/records.js';
 
 const LIMITS = { lockTimeoutMs: 100, lockQueryMs: 200, resendMs: 50, resendPerTick: 16 };

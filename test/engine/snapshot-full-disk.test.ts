@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, test, type TestContext } from 'node:test';
 import { OwnerHost } from '../../src/engine/owner-host.js';
 import type { Output } from '../../src/engine/owner.js';
-import { userAccount } from '../../src/ledger/accounts.js';
+import { userAccount } from '../../src/records/ledger.js';
 import { soleOwnerOptions } from '../helpers/owner-host.js';
 import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { waitFor } from '../helpers/wait.js';

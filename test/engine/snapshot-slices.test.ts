@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { Book, type Buckets } from '../../src/engine/book.js';
 import { accountRowsJson, decodeSnapshot, encodeSnapshot, snapshotChunks, snapshotHead } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
-import { userAccount, type AccountId, type Bucket } from '../../src/ledger/accounts.js';
+import { userAccount, type AccountId } from '../../src/records/ledger.js';
+import type { Bucket } from '../../src/contract/ledger-kinds.js';
 
 let transfers = 0;
 /** A transfer of `amount` into `account`'s `to` bucket, from the world or from its `from` bucket. */

@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../../src/clock.js';
+import { systemClock } from '../../src/lib/clock.js';
 import { Contests, type ContestsOptions } from '../../src/contests/contests.js';
 import { Ledger, NO_USERS, readAccount, readJournal, readUserBalance, type UserBalance } from '../../src/ledger/ledger.js';
-import { PROTOCOL, userAccount, type JournalRow } from '../../src/ledger/accounts.js';
+import { PROTOCOL, userAccount, type JournalRow } from '../../src/records/ledger.js';
 import type { ShardPool } from '../../src/rfq/shard-pool.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/lib/log.js';
 import { Markets } from '../../src/markets/markets.js';
-import type { ContestPick, CreateContest } from '../../src/schemas/contests.js';
+import type { ContestPick, CreateContest } from '../../src/contract/contests.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { startInProcessShards } from './shards.js';
 

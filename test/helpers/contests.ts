@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
-import type { CallerEntry, ContestDetail, ContestPick, ContestSummary, CreateContest } from '../../src/schemas/contests.js';
-import type { BalanceResponse } from '../../src/schemas/users.js';
+import type { CallerEntry, ContestDetail, ContestPick, ContestSummary, CreateContest } from '../../src/contract/contests.js';
+import type { BalanceResponse } from '../../src/contract/users.js';
 import { admin, client, type HttpResult } from './http.js';
 import type { TestServer } from './server.js';
 import { fundedUser, type TestUser } from './users.js';
@@ -18,7 +18,7 @@ export const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 
 export const JPEG_BYTES = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]);
 export const WEBP_BYTES = Buffer.from('RIFF\x24\x00\x00\x00WEBPVP8 ', 'latin1');
 
-/** The body of POST /v1/admin/contests (src/schemas/contests.ts). */
+/** The body of POST /v1/admin/contests (src/contract/contests.ts). */
 export type ContestConfig = CreateContest;
 
 /** A valid lineups configuration over `marketIds` (category "main"), with `overrides` applied. */

@@ -9,12 +9,13 @@
 //
 // Deterministic for a seed (no wall clock, no Math.random): a failing seed replays.
 import { createHash } from 'node:crypto';
-import { creditRef, makerAccount, PROTOCOL, userAccount, type AccountId } from '../../src/ledger/accounts.js';
+import { creditRef, makerAccount, PROTOCOL, userAccount, type AccountId } from '../../src/records/ledger.js';
 import { Book } from '../../src/engine/book.js';
 import { checkOwners, type LedgerCheck } from '../../src/engine/check.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
-import { MoneyOwner, type MoneyAnswer, type MoneyCall, type OwnerLimits, type PeerMessage, type Step } from '../../src/engine/owner.js';
+import { MoneyOwner, type OwnerLimits, type PeerMessage, type Step } from '../../src/engine/owner.js';
+import type { MoneyAnswer, MoneyCall } from '../../src/ledger/money-ops.js';
 import { encodeFileHeader, encodeRecordInto, FILE_HEADER_BYTES, recordBytes, scanRecords } from '../../src/wal/record.js';
 import { prng, type Rng } from '../../scripts/fuzz/gen.js';
 

@@ -1,9 +1,9 @@
 // The one error assertion of the tests: an answer is the contract's error (section 2) with a given status and
-// code: the body is an ErrorBody (src/schemas/common.ts: `code`, a `message`, optional `details`).
+// code: the body is an ErrorBody (src/contract/common.ts: `code`, a `message`, optional `details`).
 import assert from 'node:assert/strict';
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { ErrorBody } from '../../src/schemas/common.js';
+import { ErrorBody } from '../../src/contract/common.js';
 
 export type ApiErrorBody = Static<typeof ErrorBody>;
 export type ErrorDetail = NonNullable<ApiErrorBody['details']>[number];

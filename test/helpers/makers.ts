@@ -13,7 +13,7 @@ import { HDNodeWallet, Wallet } from 'ethers';
 import WebSocket from 'ws';
 import { buildMakerChallenge, DEV_DOMAIN_TAG } from '../../src/crypto/maker-challenge.js';
 import { hexToBytes } from '../../src/crypto/hex.js';
-import type { AuthChallengeMessage, ServerMessageType, ServerToMakerMessage } from '../../src/schemas/mm.js';
+import type { AuthChallengeMessage, ServerMessageType, ServerToMakerMessage } from '../../src/contract/mm.js';
 import { client } from './http.js';
 
 /** What the helpers need of a server: a TestServer (child process) or an in-process one. */

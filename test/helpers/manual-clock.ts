@@ -1,6 +1,6 @@
-// A clock a test moves by hand (src/clock.ts TimerClock): time stands still until advance(), which runs every
+// A clock a test moves by hand (src/lib/clock.ts TimerClock): time stands still until advance(), which runs every
 // timer that falls due, in due order, each at its own due time. The edge of the world, so a fake is allowed.
-import type { Timer, TimerClock } from '../../src/clock.js';
+import type { Timer, TimerClock } from '../../src/lib/clock.js';
 
 interface Pending {
   dueMs: number;

@@ -1,7 +1,7 @@
 // Mention markets through the admin routes: the one way the tests make a market OPEN and resolve it.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { Market, ResolveOutcome } from '../../src/schemas/markets.js';
+import type { Market, ResolveOutcome } from '../../src/contract/markets.js';
 import { admin } from './http.js';
 
 export type { Market };

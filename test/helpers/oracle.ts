@@ -2,13 +2,13 @@
 // the real service's signed or admin route.
 import { Wallet, type HDNodeWallet } from 'ethers';
 import { oracleReportBytes } from '../../src/oracle/signing.js';
-import type { Market } from '../../src/schemas/markets.js';
-import type { SignedPriceReport, UnsignedPriceReport } from '../../src/schemas/oracle.js';
+import type { Market } from '../../src/contract/markets.js';
+import type { SignedPriceReport, UnsignedPriceReport } from '../../src/contract/oracle.js';
 import { client, type HttpResult } from './http.js';
 import type { TestServer } from './server.js';
 import { waitFor } from './wait.js';
 
-/** A report as POST /v1/admin/oracle/prices takes it, and as signed (src/schemas/oracle.ts). */
+/** A report as POST /v1/admin/oracle/prices takes it, and as signed (src/contract/oracle.ts). */
 export type Report = UnsignedPriceReport;
 export type SignedReport = SignedPriceReport;
 
@@ -38,7 +38,7 @@ export function getMarket(server: TestServer, marketId: number): Promise<HttpRes
 export async function windowMarket(server: TestServer, asset: string, durationSecs: number, atMs: number) {
   const res = await client(server.baseUrl).get(`/v1/markets/lookup?asset=${asset}&duration_secs=${durationSecs}&at_ms=${atMs}`);
   if (res.status !== 200) throw new Error(`lookup ${asset}/${durationSecs}/${atMs}: ${res.status} ${JSON.stringify(res.body)}`);
-  // A price market (src/schemas/markets.ts): its window bounds are always there.
+  // A price market (src/contract/markets.ts): its window bounds are always there.
   return res.body.market as Market & { window_start_ms: number; window_end_ms: number };
 }
 

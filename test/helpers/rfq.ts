@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { HDNodeWallet, Wallet } from 'ethers';
 import type { Static } from '@sinclair/typebox';
-import { encodeOrder, oddsToE4 } from '../../src/rfq/codec.js';
-import type { Leg, Order } from '../../src/schemas/rfq.js';
-import type { BalanceResponse } from '../../src/schemas/users.js';
+import { encodeOrder, oddsToE4 } from '../../src/contract/order-codec.js';
+import type { Leg, Order } from '../../src/contract/rfq.js';
+import type { BalanceResponse } from '../../src/contract/users.js';
 import { client } from './http.js';
 import type { ConnectedMaker } from './makers.js';
 import { createMarket } from './markets.js';
@@ -14,7 +14,7 @@ import type { TestServer } from './server.js';
 import { waitFor } from './wait.js';
 import { credit, loginWallet, type TestUser } from './users.js';
 
-/** A leg of an RFQ body (src/schemas/rfq.ts). */
+/** A leg of an RFQ body (src/contract/rfq.ts). */
 export type LegBody = Leg;
 
 /** A logged-in taker credited with `fundsMicros`, an open market to bet on, and the taker's API client. */
@@ -29,7 +29,7 @@ export function unsignedBody(legs: LegBody[], overrides: Record<string, unknown>
   return { wager_micros: 2_000_000, min_odds: 1.5, legs, shield_on: false, idempotency_key: randomUUID(), ...overrides };
 }
 
-/** An order of POST /v1/rfq (src/schemas/rfq.ts) before it is signed: without `user` and `signature`. */
+/** An order of POST /v1/rfq (src/contract/rfq.ts) before it is signed: without `user` and `signature`. */
 export type OrderFields = Omit<Order, 'user' | 'signature'>;
 
 /** The order body of POST /v1/rfq, signed over its binary bytes with EIP-191 by `wallet`. */

@@ -2,7 +2,7 @@
 // over a real LMDB data directory, on the in-process transport (src/rfq/in-process-transport.ts) instead of
 // worker threads, for tests that drive contests, settlement or the ledger without HTTP.
 import { Registry } from 'prom-client';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/lib/log.js';
 import { inProcessTransport } from '../../src/rfq/in-process-transport.js';
 import { createRfqMetrics } from '../../src/rfq/metrics.js';
 import { ShardPool, type MakerFanout } from '../../src/rfq/shard-pool.js';

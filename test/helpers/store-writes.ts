@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ContestRecords } from '../../src/contests/contest-records.js';
-import { entryRef } from '../../src/contests/records.js';
+import { entryRef } from '../../src/records/contests.js';
 import { Ledger } from '../../src/ledger/ledger.js';
 import { dueAtMsOf, dueKey } from '../../src/markets/due-index.js';
-import { marketKey } from '../../src/markets/markets.js';
-import type { Market } from '../../src/schemas/markets.js';
-import { rfqRef, type RfqRecord } from '../../src/rfq/records.js';
-import { DEFAULT_ORDER_TYPE } from '../../src/schemas/rfq.js';
+import { marketKey } from '../../src/records/markets.js';
+import type { Market } from '../../src/contract/markets.js';
+import { rfqRef, type RfqRecord } from '../../src/records/rfqs.js';
+import { DEFAULT_ORDER_TYPE } from '../../src/contract/rfq.js';
 import { createdWrites } from '../../src/rfq/rfq-records.js';
 import { applyWrites } from '../../src/store/records.js';
 import { shardOwner } from '../../src/rfq/shard-book.js';

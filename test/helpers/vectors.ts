@@ -2,10 +2,10 @@
 // test/fixtures/README.md), read and typed in one place for every test that checks our bytes against them.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Order } from '../../src/schemas/rfq.js';
+import type { Order } from '../../src/contract/rfq.js';
 import { repoRoot } from './paths.js';
 
-/** An order as the vectors give it: the JSON a client would send (src/schemas/rfq.ts), without its signature. */
+/** An order as the vectors give it: the JSON a client would send (src/contract/rfq.ts), without its signature. */
 export type VectorOrder = Omit<Order, 'signature'>;
 
 export interface SignedOrderVector {

@@ -1,10 +1,10 @@
-// The key per-IP limits count a caller under (src/http/caller-network.ts): an IPv4 address as itself, an
+// The key per-IP limits count a caller under (src/lib/caller-network.ts): an IPv4 address as itself, an
 // IPv6 address by its /64, an IPv4 address mapped into IPv6 as the IPv4 address. The inputs are in the form
 // uWebSockets.js gives (getRemoteAddressAsText, measured: "0000:0000:0000:0000:0000:ffff:7f00:0001" for
 // 127.0.0.1 on a dual-stack listener, "0000:...:0001" for ::1) and in the compressed form.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { callerNetwork, callerWideNetwork } from '../../src/http/caller-network.js';
+import { callerNetwork, callerWideNetwork } from '../../src/lib/caller-network.js';
 
 describe('callerNetwork', () => {
   const cases: Array<[input: string, network: string]> = [

@@ -18,7 +18,7 @@ import { removeDataDir, restartServer, startServer, type TestServer } from '../h
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 
 const USDC = 1_000_000;
-const TAG_BYTES = 16; // src/http/paging.ts
+const TAG_BYTES = 16; // src/contract/paging.ts
 const DESTINATION = `0x${'5a'.repeat(20)}`;
 
 type Api = ReturnType<typeof client>;

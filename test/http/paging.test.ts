@@ -1,4 +1,4 @@
-// One paging convention for every list (contract section 13, src/http/paging.ts): `limit` (1..max), an opaque
+// One paging convention for every list (contract section 13, src/contract/paging.ts): `limit` (1..max), an opaque
 // `cursor`, `next_cursor` null on the last page; a cursor this route did not issue, or issued for another
 // filter or to another caller, or altered, is 400 VALIDATION_FAILED at /cursor. Walking every page while new items arrive repeats nothing and
 // skips nothing that existed when the walk began, and a page reads a bounded number of records however
@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { isApiError } from '../../src/errors.js';
-import { CursorBinding, CursorCodec, isSafeIntegers, routeFilter } from '../../src/http/paging.js';
+import { isApiError } from '../../src/lib/errors.js';
+import { CursorBinding, CursorCodec, isSafeIntegers, routeFilter } from '../../src/contract/paging.js';
 import { MENTION_SCAN_MAX } from '../../src/markets/markets.js';
-import type { Market } from '../../src/schemas/markets.js';
+import type { Market } from '../../src/contract/markets.js';
 import { admin, client, type HttpResult } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { adminEntriesPage, contestConfig, createContest, up } from '../helpers/contests.js';

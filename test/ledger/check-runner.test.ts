@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Registry } from 'prom-client';
-import { ApiError } from '../../src/errors.js';
-import { userAccount } from '../../src/ledger/accounts.js';
+import { ApiError } from '../../src/lib/errors.js';
+import { userAccount } from '../../src/records/ledger.js';
 import { LedgerCheckRunner, SETTLE_TIMEOUT_MS } from '../../src/ledger/check-runner.js';
-import { rfqRef } from '../../src/rfq/records.js';
+import { rfqRef } from '../../src/records/rfqs.js';
 import { openStore } from '../../src/store/db.js';
 import { waitFor } from '../helpers/wait.js';
 

@@ -4,8 +4,8 @@
 // so the wall is seen on its own. In process, on a real store and real shards.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { systemClock } from '../../src/clock.js';
-import { makerAccount, userAccount } from '../../src/ledger/accounts.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { makerAccount, userAccount } from '../../src/records/ledger.js';
 import { journalNewestFirst, Ledger, NO_USERS } from '../../src/ledger/ledger.js';
 import { Withdrawals } from '../../src/ledger/withdrawals.js';
 import { fundUsersInProcess, openContestsHarness, type ContestsHarness } from '../helpers/contests-in-process.js';
@@ -45,8 +45,11 @@ describe("a withdrawals page never leaves its account's keys, whatever key it st
   const idsOf = (page: { records: { withdrawalId: string }[] }) => page.records.map((r) => r.withdrawalId);
 
   it("the keys of the exploit: above, inside and below another account's keys", () => {
-    const lowOwn = [...made.get(low)!].reverse(); // newest first
-    const highOwn = [...made.get(high)!].reverse();
+    // Newest first, as the keys sort: an id starts with its creation time, so two made in the same
+    // millisecond sort by their random tails, not by the order they were made in.
+    const newestFirst = (ids: readonly string[]) => [...ids].sort().reverse();
+    const lowOwn = newestFirst(made.get(low)!);
+    const highOwn = newestFirst(made.get(high)!);
     const forged = [
       `${userAccount(high)}|~`, // above the other's keys: the read went down through them (the exploit)
       `${userAccount(high)}|`,

@@ -25,9 +25,10 @@ import {
   type AccountId,
   type AccountRecord,
   type HoldRecord,
-} from '../../src/ledger/accounts.js';
+} from '../../src/records/ledger.js';
 import { checkTransfers } from '../../src/ledger/check.js';
-import { Ledger, NO_USERS, type PositionOutcome } from '../../src/ledger/ledger.js';
+import { Ledger, NO_USERS } from '../../src/ledger/ledger.js';
+import type { PositionOutcome } from '../../src/records/ledger.js';
 import { shardOfUser } from '../../src/rfq/ids.js';
 import { shardOwner } from '../../src/rfq/shard-book.js';
 import { openStore, type Store } from '../../src/store/db.js';

@@ -15,8 +15,8 @@ import {
   ServerToMakerMessage,
   isQuoteOdds,
   messageTypeOf,
-} from '../../src/schemas/mm.js';
-import { MESSAGE_EXAMPLES } from '../../src/schemas/asyncapi.js';
+} from '../../src/contract/mm.js';
+import { MESSAGE_EXAMPLES } from '../../src/contract/asyncapi.js';
 
 const ALL_TYPES = [
   'auth_challenge',

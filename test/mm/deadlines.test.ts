@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { MakerSocket, connectMaker, domainTagOf, registerMaker, signChallenge, type TestMaker } from '../helpers/makers.js';
 

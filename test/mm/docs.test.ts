@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import { personalMessageHash } from '../../src/crypto/eip191.js';
 import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 import { buildMakerChallenge } from '../../src/crypto/maker-challenge.js';
-import { AUTH_FAILURE_REASONS } from '../../src/schemas/mm.js';
-import { CLOSE, MAKER_ERRORS } from '../../src/mm/protocol.js';
+import { AUTH_FAILURE_REASONS } from '../../src/contract/mm.js';
+import { CLOSE, MAKER_ERRORS } from '../../src/contract/maker-protocol.js';
 import { repoRoot } from '../helpers/paths.js';
 import { signingVectors } from '../helpers/vectors.js';
 

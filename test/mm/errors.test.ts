@@ -1,8 +1,8 @@
-// The maker socket's `error` messages come from one table (mm/protocol.ts MAKER_ERRORS) through its factories;
+// The maker socket's `error` messages come from one table (contract/maker-protocol.ts MAKER_ERRORS) through its factories;
 // these pin their text and field order, which reach the maker byte for byte.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAKER_ERRORS, makerError, validationFailedError } from '../../src/mm/protocol.js';
+import { MAKER_ERRORS, makerError, validationFailedError } from '../../src/contract/maker-protocol.js';
 import { validateMakerMessage } from '../../src/mm/inbound.js';
 
 const REQUEST_ID = '3f1c2a9e-8b7d-4c6a-9e2f-1a2b3c4d5e6f';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { MakerSocket, connectMaker, domainTagOf, signChallenge, type TestMaker } from '../helpers/makers.js';
 import { RecordingDispatcher, gatedVerifyPool, startStandaloneGateway, type StandaloneGateway } from '../helpers/standalone-gateway.js';
 import { waitFor } from '../helpers/wait.js';
-import type { RfqMessage } from '../../src/schemas/mm.js';
+import type { RfqMessage } from '../../src/contract/mm.js';
 import { makerIdleTimeoutS } from '../../src/mm/gateway.js';
 
 function rfq(overrides: Partial<RfqMessage> = {}): RfqMessage {

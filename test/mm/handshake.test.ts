@@ -8,7 +8,7 @@ import { client } from '../helpers/http.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { breakChecksum } from '../helpers/users.js';
 import { MakerSocket, challengeBytes, connectMaker, domainTagOf, registerMaker, signChallenge, type TestMaker } from '../helpers/makers.js';
-import type { AuthChallengeMessage } from '../../src/schemas/mm.js';
+import type { AuthChallengeMessage } from '../../src/contract/mm.js';
 
 const TOKEN_RE = /^[A-Za-z0-9_-]{43}$/;
 const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { overloaded } from '../../src/errors.js';
+import { overloaded } from '../../src/lib/errors.js';
 import { NO_LIMITS, Protection } from '../../src/mm/protection.js';
 import { openStore } from '../../src/store/db.js';
 

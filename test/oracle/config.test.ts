@@ -2,7 +2,7 @@
 // stopping the start with a message naming the variable.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 const A = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'; // EIP-55's own example
 const B = '0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359';

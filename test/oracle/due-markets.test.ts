@@ -8,7 +8,7 @@ import { client } from '../helpers/http.js';
 import { getMarket, postAdminReports, waitForMarket, windowMarket } from '../helpers/oracle.js';
 import { removeDataDir, restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { openStore } from '../../src/store/db.js';
-import { marketKey } from '../../src/markets/markets.js';
+import { marketKey } from '../../src/records/markets.js';
 
 describe('the admin list of due markets', () => {
   let server: TestServer;

@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import { bytesToHex, hexToBytes } from '../../src/crypto/hex.js';
 // The vectors go through admission's own reading of an order (canonical address, exact odds, FOK by default).
 import { toSignableOrder } from '../../src/rfq/admission.js';
-import { decodeOrder, e4ToOdds, encodeOrder, oddsToE4, type SignableOrder } from '../../src/rfq/codec.js';
-import { ODDS_MAX, isQuoteOdds, quoteOddsE4 } from '../../src/schemas/mm.js';
+import { decodeOrder, e4ToOdds, encodeOrder, oddsToE4, type SignableOrder } from '../../src/contract/order-codec.js';
+import { ODDS_MAX, isQuoteOdds, quoteOddsE4 } from '../../src/contract/mm.js';
 import { signingVectors as vectors } from '../helpers/vectors.js';
 
 function sampleOrder(): SignableOrder {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { addAudience, hasAllResponded, markResponded, newActiveRfq, removeFromAudience } from '../../src/rfq/active-rfq.js';
-import type { RfqRecord } from '../../src/rfq/records.js';
+import type { RfqRecord } from '../../src/records/rfqs.js';
 
 const RECORD = { requestId: 'r', wagerMicros: '1' } as RfqRecord;
 const makerId = fc.constantFrom('m0', 'm1', 'm2', 'm3', 'm4', 'm5');

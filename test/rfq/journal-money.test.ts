@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { entryKey, entryRef, type EntryRecord } from '../../src/contests/records.js';
+import { entryKey, entryRef, type EntryRecord } from '../../src/records/contests.js';
 import { settledEntryWrite } from '../../src/contests/contest-records.js';
 import { OwnerRuntime } from '../../src/engine/owner-runtime.js';
-import { ApiError } from '../../src/errors.js';
-import { PROTOCOL, userAccount } from '../../src/ledger/accounts.js';
+import { ApiError } from '../../src/lib/errors.js';
+import { PROTOCOL, userAccount } from '../../src/records/ledger.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { JournalMoney } from '../../src/rfq/journal-money.js';
-import type { EntrySettlement, MoneyOp } from '../../src/rfq/messages.js';
+import type { EntrySettlement, MoneyOp } from '../../src/ledger/money-ops.js';
 import { openStore } from '../../src/store/db.js';
 
 const CONTEST = 'c0ffee00-0000-4000-8000-000000000000';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { makerAccount } from '../../src/ledger/accounts.js';
+import { makerAccount } from '../../src/records/ledger.js';
 import { Ledger, NO_USERS } from '../../src/ledger/ledger.js';
 import { Markets } from '../../src/markets/markets.js';
 import type { CreateRfq, ShardInit, ShardToMain } from '../../src/rfq/messages.js';

@@ -2,7 +2,7 @@
 // 8 GiB the store always had.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { DEFAULT_MAP_SIZE_BYTES } from '../../src/store/db.js';
 
 describe('PARLAYD_LMDB_MAP_SIZE_MB', () => {

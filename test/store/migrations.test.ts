@@ -9,13 +9,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { poolRef, PROTOCOL } from '../../src/ledger/accounts.js';
+import { poolRef, PROTOCOL } from '../../src/records/ledger.js';
 import { auditLedger } from '../../src/ledger/audit.js';
 import { readAccount, readHold, readUserBalance } from '../../src/ledger/ledger.js';
-import type { RfqRecord } from '../../src/rfq/records.js';
+import type { RfqRecord } from '../../src/records/rfqs.js';
 import { openStore } from '../../src/store/db.js';
-import { migrateStore, SCHEMA_VERSION } from '../../src/store/migrations.js';
-import { createLogger } from '../../src/log.js';
+import { migrateStore, SCHEMA_VERSION } from '../../src/boot/migrations.js';
+import { createLogger } from '../../src/lib/log.js';
 import { startServer } from '../helpers/server.js';
 import { client } from '../helpers/http.js';
 

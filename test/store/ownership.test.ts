@@ -33,8 +33,8 @@ const DB_OPENERS: Record<DbName, Openers> = {
   usersByWallet: { owner: 'src/users/users.ts' },
   sessions: { owner: 'src/auth/sessions.ts' },
   makerSessions: { owner: 'src/auth/sessions.ts' },
-  balances: { owner: 'src/store/migrations.ts' },
-  journal: { owner: 'src/store/migrations.ts' },
+  balances: { owner: 'src/boot/migrations.ts' },
+  journal: { owner: 'src/boot/migrations.ts' },
   accounts: {
     owner: 'src/ledger/ledger.ts',
     also: {
@@ -60,7 +60,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     owner: 'src/ledger/ledger.ts',
     also: {
       'src/ledger/holds-audit.ts': LEDGER_AUDIT,
-      'src/store/migrations.ts': MIGRATION,
+      'src/boot/migrations.ts': MIGRATION,
       'src/engine/from-store.ts': ENGINE_START,
       'src/engine/read-model.ts': READ_MODEL,
     },
@@ -88,7 +88,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
   meta: {
     owner: 'src/store/counters.ts',
     also: {
-      'src/store/migrations.ts': 'owns the layout version key',
+      'src/boot/migrations.ts': 'owns the layout version key',
       'src/store/data-key.ts': "owns the data directory's keys (the login nonce MAC key, the cursor MAC key)",
       'src/auth/sessions.ts': 'owns the maker session index mark',
       'src/markets/due-index.ts': 'owns the due index version key',
@@ -99,7 +99,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
     owner: 'src/rfq/rfq-records.ts',
     also: {
       'src/ledger/holds-audit.ts': LEDGER_AUDIT,
-      'src/store/migrations.ts': MIGRATION,
+      'src/boot/migrations.ts': MIGRATION,
     },
   },
   rfqKeys: { owner: 'src/rfq/rfq-records.ts' },
@@ -109,26 +109,26 @@ const DB_OPENERS: Record<DbName, Openers> = {
   },
   userRfqs: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/boot/migrations.ts': MIGRATION },
   },
   fills: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/boot/migrations.ts': MIGRATION },
   },
   makerTakerFills: {
     owner: 'src/rfq/rfq-records.ts',
-    also: { 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/boot/migrations.ts': MIGRATION },
   },
   openPositions: { owner: 'src/rfq/rfq-records.ts' },
   contests: {
     owner: 'src/contests/contest-records.ts',
-    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION, 'src/engine/from-store.ts': ENGINE_START },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/boot/migrations.ts': MIGRATION, 'src/engine/from-store.ts': ENGINE_START },
   },
   contestEntries: {
     owner: 'src/contests/contest-records.ts',
-    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/store/migrations.ts': MIGRATION },
+    also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT, 'src/boot/migrations.ts': MIGRATION },
   },
-  userEntries: { owner: 'src/contests/contest-records.ts', also: { 'src/store/migrations.ts': MIGRATION } },
+  userEntries: { owner: 'src/contests/contest-records.ts', also: { 'src/boot/migrations.ts': MIGRATION } },
   entryKeys: { owner: 'src/contests/contest-records.ts' },
   contestImages: { owner: 'src/contests/contest-records.ts' },
   marketsDue: {

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
-import { toRfqResult, type RfqRecord } from '../../../src/rfq/records.js';
+import { toRfqResult, type RfqRecord } from '../../../src/records/rfqs.js';
 import { runClosedLoop, type ClosedLoopResult } from '../closed-loop.js';
 import { DEFAULT_CONNECTIONS } from '../http-client.js';
 import { RawHttpPool, encodeGet } from '../raw-http.js';

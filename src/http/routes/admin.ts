@@ -1,10 +1,10 @@
 // Main thread. Admin routes (contract sections 4 and 5), behind the configured admin bearer token.
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { errors } from '../../errors.js';
+import type { Services } from '../services.js';
+import { errors } from '../../lib/errors.js';
 import { parseAddress } from '../../crypto/address.js';
-import { CreditRequest, CreditResponse } from '../../schemas/users.js';
-import { positiveMicrosOf } from '../../schemas/common.js';
+import { CreditRequest, CreditResponse } from '../../contract/users.js';
+import { positiveMicrosOf } from '../../contract/common.js';
 import {
   CreateMentionMarket,
   DEFAULT_DUE_PAGE,
@@ -13,11 +13,11 @@ import {
   Market,
   MarketIdParams,
   ResolveMarket,
-} from '../../schemas/markets.js';
+} from '../../contract/markets.js';
 import { balanceBody } from './user.js';
 import { readUserBalance } from '../../ledger/ledger.js';
 import { isDuePosition } from '../../markets/due-index.js';
-import { SetStorage, StorageStatus } from '../../schemas/storage.js';
+import { SetStorage, StorageStatus } from '../../contract/storage.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type AdminRouteDeps = Pick<Services, 'clock' | 'credits' | 'markets' | 'store'>;

@@ -1,8 +1,8 @@
 // Main thread. User login and logout (contract section 3). Makers never use these: they log in over the
 // WebSocket (mm/), and a registered maker address logging in here is 403 FORBIDDEN (contract section 11).
 import { defineRoute, json } from '../route.js';
-import { errors } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { errors } from '../../lib/errors.js';
+import type { Services } from '../services.js';
 import {
   LogoutResponse,
   SessionLoginRequest,
@@ -10,7 +10,7 @@ import {
   WalletChallengeRequest,
   WalletChallengeResponse,
   WalletLoginRequest,
-} from '../../schemas/auth.js';
+} from '../../contract/auth.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type AuthRouteDeps = Pick<Services, 'config' | 'jwtLogin' | 'makers' | 'sessions' | 'users' | 'walletLogin'>;

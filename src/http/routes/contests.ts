@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
 import { MAX_BODY_BYTES } from '../server.js';
-import type { Services } from '../../services.js';
+import type { Services } from '../services.js';
 import {
   CallerEntry,
   CONTEST_LIMITS,
@@ -15,11 +15,11 @@ import {
   ContestList,
   ContestListQuery,
   CreateContest,
-} from '../../schemas/contests.js';
-import { StrictObject, Uuid } from '../../schemas/common.js';
+} from '../../contract/contests.js';
+import { StrictObject, Uuid } from '../../contract/common.js';
 import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/queries.js';
 import { PageCache } from '../page-cache.js';
-import { isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../paging.js';
+import { isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type ContestsRouteDeps = Pick<Services, 'contests'>;
@@ -31,7 +31,7 @@ const AdminEntries = Type.Object({
   ...nextCursorProperty,
 });
 
-/** Cursor positions (http/paging.ts): the list's (created_at_ms, seq) of its last contest; an entry key. */
+/** Cursor positions (contract/paging.ts): the list's (created_at_ms, seq) of its last contest; an entry key. */
 const isListPosition = isSafeIntegers(2);
 const isEntryKeyOfContest =
   (contestId: string) =>

@@ -1,7 +1,7 @@
 // Main thread. Market look-ups (contract section 5).
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { ApiError } from '../../errors.js';
+import type { Services } from '../services.js';
+import { ApiError } from '../../lib/errors.js';
 import {
   CurrentMarketQuery,
   LookupMarketQuery,
@@ -10,8 +10,8 @@ import {
   MarketList,
   MENTION_LIST_PAGE,
   MentionMarketsQuery,
-} from '../../schemas/markets.js';
-import { isSafeIntegers } from '../paging.js';
+} from '../../contract/markets.js';
+import { isSafeIntegers } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type MarketsRouteDeps = Pick<Services, 'markets'>;

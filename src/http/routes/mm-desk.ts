@@ -3,12 +3,12 @@
 // protection route takes the admin token.
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { ApiError, errors } from '../../errors.js';
+import type { Services } from '../services.js';
+import { ApiError, errors } from '../../lib/errors.js';
 import { parseAddress } from '../../crypto/address.js';
-import { AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
-import { ProtectionLimitsSchema, ProtectionView, StandingQuote, StatsView } from '../../schemas/mm-desk.js';
-import type { ProtectionLimits } from '../../mm/protection.js';
+import { AddressInput, SafeInt, StrictObject } from '../../contract/common.js';
+import { ProtectionLimitsSchema, ProtectionView, StandingQuote, StatsView } from '../../contract/mm-desk.js';
+import type { ProtectionLimits } from '../../records/makers.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type MmDeskRouteDeps = Pick<Services, 'clock' | 'makerProtection' | 'makerStats' | 'makers' | 'quoteBook'>;

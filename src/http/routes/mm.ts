@@ -2,12 +2,12 @@
 // (a bearer from the socket's auth_result) and the AsyncAPI document of the maker socket.
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { ApiError, errors } from '../../errors.js';
+import type { Services } from '../services.js';
+import { ApiError, errors } from '../../lib/errors.js';
 import { parseAddress } from '../../crypto/address.js';
-import { buildAsyncApi } from '../../schemas/asyncapi.js';
-import { Address, AddressInput, SafeInt, StrictObject } from '../../schemas/common.js';
-import type { MakerRecord } from '../../mm/registry.js';
+import { buildAsyncApi } from '../../contract/asyncapi.js';
+import { Address, AddressInput, SafeInt, StrictObject } from '../../contract/common.js';
+import type { MakerRecord } from '../../records/makers.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type MmRouteDeps = Pick<Services, 'makerGateway' | 'makers' | 'sessions' | 'makerStats' | 'makerProtection'>;

@@ -1,13 +1,13 @@
 // Main thread. The money routes of contract section 11: makers' and the protocol's balances and credits,
 // withdrawals (the account holder's request and lists, the operator's queue and decision), the ledger check.
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { errors } from '../../errors.js';
+import type { Services } from '../services.js';
+import { errors } from '../../lib/errors.js';
 import { parseAddress } from '../../crypto/address.js';
-import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../ledger/accounts.js';
+import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../records/ledger.js';
 import { readAccount } from '../../ledger/ledger.js';
-import type { WithdrawalRecord, WithdrawalStatus } from '../../ledger/withdrawals.js';
-import { StrictObject, AddressInput, positiveMicrosOf } from '../../schemas/common.js';
+import type { WithdrawalRecord, WithdrawalStatus } from '../../records/withdrawals.js';
+import { StrictObject, AddressInput, positiveMicrosOf } from '../../contract/common.js';
 import {
   AccountCreditRequest,
   AdminWithdrawalList,
@@ -24,8 +24,8 @@ import {
   WithdrawalRequest,
   WithdrawalsQuery,
   AdminWithdrawal,
-} from '../../schemas/money.js';
-import type { Paging } from '../paging.js';
+} from '../../contract/money.js';
+import type { Paging } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'store' | 'withdrawals'>;

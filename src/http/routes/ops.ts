@@ -1,8 +1,8 @@
 // Main thread. Operations routes (contract section 10) and the generated OpenAPI document.
 import { Type } from '@sinclair/typebox';
 import { defineRoute, json, type AnyRoute } from '../route.js';
-import type { Services } from '../../services.js';
-import { buildOpenApi } from '../../schemas/openapi.js';
+import type { Services } from '../services.js';
+import { buildOpenApi } from '../openapi.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type OpsRouteDeps = Pick<Services, 'metrics'>;

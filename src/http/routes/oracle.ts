@@ -1,10 +1,10 @@
 // Main thread. Price reports (contract section 12): signed by a configured oracle address (no bearer: the
 // signature is the trust), or unsigned from the admin. docs/oracle.md.
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { rateLimited } from '../../errors.js';
-import type { RateLimiter } from '../rate-limit.js';
-import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '../../schemas/oracle.js';
+import type { Services } from '../services.js';
+import { rateLimited } from '../../lib/errors.js';
+import type { RateLimiter } from '../../lib/rate-limit.js';
+import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '../../contract/oracle.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type OracleRouteDeps = Pick<Services, 'oracle' | 'clock'>;

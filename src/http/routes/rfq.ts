@@ -1,12 +1,12 @@
 // Main thread. The RFQ routes (interface.md; contract section 6) and the maker PnL route (section 7).
 import { defineRoute, json, type Reply } from '../route.js';
-import { ApiError } from '../../errors.js';
-import type { Services } from '../../services.js';
+import { ApiError } from '../../lib/errors.js';
+import type { Services } from '../services.js';
 import type { RfqEngine } from '../../rfq/engine.js';
 import type { CreateCommand } from '../../rfq/admission.js';
 import { takerPnlPage } from '../../rfq/taker-pnl.js';
-import { isOneString } from '../paging.js';
-import { isTerminal } from '../../rfq/records.js';
+import { isOneString } from '../../contract/paging.js';
+import { isTerminal } from '../../records/rfqs.js';
 import { TerminalResults } from '../../rfq/terminal-results.js';
 import {
   RfqIdParams,
@@ -17,7 +17,7 @@ import {
   TakerPnlResponse,
   UnsignedRfqRequest,
   WaitQuery,
-} from '../../schemas/rfq.js';
+} from '../../contract/rfq.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type RfqRouteDeps = Pick<Services, 'store'>;

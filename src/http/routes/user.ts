@@ -1,13 +1,13 @@
 // Main thread. The authenticated user's own resources: balance (contract section 4), preferences (section 9).
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { BalanceResponse } from '../../schemas/users.js';
-import { Preferences, PreferencesPatch } from '../../schemas/preferences.js';
+import type { Services } from '../services.js';
+import { BalanceResponse } from '../../contract/users.js';
+import { Preferences, PreferencesPatch } from '../../contract/preferences.js';
 import { readUserBalance, type UserBalance } from '../../ledger/ledger.js';
 import { userRfqsPage, type UserRfqPosition } from '../../rfq/history.js';
 import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from '../../contests/history.js';
-import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../schemas/history.js';
-import { isSafeIntegers } from '../paging.js';
+import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../contract/history.js';
+import { isSafeIntegers } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type UserRouteDeps = Pick<Services, 'markets' | 'preferences' | 'store'>;

@@ -1,9 +1,9 @@
 // Main thread. The money views of contract section 11 ("Views"): the caller's positions and journal, and a
-// maker's fills; each paged by the one convention (http/paging.ts). The pages are read by rfq/positions-view.ts,
+// maker's fills; each paged by the one convention (contract/paging.ts). The pages are read by rfq/positions-view.ts,
 // ledger/journal-view.ts and rfq/maker-fills-view.ts.
 import { defineRoute, json } from '../route.js';
-import type { Services } from '../../services.js';
-import { userAccount } from '../../ledger/accounts.js';
+import type { Services } from '../services.js';
+import { userAccount } from '../../records/ledger.js';
 import { accountJournalPage, type JournalCursor } from '../../ledger/journal-view.js';
 import { makerFillsPage } from '../../rfq/maker-fills-view.js';
 import { userPositionsPage, type PositionCursor } from '../../rfq/positions-view.js';
@@ -15,7 +15,7 @@ import {
   PositionList,
   PositionsQuery,
   VIEWS_PAGE,
-} from '../../schemas/views.js';
+} from '../../contract/views.js';
 
 /** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
 type ViewsRouteDeps = Pick<Services, 'markets' | 'store'>;
