@@ -1,6 +1,7 @@
 // Main thread: the process entry point. Reads configuration, starts the service, prints where it listens
 // (and the admin token once, when it was generated), and stops gracefully on SIGTERM/SIGINT.
 import { ConfigError, loadConfig } from './config/config.js';
+import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/log.js';
 import { UnsupportedDataError } from './store/db.js';
 import { readOpenFilesLimit } from './ops/open-files.js';
@@ -39,7 +40,9 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.logLevel);
   const { createService } = await import('./boot/app.js');
-  const service = await createService(config, log).catch(exitOnConfigError);
+  // A failed RFQ shard lost its state: the process stops at once (70: an internal software error), and the
+  // next start ends the RFQs it held.
+  const service = await createService(config, log, systemClock, { onShardFailed: () => process.exit(70) }).catch(exitOnConfigError);
   log.info(
     {
       host: config.host,

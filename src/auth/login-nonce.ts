@@ -1,4 +1,4 @@
-// Main thread. Stateless login nonces (contract section 3; issue 21 item 4). A challenge used to be an
+// Main thread. Stateless login nonces (contract section 3). A challenge used to be an
 // fsynced write per anonymous call: durable state any caller could grow. Now the nonce carries its own proof:
 //
 //   nonce = expiry (12 hex) || random (32 hex) || issuedMac (32 hex) || addressMac (32 hex)

@@ -35,7 +35,7 @@ export const CLOSE = {
   HEARTBEAT_TIMEOUT: { code: 1008, reason: 'HEARTBEAT_TIMEOUT' },
   AUTH_EXPIRED: { code: 1008, reason: 'AUTH_EXPIRED' },
   MAKER_REMOVED: { code: 1008, reason: 'MAKER_REMOVED' },
-  /** The maker resumed this socket's stream on another socket: it had given this one up (issue 22). */
+  /** The maker resumed this socket's stream on another socket: it had given this one up. */
   RESUMED_ELSEWHERE: { code: 1008, reason: 'RESUMED_ELSEWHERE' },
   /**
    * The maker already has PARLAYD_MM_MAX_SOCKETS_PER_MAKER sockets authenticated. 1008, not 1013: a rule

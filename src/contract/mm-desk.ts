@@ -1,4 +1,4 @@
-// The maker desk's HTTP bodies (issue 22): GET /v1/mm/quotes, the protection routes, GET /v1/mm/stats. The
+// The maker desk's HTTP bodies: GET /v1/mm/quotes, the protection routes, GET /v1/mm/stats. The
 // routes (http/routes/mm-desk.ts) validate and document with them; the SDK (sdk/maker-http.ts) types with them.
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, SafeInt, StrictObject, Uuid } from './common.js';

@@ -12,7 +12,7 @@ export const PositiveMicrosString = Type.String({
 export const QuoteId = Type.String({ minLength: 1, maxLength: 64, description: "the maker's own quote id" });
 
 /**
- * Position of a server message in its stream (issue 22): every message after a successful auth_result
+ * Position of a server message in its stream: every message after a successful auth_result
  * carries one, gapless from 1 per socket. Optional in the schemas only because the handshake messages
  * before it have none.
  */

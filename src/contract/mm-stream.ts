@@ -1,4 +1,4 @@
-// The maker socket's messages of issue 22, beside the core ones of contract/mm.ts (which joins them into its
+// The maker socket's messages beyond the core ones of contract/mm.ts (which joins them into its
 // unions): resuming a stream, the quote book's cancels, and protection. Same rules: maker -> server strict,
 // server -> maker open.
 import { Type, type Static } from '@sinclair/typebox';

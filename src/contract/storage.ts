@@ -1,4 +1,4 @@
-// The admin storage route's shapes (issue 21): the store's room, and raising its limit at run time.
+// The admin storage route's shapes: the store's room, and raising its limit at run time.
 import { Type } from '@sinclair/typebox';
 import { StrictObject } from './common.js';
 

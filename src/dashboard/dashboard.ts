@@ -1,4 +1,4 @@
-// Main thread, at start. Puts the dashboard together (issue 23): its gauges on the service's registry, its
+// Main thread, at start. Puts the dashboard together: its gauges on the service's registry, its
 // page's routes and its live feed, so app.ts wires it in three lines.
 import type { RateLimiter } from '../lib/rate-limit.js';
 import type { AnyRoute } from '../http/route.js';

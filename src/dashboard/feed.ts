@@ -1,4 +1,4 @@
-// Main thread. The dashboard's live feed (issue 23): a WebSocket on which the page sends the admin token as
+// Main thread. The dashboard's live feed: a WebSocket on which the page sends the admin token as
 // its first message (never in the URL, which proxies and access logs keep), then receives the recent frames
 // and one frame a second. Frames are derived from the prom-client registry (sample.ts, frame.ts); the
 // registry is read only while someone watches, once a second whatever the number of viewers.

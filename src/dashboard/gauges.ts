@@ -1,4 +1,4 @@
-// Main thread. Gauges of state the main thread owns that /metrics did not show (issue 23): makers connected
+// Main thread. Gauges of state the main thread owns that /metrics did not show: makers connected
 // by address, markets due for resolution, open contests with their entries and pots. Each is read from its
 // owner at scrape time (prom-client `collect`), like the gateway's gauges, so it cannot drift, and the
 // dashboard reads them from the same registry as every other figure (one source).

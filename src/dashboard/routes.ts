@@ -1,4 +1,4 @@
-// Main thread. The operator dashboard's page and its static files (issue 23). They need no token: a browser
+// Main thread. The operator dashboard's page and its static files. They need no token: a browser
 // navigating to /dashboard sends none, and they hold no figures. The page asks for the admin token, keeps it
 // in the tab's sessionStorage and sends it as the first message of the live feed (dashboard/feed.ts), the
 // only place the figures leave the service.

@@ -1,5 +1,5 @@
 // Main thread. One reading of the figures the dashboard shows, taken from the service's prom-client registry:
-// the very series /metrics renders (issue 23: one source, no second set of counters). Only the metrics named
+// the very series /metrics renders (one source, no second set of counters). Only the metrics named
 // here are collected, not the whole registry (the process and GC series cost more than all of these).
 import type { Registry } from 'prom-client';
 
@@ -31,7 +31,7 @@ export const SAMPLED_METRICS = [
   'parlayd_markets_due',
   'parlayd_contest_entries',
   'parlayd_contest_pot_micros',
-  // Money figures registered by the ledger's owners (issue 18); shown when present. Each in two exact parts
+  // Money figures registered by the ledger's owners; shown when present. Each in two exact parts
   // (ledger/check-runner.ts MoneyGauge), the whole USDC first: its collect() reads both.
   'parlayd_maker_locked_usdc',
   'parlayd_maker_locked_fraction_micros',

@@ -53,7 +53,7 @@ export interface Services {
   makers: MakerRegistry;
   /** The maker socket: handshake, heartbeat, fan-out (mm/gateway.ts). */
   makerGateway: MakerGateway;
-  /** The makers' quote books, protection and stats, in front of the RFQ engine (mm/desk.ts, issue 22). */
+  /** The makers' quote books, protection and stats, in front of the RFQ engine (mm/desk.ts). */
   makerDesk: MakerDesk;
   quoteBook: QuoteBook;
   makerProtection: Protection;

@@ -40,7 +40,7 @@ export class RateLimiter {
   }
 
   /**
-   * The RateLimit-* header values of `key`'s bucket at `nowMs` (issue 22), without spending: the bucket size,
+   * The RateLimit-* header values of `key`'s bucket at `nowMs`, without spending: the bucket size,
    * whole requests left, and seconds until it is full again. Refills the bucket as take would.
    */
   headerValues(key: string, nowMs: number): { limit: number; remaining: number; resetS: number } {

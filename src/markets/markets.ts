@@ -311,7 +311,7 @@ export class Markets {
     }
     if (failures.length === 0) return;
     // A settlement refused for want of room (503 from a full store, here or in a shard) is work already
-    // accepted: it is re-run by itself once there is room, without waiting for a resolve call (issue 21).
+    // accepted: it is re-run by itself once there is room, without waiting for a resolve call.
     // The listeners are idempotent (see resolve). A failure of another kind ends the loop: the AggregateError
     // thrown below was logged with each listener's error, and the next same-outcome resolve or start re-runs them.
     if (failures.every(isOverloaded))

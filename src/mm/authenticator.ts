@@ -163,7 +163,7 @@ export class MakerAuthenticator {
     this.deps.metrics?.authTotal.inc({ result: 'success' });
     this.deps.log.info({ connId: conn.connId, makerId, address, remote: conn.remote }, 'maker authenticated');
     this.deps.sender.send(conn, { type: 'auth_result', success: true, session_token: sessionToken, expires_at_ms: expiresAtMs });
-    // Every message after auth_result is numbered (issue 22): the stream starts here, at seq 1.
+    // Every message after auth_result is numbered: the stream starts here, at seq 1.
     conn.stream = this.deps.streams.open(conn, makerId, session.sessionKey, address);
   }
 

@@ -1,4 +1,4 @@
-// Main thread. The maker's desk (issue 22): stands between the maker gateway and the RFQ engine, both ways,
+// Main thread. The maker's desk: stands between the maker gateway and the RFQ engine, both ways,
 // in the same synchronous calls (no extra hop). Inbound, it refuses quotes of a tripped protection, keeps the
 // quote book (quote-book.ts) and counts the stats (stats.ts) before the RFQ dispatcher routes a message to its
 // shard. Outbound, it passes on the frames the shards send to makers and learns, from the typed facts the

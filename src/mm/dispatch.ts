@@ -30,7 +30,7 @@ export interface MakerDispatcher {
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void;
   onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void;
   onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void;
-  /** quote_cancel_all: every standing quote of the maker's address (issue 22). */
+  /** quote_cancel_all: every standing quote of the maker's address. */
   onQuoteCancelAll(makerId: MakerId, address: string): void;
   onProtectionReset(makerId: MakerId, address: string): void;
   /**

@@ -3,7 +3,7 @@
 // token in one too. The sockets connected and not yet authenticated: how many in all, per
 // remote address (an IPv6 /64) and per network (an IPv4 /24, an IPv6 /48), and in which order they came, so a
 // caller over its own share is refused, the longest-waiting idle socket is evicted when every place is taken,
-// and the auth deadline shortens under pressure (issue 21 item 1). Pure bookkeeping: its callers decide and
+// and the auth deadline shortens under pressure. Pure bookkeeping: its callers decide and
 // close sockets.
 //
 // Bounds: at most `maxPending` sockets (none is added past it: a newcomer evicts or is refused first); each

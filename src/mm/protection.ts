@@ -1,4 +1,4 @@
-// Main thread. Each maker's protection (issue 22, docs/maker-protocol.md section 3.7): limits the maker sets
+// Main thread. Each maker's protection (docs/maker-protocol.md section 3.7): limits the maker sets
 // (PUT /v1/mm/protection) and limits the operator sets (PUT /v1/admin/market-makers/{address}/protection),
 // the tighter of each applying, checked on every fill the maker makes. A fill that reaches a limit trips the
 // protection; the desk (desk.ts) then withdraws the maker's quotes and refuses new ones until it resets.

@@ -1,4 +1,4 @@
-// Main thread. Each maker's standing quotes, as the main thread sees them (issue 22: GET /v1/mm/quotes). The
+// Main thread. Each maker's standing quotes, as the main thread sees them (GET /v1/mm/quotes). The
 // RFQ shards own the quotes and decide every fill and withdrawal; this is a mirror the desk (desk.ts) keeps
 // from the quotes it routes and the shards' answers it forwards, so listing a maker's book needs no call
 // into every shard. A quote enters when it is routed to its shard and leaves on its quote_reject,

@@ -1,6 +1,6 @@
 // Main thread. Every maker stream (stream.ts) the gateway holds, attached to a live connection or detached
 // (its socket closed less than replayMs ago), found by connection id (makerId: where the RFQ shards send) and
-// by session (what `resume` names); and the decision on a `resume` (issue 22). Owned by the gateway; plain
+// by session (what `resume` names); and the decision on a `resume`. Owned by the gateway; plain
 // decisions, no socket I/O.
 //
 // A resume moves the old stream's held frames onto the new connection's stream (renumbered there, so each

@@ -1,4 +1,4 @@
-// Main thread. What each maker did, as the service saw it (issue 22: GET /v1/mm/stats): per address, one
+// Main thread. What each maker did, as the service saw it (GET /v1/mm/stats): per address, one
 // bucket of counts and a latency histogram per minute, for the last RETAINED_MINUTES minutes. The desk
 // (desk.ts) counts; the route reads a sum of buckets since `since_ms`.
 //

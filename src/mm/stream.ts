@@ -1,4 +1,4 @@
-// Main thread. One maker stream (issue 22, docs/maker-protocol.md section 3.5): the sequence numbers of the
+// Main thread. One maker stream (docs/maker-protocol.md section 3.5): the sequence numbers of the
 // server -> maker messages of one session, and the ring of the frames last written on it, so that a maker that
 // lost its socket can have them replayed on a new one (resume.ts decides a resume; dispatch.ts writes the replay).
 //
@@ -46,7 +46,7 @@ export function stamp(seq: number, body: string): string {
 }
 
 export class MakerStream {
-  /** The seq the next frame gets; gapless from 1 (issue 22). */
+  /** The seq the next frame gets; gapless from 1. */
   nextSeq = 1;
   // The ring, as parallel typed arrays grown (doubling) up to maxMessages: entry i (0 = oldest held) sits at
   // (#head + i) % #capacity and has seq #oldestSeq + i. A frame's text is at (#chunk, #offset, #length) in

@@ -1,5 +1,5 @@
 // Main thread, for the maker gateway (gateway.ts). Whether an HTTP upgrade to the maker socket becomes a socket
-// (contract section 2 for the refusals, issue 21 item 1): not while the service closes, not faster than the
+// (contract section 2 for the refusals): not while the service closes, not faster than the
 // caller's HTTP rate limit, not past its address's or network's share of the places for sockets awaiting
 // auth (pending-auth.ts), and, every place taken, only when the longest-waiting idle socket makes room.
 // A refusal is an HTTP answer with Retry-After, counted for the periodic summary rather than logged each.

@@ -130,7 +130,7 @@ export function isAtQuoteLimit(rfq: ActiveRfq, makerAddress: string): boolean {
   return count >= MAX_QUOTES_PER_MAKER_PER_RFQ;
 }
 
-/** A quote the actor withdrew at its maker's request (quote_cancel_all, protection: issue 22). */
+/** A quote the actor withdrew at its maker's request (quote_cancel_all, or a tripped protection). */
 export interface WithdrawnQuote {
   makerId: string;
   requestId: string;

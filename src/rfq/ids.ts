@@ -1,5 +1,5 @@
 // Any thread. Request ids are UUIDs whose first byte names the owning shard, so a maker's quote routes to
-// its actor without a look-up (issue 5). Takers are sharded by user id, so one actor owns all of a user's RFQs.
+// its actor without a look-up. Takers are sharded by user id, so one actor owns all of a user's RFQs.
 //
 // After the shard byte comes the creation time (as in a version-7 UUID), then 74 random bits. Time order
 // is LMDB order: the RFQs a shard writes in one commit land in the same last leaf pages of `rfqs` and

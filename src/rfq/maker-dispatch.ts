@@ -8,7 +8,7 @@ import type { ShardPool, MakerFanout } from './shard-pool.js';
 
 /**
  * The RFQ engine's half of the gateway's MakerDispatcher; mm/desk.ts (the maker's quote book, protection
- * and stats, issue 22) stands in front of it.
+ * and stats) stands in front of it.
  */
 export class RfqMakerDispatcher {
   constructor(

@@ -93,7 +93,7 @@ export type MainToShard =
       oddsE4: number;
       maxWagerMicros: string;
       isLastLook: boolean;
-      /** When the main thread read the quote from the socket (quote_ack received_at_ms, issue 22). */
+      /** When the main thread read the quote from the socket (quote_ack received_at_ms). */
       receivedAtMs: number;
     }
   | { kind: 'decline'; requestId: string; makerId: string }
@@ -110,7 +110,7 @@ export type MainToShard =
       receivedAtMs: number;
     }
   | { kind: 'maker_disconnected'; makerId: string }
-  /** quote_cancel_all or a tripped protection (issue 22): withdraw every standing quote of these connections. */
+  /** quote_cancel_all or a tripped protection: withdraw every standing quote of these connections. */
   | { kind: 'withdraw_quotes'; callId: number; makerIds: string[] }
   /**
    * Answered once LMDB holds everything the shard decided before it (the journal engine's read barrier);
@@ -164,7 +164,7 @@ export type ShardToMain =
       selectionUs: number;
       persistUs: number;
       createdAtMs: number;
-      /** The maker whose quote filled it (its address), or null: per-maker fills in /metrics (issue 23). */
+      /** The maker whose quote filled it (its address), or null: per-maker fills in /metrics. */
       filledBy: string | null;
     }
   /** Every second: active RFQs, and the group commits made since the last stats (with the transactions in them). */

@@ -1,6 +1,6 @@
-// Main thread. RFQ metrics (issue 5): RFQs by terminal status, stage latencies, shard queue depth and the
-// verify pool's use. Stage timings measured inside a shard travel back in its events. Per maker (issue 23,
-// the dashboard reads them from this registry): quotes, last-look answers and fills, labelled by the maker's
+// Main thread. RFQ metrics: RFQs by terminal status, stage latencies, shard queue depth and the
+// verify pool's use. Stage timings measured inside a shard travel back in its events. Per maker (the
+// dashboard reads them from this registry): quotes, last-look answers and fills, labelled by the maker's
 // address, which is bounded by the registry (MAX_MAKERS) because only authenticated makers reach them.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS_S } from '../ops/metrics.js';

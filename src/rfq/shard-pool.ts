@@ -80,6 +80,12 @@ export interface ShardPoolOptions {
   firstRecords?: Effect[][];
   /** Every shard is ready and what it decided at start is durable (the journal engine's first records). */
   onDurablyReady?: () => void;
+  /**
+   * A shard failed (a broken invariant, or a store it cannot write): its in-memory state is lost, so the
+   * service must stop, and the next start's shards end what it held. main.ts exits the process (code 70).
+   * Without it the failure is thrown on a fresh stack, and the uncaught exception stops the process too.
+   */
+  onShardFailed?: () => void;
 }
 
 export class ShardPool {
@@ -261,7 +267,7 @@ export class ShardPool {
     return true;
   }
 
-  /** Every shard withdraws the standing quotes of these connections (issue 22); resolves with what they withdrew. */
+  /** Every shard withdraws the standing quotes of these connections; resolves with what they withdrew. */
   async withdrawQuotes(makerIds: string[]): Promise<WithdrawnQuote[]> {
     const perShard = await Promise.all(
       this.shards.map((handle) => this.call<WithdrawnQuote[]>(handle.shard, (callId) => ({ kind: 'withdraw_quotes', callId, makerIds }))),
@@ -371,11 +377,13 @@ export class ShardPool {
         }
       },
       onFailure: ({ err, exitCode }) => {
-        // A shard only fails on a broken invariant (or a store it cannot write): its in-memory state is
-        // lost, and RFQs it held are still reserved in LMDB. Stop the process; the next start's shards
-        // fail and release them.
+        // RFQs it held are still reserved in LMDB: the next start's shards fail and release them.
         this.log.fatal({ err, shard, exitCode }, 'RFQ shard failed; stopping the service');
-        process.exit(70);
+        const { onShardFailed } = this.options;
+        if (onShardFailed !== undefined) return onShardFailed();
+        setImmediate(() => {
+          throw err instanceof Error ? err : new Error(`RFQ shard ${shard} failed (exit code ${exitCode})`);
+        });
       },
     });
     const handle: ShardHandle = {

@@ -121,7 +121,7 @@ export class RfqShard {
           .barrier(message.after)
           .then((sent) => this.emit({ kind: 'barrier', callId: message.callId, outcome: { ok: true, value: sent } }));
         return;
-      case 'withdraw_quotes': // issue 22 (maker's quote book): decided by active-rfq.ts withdrawQuotesOf
+      case 'withdraw_quotes': // the maker's quote book: decided by active-rfq.ts withdrawQuotesOf
         return this.emit({
           kind: 'withdrawn',
           callId: message.callId,
@@ -252,7 +252,7 @@ export class RfqShard {
   private onAudience(requestId: string, makerIds: string[]): void {
     const rfq = this.active.get(requestId);
     if (rfq === undefined || rfq.phase !== 'quoting') return;
-    // A later audience adds connections (a maker that resumed its stream got the rfq replayed, issue 22).
+    // A later audience adds connections (a maker that resumed its stream got the rfq replayed).
     addAudience(rfq, makerIds);
     this.closeIfAllResponded(rfq);
   }
@@ -309,7 +309,7 @@ export class RfqShard {
     this.closeIfAllResponded(rfq);
   }
 
-  /** Honoured until the quote is selected (active-rfq.ts withdrawQuote), and answered either way (issue 22). */
+  /** Honoured until the quote is selected (active-rfq.ts withdrawQuote), and answered either way. */
   private onQuoteCancel(requestId: string, makerId: string, quoteId: string): void {
     const rfq = this.active.get(requestId) ?? this.closing.get(requestId);
     if (rfq !== undefined && withdrawQuote(rfq, makerId, quoteId)) {

@@ -1,4 +1,4 @@
-// Maker SDK: the maker HTTP routes of issue 22 (docs/maker-protocol.md sections 3.6-3.8), typed from the
+// Maker SDK: the maker HTTP routes (docs/maker-protocol.md sections 3.6-3.8), typed from the
 // server's own schemas, with the client's current session as bearer. Uses the runtime's fetch.
 import type { ProtectionLimitsBody, ProtectionView, StandingQuote, StatsView } from '../contract/mm-desk.js';
 

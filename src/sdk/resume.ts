@@ -1,4 +1,4 @@
-// Maker SDK, in the maker's process. Where the client stands in the server's stream (issue 22,
+// Maker SDK, in the maker's process. Where the client stands in the server's stream (
 // docs/maker-protocol.md section 3.5): every server message after auth_result carries a seq, gapless from 1
 // per socket; a repeat is dropped, and a new socket asks for what the lost one was sent after the last seq read.
 import type { ServerToMakerMessage } from '../contract/mm.js';

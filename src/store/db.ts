@@ -35,7 +35,7 @@ export const DB_NAMES = [
   'mentionMarkets', // market id key -> true, the index behind GET /v1/mention-markets
   'loginNonces', // used SIWE nonce -> {expiresAtMs}, until it expires (auth/wallet-login.ts)
   'makers', // maker address -> MakerRecord
-  'makerProtection', // `${'maker' | 'admin'}:${address}` -> ProtectionLimits (mm/protection.ts, issue 22)
+  'makerProtection', // `${'maker' | 'admin'}:${address}` -> ProtectionLimits (mm/protection.ts)
   'meta', // counters, the layout version, index versions, the login nonce key, one-time migration marks
   'rfqs', // request_id -> RfqRecord
   'rfqKeys', // replay key -> RfqKeyRecord {requestId, contentHash}

@@ -1,5 +1,5 @@
 // Every thread that opens the store. The room new work may use, and what a write does when there is none
-// (issue 21, docs/reliability.md "A full store"): new work is refused 503 before it writes, work already
+// (docs/reliability.md "A full store"): new work is refused 503 before it writes, work already
 // accepted retries its write until it commits, and both start again by themselves once there is room, without
 // a restart. Kept apart from db.ts, which opens the environment, so that either can change alone.
 //

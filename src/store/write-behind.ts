@@ -1,4 +1,4 @@
-// The thread of the owner that makes the writes (an RFQ shard actor, issue 34). The read model's writer: the
+// The thread of the owner that makes the writes (an RFQ shard actor). The read model's writer: the
 // owner decides records in memory, makes them durable in its journal (src/wal/journal.ts), and hands the
 // records' LMDB writes here, tagged with the journal seq they came from. They go into LMDB later, in large
 // batches, each batch ONE LMDB transaction that also stores the owner's `appliedSeq` (the highest seq in it),

@@ -228,7 +228,10 @@ describe('graceful shutdown', () => {
       };
       const loops = Array.from({ length: 8 }, loop);
       await sleep(150);
-      assert.equal(await server.stop(), 0, server.stderr.join('\n'));
+      // On a failure, the errors the service logged say why it stopped as it did.
+      const whyStopped = () =>
+        [...server.stderr, ...server.logs.filter((e) => (e['level'] as number) >= 50).map((e) => JSON.stringify(e))].join('\n');
+      assert.equal(await server.stop(), 0, whyStopped());
       await Promise.all(loops);
       agent.destroy();
       assert.ok(statuses.filter((st) => st === 200).length > 0, 'credits went through before the signal');

@@ -19,7 +19,7 @@ import { readUserBalance } from '../../ledger/ledger.js';
 import { isDuePosition } from '../../markets/due-index.js';
 import { SetStorage, StorageStatus } from '../../contract/storage.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type AdminRouteDeps = Pick<Services, 'clock' | 'credits' | 'markets' | 'store'>;
 
 export function adminRoutes(s: AdminRouteDeps) {

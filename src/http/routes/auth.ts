@@ -12,7 +12,7 @@ import {
   WalletLoginRequest,
 } from '../../contract/auth.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type AuthRouteDeps = Pick<Services, 'config' | 'jwtLogin' | 'makers' | 'sessions' | 'users' | 'walletLogin'>;
 
 export function authRoutes(s: AuthRouteDeps) {

@@ -21,7 +21,7 @@ import { isEntryKeyOf, MAX_ADMIN_ENTRIES_PAGE } from '../../contests/queries.js'
 import { PageCache } from '../page-cache.js';
 import { isOneString, isSafeIntegers, nextCursorProperty, pageQueryProperties } from '../../contract/paging.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type ContestsRouteDeps = Pick<Services, 'contests'>;
 
 /** A page of the admin entries view; pages go in entry key order (user_id, then entry_index). */

@@ -13,7 +13,7 @@ import {
 } from '../../contract/markets.js';
 import { isSafeIntegers } from '../../contract/paging.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type MarketsRouteDeps = Pick<Services, 'markets'>;
 
 /** A mention list cursor holds the last market id of its page. */

@@ -1,4 +1,4 @@
-// Main thread. The maker's desk over HTTP (issue 22, docs/maker-protocol.md sections 3.6-3.8): its standing
+// Main thread. The maker's desk over HTTP (docs/maker-protocol.md sections 3.6-3.8): its standing
 // quotes, its protection (and the operator's), and its stats. Bearer: the maker session; the operator's
 // protection route takes the admin token.
 import { Type } from '@sinclair/typebox';
@@ -10,7 +10,7 @@ import { AddressInput, SafeInt, StrictObject } from '../../contract/common.js';
 import { ProtectionLimitsSchema, ProtectionView, StandingQuote, StatsView } from '../../contract/mm-desk.js';
 import type { ProtectionLimits } from '../../records/makers.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type MmDeskRouteDeps = Pick<Services, 'clock' | 'makerProtection' | 'makerStats' | 'makers' | 'quoteBook'>;
 
 export function mmDeskRoutes(s: MmDeskRouteDeps) {

@@ -9,7 +9,7 @@ import { buildAsyncApi } from '../../contract/asyncapi.js';
 import { Address, AddressInput, SafeInt, StrictObject } from '../../contract/common.js';
 import type { MakerRecord } from '../../records/makers.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type MmRouteDeps = Pick<Services, 'makerGateway' | 'makers' | 'sessions' | 'makerStats' | 'makerProtection'>;
 
 const MakerBody = Type.Object(

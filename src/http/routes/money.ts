@@ -27,7 +27,7 @@ import {
 } from '../../contract/money.js';
 import type { Paging } from '../../contract/paging.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'store' | 'withdrawals'>;
 
 const MakerAddressParams = StrictObject({ address: AddressInput });

@@ -4,7 +4,7 @@ import { defineRoute, json, type AnyRoute } from '../route.js';
 import type { Services } from '../services.js';
 import { buildOpenApi } from '../openapi.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type OpsRouteDeps = Pick<Services, 'metrics'>;
 
 export function opsRoutes(s: OpsRouteDeps, allRoutes: () => readonly AnyRoute[], version: string) {
@@ -20,7 +20,7 @@ export function opsRoutes(s: OpsRouteDeps, allRoutes: () => readonly AnyRoute[],
       handler: () => json(200, { status: 'ok' }),
     }),
     defineRoute({
-      // Behind the admin token (issue 21 item 3): rendering every series costs the main thread in
+      // Behind the admin token: rendering every series costs the main thread in
       // proportion to the routes, statuses and error codes seen, and it tells a stranger the service's load.
       method: 'GET',
       path: '/metrics',

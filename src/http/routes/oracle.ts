@@ -6,7 +6,7 @@ import { rateLimited } from '../../lib/errors.js';
 import type { RateLimiter } from '../../lib/rate-limit.js';
 import { PriceReportsAnswer, SignedPriceReports, UnsignedPriceReports } from '../../contract/oracle.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type OracleRouteDeps = Pick<Services, 'oracle' | 'clock'>;
 
 /**

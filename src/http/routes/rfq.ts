@@ -19,7 +19,7 @@ import {
   WaitQuery,
 } from '../../contract/rfq.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type RfqRouteDeps = Pick<Services, 'store'>;
 
 export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {

@@ -9,7 +9,7 @@ import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from 
 import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../contract/history.js';
 import { isSafeIntegers } from '../../contract/paging.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type UserRouteDeps = Pick<Services, 'markets' | 'preferences' | 'store'>;
 
 const isRfqPosition = (values: readonly unknown[]): values is UserRfqPosition =>

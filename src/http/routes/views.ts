@@ -17,7 +17,7 @@ import {
   VIEWS_PAGE,
 } from '../../contract/views.js';
 
-/** What these routes use of the services: no more (issue 17: routes get narrow dependencies). */
+/** What these routes use of the services: no more (routes get narrow dependencies). */
 type ViewsRouteDeps = Pick<Services, 'markets' | 'store'>;
 
 const isTimeAndId = (v: readonly unknown[]) => Number.isSafeInteger(v[0]) && (v[0] as number) >= 0 && typeof v[1] === 'string';
