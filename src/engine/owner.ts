@@ -98,6 +98,12 @@ export class MoneyOwner {
    * lockQueryMs, not every tick. Memory only: after a restart every old pending lock is asked at once.
    */
   readonly #fateAskedAtMs = new Map<string, number>();
+  /**
+   * False until the first tick. A lock still pending then was made before this start, and no answer about it
+   * is on its way (its question, if any, was lost with the process): it is asked at once, however young, so
+   * that a restart settles its locks in its first moments instead of lockQueryMs after each was made.
+   */
+  #hasTicked = false;
   #step: Step = { effects: [], outputs: [] };
 
   constructor(
@@ -175,11 +181,13 @@ export class MoneyOwner {
       if (this.book.holds.get(key)?.pendingFor === undefined) this.#fateAskedAtMs.delete(key);
     }
     for (const [key, hold] of this.book.holds) {
-      if (hold.pendingFor === undefined || nowMs - hold.pendingFor.atMs < this.limits.lockQueryMs) continue;
+      if (hold.pendingFor === undefined) continue;
+      if (this.#hasTicked && nowMs - hold.pendingFor.atMs < this.limits.lockQueryMs) continue;
       if (nowMs - (this.#fateAskedAtMs.get(key) ?? -Infinity) < this.limits.lockQueryMs) continue;
       this.#fateAskedAtMs.set(key, nowMs);
       this.#output({ to: 'peer', owner: hold.pendingFor.owner, message: { m: 'fate', key } });
     }
+    this.#hasTicked = true;
     for (const [key, fill] of this.#inFlight) {
       if (nowMs - fill.askedAtMs < this.limits.lockTimeoutMs) continue;
       // No answer in time (the request or its answer was lost with a crash): the caller hears so, and the

@@ -6,7 +6,7 @@ import { MicrosString, Nullable } from '../contract/common.js';
 import { RfqLeg } from './rfqs.js';
 import type { TakerPnl } from '../contract/rfq.js';
 
-/** How a settled position ended (ledger.ts PositionOutcome), as a fill stores it. */
+/** How a settled position ended (records/ledger.ts PositionOutcome), as a fill stores it. */
 const FillOutcome = Type.Union([Type.Literal('won'), Type.Literal('lost'), Type.Literal('voided')]);
 
 export const FillRecord = Type.Object({

@@ -161,14 +161,25 @@ test('a pending lock is voided only once the fill’s owner says the fill will n
 
 test('a pending lock is asked about once per lockQueryMs, not at every tick, while its fill’s owner stays silent', () => {
   const w = funded();
+  const fates = (atMs: number) => w.tick(1, atMs).filter((o) => o.to === 'peer' && o.message.m === 'fate').length;
+  assert.equal(fates(T0 - 1), 0, "the maker's owner has ticked since it started: nothing pending yet");
   const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9));
   w.peer(1, 0, ask.message); // granted; the grant is lost, and so is every question below
-  const fates = (atMs: number) => w.tick(1, atMs).filter((o) => o.to === 'peer' && o.message.m === 'fate').length;
   assert.equal(fates(T0 + LIMITS.lockQueryMs - 1), 0, 'not old enough yet');
   assert.equal(fates(T0 + LIMITS.lockQueryMs), 1);
   for (let ms = 20; ms < LIMITS.lockQueryMs; ms += 20) assert.equal(fates(T0 + LIMITS.lockQueryMs + ms), 0, `asked again ${ms} ms later`);
   assert.equal(fates(T0 + 2 * LIMITS.lockQueryMs), 1, 'asked again once lockQueryMs passed');
   assert.equal(fates(T0 + 2 * LIMITS.lockQueryMs + 20), 0);
+});
+
+test('an owner asks about every lock pending at its first tick at once, however young (the locks of the run before a restart)', () => {
+  const w = funded();
+  const ask = onlyPeer(w.call(0, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n }, 9));
+  w.peer(1, 0, ask.message); // granted before the maker's owner ever ticked: as a lock recovered from its journal is
+  const fates = (atMs: number) => w.tick(1, atMs).filter((o) => o.to === 'peer' && o.message.m === 'fate').length;
+  assert.equal(fates(T0 + 1), 1, 'asked at the first tick, 1 ms after the lock');
+  assert.equal(fates(T0 + 2), 0, 'then once per lockQueryMs, as any other');
+  assert.equal(fates(T0 + 1 + LIMITS.lockQueryMs), 1);
 });
 
 test('a channel applies each command once, in order: a repeat is acknowledged again, one past a gap waits', () => {
