@@ -55,6 +55,7 @@ import { listenForMetrics } from '../ops/metrics-listener.js';
 import { createDashboard, DASHBOARD_WS_PATH } from '../dashboard/dashboard.js';
 import { loadOrCreateDataKey } from '../store/data-key.js';
 import { CursorCodec } from '../contract/paging.js';
+import { crashLater } from '../lib/fatal.js';
 
 export const SERVICE_VERSION = '0.1.0';
 /** The `meta` name of the data directory's cursor key (contract/paging.ts). */
@@ -109,7 +110,7 @@ export async function createService(
     rateLimiter,
     stats: makerStats,
   });
-  // Issue 22: the desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). A fill's
+  // The desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). A fill's
   // result reaches it after the fill committed and this thread's reads were renewed (shard-pool.ts), so the
   // maker's locked bucket it reads for max_locked_micros includes that fill.
   const makerProtection = new Protection(
@@ -218,7 +219,7 @@ export async function createService(
     shedder,
     unreadBodies: config.unreadBodies,
     clock,
-    // Issue 33: cursors are authenticated under the data directory's key, so they survive a restart.
+    // Cursors are authenticated under the data directory's key, so they survive a restart.
     cursors: new CursorCodec(loadOrCreateDataKey(store, CURSOR_KEY_NAME)),
   });
   // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
@@ -245,9 +246,7 @@ export async function createService(
     // Only its reads of the open contests can fail this way (a finish's failure is logged inside): without
     // its index of open contests by market, market resolutions would miss them, so the process stops.
     log.fatal({ err }, 'contest recovery failed');
-    setImmediate(() => {
-      throw err;
-    });
+    crashLater(err);
   });
   // After contests' recover() has indexed the open contests (synchronously, above), so a window resolved now
   // finds its contests: windows whose prices became final before a crash resolve now, and the sweep starts.

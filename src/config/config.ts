@@ -75,7 +75,7 @@ export const EnvSchema = Type.Object({
   // Refused maker logins and sockets closed before auth are logged as one info line per this interval with
   // their counts by reason (each one at debug level): anyone can cause them at will.
   PARLAYD_MM_REFUSAL_LOG_INTERVAL_MS: Ms(10_000),
-  // Issue 22: how long a maker stream's frames are held for a resume, and how many at most per stream. The
+  // How long a maker stream's frames are held for a resume, and how many at most per stream. The
   // count bounds memory (~40 bytes of index per frame, its own text at most 256 bytes a frame outside V8's
   // heap, rfq texts once for every ring: mm/stream.ts): at high RFQ rates it, not the time, bounds what can
   // be replayed.

@@ -7,7 +7,7 @@
 // Resolution and voiding settle every entry, up to entry_cap = 1,000,000, so each is one task on the
 // contest's lane but many transactions, in bounded batches (settlement.ts), each durable with its progress,
 // so the main thread is never held for long and a crash between batches is finished by recover().
-import assert, { AssertionError } from 'node:assert/strict';
+import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import { ApiError, errors } from '../lib/errors.js';
@@ -24,6 +24,7 @@ import type { SerialQueues } from './serial-queue.js';
 import type { SettlementKind } from './settlement-plans.js';
 import { ContestSettler, SettlementInterrupted, type SettlerOptions } from './settlement.js';
 import type { MarketOf } from '../contract/markets.js';
+import { crashOnBrokenInvariant } from '../lib/fatal.js';
 
 export class ContestResolution {
   /** Open contests by market id: the contests a market resolution may finish. In memory, rebuilt by recover(). */
@@ -197,11 +198,7 @@ export class ContestResolution {
       return;
     }
     this.log.error({ err, contestId, marketId }, 'contest settlement failed; a same-outcome resolve or the next start continues it');
-    // A broken money invariant is a bug: stop rather than carry on with wrong balances (STYLE).
-    if (err instanceof AssertionError)
-      setImmediate(() => {
-        throw err;
-      });
+    crashOnBrokenInvariant(err);
   }
 
   /**

@@ -40,8 +40,9 @@ export interface Frame {
   /** A contest's pot is a number: rules.ts bounds it to 2^53 − 1 micros at creation, so it is exact. */
   contests: Array<{ contestId: string; title: string; entries: number; potMicros: number }>;
   /**
-   * Issue 18's money gauges; null while the service does not register them. Decimal strings of micros, exact
-   * at any size (a number is exact only to 2^53 micros, ~9 billion USDC): joined from their two gauges.
+   * The money gauges (makers' locked collateral, open interest, the last ledger check); null while the service
+   * does not register them. Decimal strings of micros, exact at any size (a number is exact only to 2^53
+   * micros, ~9 billion USDC): joined from their two gauges.
    */
   money: {
     lockedCollateralMicros: string | null;

@@ -281,7 +281,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
   }
 
   /**
-   * Issue 22: every response says where its caller's bucket stands (draft-ietf-httpapi-ratelimit-headers:
+   * Every response says where its caller's bucket stands (draft-ietf-httpapi-ratelimit-headers:
    * RateLimit-Limit = the bucket size, -Remaining = whole requests left, -Reset = seconds until it is full).
    * A caller not charged (the admin, an unmatched path) is shown its IP's bucket.
    */

@@ -67,7 +67,7 @@ function fieldError(path: string, message: string): ApiError {
 
 /**
  * The message factories, grouped by area and named for what they say. Each returns a fresh ApiError (a
- * stack per throw, as before). A code whose default message says it all needs no factory: `new ApiError(code)`.
+ * stack per throw: a shared instance would carry the stack of its first use). A code whose default message says it all needs no factory: `new ApiError(code)`.
  */
 export const errors = {
   // -- Any route: addresses, framing, tokens, overload with a reason.

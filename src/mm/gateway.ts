@@ -54,7 +54,8 @@ const UWS_MAX_IDLE_TIMEOUT_S = 960;
  * closed SLOW_CONSUMER gets the 1013 only after reading everything queued before it, so one that read again
  * a little late heard a bare 1006 (test/mm/gateway.test.ts). At 960 the margin is 16 s, and the idle cut
  * itself (960 s without a frame from the maker) never comes first: a live maker pongs every heartbeat.
- * With heartbeats more than 480 s apart (half of it, so that a late pong still counts), 0 as before.
+ * With heartbeats more than 480 s apart (half of it, so that a late pong still counts), 0: uWS's own idle
+ * timer stays off and the heartbeat alone decides liveness.
  */
 export function makerIdleTimeoutS(heartbeatMs: number): number {
   return 2 * heartbeatMs <= UWS_MAX_IDLE_TIMEOUT_S * 1000 ? UWS_MAX_IDLE_TIMEOUT_S : 0;

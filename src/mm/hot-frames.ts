@@ -8,7 +8,7 @@
 // Pure but for a memory of request ids that changes no result (HotFrameReader). It returns either exactly the message the general path (inbound.ts: decode, JSON.parse, compiled
 // schema) would accept for the frame, or null, which means only "not in this exact form": the caller then
 // takes the general path, which gives any bad frame its documented error. So every frame it refuses is
-// still answered as before, and it only has to be right about what it accepts. Forms recognized:
+// still answered by the general path, and it only has to be right about what it accepts. Forms recognized:
 //   {"type":"decline","request_id":"<uuid>"}
 //   {"type":"quote","request_id":"<uuid>","quote_id":"<id>","odds":<number>,"max_wager_micros":"<micros>"}
 //   the same quote with ,"last_look":true or ,"last_look":false before the closing brace

@@ -22,6 +22,7 @@ import { peerPorts } from '../engine/peer-links.js';
 import { ownerOfName } from '../engine/routing.js';
 import { creditRef, PROTOCOL, type AccountId } from '../records/ledger.js';
 import type { BlindWrite } from '../store/records.js';
+import { crashLater } from '../lib/fatal.js';
 
 /** What the pool needs of the maker gateway (src/mm/gateway.ts). */
 export interface MakerFanout {
@@ -381,9 +382,7 @@ export class ShardPool {
         this.log.fatal({ err, shard, exitCode }, 'RFQ shard failed; stopping the service');
         const { onShardFailed } = this.options;
         if (onShardFailed !== undefined) return onShardFailed();
-        setImmediate(() => {
-          throw err instanceof Error ? err : new Error(`RFQ shard ${shard} failed (exit code ${exitCode})`);
-        });
+        crashLater(err instanceof Error ? err : new Error(`RFQ shard ${shard} failed (exit code ${exitCode})`));
       },
     });
     const handle: ShardHandle = {

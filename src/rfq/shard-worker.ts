@@ -4,6 +4,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SHUTDOWN, type MainToShard, type ShardInit } from './messages.js';
 import { ShardHost } from './shard-host.js';
 import { announceThread } from '../lib/thread-announce.js';
+import { crashLater } from '../lib/fatal.js';
 
 const port = parentPort;
 if (port === null) throw new Error('shard-worker must run as a worker thread');
@@ -14,10 +15,7 @@ const host = new ShardHost(
   init,
   (batch) => port.postMessage(batch),
   true,
-  (error) =>
-    setImmediate(() => {
-      throw error;
-    }),
+  crashLater,
 );
 
 port.on('message', (batch: MainToShard[] | typeof SHUTDOWN) => {
