@@ -8,12 +8,12 @@
 // (mmPressureAuthTimeoutMs when more than half the places are taken); one timer per pending socket and one
 // per session.
 import type { Logger } from 'pino';
-import type { TimerClock } from '../lib/clock.js';
+import type { Timer, TimerClock } from '../lib/clock.js';
 import type { Config } from '../config/config.js';
 import type { Sessions } from '../auth/sessions.js';
 import { isPoolOverloaded, type VerifyPool } from '../crypto/verify-pool.js';
 import type { AuthFailureReason } from '../contract/mm.js';
-import type { Connection, MakerId } from './connection.js';
+import { makerAddressOf, type Connection, type MakerId, type Verifying } from './connection.js';
 import { AUTH_REFUSAL_DETAILS, challengeMessage, checkAuthResponse, createChallenge, verifySigner, type Challenge } from './handshake.js';
 import type { GatewayMetrics } from './metrics.js';
 import { PendingAuth } from './pending-auth.js';
@@ -70,29 +70,32 @@ export class MakerAuthenticator {
     // even if an open ever came apart from its upgrade.
     if (this.pending.isFull && !this.evictOldestIdle()) return sender.fail(conn, 'OVERLOADED');
     this.pending.add(conn);
-    conn.challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
+    const challenge = createChallenge(config.mmDomainTag, clock.nowMs(), config.mmChallengeTtlMs);
     // interface.md Limits: auth must complete within 10 s of connecting, whatever happens meanwhile. Under
     // pressure (more than half the places taken, this socket included) a new socket gets less: a maker
     // answers in milliseconds, and idle sockets then give their places back sooner.
     const deadlineMs = this.pending.isUnderPressure
       ? Math.min(config.mmAuthTimeoutMs, config.mmPressureAuthTimeoutMs)
       : config.mmAuthTimeoutMs;
-    conn.authTimer = clock.setTimer(() => sender.fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
-    sender.send(conn, challengeMessage(conn.challenge));
+    const authTimer = clock.setTimer(() => sender.fail(conn, 'AUTH_TIMEOUT'), deadlineMs);
+    conn.auth = { phase: 'awaiting_response', challenge, authTimer };
+    sender.send(conn, challengeMessage(challenge));
   }
 
   /** A message before authentication: only the one auth_response is accepted. */
   onMessage(conn: Connection, value: Record<string, unknown> | null): void {
     const { sender } = this.deps;
     if (value === null || value['type'] !== 'auth_response') return sender.fail(conn, 'NOT_AUTHENTICATED');
-    const challenge = conn.challenge;
-    if (challenge === null) return sender.sendError(conn, 'AUTH_IN_PROGRESS');
-    conn.challenge = null; // one challenge per connection, used once (contract section 7)
+    const awaiting = conn.auth;
+    if (awaiting.phase !== 'awaiting_response') return sender.sendError(conn, 'AUTH_IN_PROGRESS');
+    // One challenge per connection, used once (contract section 7): a bad response closes the socket here,
+    // a good one leaves the phase that holds the challenge.
+    const { challenge } = awaiting;
     const checked = checkAuthResponse(challenge, value, this.deps.clock.nowMs());
     if (!checked.ok) return this.#rejectAuth(conn, checked.reason, checked.detail);
-    conn.phase = 'verifying';
-    conn.address = checked.address;
-    this.#verify(conn, challenge, checked).catch((err: unknown) => {
+    const verifying: Verifying = { phase: 'verifying', address: checked.address, authTimer: awaiting.authTimer };
+    conn.auth = verifying;
+    this.#verify(conn, verifying, challenge, checked).catch((err: unknown) => {
       if (isPoolOverloaded(err)) return sender.fail(conn, 'OVERLOADED');
       this.deps.log.error({ err, connId: conn.connId }, 'maker auth failed unexpectedly');
       sender.close(conn, 'INTERNAL');
@@ -101,9 +104,10 @@ export class MakerAuthenticator {
 
   /** The socket closed: its pending place and its timers go. */
   end(conn: Connection): void {
-    this.#leavePending(conn);
-    if (conn.sessionTimer !== null) this.deps.clock.clearTimer(conn.sessionTimer);
-    conn.sessionTimer = null;
+    const auth = conn.auth;
+    // A session timer that already fired (the expiry closed the socket) clears as nothing.
+    if (auth.phase === 'authenticated') this.deps.clock.clearTimer(auth.sessionTimer);
+    else if (auth.phase !== 'opening') this.#leavePending(conn, auth.authTimer);
   }
 
   /** Closes the oldest pending socket still awaiting its auth_response (AUTH_EVICTED); false when none is. */
@@ -115,7 +119,12 @@ export class MakerAuthenticator {
     return true;
   }
 
-  async #verify(conn: Connection, challenge: Challenge, checked: { address: string; signature65: Uint8Array }): Promise<void> {
+  async #verify(
+    conn: Connection,
+    verifying: Verifying,
+    challenge: Challenge,
+    checked: { address: string; signature65: Uint8Array },
+  ): Promise<void> {
     const { registry, sessions } = this.deps;
     const isSigner = await verifySigner(this.deps.verifyPool, challenge, checked);
     if (conn.isClosed) return;
@@ -138,7 +147,7 @@ export class MakerAuthenticator {
       if (!conn.isClosed) this.deps.sender.fail(conn, 'TOO_MANY_SOCKETS');
       return;
     }
-    this.#authenticate(conn, checked.address, session);
+    this.#authenticate(conn, verifying, session);
   }
 
   /**
@@ -147,28 +156,28 @@ export class MakerAuthenticator {
    */
   #isAtSocketLimit(address: string): boolean {
     let count = 0;
-    for (const conn of this.deps.authenticated.values()) if (conn.address === address) count++;
+    for (const conn of this.deps.authenticated.values()) if (makerAddressOf(conn) === address) count++;
     return count >= this.deps.config.mmMaxSocketsPerMaker;
   }
 
-  #authenticate(conn: Connection, address: string, session: { token: string; sessionKey: string; expiresAtMs: number }): void {
+  #authenticate(conn: Connection, verifying: Verifying, session: { token: string; sessionKey: string; expiresAtMs: number }): void {
     const { token: sessionToken, expiresAtMs } = session;
-    this.#leavePending(conn);
+    const { address } = verifying;
+    this.#leavePending(conn, verifying.authTimer);
     const makerId = `mk-${(++this.#makerSeq).toString(36)}`;
-    conn.phase = 'authenticated';
-    conn.makerId = makerId;
-    this.deps.authenticated.set(makerId, conn);
     const { clock } = this.deps;
-    conn.sessionTimer = clock.setTimer(() => this.#expireSession(conn, expiresAtMs), expiresAtMs - clock.nowMs());
+    const sessionTimer = clock.setTimer(() => this.#expireSession(conn, expiresAtMs), expiresAtMs - clock.nowMs());
     this.deps.metrics?.authTotal.inc({ result: 'success' });
     this.deps.log.info({ connId: conn.connId, makerId, address, remote: conn.remote }, 'maker authenticated');
+    // The last message not numbered: sent while the socket is still verifying (sender.ts numbers only an
+    // authenticated socket's). Every message after it is: the stream starts here, at seq 1.
     this.deps.sender.send(conn, { type: 'auth_result', success: true, session_token: sessionToken, expires_at_ms: expiresAtMs });
-    // Every message after auth_result is numbered: the stream starts here, at seq 1.
-    conn.stream = this.deps.streams.open(conn, makerId, session.sessionKey, address);
+    const stream = this.deps.streams.open(conn, makerId, session.sessionKey, address);
+    conn.auth = { phase: 'authenticated', makerId, address, stream, sessionTimer };
+    this.deps.authenticated.set(makerId, conn);
   }
 
   #expireSession(conn: Connection, expiresAtMs: number): void {
-    conn.sessionTimer = null;
     this.deps.sender.send(conn, { type: 'AUTH_EXPIRED', expired_at_ms: expiresAtMs });
     this.deps.sender.close(conn, 'AUTH_EXPIRED');
   }
@@ -176,14 +185,13 @@ export class MakerAuthenticator {
   #rejectAuth(conn: Connection, reason: AuthFailureReason, detail: string): void {
     this.deps.metrics?.authTotal.inc({ result: reason });
     // Debug only: anyone can cause this at will. The close below counts it for the periodic summary.
-    this.deps.log.debug({ connId: conn.connId, reason, detail, address: conn.address, remote: conn.remote }, 'maker auth refused');
+    this.deps.log.debug({ connId: conn.connId, reason, detail, address: makerAddressOf(conn), remote: conn.remote }, 'maker auth refused');
     this.deps.sender.send(conn, { type: 'auth_result', success: false, reason });
     this.deps.sender.close(conn, reason);
   }
 
-  #leavePending(conn: Connection): void {
-    if (conn.authTimer !== null) this.deps.clock.clearTimer(conn.authTimer);
-    conn.authTimer = null;
+  #leavePending(conn: Connection, authTimer: Timer): void {
+    this.deps.clock.clearTimer(authTimer);
     this.pending.remove(conn);
   }
 }

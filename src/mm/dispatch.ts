@@ -11,7 +11,7 @@ import { hashToken } from '../auth/sessions.js';
 import type { DeclineMessage, LastLookResponseMessage, MakerToServerMessage, QuoteCancelMessage, QuoteMessage } from '../contract/mm.js';
 import type { ResumeMessage } from '../contract/mm-stream.js';
 import type { MakerAuthenticator } from './authenticator.js';
-import type { Connection, MakerId } from './connection.js';
+import { makerAddressOf, type Authenticated, type Connection, type MakerId } from './connection.js';
 import { takeFrameToken, type FrameRate } from './frame-rate.js';
 import { HotFrameReader } from './hot-frames.js';
 import { decodeFrame, isMakerMessage, makerMessageError } from './inbound.js';
@@ -66,29 +66,31 @@ export class MessageDispatch {
     if (conn.isClosed) return;
     // First, before any parse: a flood costs a bucket check per frame, then its socket.
     if (!takeFrameToken(conn, this.deps.frameRate, this.deps.clock.nowMs())) return this.deps.sender.fail(conn, 'RATE_LIMITED');
+    // One phase check per frame: before auth every frame is the authenticator's; after, the narrowed `auth`
+    // carries the maker's id and address on, so nothing reads the phase again.
+    const auth = conn.auth;
+    if (auth.phase !== 'authenticated') return this.deps.authenticator.onMessage(conn, decodeFrame(frame, isBinary));
     // A decline or quote in the SDK's exact form is read straight from its bytes (hot-frames.ts); any other
     // frame, and any bad one, goes the general way: decode, parse, the compiled schema, its documented error.
-    const hot = isBinary || conn.phase !== 'authenticated' ? null : this.#hot.read(frame);
-    if (hot !== null) return this.#dispatch(conn, hot);
+    const hot = isBinary ? null : this.#hot.read(frame);
+    if (hot !== null) return this.#dispatch(conn, auth, hot);
     const value = decodeFrame(frame, isBinary);
-    if (conn.phase !== 'authenticated') return this.deps.authenticator.onMessage(conn, value);
     const sender = this.deps.sender;
     if (value === null) return sender.sendError(conn, 'INVALID_JSON');
     if (!isMakerMessage(value)) return void sender.send(conn, makerMessageError(value));
-    this.#dispatch(conn, value);
+    this.#dispatch(conn, auth, value);
   }
 
   /** A message that passed its schema, from an authenticated connection: answered here or handed on. */
-  #dispatch(conn: Connection, msg: MakerToServerMessage): void {
+  #dispatch(conn: Connection, auth: Authenticated, msg: MakerToServerMessage): void {
     const sender = this.deps.sender;
-    const makerId = conn.makerId!;
-    const address = conn.address!;
+    const { makerId, address } = auth;
     if (msg.type === 'pong') {
       conn.unansweredHeartbeats = 0;
       return;
     }
     if (msg.type === 'auth_response') return sender.sendError(conn, 'ALREADY_AUTHENTICATED');
-    if (msg.type === 'resume') return this.#resume(conn, msg);
+    if (msg.type === 'resume') return this.#resume(conn, auth, msg);
     const dispatcher = this.dispatcher;
     if (dispatcher === null)
       return sender.sendError(
@@ -124,13 +126,13 @@ export class MessageDispatch {
    * gave up (half-open, not yet noticed here) is closed first, which withdraws its quotes as any disconnect
    * does, then resumed; another address's socket is never closed.
    */
-  #resume(conn: Connection, msg: ResumeMessage): void {
+  #resume(conn: Connection, auth: Authenticated, msg: ResumeMessage): void {
     const { sender, streams } = this.deps;
-    const slot = conn.stream!;
+    const slot = auth.stream;
     const sessionKey = hashToken(msg.session_token);
     const nowMs = this.deps.clock.nowMs();
     const stale = streams.attachedConnOf(sessionKey);
-    if (stale !== null && stale !== conn && stale.address === conn.address) sender.close(stale, 'RESUMED_ELSEWHERE');
+    if (stale !== null && stale !== conn && makerAddressOf(stale) === auth.address) sender.close(stale, 'RESUMED_ELSEWHERE');
     // The address check of a detached stream is the resume's own (resume.ts): another's is UNKNOWN_SESSION.
     const decision = streams.resume(slot, sessionKey, msg.last_seq, nowMs);
     if (!decision.ok) return void sender.send(conn, { type: 'resume_failed', reason: decision.reason, oldest_seq: decision.oldestSeq });
@@ -138,10 +140,10 @@ export class MessageDispatch {
     for (const body of decision.bodies) {
       if (body.startsWith(RFQ_BODY_PREFIX)) requestIds.push((JSON.parse('{' + body) as { request_id: string }).request_id);
     }
-    if (requestIds.length > 0) this.dispatcher?.onRfqsReplayed(conn.makerId!, requestIds);
+    if (requestIds.length > 0) this.dispatcher?.onRfqsReplayed(auth.makerId, requestIds);
     // Each under the deadline it was held under: an rfq replayed now is not replayed again past its quote deadline.
     decision.bodies.forEach((body, i) => sender.writer.write(conn, slot.stream.append(body, nowMs, decision.deadlinesMs[i]!)));
-    this.deps.log.info({ connId: conn.connId, makerId: conn.makerId, replayed: decision.bodies.length }, 'maker stream resumed');
+    this.deps.log.info({ connId: conn.connId, makerId: auth.makerId, replayed: decision.bodies.length }, 'maker stream resumed');
     sender.send(conn, { type: 'resumed', replayed: decision.bodies.length, next_seq: slot.stream.nextSeq + 1 });
   }
 }

@@ -28,7 +28,7 @@ import type { RateLimiter } from '../lib/rate-limit.js';
 import { LogCounts } from '../lib/log-counts.js';
 import type { ServerToMakerMessage } from '../contract/mm.js';
 import { MakerAuthenticator } from './authenticator.js';
-import type { Connection, MakerId, UserData } from './connection.js';
+import { makerAddressOf, type Connection, type MakerId, type UserData } from './connection.js';
 import { MessageDispatch, type MakerDispatcher } from './dispatch.js';
 import { fillBucket, type FrameRate } from './frame-rate.js';
 import { Heartbeat } from './heartbeat.js';
@@ -229,10 +229,11 @@ export class MakerGateway {
     const writer = this.#sender.writer;
     let count = 0;
     for (const conn of this.#authenticated.values()) {
-      if (conn.isSlow || conn.stream === null) continue;
+      const auth = conn.auth;
+      if (conn.isSlow || auth.phase !== 'authenticated') continue;
       count++;
-      stats?.count(conn.address!, 'rfqsReceived', nowMs);
-      writer.queueStamped(conn, conn.stream.stream.appendShared(shared, nowMs, deadlineMs), shared);
+      stats?.count(auth.address, 'rfqsReceived', nowMs);
+      writer.queueStamped(conn, auth.stream.stream.appendShared(shared, nowMs, deadlineMs), shared);
     }
     return count;
   }
@@ -269,7 +270,7 @@ export class MakerGateway {
   /** The connection ids of `address`'s authenticated connections. */
   makerIdsOf(address: string): MakerId[] {
     const ids: MakerId[] = [];
-    for (const [makerId, conn] of this.#authenticated) if (conn.address === address) ids.push(makerId);
+    for (const [makerId, conn] of this.#authenticated) if (makerAddressOf(conn) === address) ids.push(makerId);
     return ids;
   }
 
@@ -280,7 +281,7 @@ export class MakerGateway {
 
   /** Sends to every authenticated connection of `address` (protection_tripped). */
   sendToAddress(address: string, message: ServerToMakerMessage): void {
-    for (const conn of this.#authenticated.values()) if (conn.address === address) this.#sender.send(conn, message);
+    for (const conn of this.#authenticated.values()) if (makerAddressOf(conn) === address) this.#sender.send(conn, message);
   }
 
   /** Authenticated connections, less any being closed as a slow consumer. */
@@ -304,7 +305,7 @@ export class MakerGateway {
   /** Authenticated connections of one maker address. */
   connectionsOf(address: string): number {
     let count = 0;
-    for (const conn of this.#authenticated.values()) if (conn.address === address) count++;
+    for (const conn of this.#authenticated.values()) if (makerAddressOf(conn) === address) count++;
     return count;
   }
 
@@ -312,7 +313,7 @@ export class MakerGateway {
   disconnectAddress(address: string): number {
     let closed = 0;
     for (const conn of [...this.#all]) {
-      if (conn.address !== address || conn.isClosed) continue;
+      if (makerAddressOf(conn) !== address || conn.isClosed) continue;
       this.#sender.fail(conn, 'MAKER_REMOVED');
       closed++;
     }
@@ -342,11 +343,12 @@ export class MakerGateway {
     conn.isClosed = true;
     this.#all.delete(conn);
     this.#auth.end(conn);
-    const makerId = conn.makerId;
-    if (makerId === null) return;
+    const auth = conn.auth;
+    if (auth.phase !== 'authenticated') return;
+    const { makerId, address } = auth;
     this.#authenticated.delete(makerId);
-    if (conn.stream !== null) this.#streams.detach(conn.stream, this.#deps.clock.nowMs());
-    this.#deps.log.info({ connId: conn.connId, makerId, address: conn.address, code }, 'maker disconnected');
-    this.#dispatch.dispatcher?.onMakerDisconnected(makerId, conn.address!);
+    this.#streams.detach(auth.stream, this.#deps.clock.nowMs());
+    this.#deps.log.info({ connId: conn.connId, makerId, address, code }, 'maker disconnected');
+    this.#dispatch.dispatcher?.onMakerDisconnected(makerId, address);
   }
 }

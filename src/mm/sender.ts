@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import type { LogCounts } from '../lib/log-counts.js';
 import type { ServerToMakerMessage } from '../contract/mm.js';
-import type { Connection } from './connection.js';
+import { makerAddressOf, type Connection } from './connection.js';
 import type { GatewayMetrics } from './metrics.js';
 import { CLOSE, MAKER_ERRORS, makerError, type CloseCause, type MakerErrorCode } from '../contract/maker-protocol.js';
 import { SocketWriter } from './socket-writer.js';
@@ -40,8 +40,9 @@ export class MakerSender {
     if (conn.isClosed || conn.ws === null) return false;
     const serialized = JSON.stringify(message);
     // After auth_result every message is numbered and held for a resume (stream.ts); before it, none is.
-    if (conn.stream === null) return this.writer.write(conn, serialized);
-    const stream = conn.stream.stream;
+    const auth = conn.auth;
+    if (auth.phase !== 'authenticated') return this.writer.write(conn, serialized);
+    const stream = auth.stream.stream;
     const body = stream.appendOwn(bodyOf(serialized), this.deps.clock.nowMs(), replayDeadlineOf(message));
     return this.writer.writeStamped(conn, stream.lastSeq, body);
   }
@@ -62,13 +63,15 @@ export class MakerSender {
     const { code, reason } = CLOSE[cause];
     const { log, metrics, refusals } = this.deps;
     metrics?.closedTotal.inc({ reason });
-    if (conn.phase !== 'authenticated' && cause !== 'SHUTDOWN') {
+    const auth = conn.auth;
+    if (auth.phase === 'authenticated') {
+      if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED')
+        log.info({ connId: conn.connId, makerId: auth.makerId, address: auth.address, reason }, 'closing maker socket');
+    } else if (cause !== 'SHUTDOWN') {
       // Before auth anyone can cause a close at will (a bad signature, silence, eviction): counted, and
       // logged as one summary line per interval; each at debug level.
       refusals.count(reason);
-      log.debug({ connId: conn.connId, address: conn.address, remote: conn.remote, reason }, 'closing maker socket before auth');
-    } else if (cause !== 'SHUTDOWN' && cause !== 'AUTH_EXPIRED') {
-      log.info({ connId: conn.connId, makerId: conn.makerId, address: conn.address, reason }, 'closing maker socket');
+      log.debug({ connId: conn.connId, address: makerAddressOf(conn), remote: conn.remote, reason }, 'closing maker socket before auth');
     }
     // Frames queued for a socket too slow to read them are only in its stream (held for a resume); for any
     // other close they go out before the close frame.

@@ -2,11 +2,28 @@
 // order of arrival, the oldest idle socket (one being verified is passed over), and pressure past half.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEV_DOMAIN_TAG } from '../../src/crypto/maker-challenge.js';
 import { Connection } from '../../src/mm/connection.js';
+import { createChallenge } from '../../src/mm/handshake.js';
 import { PendingAuth } from '../../src/mm/pending-auth.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 
+const clock = new ManualClock(1_800_000_000_000);
 let seq = 0;
-const conn = (address: string, network: string) => new Connection(++seq, address, address, network);
+
+/** A socket as the authenticator adds it to the book: sent its challenge, its auth deadline running. */
+function conn(address: string, network: string): Connection {
+  const c = new Connection(++seq, address, address, network);
+  const challenge = createChallenge(DEV_DOMAIN_TAG, clock.nowMs(), 30_000);
+  c.auth = { phase: 'awaiting_response', challenge, authTimer: clock.setTimer(() => {}, 10_000) };
+  return c;
+}
+
+/** Its auth_response passed the checks: now being verified (never evicted). */
+function startVerifying(c: Connection): void {
+  assert.equal(c.auth.phase, 'awaiting_response');
+  c.auth = { phase: 'verifying', address: '0x' + '11'.repeat(20), authTimer: c.auth.authTimer };
+}
 
 describe('PendingAuth', () => {
   it('refuses past an address share, then past a network share; removal frees both', () => {
@@ -42,9 +59,9 @@ describe('PendingAuth', () => {
     assert.equal(book.isFull, true);
     assert.throws(() => book.add(conn('10.0.9.9', '10.0.9.0/24')), /past the bound/);
     assert.equal(book.oldestIdle(), first);
-    first.phase = 'verifying';
+    startVerifying(first);
     assert.equal(book.oldestIdle(), second);
-    for (const c of [second, third, fourth]) c.phase = 'verifying';
+    for (const c of [second, third, fourth]) startVerifying(c);
     assert.equal(book.oldestIdle(), null, 'every one is being verified: no eviction');
   });
 });
