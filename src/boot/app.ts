@@ -2,7 +2,7 @@
 // process concerns (signals, printing); tests and benchmarks use the same createService.
 import { moneyRoutes } from '../http/routes/money.js';
 import { viewRoutes } from '../http/routes/views.js';
-import uWS, { type us_listen_socket } from 'uWebSockets.js';
+import uWS, { type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { systemClock, withTimers, type Clock } from '../lib/clock.js';
 import type { Config } from '../config/config.js';
@@ -35,8 +35,12 @@ import { adminRoutes } from '../http/routes/admin.js';
 import { opsRoutes } from '../http/routes/ops.js';
 import { contestRoutes } from '../http/routes/contests.js';
 import { rfqRoutes } from '../http/routes/rfq.js';
-import { startRfqEngine, startShardPool } from '../rfq/engine.js';
-import type { ShardPoolOptions } from '../rfq/shard-pool.js';
+import { createRfqEngine, createShardPool } from '../rfq/engine.js';
+import { RfqMakerDispatcher } from '../rfq/maker-dispatch.js';
+import type { ShardPool, ShardPoolOptions } from '../rfq/shard-pool.js';
+import type { RfqMetrics } from '../rfq/metrics.js';
+import type { Store } from '../store/db.js';
+import { Areas } from './areas.js';
 import { migrateStore } from './migrations.js';
 import { mmRoutes } from '../http/routes/mm.js';
 import { MakerRegistry } from '../mm/registry.js';
@@ -51,7 +55,7 @@ import { MAKER_WS_PATH } from '../contract/maker-protocol.js';
 import { buildDueIndexIfMissing } from '../markets/due-index.js';
 import { createOracle } from '../oracle/oracle.js';
 import { oracleRoutes } from '../http/routes/oracle.js';
-import { listenForMetrics } from '../ops/metrics-listener.js';
+import { listenForMetrics, type MetricsListener } from '../ops/metrics-listener.js';
 import { createDashboard, DASHBOARD_WS_PATH } from '../dashboard/dashboard.js';
 import { loadOrCreateDataKey } from '../store/data-key.js';
 import { CursorCodec } from '../contract/paging.js';
@@ -78,15 +82,51 @@ export async function createService(
   clock: Clock = systemClock,
   shardOptions: ShardPoolOptions = {},
 ): Promise<RunningService> {
+  const areas = new Areas(log);
+  try {
+    const service = await assemble(areas, config, log, clock, shardOptions);
+    await areas.start();
+    return service();
+  } catch (err) {
+    await areas.stop().catch(() => undefined); // each failed stop is logged; the start's failure is the one to report
+    throw err;
+  }
+}
+
+/**
+ * Builds every area, in the order they depend on each other at run time: an area after every area it calls,
+ * whether it imports it or fires a listener of it. That is the folders' layer order (docs/architecture.md)
+ * but for two areas. The shards' area comes before the desk's, which hands makers' messages to the shards,
+ * and takes the desk only at its start, when the desk exists: the one cycle of the service (shards -> desk ->
+ * shards) closes there. Market resolution (the oracle) comes after the engine and contests, whose settlements
+ * its resolutions run as listeners. Returns what the service is once every area has started.
+ */
+async function assemble(
+  areas: Areas,
+  config: Config,
+  log: Logger,
+  clock: Clock,
+  shardOptions: ShardPoolOptions,
+): Promise<() => RunningService> {
+  // --- storage: the LMDB environment, closed last -----------------------------------------------------------
   const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
+  areas.add({ name: 'storage', stop: () => closeStore(store) });
   // Before any thread reads a record: a data directory of an earlier version is brought up to this one.
   await migrateStore(store, log);
+
+  // --- ops: metrics, and the threads' roles for their CPU gauges -------------------------------------------
   const metrics = createHttpMetrics();
   // Before any worker thread starts: each announces its role once, at its start (ops/thread-cpu.ts).
   const threadRoles = new ThreadRoles(metrics.registry);
+  areas.add({ name: 'ops', stop: () => threadRoles.close() });
+
+  // --- signatures: the recovery threads --------------------------------------------------------------------
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
-  // Loads in its threads while the rest starts; awaited before listening (verify-pool.ts, whenLoaded).
+  // Loads in its threads while the rest is built; awaited before listening (verify-pool.ts, whenLoaded).
   const verifyThreadsLoaded = verifyPool.whenLoaded();
+  areas.add({ name: 'signatures', stop: () => verifyPool.close() });
+
+  // --- accounts: users, sessions, logins, registered makers ------------------------------------------------
   const users = new Users(store, clock);
   const sweepOptions = {
     onFailure: (err: unknown, db: string) => log.error({ err, db }, 'expiry sweep batch failed; tried again next pass'),
@@ -94,45 +134,28 @@ export async function createService(
   const sessions = new Sessions(store, clock, config.adminToken, sweepOptions);
   const walletLogin = new WalletLogin(store, clock, config, verifyPool, sweepOptions);
   const makers = new MakerRegistry(store, clock);
-  // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
-  const rateLimiter = new RateLimiter(config.rateLimit);
-  const makerStats = new MakerStats();
-  const makerGateway = new MakerGateway({
-    config,
-    // Its deadlines (auth, session, heartbeat) are timers on the service's clock, or real ones when that
-    // clock only tells the time.
-    clock: withTimers(clock),
-    log,
-    registry: makers,
-    sessions,
-    verifyPool,
-    metrics: metrics.registry,
-    rateLimiter,
-    stats: makerStats,
+  areas.add({
+    name: 'accounts',
+    // Their timers would otherwise start a sweep batch on a closing store.
+    stop: () => {
+      sessions.stopSweeping();
+      walletLogin.stopSweeping();
+    },
   });
-  // The desk stands between the gateway and the RFQ engine both ways (mm/desk.ts). A fill's
-  // result reaches it after the fill committed and this thread's reads were renewed (shard-pool.ts), so the
-  // maker's locked bucket it reads for max_locked_micros includes that fill.
-  const makerProtection = new Protection(
-    store,
-    (address) => readAccount(store, makerAccount(address)).locked,
-    // The journal engine's ledger is written behind: the fill the desk just heard of shows after a barrier.
-    config.engine === 'journal' ? () => pool.readBarrier() : null,
-  );
-  const quoteBook = new QuoteBook();
-  const makerDesk = new MakerDesk({ gateway: makerGateway, book: quoteBook, stats: makerStats, protection: makerProtection, clock, log });
+
+  // --- markets -----------------------------------------------------------------------------------------------
   const markets = new Markets(store, clock, config);
-  // The shards own every balance, so they start before anything that moves money; each runs its recovery
-  // first (startRfqEngine waits for it before any route can take traffic).
-  const { pool, metrics: rfqMetrics } = startShardPool({ config, log, metrics, verifyPool, store }, makerDesk, {
-    refreshReads: () => store.root.resetReadTxn(),
-    maxWaiters: config.maxWaiters,
-    ...shardOptions,
-  });
   // Once, on a data directory written before the due index existed (every later start: one meta read).
   const dueIndexed = await buildDueIndexIfMissing(store);
   if (dueIndexed > 0) log.info({ markets: dueIndexed }, 'due index built for the open markets of an older data directory');
-  const oracle = createOracle({ store, markets, verifyPool, clock, log, config });
+  const preferences = new PreferencesStore(store);
+
+  // --- the engine: the shards, owners of every balance, and the RFQ path's main-thread half -----------------
+  const { pool, metrics: rfqMetrics } = createShardPool(
+    { config, log, metrics, verifyPool, store },
+    { refreshReads: () => store.root.resetReadTxn(), maxWaiters: config.maxWaiters, ...shardOptions },
+  );
+  const rfqEngine = createRfqEngine({ config, clock, log, store, metrics, verifyPool, users, preferences, markets }, pool, rfqMetrics);
   // The main thread's ledger: makers' and the protocol's money, decided inside its transactions (ledger.ts).
   const ledger = new Ledger(store, NO_USERS);
   const ledgerCheck = new LedgerCheckRunner(
@@ -144,6 +167,53 @@ export async function createService(
     metrics.registry,
     pool.shardCount > 1 && pool.engine === 'journal' ? () => pool.settledBarrier() : null,
   );
+  areas.add({
+    name: 'engine',
+    // Each shard runs its recovery first: no route takes traffic before it ends (http starts later).
+    start: () => rfqEngine.start(maker.desk),
+    stop: () => rfqEngine.close(),
+  });
+
+  // --- contests, and the resolution of markets that settles them and the RFQs' positions ---------------------
+  // Their resolution listeners run in the order they were registered: the oracle's (cheap, it forgets the
+  // window), the contests', then the RFQ positions' settlement (registered at the engine's start).
+  const oracle = createOracle({ store, markets, verifyPool, clock, log, config });
+  const contests = new Contests(store, clock, pool, markets, log, ledger);
+  areas.add({
+    name: 'resolution',
+    start: () => {
+      // Contests whose markets all became final while the process was down, and settlements a crash cut
+      // short. recover() queues every finish on its contest's lane before its first await, so every later
+      // task of such a contest (no request comes before http starts) runs after its finish. Not awaited: a
+      // settlement of 1,000,000 entries takes ~21 s and the service serves meanwhile; a stop interrupts it at
+      // a page or batch boundary (contests.stop()).
+      contests.recover().catch((err: unknown) => {
+        // Only its reads of the open contests can fail this way (a finish's failure is logged inside): without
+        // its index of open contests by market, market resolutions would miss them, so the process stops.
+        log.fatal({ err }, 'contest recovery failed');
+        crashLater(err);
+      });
+      // After recover() has indexed the open contests (synchronously, above), so a window resolved now finds
+      // its contests: windows whose prices became final before a crash resolve now, and the sweep starts.
+      oracle.start();
+    },
+    stop: async () => {
+      // No resolution or void starts after this; those running finish once their listeners do, and a contest
+      // settlement among them stops at its next batch with contests.stop() below, so neither waits for a long
+      // settlement. Windows left unresolved are queued again by the next start.
+      const oracleStopped = oracle.stop();
+      markets.stopRetries();
+      await contests.stop();
+      await oracleStopped;
+    },
+  });
+
+  // --- makers: the socket gateway and the desk in front of the shards ---------------------------------------
+  // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
+  const rateLimiter = new RateLimiter(config.rateLimit);
+  const maker = buildMakerArea({ config, clock, log, store, metrics, verifyPool, sessions, makers, rateLimiter, pool, rfqMetrics });
+  areas.add({ name: 'makers', stop: () => maker.gateway.close() });
+
   const services: Services = {
     config,
     clock,
@@ -159,25 +229,24 @@ export async function createService(
     ledger,
     ledgerCheck,
     balanceOwners: pool,
-    preferences: new PreferencesStore(store),
+    preferences,
     markets,
-    contests: new Contests(store, clock, pool, markets, log, ledger),
+    contests,
     verifyPool,
     makers,
-    makerGateway,
-    makerDesk,
-    quoteBook,
-    makerProtection,
-    makerStats,
+    makerGateway: maker.gateway,
+    makerDesk: maker.desk,
+    quoteBook: maker.book,
+    makerProtection: maker.protection,
+    makerStats: maker.stats,
     oracle,
   };
 
-  // RFQ engine: recovery runs before any route can take traffic; then makers' messages go to its actors.
-  const rfqEngine = await startRfqEngine(services, makerDesk, pool, rfqMetrics);
-  makerDesk.setRfqSide(rfqEngine.dispatcher);
-  makerGateway.setDispatcher(makerDesk);
-
+  // --- dashboard -------------------------------------------------------------------------------------------
   const dashboard = createDashboard(services, rateLimiter);
+  areas.add({ name: 'dashboard', stop: () => dashboard.feed.close() });
+
+  // --- http: the routes of every area, the sockets' paths, and the listening socket -------------------------
   const routes: AnyRoute[] = [];
   routes.push(
     ...opsRoutes(services, () => routes, SERVICE_VERSION),
@@ -194,11 +263,7 @@ export async function createService(
     ...oracleRoutes(services, rateLimiter),
     ...dashboard.routes,
   );
-  let closing: Promise<void> | null = null;
-  const authRateLimiter = new RateLimiter(config.authRateLimit);
-  const authNetworkRateLimiter = new RateLimiter(config.authNetworkRateLimit);
   const shedder = new LoadShedder({ maxInFlight: config.maxInFlightCreates, maxDelayMs: config.maxEventLoopDelayMs });
-  shedder.start();
   new Gauge({
     name: 'parlayd_http_in_flight_creates',
     help: 'RFQ creates admitted by the load shedder and not yet answered (bound: PARLAYD_MAX_IN_FLIGHT_CREATES)',
@@ -209,83 +274,110 @@ export async function createService(
   });
   const app = createHttpApp({
     routes: config.engine === 'journal' ? withReadBarriers(routes, () => pool.readBarrier()) : routes,
-    tokens: services.sessions,
+    tokens: sessions,
     rateLimiter,
-    authRateLimiter,
-    authNetworkRateLimiter,
+    authRateLimiter: new RateLimiter(config.authRateLimit),
+    authNetworkRateLimiter: new RateLimiter(config.authNetworkRateLimit),
     log,
-    metrics: services.metrics,
-    isStopping: () => closing !== null,
+    metrics,
+    isStopping: () => areas.isStopping,
     shedder,
     unreadBodies: config.unreadBodies,
     clock,
     // Cursors are authenticated under the data directory's key, so they survive a restart.
     cursors: new CursorCodec(loadOrCreateDataKey(store, CURSOR_KEY_NAME)),
   });
-  // uWS matches this static path before the HTTP catch-all; a plain GET on it still falls through to 404.
-  app.ws(MAKER_WS_PATH, makerGateway.attach(app));
+  // uWS matches these static paths before the HTTP catch-all; a plain GET on one still falls through to 404.
+  app.ws(MAKER_WS_PATH, maker.gateway.attach(maker.desk));
   app.ws(DASHBOARD_WS_PATH, dashboard.feed.behavior());
-
-  const recoverBackend = await verifyThreadsLoaded;
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(config.host, config.port, (socket) => {
-      if (socket === false) reject(new Error(`cannot listen on ${config.host}:${config.port}`));
-      else resolve(socket);
-    });
+  let listening: { socket: us_listen_socket; metricsListener: MetricsListener | null; recoverBackend: 'native' | 'noble' } | null = null;
+  areas.add({
+    name: 'http',
+    start: async () => {
+      const recoverBackend = await verifyThreadsLoaded;
+      shedder.start();
+      const socket = await listen(app, config.host, config.port);
+      listening = { socket, recoverBackend, metricsListener: null };
+      if (config.metricsPort !== null)
+        listening.metricsListener = await listenForMetrics(metrics.registry, config.host, config.metricsPort);
+    },
+    stop: () => {
+      if (listening !== null) uWS.us_listen_socket_close(listening.socket);
+      shedder.stop();
+      listening?.metricsListener?.close();
+    },
   });
-  const port = uWS.us_socket_local_port(listenSocket);
-  const metricsListener = config.metricsPort === null ? null : await listenForMetrics(metrics.registry, config.host, config.metricsPort);
 
-  // Contests: finish those whose markets all became final while the process was down, and settlements a
-  // crash cut short. Started only once the start can no longer fail (nothing could stop a settlement left
-  // running by a failed start), yet before any request: uWS hands requests over on a later turn, and
-  // recover() queues every finish on its contest's lane before its first await, so every later task of such
-  // a contest runs after its finish. Not awaited: a settlement of 1,000,000 entries takes ~21 s and the
-  // service serves meanwhile; a stop waits for it to reach a page or batch boundary (contests.stop()).
-  services.contests.recover().catch((err: unknown) => {
-    // Only its reads of the open contests can fail this way (a finish's failure is logged inside): without
-    // its index of open contests by market, market resolutions would miss them, so the process stops.
-    log.fatal({ err }, 'contest recovery failed');
-    crashLater(err);
-  });
-  // After contests' recover() has indexed the open contests (synchronously, above), so a window resolved now
-  // finds its contests: windows whose prices became final before a crash resolve now, and the sweep starts.
-  oracle.start();
-
-  return {
-    port,
-    metricsPort: metricsListener?.port ?? null,
-    recoverBackend,
-    services,
-    close: () =>
-      (closing ??= (async () => {
-        uWS.us_listen_socket_close(listenSocket);
-        shedder.stop();
-        metricsListener?.close();
-        makerGateway.close();
-        dashboard.feed.close();
-        // Their timers would otherwise start a batch on a closing store.
-        sessions.stopSweeping();
-        walletLogin.stopSweeping();
-        // No resolution or void starts after this; those running finish once their listeners do, and a
-        // contest settlement among them stops at its next batch with contests.stop() below, so neither waits
-        // for a long settlement. Windows left unresolved are queued again by the next start.
-        const oracleStopped = oracle.stop();
-        // Before the store closes: a contest settlement stops between two durable batches.
-        services.markets.stopRetries();
-        await services.contests.stop();
-        await oracleStopped;
-        await rfqEngine.close();
-        try {
-          await store.root.flushed;
-        } catch (err) {
-          // lmdb-js answers `flushed` with its last commit's promise: after a commit that failed for want of
-          // space (answered to its callers, nothing of it kept) and no main-thread commit since, that rejects.
-          if ((err as { commitError?: unknown } | null)?.commitError === undefined) throw err;
-        }
-        await verifyPool.close();
-        threadRoles.close();
-        await store.close();
-      })()),
+  return () => {
+    if (listening === null) throw new Error('the service is read before its http area started'); // a wiring bug
+    return {
+      port: uWS.us_socket_local_port(listening.socket),
+      metricsPort: listening.metricsListener?.port ?? null,
+      recoverBackend: listening.recoverBackend,
+      services,
+      close: () => areas.stop(),
+    };
   };
+}
+
+/** The maker side of the main thread: the gateway (sockets), and the desk between it and the shards. */
+function buildMakerArea(
+  s: Pick<Services, 'config' | 'clock' | 'log' | 'store' | 'metrics' | 'verifyPool' | 'sessions' | 'makers'> & {
+    rateLimiter: RateLimiter;
+    pool: ShardPool;
+    rfqMetrics: RfqMetrics;
+  },
+) {
+  const { config, store, pool } = s;
+  const stats = new MakerStats();
+  const gateway = new MakerGateway({
+    config,
+    // Its deadlines (auth, session, heartbeat) are timers on the service's clock, or real ones when that
+    // clock only tells the time.
+    clock: withTimers(s.clock),
+    log: s.log,
+    registry: s.makers,
+    sessions: s.sessions,
+    verifyPool: s.verifyPool,
+    metrics: s.metrics.registry,
+    rateLimiter: s.rateLimiter,
+    stats,
+  });
+  // A fill's result reaches the desk after the fill committed and this thread's reads were renewed
+  // (shard-pool.ts), so the maker's locked bucket it reads for max_locked_micros includes that fill.
+  const protection = new Protection(
+    store,
+    (address) => readAccount(store, makerAccount(address)).locked,
+    // The journal engine's ledger is written behind: the fill the desk just heard of shows after a barrier.
+    config.engine === 'journal' ? () => pool.readBarrier() : null,
+  );
+  const book = new QuoteBook();
+  const desk = new MakerDesk({
+    rfq: new RfqMakerDispatcher(pool, gateway, s.rfqMetrics),
+    gateway,
+    book,
+    stats,
+    protection,
+    clock: s.clock,
+    log: s.log,
+  });
+  return { gateway, desk, book, protection, stats };
+}
+
+function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) =>
+    app.listen(host, port, (socket) => (socket === false ? reject(new Error(`cannot listen on ${host}:${port}`)) : resolve(socket))),
+  );
+}
+
+/** After the last writes of every area above it: their commits are durable, then the environment closes. */
+async function closeStore(store: Store): Promise<void> {
+  try {
+    await store.root.flushed;
+  } catch (err) {
+    // lmdb-js answers `flushed` with its last commit's promise: after a commit that failed for want of
+    // space (answered to its callers, nothing of it kept) and no main-thread commit since, that rejects.
+    if ((err as { commitError?: unknown } | null)?.commitError === undefined) throw err;
+  }
+  await store.close();
 }

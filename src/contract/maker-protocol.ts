@@ -63,7 +63,6 @@ export const MAKER_ERRORS = {
   VALIDATION_FAILED: { closes: false, message: failedValidationText('message') },
   ALREADY_AUTHENTICATED: { closes: false, message: 'this connection is already authenticated' },
   AUTH_IN_PROGRESS: { closes: false, message: 'the auth_response of this connection is being verified' },
-  NOT_ACCEPTING: { closes: false, message: 'the service is not accepting quotes yet' },
   LAST_LOOK_NOT_PENDING: {
     closes: false,
     message: 'no last look is pending for this quote: it was answered, ran out, or was never offered',

@@ -36,6 +36,8 @@ export interface RfqSide {
 }
 
 export interface DeskDeps {
+  /** The RFQ engine's side of the desk: the shards, reached through their dispatcher. */
+  rfq: RfqSide;
   gateway: Pick<MakerGateway, 'broadcast' | 'connectedMakerIds' | 'send' | 'sendFrames' | 'makerIdsOf' | 'addressOf' | 'sendToAddress'>;
   book: QuoteBook;
   stats: MakerStats;
@@ -48,17 +50,12 @@ export interface DeskDeps {
 const MAX_TIMED_RFQS = 16_384;
 
 export class MakerDesk implements MakerDispatcher {
-  #rfq: RfqSide | null = null;
   /** request_id -> performance.now() when its rfq frame was written to the makers' sockets. */
   readonly #rfqWrittenAt = new Map<string, number>();
   /** A tripped maker's quote withdrawal the shards refused (overloaded), asked again until it is done. */
   readonly #withdrawRetries = new OverloadRetries<string>();
 
   constructor(private readonly deps: DeskDeps) {}
-
-  setRfqSide(rfq: RfqSide): void {
-    this.#rfq = rfq;
-  }
 
   // --- outbound (the shard pool's MakerFanout) ---------------------------------------------------------
 
@@ -142,8 +139,8 @@ export class MakerDesk implements MakerDispatcher {
   /** Withdraws every standing quote of `address` in every shard; resolves with how many were withdrawn. */
   async #withdraw(address: string): Promise<number> {
     const makerIds = this.deps.gateway.makerIdsOf(address);
-    if (makerIds.length === 0 || this.#rfq === null) return 0;
-    const withdrawn = await this.#rfq.withdrawQuotes(makerIds);
+    if (makerIds.length === 0) return 0;
+    const withdrawn = await this.deps.rfq.withdrawQuotes(makerIds);
     for (const q of withdrawn) this.deps.book.remove(q.makerId, q.requestId, q.quoteId);
     return withdrawn.length;
   }
@@ -166,7 +163,7 @@ export class MakerDesk implements MakerDispatcher {
     }
     // Into the book once it reached its shard: a quote refused before (its request id names no shard) never
     // hears of that shard again, so it would stand until its connection closed.
-    if (!this.#rfq!.onQuote(makerId, address, msg, receivedAtMs)) return;
+    if (!this.deps.rfq.onQuote(makerId, address, msg, receivedAtMs)) return;
     this.deps.book.add(makerId, address, {
       requestId: msg.request_id,
       quoteId: msg.quote_id,
@@ -180,15 +177,15 @@ export class MakerDesk implements MakerDispatcher {
 
   onDecline(makerId: MakerId, address: string, msg: DeclineMessage): void {
     this.deps.stats.count(address, 'declines', this.deps.clock.nowMs());
-    this.#rfq!.onDecline(makerId, address, msg);
+    this.deps.rfq.onDecline(makerId, address, msg);
   }
 
   onQuoteCancel(makerId: MakerId, address: string, msg: QuoteCancelMessage): void {
-    this.#rfq!.onQuoteCancel(makerId, address, msg);
+    this.deps.rfq.onQuoteCancel(makerId, address, msg);
   }
 
   onLastLookResponse(makerId: MakerId, address: string, msg: LastLookResponseMessage): void {
-    this.#rfq!.onLastLookResponse(makerId, address, msg, this.deps.clock.nowMs());
+    this.deps.rfq.onLastLookResponse(makerId, address, msg, this.deps.clock.nowMs());
   }
 
   onQuoteCancelAll(makerId: MakerId, address: string): void {
@@ -204,11 +201,11 @@ export class MakerDesk implements MakerDispatcher {
   }
 
   onRfqsReplayed(makerId: MakerId, requestIds: string[]): void {
-    this.#rfq!.onRfqsReplayed(makerId, requestIds);
+    this.deps.rfq.onRfqsReplayed(makerId, requestIds);
   }
 
   onMakerDisconnected(makerId: MakerId): void {
     this.deps.book.dropMaker(makerId);
-    this.#rfq?.onMakerDisconnected(makerId);
+    this.deps.rfq.onMakerDisconnected(makerId);
   }
 }

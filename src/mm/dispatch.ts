@@ -49,14 +49,14 @@ export interface MessageDispatchDeps {
   authenticator: Pick<MakerAuthenticator, 'onMessage'>;
   /** Each socket's inbound frame rate (frame-rate.ts). */
   frameRate: FrameRate;
+  /** Where the messages about RFQs go: the desk (desk.ts), in front of the RFQ engine. */
+  dispatcher: MakerDispatcher;
 }
 
 /** The start of a serialized rfq's body (stream.ts bodyOf): how a replay finds the rfqs among its frames. */
 const RFQ_BODY_PREFIX = '"type":"rfq",';
 
 export class MessageDispatch {
-  /** Null until the RFQ engine is wired (gateway.setDispatcher): messages that need it get NOT_ACCEPTING. */
-  dispatcher: MakerDispatcher | null = null;
   readonly #hot = new HotFrameReader();
 
   constructor(private readonly deps: MessageDispatchDeps) {}
@@ -91,14 +91,7 @@ export class MessageDispatch {
     }
     if (msg.type === 'auth_response') return sender.sendError(conn, 'ALREADY_AUTHENTICATED');
     if (msg.type === 'resume') return this.#resume(conn, auth, msg);
-    const dispatcher = this.dispatcher;
-    if (dispatcher === null)
-      return sender.sendError(
-        conn,
-        'NOT_ACCEPTING',
-        'request_id' in msg ? msg.request_id : undefined,
-        'quote_id' in msg ? msg.quote_id : undefined,
-      );
+    const dispatcher = this.deps.dispatcher;
     switch (msg.type) {
       case 'quote':
         msg.last_look ??= false;
@@ -140,7 +133,7 @@ export class MessageDispatch {
     for (const body of decision.bodies) {
       if (body.startsWith(RFQ_BODY_PREFIX)) requestIds.push((JSON.parse('{' + body) as { request_id: string }).request_id);
     }
-    if (requestIds.length > 0) this.dispatcher?.onRfqsReplayed(auth.makerId, requestIds);
+    if (requestIds.length > 0) this.deps.dispatcher.onRfqsReplayed(auth.makerId, requestIds);
     // Each under the deadline it was held under: an rfq replayed now is not replayed again past its quote deadline.
     decision.bodies.forEach((body, i) => sender.writer.write(conn, slot.stream.append(body, nowMs, decision.deadlinesMs[i]!)));
     this.deps.log.info({ connId: conn.connId, makerId: auth.makerId, replayed: decision.bodies.length }, 'maker stream resumed');

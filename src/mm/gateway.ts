@@ -18,7 +18,7 @@
 // buffered further); one timer per pending socket and one per session, one heartbeat interval in all.
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import uWS, { type TemplatedApp, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
+import uWS, { type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
 import type { TimerClock } from '../lib/clock.js';
 import type { Config } from '../config/config.js';
 import type { Sessions } from '../auth/sessions.js';
@@ -115,11 +115,11 @@ export class MakerGateway {
   readonly #refusals: LogCounts;
   readonly #sender: MakerSender;
   readonly #auth: MakerAuthenticator;
-  readonly #dispatch: MessageDispatch;
   readonly #heartbeat: Heartbeat;
   readonly #upgrades: UpgradeGate;
   readonly #frameRate: FrameRate;
-  #app: TemplatedApp | null = null;
+  /** Attached to its app (attach): once per gateway. */
+  #isAttached = false;
   #isClosing = false;
 
   constructor(deps: MakerGatewayDeps) {
@@ -159,14 +159,6 @@ export class MakerGateway {
       authenticated: this.#authenticated,
       streams: this.#streams,
     });
-    this.#dispatch = new MessageDispatch({
-      clock,
-      log,
-      streams: this.#streams,
-      sender,
-      authenticator: this.#auth,
-      frameRate: this.#frameRate,
-    });
     this.#heartbeat = new Heartbeat({
       intervalMs: config.mmHeartbeatMs,
       clock,
@@ -184,20 +176,27 @@ export class MakerGateway {
     });
   }
 
-  setDispatcher(d: MakerDispatcher): void {
-    this.#dispatch.dispatcher = d;
-  }
-
   /**
-   * Returns the socket behavior to register with `app.ws(MAKER_WS_PATH, gateway.attach(app))`, once per
-   * gateway (the app is remembered to catch a second attach). Starts the heartbeat.
+   * Returns the socket behavior to register with `app.ws(MAKER_WS_PATH, gateway.attach(dispatcher))`, once
+   * per gateway, and starts the heartbeat. The dispatcher (the desk) comes here rather than to the
+   * constructor because it sends through this gateway: built first, the gateway is handed its dispatcher
+   * when it starts taking sockets, so no socket ever exists without one.
    */
-  attach(app: TemplatedApp): WebSocketBehavior<UserData> {
-    if (this.#app !== null) throw new Error('MakerGateway.attach called twice'); // a wiring bug
-    this.#app = app;
+  attach(dispatcher: MakerDispatcher): WebSocketBehavior<UserData> {
+    if (this.#isAttached) throw new Error('MakerGateway.attach called twice'); // a wiring bug
+    this.#isAttached = true;
     this.#heartbeat.start();
     const upgrades = this.#upgrades;
-    const dispatch = this.#dispatch;
+    const { clock, log } = this.#deps;
+    const dispatch = new MessageDispatch({
+      clock,
+      log,
+      dispatcher,
+      streams: this.#streams,
+      sender: this.#sender,
+      authenticator: this.#auth,
+      frameRate: this.#frameRate,
+    });
     return {
       maxPayloadLength: MAX_MAKER_FRAME_BYTES,
       // Liveness is our JSON heartbeat (interface.md), not uWS's idle timer or protocol pings.
@@ -209,7 +208,7 @@ export class MakerGateway {
       upgrade: (res, req, context) => upgrades.upgrade(res, req, context),
       open: (ws) => this.#onOpen(ws),
       message: (ws, frame, isBinary) => dispatch.onFrame(ws.getUserData().conn, frame, isBinary),
-      close: (ws, code) => this.#onClose(ws.getUserData().conn, code),
+      close: (ws, code) => this.#onClose(ws.getUserData().conn, code, dispatcher),
     };
   }
 
@@ -339,7 +338,7 @@ export class MakerGateway {
     this.#auth.start(conn);
   }
 
-  #onClose(conn: Connection, code: number): void {
+  #onClose(conn: Connection, code: number, dispatcher: MakerDispatcher): void {
     conn.isClosed = true;
     this.#all.delete(conn);
     this.#auth.end(conn);
@@ -349,6 +348,6 @@ export class MakerGateway {
     this.#authenticated.delete(makerId);
     this.#streams.detach(auth.stream, this.#deps.clock.nowMs());
     this.#deps.log.info({ connId: conn.connId, makerId, address, code }, 'maker disconnected');
-    this.#dispatch.dispatcher?.onMakerDisconnected(makerId, address);
+    dispatcher.onMakerDisconnected(makerId, address);
   }
 }

@@ -1,6 +1,7 @@
 // Main thread. Builds the RFQ engine's main-thread half: the shard pool (whose shards run their recovery at
-// start), admission, the maker dispatcher and position settlement, and hooks them to the maker gateway and to
-// market resolution. The shards own every user balance: contests and credits reach them through the pool.
+// start), admission and position settlement, and hooks settlement to market resolution (the maker
+// dispatcher, rfq/maker-dispatch.ts, is built with the desk in app.ts). The shards own every user balance:
+// contests and credits reach them through the pool.
 import type { Logger } from 'pino';
 import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config/config.js';
@@ -11,7 +12,6 @@ import type { Users } from '../users/users.js';
 import type { PreferencesStore } from '../preferences/preferences.js';
 import type { Markets } from '../markets/markets.js';
 import { Admission } from './admission.js';
-import { RfqMakerDispatcher } from './maker-dispatch.js';
 import { createRfqMetrics, type RfqMetrics } from './metrics.js';
 import { prepareOwners, refuseIfOwned } from '../engine/first-start.js';
 import { Settlement } from './settlement.js';
@@ -33,16 +33,19 @@ export interface RfqEngineParts {
 export interface RfqEngine {
   pool: ShardPool;
   admission: Admission;
-  dispatcher: RfqMakerDispatcher;
   settlement: Settlement;
   metrics: RfqMetrics;
+  /** Spawns the shards (frames for makers go to `makers`) and waits for their recovery; once. */
+  start(makers: MakerFanout): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The pool alone, started: what owns the balances. Services that move money (contests, credits) take it. */
-export function startShardPool(
+/**
+ * The pool alone, not started (ShardPool.start spawns the shards): what owns the balances. Services that
+ * move money (contests, credits) take it.
+ */
+export function createShardPool(
   s: Pick<RfqEngineParts, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>,
-  makers: MakerFanout,
   options: ShardPoolOptions = {},
 ) {
   // The journal engine's owners start from their journals, or on a directory's first start from LMDB.
@@ -71,7 +74,6 @@ export function startShardPool(
       mapSizeBytes: s.config.lmdbMapSizeMb * 1024 * 1024,
       roomState: s.store.room.shared,
     },
-    makers,
     metrics,
     s.log,
     owners === null
@@ -85,13 +87,12 @@ export function startShardPool(
   return { pool, metrics };
 }
 
-/** Recovery runs before any route can take traffic; then makers' messages go to the shards. */
-export async function startRfqEngine(s: RfqEngineParts, makers: MakerFanout, pool: ShardPool, metrics: RfqMetrics): Promise<RfqEngine> {
-  const interrupted = await pool.ready();
-  if (interrupted > 0) s.log.warn({ interrupted }, 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
+/**
+ * The engine's main-thread half around its pool, not yet started: start() spawns the shards, each running its
+ * recovery first, and settles the positions of markets that resolved meanwhile.
+ */
+export function createRfqEngine(s: RfqEngineParts, pool: ShardPool, metrics: RfqMetrics): RfqEngine {
   const settlement = new Settlement(s.store, pool, s.clock);
-  s.markets.onResolved((market) => settlement.onMarketResolved(market).then(() => undefined));
-  await settlement.settleAllDue();
   const admission = new Admission({
     config: s.config,
     clock: s.clock,
@@ -101,6 +102,17 @@ export async function startRfqEngine(s: RfqEngineParts, makers: MakerFanout, poo
     verifyPool: s.verifyPool,
     metrics,
   });
-  const dispatcher = new RfqMakerDispatcher(pool, makers, metrics);
-  return { pool, admission, dispatcher, settlement, metrics, close: () => pool.close() };
+  return {
+    pool,
+    admission,
+    settlement,
+    metrics,
+    start: async (makers) => {
+      const interrupted = await pool.start(makers);
+      if (interrupted > 0) s.log.warn({ interrupted }, 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
+      s.markets.onResolved((market) => settlement.onMarketResolved(market).then(() => undefined));
+      await settlement.settleAllDue();
+    },
+    close: () => pool.close(),
+  };
 }

@@ -13,7 +13,8 @@ import type { ShardPool, MakerFanout } from './shard-pool.js';
 export class RfqMakerDispatcher {
   constructor(
     private readonly pool: ShardPool,
-    private readonly makers: MakerFanout,
+    /** Answers to a maker that need no shard (a quote refused before routing): straight to its socket. */
+    private readonly makers: Pick<MakerFanout, 'send'>,
     private readonly metrics: RfqMetrics,
   ) {}
 

@@ -37,6 +37,12 @@ export interface MakerFanout {
   sendFrames(makerId: string, frames: readonly string[], facts: readonly MakerFact[], unreplayed: readonly number[] | null): boolean;
 }
 
+/** The pool's makers before start: unreachable (no shard exists to send a frame), so any use is a wiring bug. */
+const notStarted = (): never => {
+  throw new Error('the shard pool is not started'); // a wiring bug
+};
+const NOT_STARTED: MakerFanout = { broadcast: notStarted, connectedMakerIds: notStarted, send: notStarted, sendFrames: notStarted };
+
 /** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
 /** Events sent after a commit of the shard: what the main thread reads next must see it. */
@@ -95,19 +101,31 @@ export class ShardPool {
   private framesByMaker = new Map<string, PendingFrames>();
   private isFrameFlushScheduled = false;
   private nextCallId = 1;
-  private readonly whenReady: Promise<number>;
+  /** Set by start: where the shards' frames for makers go. Until then no shard exists to send one. */
+  private makers: MakerFanout = NOT_STARTED;
+  private whenReady: Promise<number> | null = null;
   private readonly waiters: TerminalWaiters;
   private readonly ownerOf: (account: AccountId) => number;
 
   constructor(
     private readonly init: Omit<ShardInit, 'shard'>,
-    private readonly makers: MakerFanout,
     private readonly metrics: RfqMetrics,
     private readonly log: Logger,
     private readonly options: ShardPoolOptions = {},
   ) {
     this.waiters = new TerminalWaiters(options.maxWaiters);
     this.ownerOf = ownerOfName(init.shardCount);
+  }
+
+  /**
+   * Spawns the shards; each runs its recovery first (ready()). `makers` is where their frames for makers go:
+   * the desk, which is built after the pool because it hands makers' messages to it. The one cycle among the
+   * service's parts (shards -> desk -> shards) closes here, once, before any shard exists.
+   */
+  start(makers: MakerFanout): Promise<number> {
+    if (this.whenReady !== null) throw new Error('ShardPool.start called twice'); // a wiring bug
+    this.makers = makers;
+    const { init, options } = this;
     // The journal engine's owners talk to each other directly, one port per pair (engine/peer-links.ts).
     const ports = init.engine === 'journal' ? peerPorts(init.shardCount) : null;
     const ready: Promise<number>[] = [];
@@ -129,6 +147,7 @@ export class ShardPool {
       }
       return counts.reduce((sum, n) => sum + n, 0);
     });
+    return this.whenReady;
   }
 
   /**
@@ -136,15 +155,16 @@ export class ShardPool {
    * last stop and ended failed SERVICE_RESTARTED. Calls made before wait in the shards' queues.
    */
   ready(): Promise<number> {
+    if (this.whenReady === null) throw new Error('ShardPool.ready called before start'); // a wiring bug
     return this.whenReady;
   }
 
   get shardCount(): number {
-    return this.shards.length;
+    return this.init.shardCount;
   }
 
   shardOfUser(userId: string): number {
-    return shardOfUser(userId, this.shards.length);
+    return shardOfUser(userId, this.init.shardCount);
   }
 
   get engine(): ShardInit['engine'] {
@@ -244,13 +264,13 @@ export class ShardPool {
   }
 
   status(requestId: string, userId: string): Promise<RfqResult> {
-    const shard = shardOfRequest(requestId, this.shards.length);
+    const shard = shardOfRequest(requestId, this.init.shardCount);
     if (shard === null) return Promise.reject(new ApiError('RFQ_NOT_FOUND'));
     return this.call<RfqResult>(shard, (callId) => ({ kind: 'status', callId, requestId, userId }));
   }
 
   cancel(requestId: string, userId: string): Promise<RfqResult> {
-    const shard = shardOfRequest(requestId, this.shards.length);
+    const shard = shardOfRequest(requestId, this.init.shardCount);
     if (shard === null) return Promise.reject(new ApiError('RFQ_NOT_FOUND'));
     return this.call<RfqResult>(shard, (callId) => ({ kind: 'cancel', callId, requestId, userId }));
   }
@@ -262,7 +282,7 @@ export class ShardPool {
 
   /** Routes a maker message to the shard named in its request id; false when it names no shard. */
   toShard(requestId: string, message: MainToShard): boolean {
-    const shard = shardOfRequest(requestId, this.shards.length);
+    const shard = shardOfRequest(requestId, this.init.shardCount);
     if (shard === null) return false;
     this.shards[shard]!.out.add(message);
     return true;

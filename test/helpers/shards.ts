@@ -40,11 +40,10 @@ export async function startInProcessShards(dataDir: string, refreshReads: () => 
       createCoalesceMs: 0,
       engine: 'lmdb',
     },
-    NO_MAKERS,
     metrics,
     createLogger('silent'),
     { transport: inProcessTransport, refreshReads },
   );
-  await pool.ready();
+  await pool.start(NO_MAKERS);
   return pool;
 }

@@ -22,6 +22,8 @@ export interface StandaloneGateway {
   adminToken: string;
   env: Record<string, string>;
   gateway: MakerGateway;
+  /** What the gateway hands makers' RFQ messages to: it records them, as the desk would receive them. */
+  dispatcher: RecordingDispatcher;
   registry: MakerRegistry;
   sessions: Sessions;
   store: Store;
@@ -104,7 +106,8 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
     ...(options.maxPendingAuth === undefined ? {} : { maxPendingAuth: options.maxPendingAuth }),
   });
   const app = uWS.App();
-  app.ws(MAKER_WS_PATH, gateway.attach(app));
+  const dispatcher = new RecordingDispatcher();
+  app.ws(MAKER_WS_PATH, gateway.attach(dispatcher));
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) =>
     app.listen('127.0.0.1', 0, (socket) => (socket === false ? reject(new Error('listen failed')) : resolve(socket))),
   );
@@ -115,6 +118,7 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
     adminToken,
     env: {},
     gateway,
+    dispatcher,
     registry,
     sessions,
     store,

@@ -173,7 +173,7 @@ describe('AsyncAPI document of the maker socket', () => {
   it('documents the close codes and the error codes', () => {
     const channel = doc['channels'].makerSocket;
     assert.ok(channel['x-close-codes'].some((c: { code: number; reason: string }) => c.code === 1013 && c.reason === 'SLOW_CONSUMER'));
-    assert.ok(channel['x-error-codes'].some((c: { code: string }) => c.code === 'NOT_ACCEPTING'));
+    assert.ok(channel['x-error-codes'].some((c: { code: string }) => c.code === 'QUOTE_NOT_FOUND'));
   });
 
   it('lists every quote_reject reason, on the channel with its meaning and in the message schema', () => {

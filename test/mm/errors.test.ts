@@ -10,8 +10,8 @@ const REQUEST_ID = '3f1c2a9e-8b7d-4c6a-9e2f-1a2b3c4d5e6f';
 describe('maker error factories', () => {
   it('makerError: the table text, then the ids the offending message had, in wire order', () => {
     assert.equal(
-      JSON.stringify(makerError('NOT_ACCEPTING', REQUEST_ID, 'q-1')),
-      `{"type":"error","code":"NOT_ACCEPTING","message":"${MAKER_ERRORS.NOT_ACCEPTING.message}","request_id":"${REQUEST_ID}","quote_id":"q-1"}`,
+      JSON.stringify(makerError('QUOTE_NOT_FOUND', REQUEST_ID, 'q-1')),
+      `{"type":"error","code":"QUOTE_NOT_FOUND","message":"${MAKER_ERRORS.QUOTE_NOT_FOUND.message}","request_id":"${REQUEST_ID}","quote_id":"q-1"}`,
     );
     assert.equal(
       JSON.stringify(makerError('INVALID_JSON')),

@@ -35,31 +35,12 @@ const quote = (requestId = randomUUID()) => ({
   max_wager_micros: '1000000',
 });
 
-describe('maker gateway without a dispatcher', () => {
-  let gw: StandaloneGateway;
-  before(async () => (gw = await startStandaloneGateway()));
-  after(() => gw.close());
-
-  it('maker messages get error NOT_ACCEPTING (with the ids) and the socket stays open', async () => {
-    const mm = await connectMaker(gw, await gw.register());
-    const q = quote();
-    mm.send(q);
-    const error = await mm.next('error');
-    assert.deepEqual(error, { type: 'error', code: 'NOT_ACCEPTING', message: error.message, request_id: q.request_id, quote_id: 'q-1' });
-    mm.send({ type: 'decline', request_id: q.request_id });
-    assert.deepEqual(await mm.next('error'), { type: 'error', code: 'NOT_ACCEPTING', message: error.message, request_id: q.request_id });
-    assert.equal(mm.socket.isOpen, true);
-    await mm.close();
-  });
-});
-
 describe('maker gateway with a dispatcher', () => {
   let gw: StandaloneGateway;
   let dispatcher: RecordingDispatcher;
   before(async () => {
     gw = await startStandaloneGateway();
-    dispatcher = new RecordingDispatcher();
-    gw.gateway.setDispatcher(dispatcher);
+    dispatcher = gw.dispatcher;
   });
   after(() => gw.close());
 
@@ -239,8 +220,7 @@ describe('maker gateway backpressure', () => {
   let dispatcher: RecordingDispatcher;
   before(async () => {
     gw = await startStandaloneGateway({ config: { mmMaxBufferedBytes: LIMIT_BYTES } });
-    dispatcher = new RecordingDispatcher();
-    gw.gateway.setDispatcher(dispatcher);
+    dispatcher = gw.dispatcher;
   });
   after(() => gw.close());
 
@@ -312,8 +292,7 @@ describe('maker gateway bounds and shutdown', () => {
   let dispatcher: RecordingDispatcher;
   before(async () => {
     gw = await startStandaloneGateway({ maxPendingAuth: 2 });
-    dispatcher = new RecordingDispatcher();
-    gw.gateway.setDispatcher(dispatcher);
+    dispatcher = gw.dispatcher;
   });
   after(() => gw.close());
 
@@ -422,8 +401,7 @@ describe('maker gateway: sockets per maker and frames per socket (issue 33)', ()
       config: { mmMaxSocketsPerMaker: 2, mmFramesPerS: 1, mmFrameBurst: 5 },
       wrapVerifyPool: gate.wrap,
     });
-    dispatcher = new RecordingDispatcher();
-    gw.gateway.setDispatcher(dispatcher);
+    dispatcher = gw.dispatcher;
     gate.release(); // open unless a test holds it
   });
   after(() => {

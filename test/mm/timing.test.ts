@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { pino } from 'pino';
-import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
 import { Sessions } from '../../src/auth/sessions.js';
 import { loadConfig } from '../../src/config/config.js';
 import { VerifyPool } from '../../src/crypto/verify-pool.js';
@@ -26,7 +26,7 @@ import type { ServerMessageType } from '../../src/contract/mm.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { signChallenge, type ServerMessage } from '../helpers/makers.js';
-import { gatedVerifyPool } from '../helpers/standalone-gateway.js';
+import { gatedVerifyPool, RecordingDispatcher } from '../helpers/standalone-gateway.js';
 import { waitFor } from '../helpers/wait.js';
 
 const START_MS = 1_800_000_000_000;
@@ -201,8 +201,8 @@ function harness(options: HarnessOptions = {}): Harness {
     // No event loop turns on a manual clock: each frame is written as it is queued.
     endOfTurn: (flush) => flush(),
   });
-  // attach only remembers the app: the handlers it returns are what uWS would call.
-  const behavior = gateway.attach({} as TemplatedApp);
+  // The handlers attach returns are what uWS would call; no app is involved.
+  const behavior = gateway.attach(new RecordingDispatcher());
   cleanups.push(() => {
     gateway.close();
     sessions.stopSweeping();

@@ -424,8 +424,7 @@ describe('maker SDK RFQ flow (in-process gateway as the RFQ engine)', () => {
   let dispatcher: RecordingDispatcher;
   before(async () => {
     gw = await startStandaloneGateway();
-    dispatcher = new RecordingDispatcher();
-    gw.gateway.setDispatcher(dispatcher);
+    dispatcher = gw.dispatcher;
   });
   after(() => gw.close());
 

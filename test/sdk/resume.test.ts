@@ -27,8 +27,7 @@ describe('maker SDK resume', () => {
   let dispatcher: RecordingDispatcher;
   before(async () => {
     gw = await startStandaloneGateway({ config: { mmHeartbeatMs: 250 } });
-    dispatcher = new RecordingDispatcher();
-    gw.gateway.setDispatcher(dispatcher);
+    dispatcher = gw.dispatcher;
   });
   after(async () => {
     await gw.close();

@@ -1,0 +1,65 @@
+// Main thread. The service is assembled from areas (app.ts): each is built from what the areas registered
+// before it hold, and may start work (threads, timers, a listening socket) and stop it. They start in the
+// order they were registered, each once the one before it has started, and stop in reverse, each once the
+// one after it has stopped: nothing is stopped while an area that calls it still runs.
+//
+// A start that fails, or a build that throws before the start, stops every area registered so far before the
+// error reaches the caller, so a failed start leaves no thread or timer running. An area's stop therefore
+// copes with a start that never ran or stopped half way.
+import type { Logger } from 'pino';
+
+export interface Area {
+  /** What the log calls it when its stop fails. */
+  readonly name: string;
+  start?(): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}
+
+export class Areas {
+  readonly #areas: Area[] = [];
+  #stopping: Promise<void> | null = null;
+
+  constructor(private readonly log: Logger) {}
+
+  /** Registers `area` after those already registered; returns it, so a build can go on using its parts. */
+  add<A extends Area>(area: A): A {
+    if (this.#stopping !== null) throw new Error(`area ${area.name} registered after the stop began`); // a wiring bug
+    this.#areas.push(area);
+    return area;
+  }
+
+  /** Starts every area in order. On a failure, stops them all (stop()) and rejects with the failure. */
+  async start(): Promise<void> {
+    try {
+      for (const area of this.#areas) await area.start?.();
+    } catch (err) {
+      await this.stop().catch(() => undefined); // its own failures are logged; the start's is the one to report
+      throw err;
+    }
+  }
+
+  get isStopping(): boolean {
+    return this.#stopping !== null;
+  }
+
+  /**
+   * Stops every registered area, in reverse, once (later calls get the same promise). A failed stop does not
+   * keep the areas below it running: they stop too, and the first failure is the promise's rejection.
+   */
+  stop(): Promise<void> {
+    return (this.#stopping ??= this.#stopAll());
+  }
+
+  async #stopAll(): Promise<void> {
+    let firstFailure: { err: unknown } | null = null;
+    for (const area of [...this.#areas].reverse()) {
+      try {
+        await area.stop?.();
+      } catch (err) {
+        this.log.error({ err, area: area.name }, 'an area failed to stop; stopping the ones below it');
+        firstFailure ??= { err };
+      }
+    }
+    if (firstFailure !== null) throw firstFailure.err;
+  }
+}
