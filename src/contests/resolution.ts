@@ -159,7 +159,8 @@ export class ContestResolution {
   /**
    * Finishes every open contest of the market. A contest whose settlement fails does not keep the others
    * from settling; the failures are thrown afterwards, so the resolve answers 500 and the operator's
-   * same-outcome retry (which re-runs this, markets.ts) continues each failed settlement from its last batch.
+   * same-outcome retry (which re-runs this, markets/resolution.ts) continues each failed settlement from its
+   * last batch.
    */
   private async onMarketResolved(market: Market): Promise<void> {
     const failures: unknown[] = [];

@@ -2,7 +2,7 @@
 // an admin create, the entry window, and the pick rules of a submission. Each throws the contract's coded
 // error; none reads a clock or the store (the caller passes `nowMs` and a market look-up).
 import { ApiError, errors, validationError, type ErrorDetail } from '../lib/errors.js';
-import { isOpenForBetting } from '../markets/markets.js';
+import { isOpenForBetting } from '../markets/market-table.js';
 import type { Market } from '../contract/markets.js';
 import type { ContestPick, CreateContest, PickOutcome } from '../contract/contests.js';
 import type { ContestRecord, PickRecord } from '../records/contests.js';

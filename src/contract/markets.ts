@@ -45,7 +45,7 @@ export type Market = Static<typeof Market>;
 export type MarketOf = (marketId: number) => Market | undefined;
 /**
  * A market as LMDB holds it: records written before contract section 12 lack the three oracle fields, and
- * read as null (markets.ts, withOracleFields). New records always carry them.
+ * read as null (markets/due-index.ts, withOracleFields). New records always carry them.
  */
 export type StoredMarket = Omit<Market, 'resolved_by' | 'start_price_e8' | 'end_price_e8'> &
   Partial<Pick<Market, 'resolved_by' | 'start_price_e8' | 'end_price_e8'>>;

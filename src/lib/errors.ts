@@ -107,7 +107,7 @@ export const errors = {
 
   // -- Markets (markets/, RFQ legs, contest markets and picks).
   marketNotFound: (marketId: number) => new ApiError('MARKET_NOT_FOUND', `market ${marketId} does not exist`),
-  /** Not OPEN, or OPEN but past its betting close (markets.ts isOpenForBetting). */
+  /** Not OPEN, or OPEN but past its betting close (markets/market-table.ts isOpenForBetting). */
   marketNotOpen: (marketId: number) => new ApiError('MARKET_NOT_OPEN', `market ${marketId} is not open for betting`),
   noPriceMarket: (asset: string, durationSecs: number) =>
     new ApiError('MARKET_NOT_FOUND', `no price market for ${asset} over ${durationSecs}s`),

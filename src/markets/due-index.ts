@@ -1,6 +1,6 @@
 // Main thread. The index of unresolved markets by resolution time (contract section 12): LMDB database
 // `marketsDue`, key `${dueAtMs, 16 digits}:${marketKey}` -> true. Written in the transaction that creates a
-// market, removed in the one that resolves it (markets.ts), so it holds exactly the OPEN markets. What it
+// market, removed in the one that resolves it (market-table.ts), so it holds exactly the OPEN markets. What it
 // serves, each with one range read in key order and never a scan of every market:
 // - the admin's due list (GET /v1/admin/markets?due=true), oldest first, paged by key;
 // - the auto-void sweep (oracle/auto-void.ts): the markets due more than the grace ago, oldest first;

@@ -72,7 +72,8 @@ export class AutoVoidSweep {
           progressed++;
           return;
         }
-        // A listener failed (the void is durable; markets.ts) or the void did not commit (retried next pass).
+        // A listener failed (the void is durable; markets/resolution.ts) or the void did not commit (retried
+        // next pass).
         if (this.markets.get(marketIds[i]!)?.status !== 'OPEN') progressed++;
         this.log.error({ err: result.reason, marketId: marketIds[i] }, 'auto-void of a market failed');
       });

@@ -169,8 +169,8 @@ export class OracleResolver {
         // The resolution itself did not commit: back into the index, so the asset's next report retries it.
         this.addToIndex(market);
       }
-      // Otherwise the resolution is durable and a listener failed (markets.ts): its own start-up check or a
-      // same-outcome admin resolve finishes that work.
+      // Otherwise the resolution is durable and a listener failed (markets/resolution.ts): its own start-up
+      // check or a same-outcome admin resolve finishes that work.
       this.log.error({ err, marketId: window.marketId }, 'oracle resolution of a price window failed');
       return;
     }

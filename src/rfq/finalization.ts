@@ -4,7 +4,7 @@
 // audience maker answered, or the quote window ran out), when a last look is answered, or when it is
 // cancelled. State stays the actor's: the RFQs it holds are `active`, which this module shares.
 import type { TimerClock } from '../lib/clock.js';
-import { isOpenForBetting, readStoredMarket } from '../markets/markets.js';
+import { isOpenForBetting, readStoredMarket } from '../markets/market-table.js';
 import type { ServerToMakerMessage } from '../contract/mm.js';
 import type { Store } from '../store/db.js';
 import { passOverUncovered, type ActiveRfq } from './active-rfq.js';

@@ -11,7 +11,7 @@ import { ApiError, overloaded } from '../lib/errors.js';
 import { creditRef, transferId, userAccount } from '../records/ledger.js';
 import type { OwnerRuntime } from '../engine/owner-runtime.js';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
-import { readStoredMarket } from '../markets/markets.js';
+import { readStoredMarket } from '../markets/market-table.js';
 import type { Store } from '../store/db.js';
 import type { BlindWrite } from '../store/records.js';
 import { fillKey, settledFill } from '../records/fills.js';

@@ -7,7 +7,8 @@
 //
 // Idempotent: a settled position leaves the index, and the shard skips one already settled. It is re-run at
 // start (settleAllDue: whatever resolved while the process was down or a crash cut short) and by every
-// same-outcome retry of the resolve (markets.ts), so a failure at run time heals when the operator retries.
+// same-outcome retry of the resolve (markets/resolution.ts), so a failure at run time heals when the operator
+// retries.
 import { openPositionRange, requestIdOfPosition } from '../records/rfqs.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../lib/clock.js';

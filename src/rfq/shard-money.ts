@@ -8,7 +8,7 @@
 // (a retried resolve, a restart mid-settlement) moves nothing and writes nothing.
 import assert from 'node:assert/strict';
 import { ApiError } from '../lib/errors.js';
-import { readStoredMarket } from '../markets/markets.js';
+import { readStoredMarket } from '../markets/market-table.js';
 import type { Store } from '../store/db.js';
 import { creditRef, userAccount } from '../records/ledger.js';
 import { settledFill } from '../records/fills.js';

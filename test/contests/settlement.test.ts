@@ -648,7 +648,10 @@ describe('recovery at start', () => {
   });
 });
 
-/** The errors inside nested AggregateErrors (markets.ts wraps its listeners' failures, contests.ts its contests'). */
+/**
+ * The errors inside nested AggregateErrors (markets/resolution.ts wraps its listeners' failures, contests.ts its
+ * contests').
+ */
 function leafErrors(err: unknown): unknown[] {
   return err instanceof AggregateError ? err.errors.flatMap(leafErrors) : [err];
 }

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { isApiError } from '../../src/lib/errors.js';
 import { CursorBinding, CursorCodec, isSafeIntegers, routeFilter } from '../../src/contract/paging.js';
-import { MENTION_SCAN_MAX } from '../../src/markets/markets.js';
+import { MENTION_SCAN_MAX } from '../../src/markets/mentions.js';
 import type { Market } from '../../src/contract/markets.js';
 import { admin, client, type HttpResult } from '../helpers/http.js';
 import { startServer, type TestServer } from '../helpers/server.js';

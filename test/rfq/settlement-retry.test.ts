@@ -1,4 +1,4 @@
-// A market resolution whose listeners failed at run time (contract sections 4 and 5; src/markets/markets.ts
+// A market resolution whose listeners failed at run time (contract sections 4 and 5; src/markets/resolution.ts
 // `resolve`): the resolution is durable, the resolve fails (500 INTERNAL over HTTP), and the operator's
 // natural reaction, the same resolve again, re-runs the listeners, so a filled position is settled then and
 // not only at the next start.

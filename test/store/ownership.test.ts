@@ -75,13 +75,13 @@ const DB_OPENERS: Record<DbName, Openers> = {
   withdrawalsByStatus: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
   preferences: { owner: 'src/preferences/preferences.ts' },
   markets: {
-    owner: 'src/markets/markets.ts',
+    owner: 'src/markets/market-table.ts',
     also: {
       'src/markets/due-index.ts': 'builds its index from every market once, at start, when its version is missing',
     },
   },
-  marketWindows: { owner: 'src/markets/markets.ts' },
-  mentionMarkets: { owner: 'src/markets/markets.ts' },
+  marketWindows: { owner: 'src/markets/price-windows.ts' },
+  mentionMarkets: { owner: 'src/markets/mentions.ts' },
   loginNonces: { owner: 'src/auth/wallet-login.ts' },
   makers: { owner: 'src/mm/registry.ts' },
   makerProtection: { owner: 'src/mm/protection.ts' },
@@ -133,7 +133,10 @@ const DB_OPENERS: Record<DbName, Openers> = {
   contestImages: { owner: 'src/contests/contest-records.ts' },
   marketsDue: {
     owner: 'src/markets/due-index.ts',
-    also: { 'src/markets/markets.ts': 'writes the entry in the transaction that creates or resolves the market' },
+    also: {
+      'src/markets/market-table.ts': 'writes the entry in the transaction that creates or resolves the market',
+      'src/markets/resolution.ts': "reads the due lists (the auto-void sweep, the admin's due page, the oracle's open windows at start)",
+    },
   },
   oraclePrices: { owner: 'src/oracle/prices.ts' },
 };
