@@ -1,9 +1,10 @@
 // Main thread. Resolution (contract sections 5 and 12): the one way a market resolves, by the oracle, the admin
 // resolve route or the auto-void sweep; the listeners told of each resolution (RFQ settlement, contests); and
 // the lists of what is still to resolve, read from the due index (due-index.ts).
-import assert, { AssertionError } from 'node:assert/strict';
+import assert from 'node:assert/strict';
 import type { Clock } from '../lib/clock.js';
 import { ApiError } from '../lib/errors.js';
+import { crashOnBrokenInvariant } from '../lib/fatal.js';
 import { isOverloaded, OverloadRetries } from '../lib/overload-retries.js';
 import type { Store } from '../store/db.js';
 import type { Market, ResolvedBy, ResolveOutcome } from '../contract/markets.js';
@@ -87,14 +88,8 @@ export class Resolution {
       try {
         await listener(market);
       } catch (err) {
-        // A broken money invariant is a bug, not a failure to retry: stop the process rather than carry on
-        // with wrong balances (STYLE), as contests do.
-        if (err instanceof AssertionError) {
-          setImmediate(() => {
-            throw err;
-          });
-          throw err;
-        }
+        // A broken money invariant is a bug, not a failure to retry: the process stops, and nothing more runs.
+        if (crashOnBrokenInvariant(err)) throw err;
         failures.push(err);
       }
     }

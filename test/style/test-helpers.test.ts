@@ -12,6 +12,7 @@ import { waitFor, WaitTimeoutError } from '../helpers/wait.js';
 /** Scripts a test runs by path as their own process or thread: not helpers, so they may sit beside their test. */
 const SPAWNED_FIXTURES = [
   'test/auth/fixtures/logins-on-full-disk.ts',
+  'test/boot/fixtures/failed-start.ts',
   'test/crypto/fixtures/close-during-start.ts',
   'test/wal/fixtures/append-until-killed.ts',
   'test/engine/fixtures/owner-until-killed.ts',
