@@ -221,6 +221,9 @@ export const isSafeIntegers =
 
 export const isOneString = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
 
+/** The position of a list sorted by one key: the page's last key, or null (no key) on the last page. */
+export const positionOf = <V extends PositionValue>(key: V | null): [V] | null => (key === null ? null : [key]);
+
 function routeTagOf(route: string): string {
   return clearTag(route, ROUTE_TAG_CHARS);
 }

@@ -107,7 +107,8 @@ export class HandlerContext {
 
   get paging(): Paging {
     if (this.#paging === null) {
-      // A route without `cursor` in its query schema has no paging: reading it there is a bug of the route.
+      // Only a route whose query has `limit` and `cursor` is given `paging` by its types (route.ts PagingOf);
+      // reaching this on another is a cast around them, a bug of the route.
       if (this.#routePaging === null) throw new Error('this route does not page (no cursor in its query schema)');
       this.#paging = new Paging(this.#routePaging, this.auth, this.params, this.query);
     }

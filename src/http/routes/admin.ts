@@ -17,6 +17,7 @@ import {
 import { balanceBody } from './user.js';
 import { readUserBalance } from '../../ledger/ledger.js';
 import { isDuePosition } from '../../markets/due-index.js';
+import { positionOf } from '../../contract/paging.js';
 import { SetStorage, StorageStatus } from '../../contract/storage.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
@@ -77,9 +78,10 @@ export function adminRoutes(s: AdminRouteDeps) {
       summary: 'Markets whose resolution time has passed and that are unresolved (due=true), oldest first; follow next_cursor until null',
       query: DueMarketsQuery,
       responses: { 200: DueMarketsPage },
-      handler: ({ paging, query }) => {
-        const page = s.markets.duePage(s.clock.nowMs(), query.limit ?? DEFAULT_DUE_PAGE, paging.after(isDuePosition)?.[0] ?? null);
-        return json(200, { markets: page.markets, next_cursor: paging.next(page.nextKey === null ? null : [page.nextKey]) });
+      paged: { items: 'markets', defaultLimit: DEFAULT_DUE_PAGE, isPosition: isDuePosition },
+      handler: (_ctx, { after, limit }) => {
+        const page = s.markets.duePage(s.clock.nowMs(), limit, after?.[0] ?? null);
+        return { items: page.markets, next: positionOf(page.nextKey) };
       },
     }),
     defineRoute({

@@ -51,6 +51,8 @@ export function contestRoutes(s: ContestsRouteDeps) {
       summary: 'Contests of every game_type, newest first, optionally filtered by status and category',
       query: ContestListQuery,
       responses: { 200: ContestList },
+      // Not the `paged` option: a cached page is served without decoding its cursor or reading the records
+      // again, and the option decodes the cursor and builds the body on every request.
       handler: (ctx) => {
         const { query } = ctx;
         const filter = { status: query.status || undefined, category: query.category || undefined };
@@ -149,6 +151,8 @@ export function contestRoutes(s: ContestsRouteDeps) {
       params: ContestIdParams,
       query: AdminEntriesQuery,
       responses: { 200: AdminEntries },
+      // Not the `paged` option, which reads the cursor before the handler: here an unknown contest is 404
+      // CONTEST_NOT_FOUND before its cursor is read (afterKey), as a cursor's entry key names its contest.
       handler: ({ params, paging, query }) => {
         const page = contests.adminEntries(params.id, {
           limit: query.limit ?? MAX_ADMIN_ENTRIES_PAGE,

@@ -11,7 +11,7 @@ import {
   MENTION_LIST_PAGE,
   MentionMarketsQuery,
 } from '../../contract/markets.js';
-import { isSafeIntegers } from '../../contract/paging.js';
+import { isSafeIntegers, positionOf } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
 type MarketsRouteDeps = Pick<Services, 'markets'>;
@@ -63,13 +63,10 @@ export function marketRoutes(s: MarketsRouteDeps) {
       summary: 'Mention markets in market id order, optionally filtered by status; follow next_cursor until null',
       query: MentionMarketsQuery,
       responses: { 200: MarketList },
-      handler: ({ paging, query }) => {
-        const after = paging.after(isMarketIdPosition);
-        const page = s.markets.listMentions(query.status, {
-          limit: query.limit ?? MENTION_LIST_PAGE.defaultLimit,
-          afterId: after?.[0] ?? null,
-        });
-        return json(200, { markets: page.markets, next_cursor: paging.next(page.nextId === null ? null : [page.nextId]) });
+      paged: { items: 'markets', defaultLimit: MENTION_LIST_PAGE.defaultLimit, isPosition: isMarketIdPosition },
+      handler: ({ query }, { after, limit }) => {
+        const page = s.markets.listMentions(query.status, { limit, afterId: after?.[0] ?? null });
+        return { items: page.markets, next: positionOf(page.nextId) };
       },
     }),
   ];

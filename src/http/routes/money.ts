@@ -1,6 +1,6 @@
 // Main thread. The money routes of contract section 11: makers' and the protocol's balances and credits,
 // withdrawals (the account holder's request and lists, the operator's queue and decision), the ledger check.
-import { defineRoute, json } from '../route.js';
+import { defineRoute, json, type PageRequest } from '../route.js';
 import type { Services } from '../services.js';
 import { errors } from '../../lib/errors.js';
 import { parseAddress } from '../../crypto/address.js';
@@ -25,13 +25,15 @@ import {
   WithdrawalsQuery,
   AdminWithdrawal,
 } from '../../contract/money.js';
-import type { Paging } from '../../contract/paging.js';
+import { positionOf } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
 type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'store' | 'withdrawals'>;
 
 const MakerAddressParams = StrictObject({ address: AddressInput });
 const isKeyPosition = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
+/** Every withdrawals list pages by the withdrawal's key in its index. */
+const WITHDRAWALS_PAGED = { items: 'withdrawals', defaultLimit: WITHDRAWAL_PAGE.defaultLimit, isPosition: isKeyPosition } as const;
 
 function addressOrThrow(input: string, path: string): string {
   const address = parseAddress(input);
@@ -76,13 +78,9 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     });
     return json(isReplay ? 200 : 201, withdrawalBody(record));
   };
-  const ownList = (account: AccountId, paging: Paging, query: { limit?: number }) => {
-    const before = paging.after(isKeyPosition);
-    const page = s.withdrawals.pageOfAccount(account, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, before?.[0] ?? null);
-    return json(200, {
-      withdrawals: page.records.map(withdrawalBody),
-      next_cursor: paging.next(page.next === null ? null : [page.next]),
-    });
+  const ownPage = (account: AccountId, { after, limit }: PageRequest<[string]>) => {
+    const page = s.withdrawals.pageOfAccount(account, limit, after?.[0] ?? null);
+    return { items: page.records.map(withdrawalBody), next: positionOf(page.next) };
   };
   return [
     defineRoute({
@@ -163,7 +161,8 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       summary: "The caller's withdrawals, newest first (paged)",
       query: WithdrawalsQuery,
       responses: { 200: WithdrawalList },
-      handler: ({ auth, paging, query }) => ownList(userAccount(auth.userId), paging, query),
+      paged: WITHDRAWALS_PAGED,
+      handler: ({ auth }, page) => ownPage(userAccount(auth.userId), page),
     }),
     defineRoute({
       method: 'GET',
@@ -173,7 +172,8 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       summary: "The maker's withdrawals, newest first (paged)",
       query: WithdrawalsQuery,
       responses: { 200: WithdrawalList },
-      handler: ({ auth, paging, query }) => ownList(makerAccount(auth.address), paging, query),
+      paged: WITHDRAWALS_PAGED,
+      handler: ({ auth }, page) => ownPage(makerAccount(auth.address), page),
     }),
     defineRoute({
       method: 'GET',
@@ -183,12 +183,12 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       summary: 'Withdrawals of one status (default pending), oldest first (paged)',
       query: AdminWithdrawalsQuery,
       responses: { 200: AdminWithdrawalList },
-      handler: ({ paging, query }) => {
+      paged: WITHDRAWALS_PAGED,
+      handler: ({ query }, { after, limit }) => {
         const status: WithdrawalStatus = query.status ?? 'pending';
-        const after = paging.after(isKeyPosition);
-        const page = s.withdrawals.pageOfStatus(status, query.limit ?? WITHDRAWAL_PAGE.defaultLimit, after?.[0] ?? null);
+        const page = s.withdrawals.pageOfStatus(status, limit, after?.[0] ?? null);
         const withdrawals = page.records.map((r) => Object.assign(withdrawalBody(r), { account: r.account }));
-        return json(200, { withdrawals, next_cursor: paging.next(page.next === null ? null : [page.next]) });
+        return { items: withdrawals, next: positionOf(page.next) };
       },
     }),
     defineRoute({

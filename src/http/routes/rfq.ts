@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import type { RfqEngine } from '../../rfq/engine.js';
 import type { CreateCommand } from '../../rfq/admission.js';
 import { takerPnlPage } from '../../rfq/taker-pnl.js';
-import { isOneString } from '../../contract/paging.js';
+import { isOneString, positionOf } from '../../contract/paging.js';
 import { isTerminal } from '../../records/rfqs.js';
 import { TerminalResults } from '../../rfq/terminal-results.js';
 import {
@@ -151,15 +151,10 @@ export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
       summary: "The calling maker's fills grouped by taker (shielded takers by a stable opaque id), in taker order, paged",
       query: TakerPnlQuery,
       responses: { 200: TakerPnlResponse },
-      handler: ({ auth, paging, query }) => {
-        const sinceMs = query.since_ms ?? 0;
-        const after = paging.after(isOneString);
-        const page = takerPnlPage(s.store, auth.address, {
-          sinceMs,
-          limit: query.limit ?? TAKER_PNL_PAGE.defaultLimit,
-          afterTaker: after?.[0] ?? null,
-        });
-        return json(200, { takers: page.takers, next_cursor: paging.next(page.nextTaker === null ? null : [page.nextTaker]) });
+      paged: { items: 'takers', defaultLimit: TAKER_PNL_PAGE.defaultLimit, isPosition: isOneString },
+      handler: ({ auth, query }, { after, limit }) => {
+        const page = takerPnlPage(s.store, auth.address, { sinceMs: query.since_ms ?? 0, limit, afterTaker: after?.[0] ?? null });
+        return { items: page.takers, next: positionOf(page.nextTaker) };
       },
     }),
   ];

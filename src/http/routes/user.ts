@@ -48,14 +48,10 @@ export function userRoutes(s: UserRouteDeps) {
       summary: "The caller's RFQs, newest first, optionally of one status (paged: follow next_cursor until null)",
       query: UserRfqsQuery,
       responses: { 200: UserRfqList },
-      handler: ({ auth, paging, query }) => {
-        const after = paging.after(isRfqPosition);
-        const page = userRfqsPage(s.store, auth.userId, {
-          status: query.status,
-          limit: query.limit ?? USER_HISTORY_PAGE.defaultLimit,
-          after,
-        });
-        return json(200, { rfqs: page.rfqs, next_cursor: paging.next(page.next) });
+      paged: { items: 'rfqs', defaultLimit: USER_HISTORY_PAGE.defaultLimit, isPosition: isRfqPosition },
+      handler: ({ auth, query }, { after, limit }) => {
+        const page = userRfqsPage(s.store, auth.userId, { status: query.status, limit, after });
+        return { items: page.rfqs, next: page.next };
       },
     }),
     defineRoute({
@@ -69,7 +65,9 @@ export function userRoutes(s: UserRouteDeps) {
       handler: ({ auth, paging, query }) => {
         const limit = query.limit ?? USER_HISTORY_PAGE.defaultLimit;
         const marketOf = (marketId: number) => s.markets.get(marketId);
-        // The contest_id filter is bound into the cursor, so each position shape comes back to its own branch.
+        // The contest_id filter is bound into the cursor, so each position shape comes back to its own branch:
+        // the shape depends on the filter, which the `paged` option's one position guard cannot see, so this
+        // list reads its cursor itself.
         if (query.contest_id === undefined) {
           const page = userEntriesPage(s.store, marketOf, auth.userId, { limit, after: paging.after(isEntryPosition) });
           return json(200, { entries: page.entries, next_cursor: paging.next(page.next) });

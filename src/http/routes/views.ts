@@ -1,7 +1,8 @@
 // Main thread. The money views of contract section 11 ("Views"): the caller's positions and journal, and a
 // maker's fills; each paged by the one convention (contract/paging.ts). The pages are read by rfq/positions-view.ts,
 // ledger/journal-view.ts and rfq/maker-fills-view.ts.
-import { defineRoute, json } from '../route.js';
+import { defineRoute } from '../route.js';
+import { positionOf } from '../../contract/paging.js';
 import type { Services } from '../services.js';
 import { userAccount } from '../../records/ledger.js';
 import { accountJournalPage, type JournalCursor } from '../../ledger/journal-view.js';
@@ -40,14 +41,10 @@ export function viewRoutes(s: ViewsRouteDeps) {
       summary: "The caller's filled RFQs, newest first, optionally open or settled only, with what each paid (paged)",
       query: PositionsQuery,
       responses: { 200: PositionList },
-      handler: ({ auth, paging, query }) => {
-        const after = paging.after(isPositionCursor);
-        const page = userPositionsPage(s.store, marketOf, auth.userId, {
-          status: query.status,
-          limit: query.limit ?? VIEWS_PAGE.defaultLimit,
-          after,
-        });
-        return json(200, { positions: page.positions, next_cursor: paging.next(page.next) });
+      paged: { items: 'positions', defaultLimit: VIEWS_PAGE.defaultLimit, isPosition: isPositionCursor },
+      handler: ({ auth, query }, { after, limit }) => {
+        const page = userPositionsPage(s.store, marketOf, auth.userId, { status: query.status, limit, after });
+        return { items: page.positions, next: page.next };
       },
     }),
     defineRoute({
@@ -59,10 +56,10 @@ export function viewRoutes(s: ViewsRouteDeps) {
       summary: "The caller's money movements, newest first: one entry per transfer and bucket it changed (paged)",
       query: JournalQuery,
       responses: { 200: JournalList },
-      handler: ({ auth, paging, query }) => {
-        const after = paging.after(isJournalCursor);
-        const page = accountJournalPage(s.store, userAccount(auth.userId), { limit: query.limit ?? VIEWS_PAGE.defaultLimit, after });
-        return json(200, { entries: page.entries, next_cursor: paging.next(page.next) });
+      paged: { items: 'entries', defaultLimit: VIEWS_PAGE.defaultLimit, isPosition: isJournalCursor },
+      handler: ({ auth }, { after, limit }) => {
+        const page = accountJournalPage(s.store, userAccount(auth.userId), { limit, after });
+        return { items: page.entries, next: page.next };
       },
     }),
     defineRoute({
@@ -74,14 +71,10 @@ export function viewRoutes(s: ViewsRouteDeps) {
       summary: "The maker's fills, newest first, optionally open or settled only, with the maker's result once settled (paged)",
       query: MakerFillsQuery,
       responses: { 200: MakerFillList },
-      handler: ({ auth, paging, query }) => {
-        const after = paging.after(isRequestIdCursor);
-        const page = makerFillsPage(s.store, marketOf, auth.address, {
-          status: query.status,
-          limit: query.limit ?? VIEWS_PAGE.defaultLimit,
-          afterRequestId: after?.[0] ?? null,
-        });
-        return json(200, { fills: page.fills, next_cursor: paging.next(page.next === null ? null : [page.next]) });
+      paged: { items: 'fills', defaultLimit: VIEWS_PAGE.defaultLimit, isPosition: isRequestIdCursor },
+      handler: ({ auth, query }, { after, limit }) => {
+        const page = makerFillsPage(s.store, marketOf, auth.address, { status: query.status, limit, afterRequestId: after?.[0] ?? null });
+        return { items: page.fills, next: positionOf(page.next) };
       },
     }),
   ];
