@@ -11,12 +11,7 @@ if (port === null) throw new Error('shard-worker must run as a worker thread');
 const init = workerData as ShardInit;
 announceThread(`shard-${init.shard}`);
 // A journal that cannot be written is fatal: the thread stops, and the main thread stops the process.
-const host = new ShardHost(
-  init,
-  (batch) => port.postMessage(batch),
-  true,
-  crashLater,
-);
+const host = new ShardHost(init, (batch) => port.postMessage(batch), true, crashLater);
 
 port.on('message', (batch: MainToShard[] | typeof SHUTDOWN) => {
   // A journal that failed closes rejected; its failure stopped the thread already (onFailure), so exit anyway.
