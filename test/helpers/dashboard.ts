@@ -1,6 +1,7 @@
 // Arrange helpers for the dashboard tests: RFQs that flow through real makers (the `ws` client, signed by
 // ethers) and a funded taker, and a client of the dashboard's live feed.
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { connectMaker, registerMaker } from './makers.js';
 import { autoQuote, fundedTaker, unsignedBody } from './rfq.js';
@@ -15,15 +16,23 @@ export interface RfqFlow {
   stop(): Promise<void>;
 }
 
+/** Pause between two RFQs of the flow: at most ~100 a second, whatever the machine's speed. */
+const FLOW_PAUSE_MS = 10;
+/**
+ * The taker's funds: 2 USDC an RFQ for 50,000 RFQs, over 8 minutes of flow at its pace. Unpaced, a fast
+ * machine filled the 500 RFQs 1,000 USDC paid for in under 2 s, before the page had drawn its charts.
+ */
+const FLOW_FUNDS_MICROS = 100_000_000_000;
+
 /**
  * Two makers quoting every RFQ (one with a last look it accepts) and a taker sending one RFQ after another
- * (each waits for its result), until stop().
+ * (each waits for its result, then FLOW_PAUSE_MS), until stop().
  */
 export async function startRfqFlow(server: TestServer): Promise<RfqFlow> {
   const makers = await Promise.all([registerMaker(server), registerMaker(server)]);
   const [plain, lastLook] = await Promise.all(makers.map((maker) => connectMaker(server, maker)));
   const quoting = [autoQuote(plain!, { odds: 1.8 }), autoQuote(lastLook!, { odds: 1.9, isLastLook: true, lastLookAnswer: true })];
-  const { market, api } = await fundedTaker(server, 1_000_000_000);
+  const { market, api } = await fundedTaker(server, FLOW_FUNDS_MICROS);
   let done = 0;
   let isStopped = false;
   const loop = (async () => {
@@ -31,6 +40,7 @@ export async function startRfqFlow(server: TestServer): Promise<RfqFlow> {
       const res = await api.post('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
       assert.ok(res.status === 200 || res.status === 201, JSON.stringify(res.body));
       done++;
+      await sleep(FLOW_PAUSE_MS);
     }
   })();
   return {

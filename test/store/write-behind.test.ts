@@ -12,11 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/store/db.js';
 import { readAppliedSeq, WriteBehind, type WriteBehindOptions } from '../../src/store/write-behind.js';
-import { StorageFullError } from '../../src/store/room.js';
-import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
+import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { waitFor } from '../helpers/wait.js';
 import { STREAM_DBS, streamState, streamWrites } from '../helpers/read-model-writes.js';
 
+const FULL_DISK_FIXTURE = fileURLToPath(new URL('./fixtures/write-behind-full-disk.js', import.meta.url));
 const dirs: string[] = [];
 const stores: Store[] = [];
 after(async () => {
@@ -299,44 +299,35 @@ describe('write-behind', () => {
       'is retried with its writes kept and read, new work refused meanwhile, and commits once space is freed',
       { skip: mountPoint === null ? 'needs root and a tmpfs mount' : false },
       async () => {
-        const store = openStore(join(mountPoint!, 'data'), { mapSizeBytes: 64 * 1024 * 1024 });
-        const failures: unknown[] = [];
-        const { writer, applied } = newWriter(store, {
-          onCommitFailure: (error) => failures.push(error),
+        // In its own process, which ends itself with SIGKILL once it has reported (the fixture says why).
+        const child = spawn(process.execPath, [FULL_DISK_FIXTURE, mountPoint!], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('close', (_code, sig) => resolve(sig)));
+        assert.equal(signal, 'SIGKILL', `the fixture ended otherwise: ${stderr}`);
+        const { whileFull, afterFreed } = JSON.parse(stdout.trim()) as Record<string, Record<string, unknown>>;
+        assert.deepEqual(
+          whileFull,
+          {
+            taken: true,
+            failuresAreStorageFull: true,
+            firstFailure: whileFull!['firstFailure'],
+            appliedSeq: 1,
+            applied: [1],
+            pendingWrites: 1_000, // the writes are kept
+            ownerReadsItsWrite: true, // and read by the owner
+            newWorkRefused: true,
+          },
+          String(whileFull!['firstFailure']),
+        );
+        assert.deepEqual(afterFreed, {
+          appliedSeq: 2,
+          stored: true,
+          storedAppliedSeq: 2,
+          isRefusing: false, // the commit that went through ends the refusal
         });
-        try {
-          writer.write(1, [{ db: 'marketWindows', key: 'before', value: 1 }]);
-          await writer.flush();
-          const filler = join(mountPoint!, 'filler');
-          fillDisk(filler);
-          // More new pages than LMDB can reuse: ~2 MiB of records.
-          const big = 'x'.repeat(2_000);
-          const writes = Array.from({ length: 1_000 }, (_, i) => ({
-            db: 'rfqKeys' as const,
-            key: `big${i}`,
-            value: { requestId: `r${i}`, contentHash: big },
-          }));
-          assert.equal(writer.write(2, writes), true);
-          const flushed = writer.flush();
-          await waitFor(() => failures.length >= 2, { what: 'two failed commits', timeoutMs: 10_000 });
-          assert.ok(
-            failures.every((error) => error instanceof StorageFullError),
-            String(failures[0]),
-          );
-          assert.equal(writer.appliedSeq, 1);
-          assert.deepEqual(applied, [1]);
-          assert.equal(writer.pendingWrites, 1_000, 'the writes are kept');
-          assert.deepEqual(writer.get('rfqKeys', 'big7'), { requestId: 'r7', contentHash: big }, 'and read by the owner');
-          assert.throws(() => store.assertRoom(), StorageFullError);
-          rmSync(filler);
-          await flushed;
-          assert.equal(writer.appliedSeq, 2);
-          assert.deepEqual(store.db('rfqKeys').get('big999'), { requestId: 'r999', contentHash: big });
-          assert.equal(readAppliedSeq(store, 'test'), 2);
-          assert.equal(store.room.status().is_refusing, false, 'the commit that went through ends the refusal');
-        } finally {
-          await store.close();
-        }
       },
     );
   });

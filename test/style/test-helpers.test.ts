@@ -19,6 +19,7 @@ const SPAWNED_FIXTURES = [
   'test/engine/fixtures/owner-worker.ts',
   'test/ops/fixtures/announce-and-wait.ts',
   'test/store/fixtures/write-until-killed.ts',
+  'test/store/fixtures/write-behind-full-disk.ts',
 ];
 
 function tsFiles(dir: string): string[] {
