@@ -14,7 +14,6 @@ import { createHttpApp } from '../http/server.js';
 import { RateLimiter } from '../lib/rate-limit.js';
 import { LoadShedder } from '../http/load-shedder.js';
 import { Gauge } from 'prom-client';
-import type { AnyRoute } from '../http/route.js';
 import { Sessions } from '../auth/sessions.js';
 import { WalletLogin } from '../auth/wallet-login.js';
 import { JwtLogin } from '../auth/jwt-login.js';
@@ -118,7 +117,13 @@ async function assemble(
   const metrics = createHttpMetrics();
   // Before any worker thread starts: each announces its role once, at its start (ops/thread-cpu.ts).
   const threadRoles = new ThreadRoles(metrics.registry);
-  areas.add({ name: 'ops', stop: () => threadRoles.close() });
+  // Routes given as a function (here and below) are built when the http area asks (areas.routes()), once the
+  // services bag exists. The OpenAPI document reads every area's routes, at its first request.
+  areas.add({
+    name: 'ops',
+    routes: () => [...opsRoutes(services, () => routes, SERVICE_VERSION), ...adminRoutes(services)],
+    stop: () => threadRoles.close(),
+  });
 
   // --- signatures: the recovery threads --------------------------------------------------------------------
   const verifyPool = new VerifyPool({ threads: config.verifyThreads, maxQueue: config.verifyMaxQueue });
@@ -136,6 +141,7 @@ async function assemble(
   const makers = new MakerRegistry(store, clock);
   areas.add({
     name: 'accounts',
+    routes: () => [...authRoutes(services), ...userRoutes(services)],
     // Their timers would otherwise start a sweep batch on a closing store.
     stop: () => {
       sessions.stopSweeping();
@@ -149,6 +155,7 @@ async function assemble(
   const dueIndexed = await buildDueIndexIfMissing(store);
   if (dueIndexed > 0) log.info({ markets: dueIndexed }, 'due index built for the open markets of an older data directory');
   const preferences = new PreferencesStore(store);
+  areas.add({ name: 'markets', routes: marketRoutes({ markets }) });
 
   // --- the engine: the shards, owners of every balance, and the RFQ path's main-thread half -----------------
   const { pool, metrics: rfqMetrics } = createShardPool(
@@ -169,6 +176,8 @@ async function assemble(
   );
   areas.add({
     name: 'engine',
+    // Money and the views read the balances the shards own.
+    routes: () => [...rfqRoutes(services, rfqEngine), ...moneyRoutes(services), ...viewRoutes(services)],
     // Each shard runs its recovery first: no route takes traffic before it ends (http starts later).
     start: () => rfqEngine.start(maker.desk),
     stop: () => rfqEngine.close(),
@@ -181,6 +190,7 @@ async function assemble(
   const contests = new Contests(store, clock, pool, markets, log, ledger);
   areas.add({
     name: 'resolution',
+    routes: () => [...contestRoutes(services), ...oracleRoutes(services, rateLimiter)],
     start: () => {
       // Contests whose markets all became final while the process was down, and settlements a crash cut
       // short. recover() queues every finish on its contest's lane before its first await, so every later
@@ -212,7 +222,11 @@ async function assemble(
   // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
   const rateLimiter = new RateLimiter(config.rateLimit);
   const maker = buildMakerArea({ config, clock, log, store, metrics, verifyPool, sessions, makers, rateLimiter, pool, rfqMetrics });
-  areas.add({ name: 'makers', stop: () => maker.gateway.close() });
+  areas.add({
+    name: 'makers',
+    routes: () => [...mmRoutes(services, SERVICE_VERSION), ...mmDeskRoutes(services)],
+    stop: () => maker.gateway.close(),
+  });
 
   const services: Services = {
     config,
@@ -244,25 +258,12 @@ async function assemble(
 
   // --- dashboard -------------------------------------------------------------------------------------------
   const dashboard = createDashboard(services, rateLimiter);
-  areas.add({ name: 'dashboard', stop: () => dashboard.feed.close() });
+  areas.add({ name: 'dashboard', routes: dashboard.routes, stop: () => dashboard.feed.close() });
 
   // --- http: the routes of every area, the sockets' paths, and the listening socket -------------------------
-  const routes: AnyRoute[] = [];
-  routes.push(
-    ...opsRoutes(services, () => routes, SERVICE_VERSION),
-    ...authRoutes(services),
-    ...userRoutes(services),
-    ...marketRoutes(services),
-    ...adminRoutes(services),
-    ...moneyRoutes(services),
-    ...viewRoutes(services),
-    ...contestRoutes(services),
-    ...rfqRoutes(services, rfqEngine),
-    ...mmRoutes(services, SERVICE_VERSION),
-    ...mmDeskRoutes(services),
-    ...oracleRoutes(services, rateLimiter),
-    ...dashboard.routes,
-  );
+  // The router matches whatever the order (static segments before parameters, a duplicate refused); the
+  // order is the OpenAPI document's order of paths.
+  const routes = areas.routes();
   const shedder = new LoadShedder({ maxInFlight: config.maxInFlightCreates, maxDelayMs: config.maxEventLoopDelayMs });
   new Gauge({
     name: 'parlayd_http_in_flight_creates',

@@ -6,11 +6,19 @@
 // A start that fails, or a build that throws before the start, stops every area registered so far before the
 // error reaches the caller, so a failed start leaves no thread or timer running. An area's stop therefore
 // copes with a start that never ran or stopped half way.
+//
+// Each area also gives the HTTP routes of its parts; the http area serves them all (routes()).
 import type { Logger } from 'pino';
+import type { AnyRoute } from '../http/route.js';
 
 export interface Area {
   /** What the log calls it when its stop fails. */
   readonly name: string;
+  /**
+   * The routes of its parts, or a function that builds them when the http area asks (routes()): a function
+   * lets them use parts built after this area was registered, such as the services bag.
+   */
+  readonly routes?: readonly AnyRoute[] | (() => readonly AnyRoute[]);
   start?(): Promise<void> | void;
   stop?(): Promise<void> | void;
 }
@@ -26,6 +34,14 @@ export class Areas {
     if (this.#stopping !== null) throw new Error(`area ${area.name} registered after the stop began`); // a wiring bug
     this.#areas.push(area);
     return area;
+  }
+
+  /**
+   * Every area's routes, in the order the areas were registered. Builds those given as a function on each
+   * call: the http area calls it once, after the last area with routes is registered.
+   */
+  routes(): AnyRoute[] {
+    return this.#areas.flatMap((area) => (typeof area.routes === 'function' ? area.routes() : (area.routes ?? [])));
   }
 
   /** Starts every area in order. On a failure, stops them all (stop()) and rejects with the failure. */

@@ -15,7 +15,10 @@ export interface Dashboard {
   feed: DashboardFeed;
 }
 
-export function createDashboard(s: Services, rateLimiter: RateLimiter): Dashboard {
+/** What the dashboard uses of the services: its gauges' sources, the registry, and the feed's token check. */
+type DashboardDeps = Pick<Services, 'clock' | 'contests' | 'log' | 'makerGateway' | 'makers' | 'markets' | 'metrics' | 'sessions'>;
+
+export function createDashboard(s: DashboardDeps, rateLimiter: RateLimiter): Dashboard {
   const registry = s.metrics.registry;
   registerDashboardGauges(registry, {
     clock: s.clock,
