@@ -4,10 +4,9 @@
 // them every login is refused until a restart. A real store on a small tmpfs that the fixture fills; needs
 // root and mount, skipped elsewhere, saying so.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
+import { runKilledFixture } from '../helpers/killed-fixture.js';
 import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/logins-on-full-disk.js', import.meta.url));
@@ -23,8 +22,7 @@ describe('used login nonces on a full disk', () => {
     'logins whose commit failed hold no place: once the disk has room, the caller has its places as before',
     { skip: mountPoint === null ? 'needs root and a tmpfs mount' : false },
     async () => {
-      const { stdout } = await promisify(execFile)(process.execPath, [FIXTURE, mountPoint!, String(PER_CALLER)]);
-      const phases = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, string[]>;
+      const phases = await runKilledFixture<Record<string, string[]>>(FIXTURE, [mountPoint!, String(PER_CALLER)]);
       assert.deepEqual(phases, {
         before: ['INVALID_SIGNATURE'], // kept: one of the caller's places
         full: Array(2 * PER_CALLER).fill('OVERLOADED'), // the commit failed: nothing kept

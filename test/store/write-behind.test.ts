@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { openStore, type Store } from '../../src/store/db.js';
 import { readAppliedSeq, WriteBehind, type WriteBehindOptions } from '../../src/store/write-behind.js';
+import { runKilledFixture } from '../helpers/killed-fixture.js';
 import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.js';
 import { waitFor } from '../helpers/wait.js';
 import { STREAM_DBS, streamState, streamWrites } from '../helpers/read-model-writes.js';
@@ -299,15 +300,8 @@ describe('write-behind', () => {
       'is retried with its writes kept and read, new work refused meanwhile, and commits once space is freed',
       { skip: mountPoint === null ? 'needs root and a tmpfs mount' : false },
       async () => {
-        // In its own process, which ends itself with SIGKILL once it has reported (the fixture says why).
-        const child = spawn(process.execPath, [FULL_DISK_FIXTURE, mountPoint!], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('close', (_code, sig) => resolve(sig)));
-        assert.equal(signal, 'SIGKILL', `the fixture ended otherwise: ${stderr}`);
-        const { whileFull, afterFreed } = JSON.parse(stdout.trim()) as Record<string, Record<string, unknown>>;
+        // In its own process, which ends itself with SIGKILL once it has reported (helpers/killed-fixture.ts).
+        const { whileFull, afterFreed } = await runKilledFixture<Record<string, Record<string, unknown>>>(FULL_DISK_FIXTURE, [mountPoint!]);
         assert.deepEqual(
           whileFull,
           {

@@ -3,9 +3,11 @@
 // test that uses it unable to fail).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { assertApiError } from '../helpers/errors.js';
+import { runKilledFixture } from '../helpers/killed-fixture.js';
 import { repoRoot } from '../helpers/paths.js';
 import { waitFor, WaitTimeoutError } from '../helpers/wait.js';
 
@@ -92,4 +94,21 @@ test('assertApiError checks the status, the code, the ErrorBody shape and, when 
     () => assertApiError({ status: 400, body }, 400, 'VALIDATION_FAILED', [{ path: '/cursor', message: 'too big' }]),
     assert.AssertionError,
   );
+});
+
+test('runKilledFixture returns the report of a fixture that killed itself, and fails for one that ended otherwise', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-killed-fixture-'));
+  try {
+    const killed = join(dir, 'killed.mjs');
+    writeFileSync(killed, `process.stdout.write('{"ok":1}\\n', () => process.kill(process.pid, 'SIGKILL'));\n`);
+    assert.deepEqual(await runKilledFixture(killed, []), { ok: 1 });
+    const exited = join(dir, 'exited.mjs');
+    writeFileSync(exited, `console.log('{"ok":1}');\n`);
+    await assert.rejects(runKilledFixture(exited, []), /the fixture ended otherwise \(exit 0\)/);
+    const thrown = join(dir, 'thrown.mjs');
+    writeFileSync(thrown, `throw new Error('broken fixture');\n`);
+    await assert.rejects(runKilledFixture(thrown, []), /the fixture ended otherwise .*broken fixture/s);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
