@@ -261,9 +261,8 @@ describe('graceful shutdown', () => {
   it('SIGINT stops the service with exit code 0', async () => {
     const server = await startServer();
     try {
-      const exited = new Promise<number | null>((resolve) => server.process.once('close', (code) => resolve(code)));
       server.process.kill('SIGINT');
-      assert.equal(await exited, 0, server.stderr.join('\n'));
+      assert.equal(await server.exited(), 0, server.stderr.join('\n'));
       assert.ok(server.logs.some((entry) => entry['msg'] === 'stopping' && entry['signal'] === 'SIGINT'));
       // Listening means the verify threads have loaded (a stop cannot catch one mid-load), and says with what.
       assert.ok(server.logs.some((entry) => entry['msg'] === 'listening' && entry['recoverBackend'] === 'native'));

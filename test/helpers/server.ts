@@ -3,6 +3,7 @@
 // restart it on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,8 @@ export interface TestServer {
   stop(): Promise<number | null>;
   /** SIGKILL and wait for exit: a crash. */
   kill(): Promise<void>;
+  /** Resolves with the exit code once the process has ended and its output is read (holding this test's process alive meanwhile). */
+  exited(): Promise<number | null>;
 }
 
 export interface StartOptions {
@@ -109,6 +112,17 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
       reject(new Error(`server exited with ${code} before listening: ${stderr.join('\n')}`));
     });
   });
+  // Once it listens, the child and its pipes no longer keep this test's process alive: a test file whose tests
+  // have ended exits even when a failed test left its server running, and the 'exit' handler above kills it
+  // (held, a failed assertion kept the file running until CI's own timeout). Waiting for the child holds them.
+  const pipes = [child.stdout as Socket, child.stderr as Socket];
+  child.unref();
+  for (const pipe of pipes) pipe.unref();
+  const held = (): Promise<number | null> => {
+    child.ref();
+    for (const pipe of pipes) pipe.ref();
+    return exited;
+  };
   const server: TestServer = {
     baseUrl: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}`,
@@ -124,15 +138,16 @@ export async function startServer(options: StartOptions = {}): Promise<TestServe
     stop: async () => {
       started.delete(server);
       if (child.exitCode === null) child.kill('SIGTERM');
-      const code = await exited;
+      const code = await held();
       await assertLedgerAgrees(dataDir);
       return code;
     },
     kill: async () => {
       started.delete(server);
       if (child.exitCode === null) child.kill('SIGKILL');
-      await exited;
+      await held();
     },
+    exited: held,
   };
   started.add(server);
   return server;

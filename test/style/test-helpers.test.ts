@@ -3,6 +3,7 @@
 // test that uses it unable to fail).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -22,6 +23,7 @@ const SPAWNED_FIXTURES = [
   'test/ops/fixtures/announce-and-wait.ts',
   'test/store/fixtures/write-until-killed.ts',
   'test/store/fixtures/write-behind-full-disk.ts',
+  'test/style/fixtures/server-left-running.ts',
 ];
 
 function tsFiles(dir: string): string[] {
@@ -112,3 +114,36 @@ test('runKilledFixture returns the report of a fixture that killed itself, and f
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a test file whose failed test left its server running still ends, and takes its server with it', async () => {
+  const fixture = join(repoRoot, 'dist/test/style/fixtures/server-left-running.js');
+  const startMs = Date.now();
+  const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--test', fixture],
+      { timeout: 60_000, killSignal: 'SIGKILL', env: withoutTestContext() },
+      (error, stdout) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: stdout }),
+    );
+  });
+  assert.equal(code, 1, `it must end by itself, failed (${Date.now() - startMs} ms): ${output}`);
+  const pid = Number(/server pid=(\d+)/.exec(output)?.[1]);
+  assert.ok(pid > 0, output);
+  await waitFor(() => !isAlive(pid), { timeoutMs: 5_000, what: `the left server (pid ${pid}) gone` });
+});
+
+/** This process's environment without node:test's marker, which would make the child report to us, not run. */
+function withoutTestContext(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env['NODE_TEST_CONTEXT'];
+  return env;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
