@@ -3,9 +3,9 @@
 // order they were registered, each once the one before it has started, and stop in reverse, each once the
 // one after it has stopped: nothing is stopped while an area that calls it still runs.
 //
-// A start that fails, or a build that throws before the start, stops every area registered so far before the
-// error reaches the caller, so a failed start leaves no thread or timer running. An area's stop therefore
-// copes with a start that never ran or stopped half way.
+// When a build throws or a start fails, the assembler (app.ts createService) stops every area registered so
+// far before the error reaches its caller, so a failed start leaves no thread or timer running. An area's
+// stop therefore copes with a start that never ran or stopped half way.
 //
 // Each area also gives the HTTP routes of its parts; the http area serves them all (routes()).
 import type { Logger } from 'pino';
@@ -44,14 +44,9 @@ export class Areas {
     return this.#areas.flatMap((area) => (typeof area.routes === 'function' ? area.routes() : (area.routes ?? [])));
   }
 
-  /** Starts every area in order. On a failure, stops them all (stop()) and rejects with the failure. */
+  /** Starts every area in order, each once the one before it has started; rejects at the first failure. */
   async start(): Promise<void> {
-    try {
-      for (const area of this.#areas) await area.start?.();
-    } catch (err) {
-      await this.stop().catch(() => undefined); // its own failures are logged; the start's is the one to report
-      throw err;
-    }
+    for (const area of this.#areas) await area.start?.();
   }
 
   get isStopping(): boolean {

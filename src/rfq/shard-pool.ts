@@ -103,6 +103,7 @@ export class ShardPool {
   private nextCallId = 1;
   /** Set by start: where the shards' frames for makers go. Until then no shard exists to send one. */
   private makers: MakerFanout = NOT_STARTED;
+  /** Set by start, once. */
   private whenReady: Promise<number> | null = null;
   private readonly waiters: TerminalWaiters;
   private readonly ownerOf: (account: AccountId) => number;
@@ -118,9 +119,11 @@ export class ShardPool {
   }
 
   /**
-   * Spawns the shards; each runs its recovery first (ready()). `makers` is where their frames for makers go:
-   * the desk, which is built after the pool because it hands makers' messages to it. The one cycle among the
-   * service's parts (shards -> desk -> shards) closes here, once, before any shard exists.
+   * Spawns the shards. Resolves once every shard has run its recovery, with the number of RFQs that were
+   * active at the last stop and ended failed SERVICE_RESTARTED; calls made before wait in the shards' queues.
+   * `makers` is where their frames for makers go: the desk, which is built after the pool because it hands
+   * makers' messages to it. The one cycle among the service's parts (shards -> desk -> shards) closes here,
+   * once, before any shard exists.
    */
   start(makers: MakerFanout): Promise<number> {
     if (this.whenReady !== null) throw new Error('ShardPool.start called twice'); // a wiring bug
@@ -147,15 +150,6 @@ export class ShardPool {
       }
       return counts.reduce((sum, n) => sum + n, 0);
     });
-    return this.whenReady;
-  }
-
-  /**
-   * Resolves once every shard has run its recovery at start, with the number of RFQs that were active at the
-   * last stop and ended failed SERVICE_RESTARTED. Calls made before wait in the shards' queues.
-   */
-  ready(): Promise<number> {
-    if (this.whenReady === null) throw new Error('ShardPool.ready called before start'); // a wiring bug
     return this.whenReady;
   }
 
