@@ -1,10 +1,10 @@
 // The owner's thread (an RFQ shard's, in the service). Everything an owner needs around its decisions: the
 // host (owner-host.ts: journal, snapshots, answers released once durable), its read model's writer on the
-// thread's LMDB environment (store/write-behind.ts), its links to the other owners (peer-links.ts), and the
+// thread's LMDB environment (store/write-behind.ts), its links to the other owners (peer-links.ts between
+// threads of one process, cluster/nats-links.ts between processes), and the
 // timer that drives its resends, fate questions and lock timeouts. Clients call it and get the decision at
 // once (a reservation refused or taken, before anyone is told of the RFQ) and a promise of the answer that
 // settles when the decision is durable.
-import type { MessagePort } from 'node:worker_threads';
 import type { AccountId } from '../records/ledger.js';
 import type { DbName, Store } from '../store/db.js';
 import type { BlindWrite, RecordTypes } from '../store/records.js';
@@ -14,18 +14,19 @@ import type { Effect } from './effects.js';
 import { OwnerHost, type ReadModelRead } from './owner-host.js';
 import type { OwnerLimits } from './owner.js';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
-import { PeerLinks } from './peer-links.js';
-import { ownerOfName } from './routing.js';
+import type { OwnerLinks } from './peer-links.js';
+import type { PeerMessage } from './owner.js';
 
 export interface OwnerRuntimeOptions {
   /** This owner's journal and snapshots. */
   dir: string;
   self: number;
-  owners: number;
+  /** Which owner an account or a credit key belongs to (routing.ts ownerOfName; cluster/partitions.ts). */
+  ownerOf: (name: AccountId) => number;
   /** The thread's LMDB environment: the read model. */
   store: Store;
-  /** This owner's ends of the ports to the other owners (peer-links.ts peerPorts). */
-  ports: ReadonlyMap<number, MessagePort>;
+  /** This owner's links to the other owners, made to hand what arrives to `deliver`. */
+  links: (deliver: (from: number, message: PeerMessage) => void) => OwnerLinks;
   limits: OwnerLimits;
   /** How often the owner's timers run (resends, fate questions, lock timeouts). */
   tickMs: number;
@@ -44,7 +45,7 @@ export type OwnerCall = { decided: MoneyAnswer | 'pending'; answer: Promise<Mone
 export class OwnerRuntime {
   readonly #host: OwnerHost;
   readonly #writer: WriteBehind;
-  readonly #links: PeerLinks;
+  readonly #links: OwnerLinks;
   readonly #answers = new Map<number, (answer: MoneyAnswer) => void>();
   readonly #tick: NodeJS.Timeout;
   #nextCallId = 1;
@@ -57,11 +58,11 @@ export class OwnerRuntime {
       onApplied: () => host?.readModelApplied(),
       onCommitFailure: () => {}, // the writer retries; room.ts makes every thread refuse new work meanwhile
     });
-    this.#links = new PeerLinks(options.self, options.ports, (from, message) => this.#host.peer(from, message));
+    this.#links = options.links((from, message) => this.#host.peer(from, message));
     host = OwnerHost.open({
       dir: options.dir,
       self: options.self,
-      ownerOf: ownerOfName(options.owners),
+      ownerOf: options.ownerOf,
       limits: options.limits,
       snapshotEveryRecords: options.snapshotEveryRecords,
       maxPendingBytes: options.maxPendingBytes,
@@ -91,6 +92,11 @@ export class OwnerRuntime {
 
   get recovery() {
     return this.#host.recovery;
+  }
+
+  /** Fills waiting for a maker's lock on another owner. */
+  get fillsInFlight(): number {
+    return this.#host.owner.inFlightCount;
   }
 
   /** Whose account (or credit key: creditRef) `name` is. */

@@ -23,7 +23,14 @@ export function peerPorts(owners: number): Array<Map<number, MessagePort>> {
   return ends;
 }
 
-export class PeerLinks {
+/** An owner's way to its peers: in order, never twice, possibly lost (the owners' protocol resends). */
+export interface OwnerLinks {
+  send(to: number, message: PeerMessage): void;
+  /** Stops listening: the owner may end. Messages sent before still leave. */
+  close(): void;
+}
+
+export class PeerLinks implements OwnerLinks {
   readonly #out = new Map<number, Batcher<PeerMessage>>();
 
   constructor(

@@ -12,6 +12,8 @@ import { isOverloaded } from '../lib/overload-retries.js';
 import { makerAccount } from '../records/ledger.js';
 import type { Effect } from '../engine/effects.js';
 import { OwnerRuntime, type OwnerCall } from '../engine/owner-runtime.js';
+import { PeerLinks } from '../engine/peer-links.js';
+import { ownerOfName } from '../engine/routing.js';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import type { Store } from '../store/db.js';
 import type { BlindWrite, RecordTypes } from '../store/records.js';
@@ -71,9 +73,9 @@ export class JournalDurability implements RfqDurability {
     this.#runtime = new OwnerRuntime({
       dir: ownerDir(options.dataDir, options.shard),
       self: options.shard,
-      owners: options.shardCount,
+      ownerOf: ownerOfName(options.shardCount),
       store: options.store,
-      ports: options.peerPorts,
+      links: (deliver) => new PeerLinks(options.shard, options.peerPorts, deliver),
       limits: OWNER_LIMITS,
       tickMs: OWNER_TICK_MS,
       snapshotEveryRecords: SNAPSHOT_EVERY_RECORDS,

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { entryKey, entryRef, type EntryRecord } from '../../src/records/contests.js';
 import { settledEntryWrite } from '../../src/contests/contest-records.js';
 import { OwnerRuntime } from '../../src/engine/owner-runtime.js';
+import { PeerLinks } from '../../src/engine/peer-links.js';
 import { ApiError } from '../../src/lib/errors.js';
 import { PROTOCOL, userAccount } from '../../src/records/ledger.js';
 import { checkLedger } from '../../src/ledger/check.js';
@@ -28,9 +29,9 @@ test('a prize the pool cannot cover after its retries fails the batch OVERLOADED
   const runtime = new OwnerRuntime({
     dir: join(root, 'owner-0'),
     self: 0,
-    owners: 1,
+    ownerOf: () => 0,
     store,
-    ports: new Map(),
+    links: (deliver) => new PeerLinks(0, new Map(), deliver),
     limits: { lockTimeoutMs: 2_000, lockQueryMs: 2_000, resendMs: 100, resendPerTick: 256 },
     tickMs: 20,
     snapshotEveryRecords: 50_000,

@@ -1,0 +1,115 @@
+// A shard node's money: the owner actor of its partitions (engine/owner-runtime.ts: journal, snapshots, LMDB
+// read model in the node's own data directory), linked to the other nodes' owners over NATS (nats-links.ts),
+// answering the money calls of its partitions (money-calls.ts) and looks at its book. The owner is named by
+// its first partition (partitions.ts); the cluster's partition map says where every other name lives.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import type { NatsConnection, Subscription } from 'nats';
+import type { Logger } from 'pino';
+import { OwnerRuntime } from '../engine/owner-runtime.js';
+import type { OwnerLimits } from '../engine/owner.js';
+import { openStore, type Store } from '../store/db.js';
+import type { MoneyRequest, MoneyReply } from './money-calls.js';
+import { NatsLinks } from './nats-links.js';
+import type { PartitionMap } from './partitions.js';
+import { decode, encode, subjects } from './wire.js';
+
+export interface OwnerNodeOptions {
+  nc: NatsConnection;
+  /** The node's own directory: `engine/owner-<n>` (journal, snapshots) and `lmdb` (the read model). */
+  dataDir: string;
+  /** The owner this node runs: the first partition it owns in `map`. */
+  owner: number;
+  map: PartitionMap;
+  limits: OwnerLimits;
+  tickMs: number;
+  snapshotEveryRecords: number;
+  maxPendingBytes: number;
+  log: Logger;
+  nowMs(): number;
+  /** The journal, a snapshot or the read model failed for good: the process must stop. */
+  onFailure(error: Error): void;
+}
+
+/** An owner's book as a look shows it: amounts as decimal strings, so the look reads the same in any language. */
+export interface BookLook {
+  owner: number;
+  accounts: Record<string, Record<string, string>>;
+  holds: Record<string, { account: string; bucket: string; amountMicros: string; isPending: boolean }>;
+  /** Channel commands sent and not yet acknowledged, over all peers. */
+  unacknowledged: number;
+  /** Fills waiting for a maker's lock on another owner. */
+  fillsInFlight: number;
+}
+
+export class OwnerNode {
+  readonly #runtime: OwnerRuntime;
+  readonly #store: Store;
+  readonly #subscriptions: Subscription[] = [];
+
+  constructor(private readonly options: OwnerNodeOptions) {
+    const { owner, map, nc, log } = options;
+    assert.equal(map.ownerOfPartition(owner), owner, `owner ${owner} is not the first partition of its own in the map`);
+    this.#store = openStore(join(options.dataDir, 'lmdb'));
+    this.#runtime = new OwnerRuntime({
+      dir: join(options.dataDir, 'engine', `owner-${owner}`),
+      self: owner,
+      ownerOf: map.ownerOf,
+      store: this.#store,
+      links: (deliver) => new NatsLinks(nc, owner, deliver, log),
+      limits: options.limits,
+      tickMs: options.tickMs,
+      snapshotEveryRecords: options.snapshotEveryRecords,
+      maxPendingBytes: options.maxPendingBytes,
+      nowMs: options.nowMs,
+      onFailure: options.onFailure,
+    });
+    for (const partition of map.partitionsOf(owner)) {
+      this.#subscriptions.push(
+        nc.subscribe(subjects.partitionMoney(partition), {
+          callback: (error, msg) => {
+            if (error !== null) return log.warn({ err: error }, 'money call subscription error');
+            const { call, facts } = decode<MoneyRequest>(msg.data);
+            const made = this.#runtime.call(call, facts);
+            if (made === 'overloaded') return void msg.respond(encode({ ok: false, code: 'OVERLOADED' } satisfies MoneyReply));
+            void made.answer.then((answer) => msg.respond(encode(answer satisfies MoneyReply)));
+          },
+        }),
+      );
+    }
+    this.#subscriptions.push(
+      nc.subscribe(subjects.ownerBook(owner), { callback: (error, msg) => error === null && msg.respond(encode(this.look())) }),
+    );
+  }
+
+  get recovery() {
+    return this.#runtime.recovery;
+  }
+
+  look(): BookLook {
+    const { book } = this.#runtime;
+    const accounts: BookLook['accounts'] = {};
+    for (const [account, buckets] of book.accounts) {
+      accounts[account] = Object.fromEntries(Object.entries(buckets).map(([bucket, micros]) => [bucket, String(micros)]));
+    }
+    const holds: BookLook['holds'] = {};
+    for (const [ref, hold] of book.holds) {
+      holds[ref] = {
+        account: hold.account,
+        bucket: hold.bucket,
+        amountMicros: String(hold.amountMicros),
+        isPending: hold.pendingFor !== undefined,
+      };
+    }
+    let unacknowledged = 0;
+    for (const outbox of book.outboxes.values()) unacknowledged += outbox.entries.length;
+    return { owner: this.options.owner, accounts, holds, unacknowledged, fillsInFlight: this.#runtime.fillsInFlight };
+  }
+
+  /** Stops taking calls, makes what was decided durable (its answers leave), then closes the read model. */
+  async close(): Promise<void> {
+    for (const subscription of this.#subscriptions) subscription.unsubscribe();
+    await this.#runtime.close();
+    await this.#store.close();
+  }
+}

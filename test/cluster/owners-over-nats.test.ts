@@ -1,0 +1,340 @@
+// Two shard nodes' owners in two processes on a real nats-server (src/cluster/owner-node.ts), each with its
+// own journal and LMDB, partitions 0-127 and 128-255: a fill whose maker lives on the other node locks the
+// maker's liability there over NATS, commits, posts; a maker funded for N fills raced by 2N RFQs of users on
+// both nodes fills exactly N; each node killed with SIGKILL mid-burst loses nothing it answered, its calls are
+// UNAVAILABLE at once while it is gone, and once it is back its locks are settled by asking. After each test
+// both journals are read back and checked together (engine/check.ts checkOwners): conservation to the micro,
+// every half of every transfer once, every held bucket equal to its holds, nothing in transit.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, test } from 'node:test';
+import { connect, type NatsConnection } from 'nats';
+import { checkOwners } from '../../src/engine/check.js';
+import { MoneyCalls, type MoneyReply } from '../../src/cluster/money-calls.js';
+import type { BookLook } from '../../src/cluster/owner-node.js';
+import { PartitionMap, partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
+import { decode, encode, subjects } from '../../src/cluster/wire.js';
+import type { MoneyCall } from '../../src/ledger/money-ops.js';
+import { creditRef, lockRef, makerAccount, userAccount } from '../../src/records/ledger.js';
+import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
+import { readOwnerJournal } from '../helpers/owner-journals.js';
+import { waitFor } from '../helpers/wait.js';
+
+const FIXTURE = new URL('./fixtures/owner-node.js', import.meta.url).pathname;
+const MAP_TEXT = ['0-127', '128-255'];
+const MAP = PartitionMap.of(MAP_TEXT);
+const [A, B] = MAP.owners as [number, number];
+
+const binary = natsServerBinary();
+const skip = 'missing' in binary ? binary.missing : false;
+
+/** One node's process: started, killed with SIGKILL or stopped with SIGTERM, on the same data directory. */
+class NodeProcess {
+  #child: ChildProcess | null = null;
+
+  constructor(
+    readonly owner: number,
+    readonly dataDir: string,
+    private readonly natsUrl: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, [FIXTURE, this.natsUrl, this.dataDir, String(this.owner), MAP_TEXT.join(';')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    this.#child = child;
+    const lines = createInterface({ input: child.stdout! });
+    const exited = once(child, 'exit').then(([code]) => {
+      throw new Error(`owner node ${this.owner} exited (${code}) before it listened`);
+    });
+    const listening = (async () => {
+      for await (const line of lines) if ((JSON.parse(line) as { listening?: boolean }).listening === true) return;
+    })();
+    await Promise.race([listening, exited]);
+  }
+
+  async kill(): Promise<void> {
+    const child = this.#child!;
+    this.#child = null;
+    child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    this.#child = null;
+    if (child === null || child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, `owner node ${this.owner} stopped cleanly`);
+  }
+}
+
+/** The first name `make(i)` whose partition lies with `owner`. */
+function nameOn(owner: number, make: (i: number) => string, partitionOf: (name: string) => number): string {
+  for (let i = 0; ; i++) if (MAP.ownerOfPartition(partitionOf(make(i))) === owner) return make(i);
+}
+const userOn = (owner: number, tag: string) => nameOn(owner, (i) => `${tag}-${i}`, partitionOfUser);
+const makerOn = (owner: number) =>
+  nameOn(
+    owner,
+    (i) => `0x${i.toString(16).padStart(40, '0')}`,
+    (address) => partitionOfName(makerAccount(address)),
+  );
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let money: MoneyCalls;
+
+before(async () => {
+  if (skip !== false) return;
+  nats = await NatsServer.start((binary as { path: string }).path);
+  nc = await connect({ servers: nats.url, pingInterval: 1_000, maxPingOut: 2, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
+  money = new MoneyCalls(nc, 3_000);
+});
+
+after(async () => {
+  if (skip !== false) return;
+  await nc.close();
+  await nats.stop();
+});
+
+/** Two nodes on fresh data directories; `run` gets them, then both stop and their journals are checked together. */
+async function withCluster(run: (nodes: [NodeProcess, NodeProcess]) => Promise<void>): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'parlayd-owners-nats-'));
+  const nodes = [new NodeProcess(A, join(root, 'node-a'), nats.url), new NodeProcess(B, join(root, 'node-b'), nats.url)] as [
+    NodeProcess,
+    NodeProcess,
+  ];
+  try {
+    await Promise.all(nodes.map((node) => node.start()));
+    await run(nodes);
+    await waitForQuiet();
+    await Promise.all(nodes.map((node) => node.stop()));
+    const check = checkOwners(
+      nodes.map((node) => readOwnerJournal(join(node.dataDir, 'engine', `owner-${node.owner}`), node.owner, MAP.ownerOf)),
+    );
+    assert.deepEqual(check.differences, []);
+    assert.equal(check.inTransitMicros, 0n);
+    assert.equal(check.totalMicros, check.worldInMicros - check.worldOutMicros, 'conserved to the micro');
+  } finally {
+    await Promise.allSettled(nodes.map((node) => node.kill().catch(() => {})));
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const look = async (owner: number): Promise<BookLook> =>
+  decode<BookLook>((await nc.request(subjects.ownerBook(owner), encode(null), { timeout: 2_000 })).data);
+
+/** Both owners with nothing on a channel, no fill waiting for a lock and no lock pending. */
+const waitForQuiet = () =>
+  waitFor(
+    async () => {
+      for (const owner of [A, B]) {
+        const book = await look(owner);
+        assert.equal(book.unacknowledged, 0, `owner ${owner}: commands unacknowledged`);
+        assert.equal(book.fillsInFlight, 0, `owner ${owner}: fills waiting`);
+        const pending = Object.keys(book.holds).filter((ref) => book.holds[ref]!.isPending);
+        assert.deepEqual(pending, [], `owner ${owner}: locks pending`);
+      }
+    },
+    { what: 'both owners quiet', timeoutMs: 15_000, intervalMs: 50 },
+  );
+
+const callFor = (partition: number, call: MoneyCall): Promise<MoneyReply> => money.call(partition, call);
+const credit = (account: string, amountMicros: bigint, key: string) =>
+  callFor(partitionOfName(creditRef(key)), { op: 'credit', account, amountMicros, key });
+const available = async (owner: number, account: string) => BigInt((await look(owner)).accounts[account]?.available ?? '0');
+
+test('a fill whose maker lives on the other node: lock, fill, post over NATS; the settlement pays the taker across', { skip }, async () => {
+  await withCluster(async () => {
+    const taker = userOn(A, 'taker');
+    const maker = makerOn(B);
+    assert.deepEqual(await credit(userAccount(taker), 1_000n, 'fund-taker'), { ok: true, isReplay: false });
+    assert.deepEqual(await credit(makerAccount(maker), 5_000n, 'fund-maker'), { ok: true, isReplay: false });
+    assert.deepEqual(await credit(makerAccount(maker), 5_000n, 'fund-maker'), { ok: true, isReplay: true }, 'a repeated key credits once');
+    await waitFor(async () => (await available(B, makerAccount(maker))) === 5_000n && (await available(A, userAccount(taker))) === 1_000n, {
+      what: 'both funded (a credit decided by its key’s owner travels to the account’s)',
+    });
+
+    const home = partitionOfUser(taker);
+    assert.deepEqual(await callFor(home, { op: 'reserve', userId: taker, amountMicros: 600n, ref: 'rfq:1' }), { ok: true });
+    assert.deepEqual(await callFor(home, { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: maker, liabilityMicros: 700n }), {
+      ok: true,
+    });
+    await waitFor(async () => (await look(B)).accounts[makerAccount(maker)]?.locked === '700', {
+      what: 'the lock posted on the maker’s node',
+    });
+    assert.equal((await look(B)).holds[lockRef('rfq:1')]?.isPending, false);
+
+    assert.deepEqual(await callFor(home, { op: 'settle', ref: 'rfq:1', makerAddress: maker, outcome: 'won' }), { ok: true, isMoved: true });
+    await waitFor(async () => (await available(A, userAccount(taker))) === 1_000n - 600n + 100n + 500n + 700n, {
+      what: 'the taker paid its stake back and the liability from the other node',
+    });
+    assert.equal(await available(B, makerAccount(maker)), 4_300n);
+  });
+});
+
+test('a maker funded for N fills, raced by 2N RFQs of users on both nodes, fills exactly N', { skip }, async () => {
+  await withCluster(async () => {
+    const N = 20;
+    const liability = 100n;
+    const maker = makerOn(B);
+    assert.equal((await credit(makerAccount(maker), BigInt(N) * liability, 'fund-maker')).ok, true);
+    const users = Array.from({ length: 2 * N }, (_, i) => userOn(i % 2 === 0 ? A : B, `racer${i}`));
+    await Promise.all(users.map((user, i) => credit(userAccount(user), 50n, `fund-${i}`)));
+    await waitFor(async () => (await available(B, makerAccount(maker))) === BigInt(N) * liability, { what: 'the maker funded' });
+    await waitFor(
+      async () => {
+        for (const user of users) if ((await available(MAP.ownerOf(userAccount(user)), userAccount(user))) !== 50n) return false;
+        return true;
+      },
+      { what: 'every racer funded' },
+    );
+
+    const fills = await Promise.all(
+      users.map(async (user, i) => {
+        const home = partitionOfUser(user);
+        const ref = `rfq:race-${i}`;
+        assert.deepEqual(await callFor(home, { op: 'reserve', userId: user, amountMicros: 50n, ref }), { ok: true });
+        const fill = await callFor(home, { op: 'fill', ref, filledMicros: 50n, makerAddress: maker, liabilityMicros: liability });
+        if (!fill.ok) assert.equal((await callFor(home, { op: 'release', ref })).ok, true);
+        return fill;
+      }),
+    );
+    const filled = fills.filter((fill) => fill.ok).length;
+    assert.equal(filled, N, `fills: ${JSON.stringify(fills)}`);
+    assert.ok(
+      fills.every((fill) => fill.ok || fill.code === 'UNCOVERED'),
+      'every other fill refused UNCOVERED',
+    );
+    const makerBook = (await look(B)).accounts[makerAccount(maker)]!;
+    assert.equal(makerBook.available, '0');
+    assert.equal(makerBook.locked, String(BigInt(N) * liability));
+  });
+});
+
+test(
+  'each node killed with SIGKILL mid-burst: nothing it answered is lost, its calls are UNAVAILABLE while it is gone, its locks settle by asking',
+  { skip },
+  async () => {
+    await withCluster(async (nodes) => {
+      const maker = makerOn(B);
+      assert.equal((await credit(makerAccount(maker), 1_000_000n, 'fund-maker')).ok, true);
+      const takers = [userOn(A, 'burst-a'), userOn(B, 'burst-b')];
+      for (const [i, taker] of takers.entries()) assert.equal((await credit(userAccount(taker), 1_000_000n, `fund-taker-${i}`)).ok, true);
+      await waitFor(async () => (await available(B, makerAccount(maker))) === 1_000_000n, { what: 'the maker funded' });
+
+      const acked: Array<{ taker: string; ref: string }> = [];
+      /** Fills whose answer was lost with a node: committed or not, as the node's journal says. */
+      const unknown = new Set<string>();
+      let rfq = 0;
+      for (const victim of nodes) {
+        // A burst of RFQs of takers on both nodes, all against the maker on B; the victim dies in the middle of it.
+        const burst = Array.from({ length: 60 }, async (_, i) => {
+          const taker = takers[i % 2]!;
+          const home = partitionOfUser(taker);
+          const ref = `rfq:${++rfq}`;
+          await new Promise((resolve) => setTimeout(resolve, i * 2));
+          const reserve = await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref });
+          if (!reserve.ok) return;
+          const fill = await callFor(home, { op: 'fill', ref, filledMicros: 10n, makerAddress: maker, liabilityMicros: 20n });
+          if (fill.ok) acked.push({ taker, ref });
+          else if (fill.code === 'UNAVAILABLE') unknown.add(ref);
+          else await callFor(home, { op: 'release', ref });
+        });
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        await victim.kill();
+        // A call sent in the instant the node died may still reach its dead connection and wait out its deadline;
+        // within a second the server has dropped the node's subscriptions and a call is refused at once.
+        const diedAtMs = Date.now();
+        const probe = new MoneyCalls(nc, 200);
+        await waitFor(
+          async () => {
+            const startedMs = Date.now();
+            const gone = await probe.call(partitionOfUser(takers[nodes.indexOf(victim)]!), { op: 'release', ref: 'rfq:none' });
+            return gone.ok === false && gone.code === 'UNAVAILABLE' && Date.now() - startedMs < 100;
+          },
+          { what: 'a call to the dead node refused at once (no responders)', timeoutMs: 1_000, intervalMs: 10 },
+        );
+        assert.ok(Date.now() - diedAtMs < 1_000);
+        await Promise.all(burst);
+        await victim.start();
+        await waitForQuiet();
+      }
+      assert.ok(acked.length > 10, `${acked.length} fills acknowledged`);
+
+      // Every fill answered is a position on both sides: the taker's stake held, the maker's lock posted.
+      const [bookA, bookB] = [await look(A), await look(B)];
+      for (const { taker, ref } of acked) {
+        const takerBook = MAP.ownerOf(userAccount(taker)) === A ? bookA : bookB;
+        assert.ok(takerBook.holds[ref] !== undefined, `${ref}: the taker's position`);
+        assert.equal(bookB.holds[lockRef(ref)]?.isPending, false, `${ref}: the maker's lock posted`);
+      }
+      const fillsLocked = Object.keys(bookB.holds)
+        .filter((ref) => ref.endsWith(':lock'))
+        .map((ref) => ref.slice(0, -':lock'.length));
+      const isAcked = new Set(acked.map(({ ref }) => ref));
+      assert.deepEqual(
+        fillsLocked.filter((ref) => !isAcked.has(ref) && !unknown.has(ref)),
+        [],
+        'no lock but those of fills acknowledged or whose answer was lost with a node',
+      );
+    });
+  },
+);
+
+test(
+  'nats-server restarted mid-burst: every process reconnects, channels resend what was lost, nothing moves twice',
+  { skip },
+  async () => {
+    await withCluster(async () => {
+      const maker = makerOn(B);
+      const taker = userOn(A, 'restart');
+      assert.equal((await credit(makerAccount(maker), 1_000_000n, 'fund-maker')).ok, true);
+      assert.equal((await credit(userAccount(taker), 1_000_000n, 'fund-taker')).ok, true);
+      await waitFor(async () => (await available(B, makerAccount(maker))) === 1_000_000n, { what: 'the maker funded' });
+      const home = partitionOfUser(taker);
+      const outcomes = new Map<string, MoneyReply>();
+      const burst = Array.from({ length: 200 }, async (_, i) => {
+        await new Promise((resolve) => setTimeout(resolve, i * 2));
+        const ref = `rfq:restart-${i}`;
+        if (!(await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref })).ok) return;
+        const fill = await callFor(home, { op: 'fill', ref, filledMicros: 10n, makerAddress: maker, liabilityMicros: 20n });
+        outcomes.set(ref, fill);
+        // A fill refused, or lost with the server, ends as its RFQ would: released (a committed fill's position stays).
+        if (!fill.ok) await callFor(home, { op: 'release', ref });
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await nats.restart();
+      await Promise.all(burst);
+      await waitForQuiet();
+      // Both nodes and this caller are back on the restarted server: a fill across them goes through again.
+      assert.equal((await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref: 'rfq:after' })).ok, true);
+      const after = await callFor(home, { op: 'fill', ref: 'rfq:after', filledMicros: 10n, makerAddress: maker, liabilityMicros: 20n });
+      assert.deepEqual(after, { ok: true });
+      outcomes.set('rfq:after', after);
+      const [bookA, bookB] = [await look(A), await look(B)];
+      const positions = Object.keys(bookB.holds).filter((ref) => ref.endsWith(':lock'));
+      for (const [ref, fill] of outcomes) {
+        if (fill.ok)
+          assert.ok(
+            bookA.holds[ref] !== undefined && positions.includes(lockRef(ref)),
+            `${ref}: answered filled, a position on both sides`,
+          );
+      }
+      for (const lock of positions)
+        assert.ok(bookA.holds[lock.slice(0, -':lock'.length)] !== undefined, `${lock}: the taker's side of the position`);
+      assert.equal(bookB.accounts[makerAccount(maker)]?.locked, String(20n * BigInt(positions.length)), 'each position locked once');
+      assert.ok(
+        [...outcomes.values()].some((fill) => !fill.ok),
+        'the restart came while fills were asked',
+      );
+    });
+  },
+);

@@ -1,0 +1,75 @@
+// A real nats-server (Debian's, `apt-get install nats-server`: .ci/run installs it) on a loopback port of its
+// own, for the cluster's tests. Where it is not installed a local run skips with the reason; CI, which
+// installs it, fails instead, so the cluster's tests can never pass by being skipped there.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { once } from 'node:events';
+
+const CANDIDATES = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'];
+
+/** The nats-server binary, or why there is none. */
+export function natsServerBinary(): { path: string } | { missing: string } {
+  const onPath = spawnSync('sh', ['-c', 'command -v nats-server'], { encoding: 'utf8' }).stdout.trim();
+  const path = onPath !== '' ? onPath : CANDIDATES.find((candidate) => existsSync(candidate));
+  if (path !== undefined) return { path };
+  const missing = 'nats-server is not installed (apt-get install nats-server)';
+  if (process.env.CI === 'true') throw new Error(`${missing}: .ci/run installs it, so CI must have it`);
+  return { missing };
+}
+
+export class NatsServer {
+  #child: ChildProcess | null = null;
+
+  private constructor(
+    private readonly binary: string,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts one on a free loopback port (`-p -1`: the server picks it) and resolves once it takes clients. */
+  static async start(binary: string): Promise<NatsServer> {
+    const { child, port } = await launch(binary, -1);
+    const server = new NatsServer(binary, port);
+    server.#child = child;
+    return server;
+  }
+
+  /** Kills it (SIGKILL: every connection breaks at once). */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    this.#child = null;
+    if (child === null || child.exitCode !== null) return;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  }
+
+  /** Starts it again on the same port, as an operator's restart does. */
+  async restart(): Promise<void> {
+    await this.kill();
+    this.#child = (await launch(this.binary, this.port)).child;
+  }
+
+  stop(): Promise<void> {
+    return this.kill();
+  }
+}
+
+async function launch(binary: string, port: number): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(binary, ['-a', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`nats-server exited (${code}) before it listened: ${log}`));
+    child.once('exit', onExit);
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      if (log.length < 1 << 16) log += text;
+      const listening = /Listening for client connections on [^\s]+:(\d+)/.exec(log);
+      if (listening === null) return;
+      child.off('exit', onExit);
+      child.stderr!.removeAllListeners('data').resume();
+      resolve({ child, port: Number(listening[1]) });
+    });
+  });
+}
