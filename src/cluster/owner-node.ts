@@ -1,12 +1,16 @@
 // A shard node's money: the owner actor of its partitions (engine/owner-runtime.ts: journal, snapshots, LMDB
 // read model in the node's own data directory), linked to the other nodes' owners over NATS (nats-links.ts),
-// answering the money calls of its partitions (money-calls.ts) and looks at its book. The owner is named by
+// answering the money calls of its partitions (money-calls.ts), looks at its book and its part of the
+// cluster's ledger check (ledger-check.ts). The owner is named by
 // its first partition (partitions.ts); the cluster's partition map says where every other name lives.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
+import { holdDifferences } from '../engine/check.js';
 import { OwnerRuntime } from '../engine/owner-runtime.js';
+import { checkTransfers } from '../ledger/check.js';
+import type { OwnerCheck } from './ledger-check.js';
 import type { OwnerLimits } from '../engine/owner.js';
 import { openStore, type Store } from '../store/db.js';
 import type { MoneyRequest, MoneyReply } from './money-calls.js';
@@ -79,6 +83,9 @@ export class OwnerNode {
     }
     this.#subscriptions.push(
       nc.subscribe(subjects.ownerBook(owner), { callback: (error, msg) => error === null && msg.respond(encode(this.look())) }),
+      nc.subscribe(subjects.ownerCheck(owner), {
+        callback: (error, msg) => error === null && void this.check().then((check) => msg.respond(encode(check))),
+      }),
     );
   }
 
@@ -104,6 +111,12 @@ export class OwnerNode {
     let unacknowledged = 0;
     for (const outbox of book.outboxes.values()) unacknowledged += outbox.entries.length;
     return { owner: this.options.owner, accounts, holds, unacknowledged, fillsInFlight: this.#runtime.fillsInFlight };
+  }
+
+  /** This owner's part of the cluster's ledger check, once LMDB holds everything it decided before the call. */
+  async check(): Promise<OwnerCheck> {
+    await this.#runtime.barrier();
+    return { owner: this.options.owner, check: checkTransfers(this.#store), holdDifferences: holdDifferences(this.#runtime.book) };
   }
 
   /** Stops taking calls, makes what was decided durable (its answers leave), then closes the read model. */

@@ -22,6 +22,8 @@ export const subjects = {
   ownerPeer: (owner: number) => `${ROOT}.owner.${owner}.peer`,
   /** A look at owner `owner`'s book (its balances, holds and what it still has on its way). */
   ownerBook: (owner: number) => `${ROOT}.owner.${owner}.book`,
+  /** Owner `owner`'s part of the cluster's ledger check (ledger-check.ts). */
+  ownerCheck: (owner: number) => `${ROOT}.owner.${owner}.check`,
   /** Money calls (ledger/money-ops.ts MoneyCall) for the accounts of partition `partition`. */
   partitionMoney: (partition: number) => `${ROOT}.p.${partition}.money`,
 };

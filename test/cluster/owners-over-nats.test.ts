@@ -1,10 +1,12 @@
-// Two shard nodes' owners in two processes on a real nats-server (src/cluster/owner-node.ts), each with its
-// own journal and LMDB, partitions 0-127 and 128-255: a fill whose maker lives on the other node locks the
+// Two shard nodes' owners in two processes on a real nats-server (src/cluster/owner-node-main.ts), each with
+// its own journal and LMDB, partitions 0-127 and 128-255: a fill whose maker lives on the other node locks the
 // maker's liability there over NATS, commits, posts; a maker funded for N fills raced by 2N RFQs of users on
 // both nodes fills exactly N; each node killed with SIGKILL mid-burst loses nothing it answered, its calls are
-// UNAVAILABLE at once while it is gone, and once it is back its locks are settled by asking. After each test
-// both journals are read back and checked together (engine/check.ts checkOwners): conservation to the micro,
-// every half of every transfer once, every held bucket equal to its holds, nothing in transit.
+// UNAVAILABLE at once while it is gone, and once it is back its locks are settled by asking; nats-server
+// restarted mid-burst moves nothing twice. After each test the cluster's ledger check through NATS
+// (cluster/ledger-check.ts) is clean, and both journals are read back and checked together (engine/check.ts
+// checkOwners): conservation to the micro, every half of every transfer once, every held bucket equal to its
+// holds, nothing in transit.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,6 +17,7 @@ import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
 import { checkOwners } from '../../src/engine/check.js';
+import { checkCluster } from '../../src/cluster/ledger-check.js';
 import { MoneyCalls, type MoneyReply } from '../../src/cluster/money-calls.js';
 import type { BookLook } from '../../src/cluster/owner-node.js';
 import { PartitionMap, partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
@@ -25,7 +28,7 @@ import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
 import { readOwnerJournal } from '../helpers/owner-journals.js';
 import { waitFor } from '../helpers/wait.js';
 
-const FIXTURE = new URL('./fixtures/owner-node.js', import.meta.url).pathname;
+const OWNER_NODE = new URL('../../src/cluster/owner-node-main.js', import.meta.url).pathname;
 const MAP_TEXT = ['0-127', '128-255'];
 const MAP = PartitionMap.of(MAP_TEXT);
 const [A, B] = MAP.owners as [number, number];
@@ -44,8 +47,17 @@ class NodeProcess {
   ) {}
 
   async start(): Promise<void> {
-    const child = spawn(process.execPath, [FIXTURE, this.natsUrl, this.dataDir, String(this.owner), MAP_TEXT.join(';')], {
+    const child = spawn(process.execPath, [OWNER_NODE], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: {
+        ...process.env,
+        PARLAYD_NATS_URL: this.natsUrl,
+        PARLAYD_PARTITIONS: MAP_TEXT[MAP.owners.indexOf(this.owner)]!,
+        PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
+        PARLAYD_DATA_DIR: this.dataDir,
+        PARLAYD_SNAPSHOT_EVERY_RECORDS: String(1e9), // the ledger check of the journals reads every record since the first
+        PARLAYD_LOG_LEVEL: 'info',
+      },
     });
     this.#child = child;
     const lines = createInterface({ input: child.stdout! });
@@ -53,9 +65,10 @@ class NodeProcess {
       throw new Error(`owner node ${this.owner} exited (${code}) before it listened`);
     });
     const listening = (async () => {
-      for await (const line of lines) if ((JSON.parse(line) as { listening?: boolean }).listening === true) return;
+      for await (const line of lines) if ((JSON.parse(line) as { msg?: string }).msg === 'listening') return;
     })();
     await Promise.race([listening, exited]);
+    child.stdout!.resume();
   }
 
   async kill(): Promise<void> {
@@ -115,6 +128,13 @@ async function withCluster(run: (nodes: [NodeProcess, NodeProcess]) => Promise<v
     await Promise.all(nodes.map((node) => node.start()));
     await run(nodes);
     await waitForQuiet();
+    const live = await checkCluster(nc, MAP.owners, 2_000);
+    assert.deepEqual(
+      live.owners.map(({ owner, check, holdDifferences }) => ({ owner, differences: check.differences, holdDifferences })),
+      MAP.owners.map((owner) => ({ owner, differences: [], holdDifferences: [] })),
+    );
+    assert.equal(live.ok, true, 'the cluster ledger check through NATS: each node clean, conserved in sum');
+    assert.equal(live.inTransitMicros, 0n);
     await Promise.all(nodes.map((node) => node.stop()));
     const check = checkOwners(
       nodes.map((node) => readOwnerJournal(join(node.dataDir, 'engine', `owner-${node.owner}`), node.owner, MAP.ownerOf)),
@@ -197,7 +217,7 @@ test('a maker funded for N fills, raced by 2N RFQs of users on both nodes, fills
       { what: 'every racer funded' },
     );
 
-    const fills = await Promise.all(
+    const racing = Promise.all(
       users.map(async (user, i) => {
         const home = partitionOfUser(user);
         const ref = `rfq:race-${i}`;
@@ -207,6 +227,10 @@ test('a maker funded for N fills, raced by 2N RFQs of users on both nodes, fills
         return fill;
       }),
     );
+    // Checked while the fills cross: each node's read model conserved, the sum conserved with what is in transit.
+    const during = await checkCluster(nc, MAP.owners, 2_000);
+    assert.equal(during.ok, true, JSON.stringify(during.owners.map(({ check, holdDifferences }) => [check.differences, holdDifferences])));
+    const fills = await racing;
     const filled = fills.filter((fill) => fill.ok).length;
     assert.equal(filled, N, `fills: ${JSON.stringify(fills)}`);
     assert.ok(
@@ -263,6 +287,8 @@ test(
           { what: 'a call to the dead node refused at once (no responders)', timeoutMs: 1_000, intervalMs: 10 },
         );
         assert.ok(Date.now() - diedAtMs < 1_000);
+      const partial = await checkCluster(nc, MAP.owners, 300);
+      assert.deepEqual([partial.ok, partial.unavailable], [false, [victim.owner]], 'no ledger check passes with a node missing');
         await Promise.all(burst);
         await victim.start();
         await waitForQuiet();

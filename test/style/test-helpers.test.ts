@@ -16,7 +16,6 @@ import { waitFor, WaitTimeoutError } from '../helpers/wait.js';
 const SPAWNED_FIXTURES = [
   'test/auth/fixtures/logins-on-full-disk.ts',
   'test/boot/fixtures/failed-start.ts',
-  'test/cluster/fixtures/owner-node.ts',
   'test/crypto/fixtures/close-during-start.ts',
   'test/wal/fixtures/append-until-killed.ts',
   'test/engine/fixtures/owner-until-killed.ts',
