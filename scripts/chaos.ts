@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { auditLedger } from '../src/ledger/audit.js';
 import { openStore } from '../src/store/db.js';
 import { Progress } from './progress.js';
+import { runClusterChaos } from './chaos-cluster.js';
 import { contestConfig, createContest, enter, getDetail, up } from '../test/helpers/contests.js';
 import { admin, client, type HttpResult } from '../test/helpers/http.js';
 import { connectMaker, registerMaker, type TestMaker } from '../test/helpers/makers.js';
@@ -253,16 +254,22 @@ export async function runChaos(rounds: number, seed: number, log: (line: string)
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { rounds: { type: 'string', default: '10' }, seed: { type: 'string', default: String(Date.now() % 1e9) } },
+    options: {
+      rounds: { type: 'string', default: '10' },
+      seed: { type: 'string', default: String(Date.now() % 1e9) },
+      // The cluster's money on NATS instead of the service (chaos-cluster.ts).
+      cluster: { type: 'boolean', default: false },
+    },
   });
   const rounds = Number(values.rounds);
   const seed = Number(values.seed);
   if (!Number.isSafeInteger(rounds) || rounds < 1 || rounds > 100 || !Number.isSafeInteger(seed)) {
-    throw new Error('usage: npm run chaos -- --rounds <1..100> [--seed <integer>]');
+    throw new Error('usage: npm run chaos -- --rounds <1..100> [--seed <integer>] [--cluster]');
   }
-  const progress = new Progress('chaos', rounds);
+  const progress = new Progress(values.cluster ? 'chaos --cluster' : 'chaos', rounds);
   progress.update(0, 'starting');
-  const report = await runChaos(rounds, seed, (line) => {
+  const run = values.cluster ? runClusterChaos : runChaos;
+  const report = await run(rounds, seed, (line) => {
     progress.print(line);
     progress.step();
   });

@@ -8,97 +8,34 @@
 // checkOwners): conservation to the micro, every half of every transfer once, every held bucket equal to its
 // holds, nothing in transit.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
-import { checkOwners } from '../../src/engine/check.js';
 import { checkCluster } from '../../src/cluster/ledger-check.js';
 import { MoneyCalls, type MoneyReply } from '../../src/cluster/money-calls.js';
-import type { BookLook } from '../../src/cluster/owner-node.js';
-import { PartitionMap, partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
-import { decode, encode, subjects } from '../../src/cluster/wire.js';
+import { natsOptions } from '../../src/cluster/nats-options.js';
+import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
 import type { MoneyCall } from '../../src/ledger/money-ops.js';
 import { creditRef, lockRef, makerAccount, userAccount } from '../../src/records/ledger.js';
 import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
-import { readOwnerJournal } from '../helpers/owner-journals.js';
+import {
+  A,
+  assertClusterCheckClean,
+  assertJournalsClean,
+  B,
+  look as lookAt,
+  makerOn,
+  MAP,
+  NodeProcess,
+  userOn,
+  waitForQuiet,
+} from '../helpers/owner-nodes.js';
 import { waitFor } from '../helpers/wait.js';
-
-const OWNER_NODE = new URL('../../src/cluster/owner-node-main.js', import.meta.url).pathname;
-const MAP_TEXT = ['0-127', '128-255'];
-const MAP = PartitionMap.of(MAP_TEXT);
-const [A, B] = MAP.owners as [number, number];
 
 const binary = natsServerBinary();
 const skip = 'missing' in binary ? binary.missing : false;
-
-/** One node's process: started, killed with SIGKILL or stopped with SIGTERM, on the same data directory. */
-class NodeProcess {
-  #child: ChildProcess | null = null;
-
-  constructor(
-    readonly owner: number,
-    readonly dataDir: string,
-    private readonly natsUrl: string,
-  ) {}
-
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, [OWNER_NODE], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: {
-        ...process.env,
-        PARLAYD_NATS_URL: this.natsUrl,
-        PARLAYD_PARTITIONS: MAP_TEXT[MAP.owners.indexOf(this.owner)]!,
-        PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
-        PARLAYD_DATA_DIR: this.dataDir,
-        PARLAYD_SNAPSHOT_EVERY_RECORDS: String(1e9), // the ledger check of the journals reads every record since the first
-        PARLAYD_LOG_LEVEL: 'info',
-      },
-    });
-    this.#child = child;
-    const lines = createInterface({ input: child.stdout! });
-    const exited = once(child, 'exit').then(([code]) => {
-      throw new Error(`owner node ${this.owner} exited (${code}) before it listened`);
-    });
-    const listening = (async () => {
-      for await (const line of lines) if ((JSON.parse(line) as { msg?: string }).msg === 'listening') return;
-    })();
-    await Promise.race([listening, exited]);
-    child.stdout!.resume();
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#child!;
-    this.#child = null;
-    child.kill('SIGKILL');
-    if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
-  }
-
-  async stop(): Promise<void> {
-    const child = this.#child;
-    this.#child = null;
-    if (child === null || child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `owner node ${this.owner} stopped cleanly`);
-  }
-}
-
-/** The first name `make(i)` whose partition lies with `owner`. */
-function nameOn(owner: number, make: (i: number) => string, partitionOf: (name: string) => number): string {
-  for (let i = 0; ; i++) if (MAP.ownerOfPartition(partitionOf(make(i))) === owner) return make(i);
-}
-const userOn = (owner: number, tag: string) => nameOn(owner, (i) => `${tag}-${i}`, partitionOfUser);
-const makerOn = (owner: number) =>
-  nameOn(
-    owner,
-    (i) => `0x${i.toString(16).padStart(40, '0')}`,
-    (address) => partitionOfName(makerAccount(address)),
-  );
 
 let nats: NatsServer;
 let nc: NatsConnection;
@@ -107,7 +44,7 @@ let money: MoneyCalls;
 before(async () => {
   if (skip !== false) return;
   nats = await NatsServer.start((binary as { path: string }).path);
-  nc = await connect({ servers: nats.url, pingInterval: 1_000, maxPingOut: 2, reconnectTimeWait: 100, maxReconnectAttempts: -1 });
+  nc = await connect({ servers: nats.url, ...natsOptions('test') });
   money = new MoneyCalls(nc, 3_000);
 });
 
@@ -127,44 +64,17 @@ async function withCluster(run: (nodes: [NodeProcess, NodeProcess]) => Promise<v
   try {
     await Promise.all(nodes.map((node) => node.start()));
     await run(nodes);
-    await waitForQuiet();
-    const live = await checkCluster(nc, MAP.owners, 2_000);
-    assert.deepEqual(
-      live.owners.map(({ owner, check, holdDifferences }) => ({ owner, differences: check.differences, holdDifferences })),
-      MAP.owners.map((owner) => ({ owner, differences: [], holdDifferences: [] })),
-    );
-    assert.equal(live.ok, true, 'the cluster ledger check through NATS: each node clean, conserved in sum');
-    assert.equal(live.inTransitMicros, 0n);
+    await waitForQuiet(nc);
+    await assertClusterCheckClean(nc);
     await Promise.all(nodes.map((node) => node.stop()));
-    const check = checkOwners(
-      nodes.map((node) => readOwnerJournal(join(node.dataDir, 'engine', `owner-${node.owner}`), node.owner, MAP.ownerOf)),
-    );
-    assert.deepEqual(check.differences, []);
-    assert.equal(check.inTransitMicros, 0n);
-    assert.equal(check.totalMicros, check.worldInMicros - check.worldOutMicros, 'conserved to the micro');
+    assertJournalsClean(nodes);
   } finally {
-    await Promise.allSettled(nodes.map((node) => node.kill().catch(() => {})));
+    await Promise.allSettled(nodes.map((node) => node.kill()));
     rmSync(root, { recursive: true, force: true });
   }
 }
 
-const look = async (owner: number): Promise<BookLook> =>
-  decode<BookLook>((await nc.request(subjects.ownerBook(owner), encode(null), { timeout: 2_000 })).data);
-
-/** Both owners with nothing on a channel, no fill waiting for a lock and no lock pending. */
-const waitForQuiet = () =>
-  waitFor(
-    async () => {
-      for (const owner of [A, B]) {
-        const book = await look(owner);
-        assert.equal(book.unacknowledged, 0, `owner ${owner}: commands unacknowledged`);
-        assert.equal(book.fillsInFlight, 0, `owner ${owner}: fills waiting`);
-        const pending = Object.keys(book.holds).filter((ref) => book.holds[ref]!.isPending);
-        assert.deepEqual(pending, [], `owner ${owner}: locks pending`);
-      }
-    },
-    { what: 'both owners quiet', timeoutMs: 15_000, intervalMs: 50 },
-  );
+const look = (owner: number) => lookAt(nc, owner);
 
 const callFor = (partition: number, call: MoneyCall): Promise<MoneyReply> => money.call(partition, call);
 const credit = (account: string, amountMicros: bigint, key: string) =>
@@ -287,11 +197,11 @@ test(
           { what: 'a call to the dead node refused at once (no responders)', timeoutMs: 1_000, intervalMs: 10 },
         );
         assert.ok(Date.now() - diedAtMs < 1_000);
-      const partial = await checkCluster(nc, MAP.owners, 300);
-      assert.deepEqual([partial.ok, partial.unavailable], [false, [victim.owner]], 'no ledger check passes with a node missing');
+        const partial = await checkCluster(nc, MAP.owners, 300);
+        assert.deepEqual([partial.ok, partial.unavailable], [false, [victim.owner]], 'no ledger check passes with a node missing');
         await Promise.all(burst);
         await victim.start();
-        await waitForQuiet();
+        await waitForQuiet(nc);
       }
       assert.ok(acked.length > 10, `${acked.length} fills acknowledged`);
 
@@ -339,7 +249,7 @@ test(
       await new Promise((resolve) => setTimeout(resolve, 50));
       await nats.restart();
       await Promise.all(burst);
-      await waitForQuiet();
+      await waitForQuiet(nc);
       // Both nodes and this caller are back on the restarted server: a fill across them goes through again.
       assert.equal((await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref: 'rfq:after' })).ok, true);
       const after = await callFor(home, { op: 'fill', ref: 'rfq:after', filledMicros: 10n, makerAddress: maker, liabilityMicros: 20n });
