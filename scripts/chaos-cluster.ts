@@ -51,6 +51,8 @@ const SPREAD_MS = 300;
 const KILL_MIN_MS = 20;
 const KILL_MAX_MS = 300;
 const CALL_TIMEOUT_MS = 3_000;
+/** Calls are sent again this often until answered: a kill's lost requests and answers are resent, at least once. */
+const CALL_RESEND_MS = 100;
 const ROUND_TIMEOUT_MS = 60_000;
 
 const VICTIMS = ['owner 0', 'owner 128', 'nats-server'] as const;
@@ -105,7 +107,7 @@ export async function runClusterChaos(
   const nats = await NatsServer.start(binary.path);
   const nodes = [new NodeProcess(A, join(root, 'node-a'), nats.url), new NodeProcess(B, join(root, 'node-b'), nats.url)];
   const nc = await connect({ servers: nats.url, ...natsOptions('chaos') });
-  const money = new MoneyCalls(nc, CALL_TIMEOUT_MS);
+  const money = new MoneyCalls(nc, { deadlineMs: CALL_TIMEOUT_MS, resendMs: CALL_RESEND_MS });
   const world: World = {
     takers: [
       ...Array.from({ length: TAKERS_PER_NODE }, (_, i) => userOn(A, `chaos-a${i}`)),

@@ -1,8 +1,10 @@
 // Any process. Money calls (ledger/money-ops.ts MoneyCall) to the owner of a partition, over core NATS
 // request-reply: the caller names the partition, whichever node holds it answers, once the owner's decision
-// is durable. A call without an answer within its deadline, or with no node holding the partition, is
-// UNAVAILABLE to the caller (503), never a guess: the call may have been decided, so what the caller repeats
-// must be keyed (a credit's idempotency key, a reservation's reference), as every money call already is.
+// is durable. At least once: a call not answered within `resendMs` is sent again, the same call, until its
+// deadline; the first answer wins, and the owner answers a repeat as it answered the first, moving nothing
+// (engine/owner.ts: credits by key, reservations, fills and withdrawals by reference). A call with no node
+// holding its partition, or without an answer by its deadline, is UNAVAILABLE to the caller (503), never a
+// guess: it may have been decided, and what the caller repeats is keyed as every money call already is.
 import { ErrorCode, type NatsConnection, type NatsError } from 'nats';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import type { BlindWrite } from '../store/records.js';
@@ -16,21 +18,34 @@ export interface MoneyRequest {
 /** The owner's answer, or why there is none: no node holds the partition or none answered in time, or its journal is behind. */
 export type MoneyReply = MoneyAnswer | { ok: false; code: 'UNAVAILABLE' | 'OVERLOADED' };
 
+export interface MoneyCallsOptions {
+  /** How long a call may go unanswered in all: then UNAVAILABLE. */
+  deadlineMs: number;
+  /** How long one send waits for its answer before the call is sent again. */
+  resendMs: number;
+}
+
 export class MoneyCalls {
   constructor(
     private readonly nc: NatsConnection,
-    private readonly timeoutMs: number,
+    private readonly options: MoneyCallsOptions,
   ) {}
 
   async call(partition: number, call: MoneyCall, facts: readonly BlindWrite[] = []): Promise<MoneyReply> {
-    const request: MoneyRequest = { call, facts };
-    try {
-      const reply = await this.nc.request(subjects.partitionMoney(partition), encode(request), { timeout: this.timeoutMs });
-      return decode<MoneyReply>(reply.data);
-    } catch (error) {
-      const code = (error as NatsError).code;
-      if (code === ErrorCode.NoResponders || code === ErrorCode.Timeout) return { ok: false, code: 'UNAVAILABLE' };
-      throw error;
+    const request = encode({ call, facts } satisfies MoneyRequest);
+    const deadlineMs = Date.now() + this.options.deadlineMs;
+    for (;;) {
+      const timeout = Math.max(1, Math.min(this.options.resendMs, deadlineMs - Date.now()));
+      try {
+        return decode<MoneyReply>((await this.nc.request(subjects.partitionMoney(partition), request, { timeout })).data);
+      } catch (error) {
+        const code = (error as NatsError).code;
+        if (code === ErrorCode.NoResponders) return UNAVAILABLE; // no node holds the partition now
+        if (code !== ErrorCode.Timeout) throw error;
+        if (Date.now() >= deadlineMs) return UNAVAILABLE;
+      }
     }
   }
 }
+
+const UNAVAILABLE: MoneyReply = { ok: false, code: 'UNAVAILABLE' };

@@ -44,12 +44,15 @@ export interface BookLook {
   unacknowledged: number;
   /** Fills waiting for a maker's lock on another owner. */
   fillsInFlight: number;
+  /** Money calls received since the process started, repeats included. */
+  callsReceived: number;
 }
 
 export class OwnerNode {
   readonly #runtime: OwnerRuntime;
   readonly #store: Store;
   readonly #subscriptions: Subscription[] = [];
+  #callsReceived = 0;
 
   constructor(private readonly options: OwnerNodeOptions) {
     const { owner, map, nc, log } = options;
@@ -73,6 +76,7 @@ export class OwnerNode {
         nc.subscribe(subjects.partitionMoney(partition), {
           callback: (error, msg) => {
             if (error !== null) return log.warn({ err: error }, 'money call subscription error');
+            this.#callsReceived++;
             const { call, facts } = decode<MoneyRequest>(msg.data);
             const made = this.#runtime.call(call, facts);
             if (made === 'overloaded') return void msg.respond(encode({ ok: false, code: 'OVERLOADED' } satisfies MoneyReply));
@@ -110,7 +114,8 @@ export class OwnerNode {
     }
     let unacknowledged = 0;
     for (const outbox of book.outboxes.values()) unacknowledged += outbox.entries.length;
-    return { owner: this.options.owner, accounts, holds, unacknowledged, fillsInFlight: this.#runtime.fillsInFlight };
+    const { owner } = this.options;
+    return { owner, accounts, holds, unacknowledged, fillsInFlight: this.#runtime.fillsInFlight, callsReceived: this.#callsReceived };
   }
 
   /** This owner's part of the cluster's ledger check, once LMDB holds everything it decided before the call. */

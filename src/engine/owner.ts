@@ -65,6 +65,8 @@ export interface OwnerLimits {
 
 interface FillInFlight {
   callId: number;
+  /** Calls of the same fill that came again while it waited: each gets its answer. */
+  alsoCallIds: number[];
   ref: string;
   filledMicros: bigint;
   makerAddress: string;
@@ -193,7 +195,7 @@ export class MoneyOwner {
       // No answer in time (the request or its answer was lost with a crash): the caller hears so, and the
       // lock, should it have been granted after all, is voided when its owner asks or its grant arrives.
       this.#inFlight.delete(key);
-      this.#output({ to: 'client', callId: fill.callId, answer: refused(fill.isAborted ? 'ABORTED' : 'OWNER_UNAVAILABLE') });
+      this.#answerFill(fill, refused(fill.isAborted ? 'ABORTED' : 'OWNER_UNAVAILABLE'));
     }
     return this.#take();
   }
@@ -227,7 +229,7 @@ export class MoneyOwner {
         return this.#credit(call.account, call.amountMicros, call.key, call.stored, nowMs);
       case 'reserve': {
         const account = userAccount(call.userId);
-        if (this.book.holds.has(call.ref)) return refused('IDEMPOTENCY_CONFLICT');
+        if (this.book.holds.has(call.ref)) return this.#heldAgain(call.ref, account, 'reserved', call.amountMicros);
         if (this.book.available(account) < call.amountMicros) return refused('INSUFFICIENT_BALANCE');
         this.#move(
           'reserve',
@@ -247,15 +249,17 @@ export class MoneyOwner {
         this.#release(call.ref, hold, nowMs);
         return { ok: true, isMoved: true };
       }
-      case 'fill':
-        return this.#fill(callId, call, nowMs, facts);
+      case 'fill': {
+        const again = this.#fillAgain(callId, call);
+        return again === 'new' ? this.#fill(callId, call, nowMs, facts) : again;
+      }
       case 'abort_fill':
         for (const fill of this.#inFlight.values()) if (fill.ref === call.ref) fill.isAborted = true;
         return { ok: true };
       case 'settle':
         return { ok: true, isMoved: this.#settle(call.ref, call.makerAddress, call.outcome, nowMs) };
       case 'withdraw': {
-        if (this.book.holds.has(call.ref)) return refused('IDEMPOTENCY_CONFLICT');
+        if (this.book.holds.has(call.ref)) return this.#heldAgain(call.ref, call.account, 'pending_withdrawal', call.amountMicros);
         if (this.book.available(call.account) < call.amountMicros) return refused('INSUFFICIENT_BALANCE');
         const { account } = call;
         this.#move(
@@ -405,6 +409,43 @@ export class MoneyOwner {
   }
 
   /** A maker on this owner: the whole fill now. Elsewhere: its lock is asked for, and the answer comes later. */
+  /**
+   * A call for a reference that already holds money: the same call again (a caller that heard nothing sent it
+   * once more, as a transport across machines does) is answered as it was, moving nothing; anything else
+   * under that reference is a conflict.
+   */
+  #heldAgain(ref: string, account: AccountId, bucket: Hold['bucket'], amountMicros: bigint): MoneyAnswer {
+    const hold = this.book.holds.get(ref)!;
+    const isSame = hold.account === account && hold.bucket === bucket && hold.amountMicros === amountMicros;
+    return isSame ? REPLAYED : refused('IDEMPOTENCY_CONFLICT');
+  }
+
+  /**
+   * A fill of a reference already filled, or being filled, or holding no reservation. The same fill again is
+   * answered as the first: at once if it committed, with the first's answer if it waits for its lock (it is
+   * not asked again: two locks for one fill). A fill of no reservation (its RFQ ended) is ABORTED, never a
+   * thrown error: a call from across the network must not stop the owner. 'new': none of these.
+   */
+  #fillAgain(callId: number, call: Extract<MoneyCall, { op: 'fill' }>): MoneyAnswer | null | 'new' {
+    for (const fill of this.#inFlight.values()) {
+      if (fill.ref !== call.ref) continue;
+      const isSame =
+        fill.filledMicros === call.filledMicros && fill.makerAddress === call.makerAddress && fill.liabilityMicros === call.liabilityMicros;
+      if (!isSame || fill.isAborted) return refused(isSame ? 'ABORTED' : 'IDEMPOTENCY_CONFLICT');
+      fill.alsoCallIds.push(callId);
+      return null;
+    }
+    const hold = this.book.holds.get(call.ref);
+    if (hold === undefined) return refused('ABORTED');
+    if (hold.bucket === 'reserved') return 'new';
+    return hold.bucket === 'at_risk' && hold.amountMicros === call.filledMicros ? REPLAYED : refused('IDEMPOTENCY_CONFLICT');
+  }
+
+  /** The answer to a fill that waited for its maker's lock, to its caller and to every repeat of it. */
+  #answerFill(fill: FillInFlight, answer: MoneyAnswer): void {
+    for (const callId of [fill.callId, ...fill.alsoCallIds]) this.#output({ to: 'client', callId, answer });
+  }
+
   #fill(callId: number, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     const maker = makerAccount(call.makerAddress);
     if (call.liabilityMicros === 0n || this.book.owns(maker)) {
@@ -425,7 +466,7 @@ export class MoneyOwner {
       return { ok: true };
     }
     const key = `${lockRef(call.ref)}#${++this.#lockAttempts}`;
-    this.#inFlight.set(key, { callId, ...call, askedAtMs: nowMs, isAborted: false, facts });
+    this.#inFlight.set(key, { callId, alsoCallIds: [], ...call, askedAtMs: nowMs, isAborted: false, facts });
     this.#output({
       to: 'peer',
       owner: this.book.ownerOf(maker),
@@ -476,21 +517,20 @@ export class MoneyOwner {
     const fill = this.#inFlight.get(key);
     if (fill !== undefined) this.#inFlight.delete(key);
     if (!isGranted) {
-      if (fill !== undefined)
-        this.#output({ to: 'client', callId: fill.callId, answer: refused(fill.isAborted ? 'ABORTED' : 'UNCOVERED') });
+      if (fill !== undefined) this.#answerFill(fill, refused(fill.isAborted ? 'ABORTED' : 'UNCOVERED'));
       return;
     }
     const hold = fill === undefined ? undefined : this.book.holds.get(fill.ref);
     if (fill === undefined || fill.isAborted || hold === undefined || hold.bucket !== 'reserved') {
       // Nobody waits for this lock any more (timed out, aborted, or asked before a restart): it goes back.
       this.#send(maker, { c: 'void_lock', key }, nowMs);
-      if (fill !== undefined) this.#output({ to: 'client', callId: fill.callId, answer: refused('ABORTED') });
+      if (fill !== undefined) this.#answerFill(fill, refused('ABORTED'));
       return;
     }
     this.#commitFill(fill.ref, fill.filledMicros, nowMs);
     this.#facts(fill.facts);
     this.#send(maker, { c: 'post_lock', key, ref: fill.ref }, nowMs);
-    this.#output({ to: 'client', callId: fill.callId, answer: { ok: true } });
+    this.#answerFill(fill, { ok: true });
   }
 
   /**
@@ -633,3 +673,5 @@ export class MoneyOwner {
 }
 
 const refused = (code: MoneyRefusal): MoneyAnswer => ({ ok: false, code });
+/** A call made again, answered as it was the first time: nothing moves, so its facts are not written again. */
+const REPLAYED: MoneyAnswer = { ok: true, isReplay: true, isMoved: false };

@@ -45,7 +45,7 @@ before(async () => {
   if (skip !== false) return;
   nats = await NatsServer.start((binary as { path: string }).path);
   nc = await connect({ servers: nats.url, ...natsOptions('test') });
-  money = new MoneyCalls(nc, 3_000);
+  money = new MoneyCalls(nc, { deadlineMs: 3_000, resendMs: 250 });
 });
 
 after(async () => {
@@ -187,7 +187,7 @@ test(
         // A call sent in the instant the node died may still reach its dead connection and wait out its deadline;
         // within a second the server has dropped the node's subscriptions and a call is refused at once.
         const diedAtMs = Date.now();
-        const probe = new MoneyCalls(nc, 200);
+        const probe = new MoneyCalls(nc, { deadlineMs: 200, resendMs: 200 });
         await waitFor(
           async () => {
             const startedMs = Date.now();
@@ -271,6 +271,63 @@ test(
         [...outcomes.values()].some((fill) => !fill.ok),
         'the restart came while fills were asked',
       );
+    });
+  },
+);
+
+test(
+  'every call sent again and again before its answer (at least once): the first answer stands, nothing moves twice',
+  { skip },
+  async () => {
+    await withCluster(async () => {
+      // Resent every millisecond: each call reaches its owner several times before its answer is durable.
+      const eager = new MoneyCalls(nc, { deadlineMs: 5_000, resendMs: 1 });
+      const N = 10;
+      const maker = makerOn(B);
+      const users = Array.from({ length: 2 * N }, (_, i) => userOn(i % 2 === 0 ? A : B, `eager${i}`));
+      const creditAll = () =>
+        Promise.all([
+          eager.call(partitionOfName(creditRef('fund-maker')), {
+            op: 'credit',
+            account: makerAccount(maker),
+            amountMicros: 100n * BigInt(N),
+            key: 'fund-maker',
+          }),
+          ...users.map((user, i) =>
+            eager.call(partitionOfName(creditRef(`fund-${i}`)), {
+              op: 'credit',
+              account: userAccount(user),
+              amountMicros: 50n,
+              key: `fund-${i}`,
+            }),
+          ),
+        ]);
+      assert.ok((await creditAll()).every((answer) => answer.ok));
+      await waitFor(async () => (await available(B, makerAccount(maker))) === 100n * BigInt(N), { what: 'the maker funded once' });
+      const fills = await Promise.all(
+        users.map(async (user, i) => {
+          const home = partitionOfUser(user);
+          const ref = `rfq:eager-${i}`;
+          assert.equal((await eager.call(home, { op: 'reserve', userId: user, amountMicros: 50n, ref })).ok, true);
+          const fill = await eager.call(home, { op: 'fill', ref, filledMicros: 50n, makerAddress: maker, liabilityMicros: 100n });
+          if (!fill.ok) assert.equal((await eager.call(home, { op: 'release', ref })).ok, true);
+          return fill;
+        }),
+      );
+      assert.equal(fills.filter((fill) => fill.ok).length, N, JSON.stringify(fills));
+      const calls = users.length * 2 + fills.filter((fill) => !fill.ok).length + users.length + 1;
+      const received = (await look(A)).callsReceived + (await look(B)).callsReceived;
+      assert.ok(received > calls, `the owners received ${received} sends of ${calls} calls: repeats arrived`);
+      const makerBook = (await look(B)).accounts[makerAccount(maker)]!;
+      assert.deepEqual([makerBook.available, makerBook.locked], ['0', String(100n * BigInt(N))], 'funded once, locked once per fill');
+      for (const user of users) {
+        const buckets = (await look(MAP.ownerOf(userAccount(user)))).accounts[userAccount(user)]!;
+        assert.equal(
+          BigInt(buckets.available ?? '0') + BigInt(buckets.at_risk ?? '0'),
+          50n,
+          `${user}: credited once, its stake at risk at most once`,
+        );
+      }
     });
   },
 );

@@ -339,3 +339,41 @@ test('a call’s facts are journaled with its money: when it succeeds, with a re
     recovered.effects.some((effect) => effect.t === 'transfer' && effect.transfer.kind === 'release' && effect.transfer.ref === 'rfq:3'),
   );
 });
+
+test('the same call again, as a transport across machines may send it, is answered as the first and moves nothing', () => {
+  const w = funded(); // rfq:1 reserved (600) on owner 0, the maker on owner 1
+  const again = { ok: true, isReplay: true, isMoved: false };
+  assert.deepEqual(w.call(0, { op: 'reserve', userId: TAKER, amountMicros: 600n, ref: 'rfq:1' }), [
+    { to: 'client', callId: 1, answer: again },
+  ]);
+  assert.deepEqual(w.call(0, { op: 'reserve', userId: TAKER, amountMicros: 601n, ref: 'rfq:1' }), [
+    { to: 'client', callId: 1, answer: { ok: false, code: 'IDEMPOTENCY_CONFLICT' } },
+  ]);
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'reserved'), 600n);
+
+  // A fill sent twice while its lock is asked: one lock, and both calls get the fill's answer.
+  const fill: MoneyCall = { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n };
+  const ask = onlyPeer(w.call(0, fill, 9));
+  assert.deepEqual(w.call(0, fill, 10), [], 'no second lock asked');
+  assert.deepEqual(w.call(0, { ...fill, liabilityMicros: 701n }, 11), [
+    { to: 'client', callId: 11, answer: { ok: false, code: 'IDEMPOTENCY_CONFLICT' } },
+  ]);
+  const afterGrant = w.peer(0, 1, onlyPeer(w.peer(1, 0, ask.message)).message);
+  assert.deepEqual(
+    afterGrant.filter((o) => o.to === 'client'),
+    [9, 10].map((callId) => ({ to: 'client', callId, answer: { ok: true } })),
+  );
+  w.peer(0, 1, onlyPeer(w.peer(1, 0, onlyPeer(afterGrant).message)).message); // post_lock and its ack
+  // Once committed, the same fill again is a replay; a fill of no reservation is refused, not thrown.
+  assert.deepEqual(w.call(0, fill, 12), [{ to: 'client', callId: 12, answer: again }]);
+  assert.deepEqual(w.call(0, { ...fill, ref: 'rfq:none' }, 13), [{ to: 'client', callId: 13, answer: { ok: false, code: 'ABORTED' } }]);
+  assert.equal(w.book(1).bucket(makerAccount(MAKER), 'locked'), 700n, 'locked once');
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'at_risk'), 500n, 'filled once');
+
+  w.call(0, { op: 'credit', account: userAccount(TAKER), amountMicros: 50n, key: 'more' });
+  const withdraw: MoneyCall = { op: 'withdraw', account: userAccount(TAKER), amountMicros: 40n, ref: 'withdrawal:1' };
+  assert.deepEqual(w.call(0, withdraw), [{ to: 'client', callId: 1, answer: { ok: true } }]);
+  assert.deepEqual(w.call(0, withdraw), [{ to: 'client', callId: 1, answer: again }]);
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'pending_withdrawal'), 40n);
+  assert.deepEqual(w.check().differences, []);
+});
