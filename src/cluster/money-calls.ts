@@ -15,8 +15,12 @@ export interface MoneyRequest {
   facts: readonly BlindWrite[];
 }
 
-/** The owner's answer, or why there is none: no node holds the partition or none answered in time, or its journal is behind. */
-export type MoneyReply = MoneyAnswer | { ok: false; code: 'UNAVAILABLE' | 'OVERLOADED' };
+/**
+ * The owner's answer, or why there is none: no node holds the partition or none answered in time
+ * (UNAVAILABLE), its journal is behind (OVERLOADED), or the request is not a money call its owner decides
+ * (INVALID: a caller's bug, never worth repeating).
+ */
+export type MoneyReply = MoneyAnswer | { ok: false; code: 'UNAVAILABLE' | 'OVERLOADED' | 'INVALID' };
 
 export interface MoneyCallsOptions {
   /** How long a call may go unanswered in all: then UNAVAILABLE. */

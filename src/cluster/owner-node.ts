@@ -13,7 +13,9 @@ import { checkTransfers } from '../ledger/check.js';
 import type { OwnerCheck } from './ledger-check.js';
 import type { OwnerLimits } from '../engine/owner.js';
 import { openStore, type Store } from '../store/db.js';
-import type { MoneyRequest, MoneyReply } from './money-calls.js';
+import type { BlindWrite } from '../store/records.js';
+import type { MoneyReply } from './money-calls.js';
+import { decidingName, isMoneyRequest, type CheckedMoneyRequest } from './money-schema.js';
 import { NatsLinks } from './nats-links.js';
 import type { PartitionMap } from './partitions.js';
 import { decode, encode, subjects } from './wire.js';
@@ -77,8 +79,9 @@ export class OwnerNode {
           callback: (error, msg) => {
             if (error !== null) return log.warn({ err: error }, 'money call subscription error');
             this.#callsReceived++;
-            const { call, facts } = decode<MoneyRequest>(msg.data);
-            const made = this.#runtime.call(call, facts);
+            const request = this.#checked(msg.data);
+            if (request === null) return void msg.respond(encode(INVALID));
+            const made = this.#runtime.call(this.#runtime.withEnding(request.call), request.facts as BlindWrite[]);
             if (made === 'overloaded') return void msg.respond(encode({ ok: false, code: 'OVERLOADED' } satisfies MoneyReply));
             void made.answer.then((answer) => msg.respond(encode(answer satisfies MoneyReply)));
           },
@@ -91,6 +94,23 @@ export class OwnerNode {
         callback: (error, msg) => error === null && void this.check().then((check) => msg.respond(encode(check))),
       }),
     );
+  }
+
+  /**
+   * The request in `bytes` if it is a money call this owner decides; null (answered INVALID, nothing decided)
+   * for bytes that are not one, or a call whose account, key or protocol another owner holds: a caller's
+   * bug or a stale partition map, which must not stop this node.
+   */
+  #checked(bytes: Uint8Array): CheckedMoneyRequest | null {
+    let request: unknown;
+    try {
+      request = decode(bytes);
+    } catch {
+      return null;
+    }
+    if (!isMoneyRequest(request)) return null;
+    const name = decidingName(request.call);
+    return name === null || this.options.map.ownerOf(name) === this.options.owner ? request : null;
   }
 
   get recovery() {
@@ -131,3 +151,5 @@ export class OwnerNode {
     await this.#store.close();
   }
 }
+
+const INVALID: MoneyReply = { ok: false, code: 'INVALID' };

@@ -5,7 +5,7 @@
 // timer that drives its resends, fate questions and lock timeouts. Clients call it and get the decision at
 // once (a reservation refused or taken, before anyone is told of the RFQ) and a promise of the answer that
 // settles when the decision is durable.
-import type { AccountId } from '../records/ledger.js';
+import { transferId, type AccountId } from '../records/ledger.js';
 import type { DbName, Store } from '../store/db.js';
 import type { BlindWrite, RecordTypes } from '../store/records.js';
 import { READ_MODEL_DEFAULTS, WriteBehind } from '../store/write-behind.js';
@@ -115,6 +115,21 @@ export class OwnerRuntime {
       return 'overloaded';
     }
     return { decided, answer };
+  }
+
+  /**
+   * A withdrawal's end whose hold is gone, with how it ended, for the owner to tell a repeat from the other end.
+   * The transfer that settled the hold says, read as this owner last wrote it: an end decided a moment ago,
+   * not yet durable, counts (the owner decides in order, so the later end must see the earlier).
+   */
+  withEnding(call: MoneyCall): MoneyCall {
+    if (call.op !== 'finish_withdrawal' || this.book.holds.has(call.ref)) return call;
+    const { ref, isCompleted } = call;
+    if (this.read('transfers', transferId(ref, 'complete')) !== undefined)
+      return { op: 'finish_withdrawal', ref, isCompleted, wasCompleted: true };
+    if (this.read('transfers', transferId(ref, 'fail')) !== undefined)
+      return { op: 'finish_withdrawal', ref, isCompleted, wasCompleted: false };
+    return call;
   }
 
   /** Whether credit key `key` was used, as its owner (this one) decided: in memory or, once forgotten there, in LMDB. */

@@ -8,7 +8,7 @@
 // follow (the contest lane's next task, a balance after a credit, a withdrawal's record) see it.
 import assert, { AssertionError } from 'node:assert/strict';
 import { ApiError, overloaded } from '../lib/errors.js';
-import { creditRef, transferId, userAccount } from '../records/ledger.js';
+import { creditRef, userAccount } from '../records/ledger.js';
 import type { OwnerRuntime } from '../engine/owner-runtime.js';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import { readStoredMarket } from '../markets/market-table.js';
@@ -68,7 +68,7 @@ export class JournalMoney {
       case 'owner_call':
         if (op.call.op === 'credit')
           return this.#credited(op.call).then(({ answer, transit }) => ({ op: 'owner_call', answer, ...transit }));
-        return this.#answer(this.#withEnding(op.call), op.facts).then((answer) => ({ op: 'owner_call', answer }));
+        return this.#answer(this.runtime.withEnding(op.call), op.facts).then((answer) => ({ op: 'owner_call', answer }));
       default: {
         const unknown: never = op;
         throw new Error(`unknown money op ${JSON.stringify(unknown)}`);
@@ -111,21 +111,6 @@ export class JournalMoney {
     const isMovedElsewhere = owner !== self && decided !== 'pending' && decided.ok;
     const transit = isMovedElsewhere ? { transit: { owner, from: self, seq: this.runtime.book.outbox(owner).nextSeq - 1 } } : {};
     return { answer: await made.answer, transit };
-  }
-
-  /**
-   * A withdrawal's end whose hold is gone: how it ended, for the owner to tell a repeat from the other end.
-   * The transfer that settled the hold says, read as this owner last wrote it: an end decided a moment ago,
-   * not yet durable, counts (the owner decides in order, so the later end must see the earlier).
-   */
-  #withEnding(call: MoneyCall): MoneyCall {
-    if (call.op !== 'finish_withdrawal' || this.runtime.book.holds.has(call.ref)) return call;
-    const { ref, isCompleted } = call;
-    if (this.runtime.read('transfers', transferId(ref, 'complete')) !== undefined)
-      return { op: 'finish_withdrawal', ref, isCompleted, wasCompleted: true };
-    if (this.runtime.read('transfers', transferId(ref, 'fail')) !== undefined)
-      return { op: 'finish_withdrawal', ref, isCompleted, wasCompleted: false };
-    return call;
   }
 
   /** A debit of a user's available with its records; `uniqueKeys` read as this owner last wrote them. */

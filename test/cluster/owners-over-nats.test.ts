@@ -17,6 +17,7 @@ import { checkCluster } from '../../src/cluster/ledger-check.js';
 import { MoneyCalls, type MoneyReply } from '../../src/cluster/money-calls.js';
 import { natsOptions } from '../../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
+import { decode, encode, subjects } from '../../src/cluster/wire.js';
 import type { MoneyCall } from '../../src/ledger/money-ops.js';
 import { creditRef, lockRef, makerAccount, userAccount } from '../../src/records/ledger.js';
 import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
@@ -331,3 +332,39 @@ test(
     });
   },
 );
+
+test('what is not a money call its owner decides is refused INVALID, and the node goes on', { skip }, async () => {
+  await withCluster(async () => {
+    const raw = async (partition: number, bytes: Uint8Array) =>
+      decode<MoneyReply>((await nc.request(subjects.partitionMoney(partition), bytes, { timeout: 2_000 })).data);
+    const invalid = { ok: false, code: 'INVALID' };
+    const taker = userOn(A, 'strict');
+    const home = partitionOfUser(taker);
+    assert.deepEqual(await raw(home, new Uint8Array([0xc1, 0xff, 0x00])), invalid, 'bytes that are no msgpack');
+    assert.deepEqual(
+      await raw(home, encode({ call: { op: 'reserve', userId: taker, amountMicros: -5n, ref: 'rfq:x' }, facts: [] })),
+      invalid,
+      'a negative amount',
+    );
+    assert.deepEqual(
+      await raw(home, encode({ call: { op: 'reserve', userId: taker, amountMicros: 5, ref: 'rfq:x' }, facts: [] })),
+      invalid,
+      'an amount that is no BigInt',
+    );
+    assert.deepEqual(await raw(home, encode({ call: { op: 'mint', account: userAccount(taker) }, facts: [] })), invalid, 'no such call');
+    const elsewhere = userOn(B, 'strict');
+    assert.deepEqual(
+      await raw(home, encode({ call: { op: 'reserve', userId: elsewhere, amountMicros: 5n, ref: 'rfq:x' }, facts: [] })),
+      invalid,
+      "a reservation of a user this node does not own (a stale map): refused, where the owner's assertion would stop it",
+    );
+    assert.deepEqual(
+      await callFor(home, { op: 'fill', ref: 'rfq:never', filledMicros: 5n, makerAddress: makerOn(B), liabilityMicros: 5n }),
+      {
+        ok: false,
+        code: 'ABORTED',
+      },
+    );
+    assert.deepEqual(await credit(userAccount(taker), 10n, 'after'), { ok: true, isReplay: false }, 'the node still takes calls');
+  });
+});
