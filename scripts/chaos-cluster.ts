@@ -1,13 +1,14 @@
 // `npm run chaos -- --cluster --rounds N [--seed N]`: the chaos run of the cluster's money. A real nats-server
-// and two owner nodes (src/cluster/owner-node-main.ts: partitions 0-127 and 128-255, each its own journal and
-// LMDB); per round a seeded mixed load through NATS (credits to takers and makers on both nodes, RFQs
-// reserved and filled against makers on either node, so half the fills lock across nodes, settlements of
-// earlier positions, withdrawals asked and finished), and at a seeded moment a SIGKILL of one node or of
-// nats-server (each in turn), which is then started again. Once both owners are quiet it checks every acknowledged write:
-// each acked credit key replays without crediting again, each acked fill is a position on both sides (its
-// maker's lock posted) until its acked settlement ends it, each acked withdrawal is held until its acked
-// end; and the cluster's ledger check through NATS is clean with nothing in transit. After the last round
-// both nodes stop and their journals are checked together to the micro.
+// and two owner nodes (src/cluster/owner-node-main.ts: node a with owners 0 and 64 on two threads, node b with
+// owner 128, each owner its own journal and LMDB); per round a seeded mixed load through NATS (credits to
+// takers and makers of every owner, RFQs reserved and filled against makers on any owner, so most fills lock
+// across owners, settlements of earlier positions, withdrawals asked and ended), and at a seeded moment a
+// SIGKILL of one node or of nats-server (each in turn), which is then started again. Once every owner is quiet
+// it checks every acknowledged write: each acked credit key replays without crediting again, each acked fill
+// is a position on both sides (its maker's lock posted) until its acked settlement ends it, each acked
+// withdrawal is held until its acked end; and the cluster's ledger check through NATS is clean with nothing
+// in transit. After the last round both nodes stop and every owner's journal is checked with the others' to
+// the micro.
 //
 // The coordinator and the gateways are not built yet (docs/scaling.md): their kills join this mix with them.
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ import { creditRef, lockRef, makerAccount, userAccount, type PositionOutcome } f
 import { NatsServer, natsServerBinary } from '../test/helpers/nats-server.js';
 import {
   A,
+  A2,
   assertClusterCheckClean,
   assertJournalsClean,
   B,
@@ -31,12 +33,13 @@ import {
   makerOn,
   MAP,
   NodeProcess,
+  NODES,
   userOn,
   waitForQuiet,
 } from '../test/helpers/owner-nodes.js';
 import { int, pick, prng, type Rng } from './fuzz/gen.js';
 
-const TAKERS_PER_NODE = 3;
+const TAKERS_PER_OWNER = 2;
 const FUNDING_MICROS = 10n ** 9n;
 const WAGER_MICROS = 1_000n;
 const LIABILITY_MICROS = 1_500n;
@@ -55,7 +58,7 @@ const CALL_TIMEOUT_MS = 3_000;
 const CALL_RESEND_MS = 100;
 const ROUND_TIMEOUT_MS = 60_000;
 
-const VICTIMS = ['owner 0', 'owner 128', 'nats-server'] as const;
+const VICTIMS = ['node a', 'node b', 'nats-server'] as const;
 type Victim = (typeof VICTIMS)[number];
 
 export interface ClusterChaosReport {
@@ -105,15 +108,12 @@ export async function runClusterChaos(
   const rng = prng(seed);
   const root = mkdtempSync(join(tmpdir(), 'parlayd-chaos-cluster-'));
   const nats = await NatsServer.start(binary.path);
-  const nodes = [new NodeProcess(A, join(root, 'node-a'), nats.url), new NodeProcess(B, join(root, 'node-b'), nats.url)];
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url));
   const nc = await connect({ servers: nats.url, ...natsOptions('chaos') });
   const money = new MoneyCalls(nc, { deadlineMs: CALL_TIMEOUT_MS, resendMs: CALL_RESEND_MS });
   const world: World = {
-    takers: [
-      ...Array.from({ length: TAKERS_PER_NODE }, (_, i) => userOn(A, `chaos-a${i}`)),
-      ...Array.from({ length: TAKERS_PER_NODE }, (_, i) => userOn(B, `chaos-b${i}`)),
-    ],
-    makers: [makerOn(A), makerOn(B)],
+    takers: MAP.owners.flatMap((owner) => Array.from({ length: TAKERS_PER_OWNER }, (_, i) => userOn(owner, `chaos-${owner}-${i}`))),
+    makers: [makerOn(A), makerOn(A2), makerOn(B)],
     acked: { credits: [], positions: [], settled: new Set(), withdrawals: [], finished: new Set() },
     unknownFills: new Set(),
     unfinished: [],
@@ -143,7 +143,7 @@ export async function runClusterChaos(
       await sleep(afterMs);
       if (victim === 'nats-server') await nats.restart();
       else {
-        const node = nodes[victim === 'owner 0' ? 0 : 1]!;
+        const node = nodes.find(({ node }) => node.name === victim)!;
         await node.kill();
         await load; // everything the dead node was asked is answered (UNAVAILABLE) or lost before it returns
         await node.start();

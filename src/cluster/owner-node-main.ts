@@ -1,18 +1,21 @@
-// Process entry: a shard node's money alone (owner-node.ts), the part of the cluster's shard role that is
-// built (docs/scaling.md, "What is built"). Configured by the environment, checked with one line at start:
+// Process entry: a shard node's money (docs/scaling.md, "What is built"): one worker thread per owner of its
+// partitions (owner-node-worker.ts), each with its journal, snapshots and LMDB read model under the node's data
+// directory. Configured by the environment, checked with one line at start:
 //   PARLAYD_NATS_URL            the NATS server(s), comma-separated
-//   PARLAYD_PARTITIONS          this node's partitions (`0-127`); its owner is named by the first
-//   PARLAYD_PARTITION_MAP       every owner's partitions, separated by ';' (`0-127;128-255`): the cluster's
-//   PARLAYD_DATA_DIR            its journal, snapshots and LMDB read model (its own, never another node's)
+//   PARLAYD_PARTITION_MAP       every owner's partitions, separated by ';' (`0-63;64-127;128-255`): the cluster's
+//   PARLAYD_PARTITIONS          this node's partitions (`0-127`): whole owners of the map, which it runs
+//   PARLAYD_DATA_DIR            its owners' directories (its own, never another node's)
 //   PARLAYD_SNAPSHOT_EVERY_RECORDS, PARLAYD_LOG_LEVEL
-// Logs `listening` once it takes calls; stops on SIGTERM or SIGINT once what it decided is durable.
+// Logs `listening` once every owner takes calls; stops on SIGTERM or SIGINT once what they decided is durable.
+// An owner's thread that fails stops the node (exit 70): its partitions are refused at once ("no responders")
+// until it is started again and has replayed its journals.
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { connect } from 'nats';
 import { createLogger } from '../lib/log.js';
-import { OwnerNode } from './owner-node.js';
+import { STOP, type OwnerWorkerInit, type OwnerWorkerReport } from './owner-worker-messages.js';
 import { PartitionMap, parsePartitions } from './partitions.js';
-import { natsOptions } from './nats-options.js';
 
 const Env = Type.Object({
   PARLAYD_NATS_URL: Type.String({ minLength: 1 }),
@@ -38,45 +41,51 @@ if (!Value.Check(Env, env)) {
   const first = Value.Errors(Env, env).First()!;
   configError(`${first.path.slice(1)}: ${first.message}`);
 }
-let map: PartitionMap;
-let owner: number;
+const mapText = env.PARLAYD_PARTITION_MAP.split(';');
+let owners: number[];
 try {
-  map = PartitionMap.of(env.PARLAYD_PARTITION_MAP.split(';'));
+  const map = PartitionMap.of(mapText);
   const partitions = parsePartitions(env.PARLAYD_PARTITIONS);
-  owner = partitions[0]!;
-  if (map.partitionsOf(owner).join() !== partitions.join()) {
-    configError(`PARLAYD_PARTITIONS ${env.PARLAYD_PARTITIONS} is not one owner's partitions in PARLAYD_PARTITION_MAP`);
+  owners = map.owners.filter((owner) => map.partitionsOf(owner).every((p) => partitions.includes(p)));
+  if (owners.flatMap((owner) => map.partitionsOf(owner)).length !== partitions.length) {
+    configError(`PARLAYD_PARTITIONS ${env.PARLAYD_PARTITIONS} splits an owner of PARLAYD_PARTITION_MAP: a node runs whole owners`);
   }
 } catch (error) {
   configError((error as Error).message);
 }
 
 const log = createLogger(env.PARLAYD_LOG_LEVEL);
-const nc = await connect({ servers: env.PARLAYD_NATS_URL.split(','), ...natsOptions(`owner-${owner}`) });
-const node = new OwnerNode({
-  nc,
-  dataDir: env.PARLAYD_DATA_DIR,
-  owner,
-  map,
-  limits: { lockTimeoutMs: 2_000, lockQueryMs: 2_000, resendMs: 100, resendPerTick: 256 },
-  tickMs: 20,
-  snapshotEveryRecords: env.PARLAYD_SNAPSHOT_EVERY_RECORDS,
-  maxPendingBytes: 2 << 20,
-  log,
-  nowMs: () => Date.now(),
-  onFailure: (error) => {
-    log.fatal({ err: error }, 'the owner failed: stopping');
+let isStopping = false;
+const workers = owners.map((owner) => {
+  const init: OwnerWorkerInit = {
+    natsServers: env.PARLAYD_NATS_URL.split(','),
+    dataDir: env.PARLAYD_DATA_DIR,
+    owner,
+    map: mapText,
+    snapshotEveryRecords: env.PARLAYD_SNAPSHOT_EVERY_RECORDS,
+    logLevel: env.PARLAYD_LOG_LEVEL,
+  };
+  const worker = new Worker(new URL('./owner-node-worker.js', import.meta.url), { workerData: init });
+  const fail = (detail: object) => {
+    if (isStopping) return;
+    log.fatal({ owner, ...detail }, "an owner's thread ended: the node stops");
     process.exit(70);
-  },
+  };
+  worker.on('error', (err) => fail({ err }));
+  worker.on('exit', (exitCode) => fail({ exitCode }));
+  return worker;
 });
-await nc.flush(); // its subscriptions are on the server: calls reach it from here on
-log.info({ owner, partitions: env.PARLAYD_PARTITIONS, recovery: node.recovery, dataDir: env.PARLAYD_DATA_DIR }, 'listening');
+const reports = await Promise.all(workers.map(async (worker) => (await once(worker, 'message'))[0] as OwnerWorkerReport));
+log.info({ owners, partitions: env.PARLAYD_PARTITIONS, recovery: reports, dataDir: env.PARLAYD_DATA_DIR }, 'listening');
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
-    void node
-      .close()
-      .then(() => nc.drain())
-      .then(() => process.exit(0));
+    isStopping = true;
+    void Promise.all(
+      workers.map(async (worker) => {
+        worker.postMessage(STOP);
+        await once(worker, 'message'); // stopped: its journal durable, its read model committed
+      }),
+    ).then(() => process.exit(0));
   });
 }

@@ -22,7 +22,11 @@ import { decode, encode, subjects } from './wire.js';
 
 export interface OwnerNodeOptions {
   nc: NatsConnection;
-  /** The node's own directory: `engine/owner-<n>` (journal, snapshots) and `lmdb` (the read model). */
+  /**
+   * The node's own directory: this owner's `engine/owner-<n>` (journal, snapshots) and `lmdb/owner-<n>` (its
+   * read model, an LMDB environment of its own: its ledger check is its own, and the owner's whole state is
+   * two directories, which a partition's move between nodes will want).
+   */
   dataDir: string;
   /** The owner this node runs: the first partition it owns in `map`. */
   owner: number;
@@ -59,7 +63,7 @@ export class OwnerNode {
   constructor(private readonly options: OwnerNodeOptions) {
     const { owner, map, nc, log } = options;
     assert.equal(map.ownerOfPartition(owner), owner, `owner ${owner} is not the first partition of its own in the map`);
-    this.#store = openStore(join(options.dataDir, 'lmdb'));
+    this.#store = openStore(join(options.dataDir, 'lmdb', `owner-${owner}`));
     this.#runtime = new OwnerRuntime({
       dir: join(options.dataDir, 'engine', `owner-${owner}`),
       self: owner,

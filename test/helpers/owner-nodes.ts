@@ -1,8 +1,9 @@
 // Owner nodes (src/cluster/owner-node-main.ts) as real processes on a real nats-server, for the cluster's
-// tests and the chaos script's cluster mode: two nodes, partitions 0-127 (owner 0) and 128-255 (owner 128),
-// each on a data directory of its own that outlives its process; started, killed with SIGKILL, restarted,
-// stopped with SIGTERM. Then looks at their books, the wait until both are quiet, the cluster's ledger check
-// through NATS, and both journals read back and checked together once stopped.
+// tests and the chaos script's cluster mode: node a holds partitions 0-127 as two owners on two threads
+// (0-63 and 64-127: owners 0 and 64), node b partitions 128-255 as one (owner 128), each on a data directory
+// of its own that outlives its process; started, killed with SIGKILL, restarted, stopped with SIGTERM. Then
+// looks at the owners' books, the wait until all are quiet, the cluster's ledger check through NATS, and
+// every owner's journal read back and checked together once the nodes stopped.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,22 +20,31 @@ import { readOwnerJournal } from './owner-journals.js';
 import { waitFor } from './wait.js';
 
 const OWNER_NODE = new URL('../../src/cluster/owner-node-main.js', import.meta.url).pathname;
-export const MAP_TEXT = ['0-127', '128-255'];
+export const MAP_TEXT = ['0-63', '64-127', '128-255'];
 export const MAP = PartitionMap.of(MAP_TEXT);
-export const [A, B] = MAP.owners as [number, number];
+/** The first owner of each node: users and makers `userOn(A)` live on node a, `userOn(B)` on node b. */
+export const [A, A2, B] = MAP.owners as [number, number, number];
+export const NODES = [
+  { name: 'node a', partitions: '0-127', owners: [A, A2] },
+  { name: 'node b', partitions: '128-255', owners: [B] },
+] as const;
 
 /** One node's process: started, killed with SIGKILL or stopped with SIGTERM, on the same data directory. */
 export class NodeProcess {
   #child: ChildProcess | null = null;
 
   constructor(
-    readonly owner: number,
+    readonly node: (typeof NODES)[number],
     readonly dataDir: string,
     private readonly natsUrl: string,
   ) {}
 
-  get journalDir(): string {
-    return join(this.dataDir, 'engine', `owner-${this.owner}`);
+  get owners(): readonly number[] {
+    return this.node.owners;
+  }
+
+  journalDir(owner: number): string {
+    return join(this.dataDir, 'engine', `owner-${owner}`);
   }
 
   async start(): Promise<void> {
@@ -43,7 +53,7 @@ export class NodeProcess {
       env: {
         ...process.env,
         PARLAYD_NATS_URL: this.natsUrl,
-        PARLAYD_PARTITIONS: MAP_TEXT[MAP.owners.indexOf(this.owner)]!,
+        PARLAYD_PARTITIONS: this.node.partitions,
         PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
         PARLAYD_DATA_DIR: this.dataDir,
         PARLAYD_SNAPSHOT_EVERY_RECORDS: String(1e9), // the ledger check of the journals reads every record since the first
@@ -53,7 +63,7 @@ export class NodeProcess {
     this.#child = child;
     const lines = createInterface({ input: child.stdout! });
     const exited = once(child, 'exit').then(([code]) => {
-      throw new Error(`owner node ${this.owner} exited (${code}) before it listened`);
+      throw new Error(`${this.node.name} exited (${code}) before it listened`);
     });
     const listening = (async () => {
       for await (const line of lines) if ((JSON.parse(line) as { msg?: string }).msg === 'listening') return;
@@ -76,7 +86,7 @@ export class NodeProcess {
     if (child === null || child.exitCode !== null) return;
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `owner node ${this.owner} stopped cleanly`);
+    assert.equal(code, 0, `${this.node.name} stopped cleanly`);
   }
 }
 
@@ -121,9 +131,11 @@ export async function assertClusterCheckClean(nc: NatsConnection): Promise<void>
   assert.equal(live.inTransitMicros, 0n);
 }
 
-/** Both journals of stopped nodes, checked together (engine/check.ts): must be clean with nothing in transit. */
+/** Every owner's journal of stopped nodes, checked together (engine/check.ts): must be clean with nothing in transit. */
 export function assertJournalsClean(nodes: readonly NodeProcess[]): LedgerCheck {
-  const check = checkOwners(nodes.map((node) => readOwnerJournal(node.journalDir, node.owner, MAP.ownerOf)));
+  const check = checkOwners(
+    nodes.flatMap((node) => node.owners.map((owner) => readOwnerJournal(node.journalDir(owner), owner, MAP.ownerOf))),
+  );
   assert.deepEqual(check.differences, []);
   assert.equal(check.inTransitMicros, 0n);
   assert.equal(check.totalMicros, check.worldInMicros - check.worldOutMicros, 'conserved to the micro');

@@ -1,0 +1,19 @@
+// Any thread. What a shard node's main thread (owner-node-main.ts) and its owners' threads
+// (owner-node-worker.ts) tell each other: the worker's start, its reports, the request to stop.
+import type { OwnerRecovery } from '../engine/owner-host.js';
+
+export interface OwnerWorkerInit {
+  natsServers: string[];
+  dataDir: string;
+  owner: number;
+  /** The cluster's partition map: each owner's partitions. */
+  map: string[];
+  snapshotEveryRecords: number;
+  logLevel: string;
+}
+
+/** From the worker to its parent: it takes calls (after replaying its journal), or it has stopped. */
+export type OwnerWorkerReport = { kind: 'listening'; owner: number; recovery: OwnerRecovery } | { kind: 'stopped' };
+
+/** From the parent: stop once what the owner decided is durable. */
+export const STOP = 'stop';
