@@ -1,6 +1,7 @@
-// `npm run simulate -- --seeds 1000 [--from 1] [--owners 3] [--operations 10000]`: runs the engine's seeded
+// `npm run simulate -- --seeds 1000 [--from 1] [--owners 3] [--operations 10000] [--repeat 0.3]`: runs the engine's seeded
 // simulator (test/helpers/engine-sim.ts) over many seeds and prints every failing seed with its failures;
-// `--seed N` replays one seed and prints its report. Exits 1 when any seed fails. `npm test` runs a few seeds
+// `--seed N` replays one seed and prints its report; `--repeat P` has clients send a call again before its
+// answer with chance P (at least once, as over NATS). Exits 1 when any seed fails. `npm test` runs a few seeds
 // (test/engine/simulator.test.ts); this is for thousands.
 import { parseArgs } from 'node:util';
 import { simulate, type SimOptions } from '../test/helpers/engine-sim.js';
@@ -13,6 +14,7 @@ const { values } = parseArgs({
     owners: { type: 'string', default: '3' },
     operations: { type: 'string', default: '10000' },
     'crash-chance': { type: 'string', default: '0.002' },
+    repeat: { type: 'string' },
   },
 });
 
@@ -22,6 +24,7 @@ const base: Omit<SimOptions, 'seed'> = {
   users: 12,
   makers: 4,
   crashChance: Number(values['crash-chance']),
+  ...(values.repeat === undefined ? {} : { repeatChance: Number(values.repeat) }),
 };
 const bigints = (_key: string, value: unknown) => (typeof value === 'bigint' ? value.toString() : value);
 
@@ -40,7 +43,10 @@ if (values.seed !== undefined) {
     crashes += report.crashes;
     if (report.failures.length > 0) {
       failed++;
-      console.log(`seed ${seed} FAILED (replay: npm run simulate -- --seed ${seed}):\n  ${report.failures.slice(0, 10).join('\n  ')}`);
+      const again = values.repeat === undefined ? '' : ` --repeat ${values.repeat}`;
+      console.log(
+        `seed ${seed} FAILED (replay: npm run simulate -- --seed ${seed}${again}):\n  ${report.failures.slice(0, 10).join('\n  ')}`,
+      );
     }
   }
   const seconds = ((Date.now() - startMs) / 1000).toFixed(1);

@@ -21,6 +21,15 @@ for (const seed of [1, 2, 3, 4]) {
   });
 }
 
+for (const seed of [5, 6]) {
+  test(`seed ${seed}: clients that send calls again before their answer (at least once) leave the same checks clean`, () => {
+    const report = simulate({ ...BASE, seed, repeatChance: 0.3 });
+    assert.deepEqual(report.failures, [], `seed ${seed} (replay: npm run simulate -- --seed ${seed} --repeat 0.3)`);
+    assert.ok(report.repeated > 300, `only ${report.repeated} calls repeated`);
+    assert.ok(report.crashes >= 3 && report.acked.remoteFills > 10, JSON.stringify({ crashes: report.crashes, ...report.acked }));
+  });
+}
+
 test('one owner: every fill is local, and the same checks hold', () => {
   const report = simulate({ ...BASE, owners: 1, seed: 7 });
   assert.deepEqual(report.failures, []);

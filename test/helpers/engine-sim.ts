@@ -29,6 +29,12 @@ export interface SimOptions {
   crashChance: number;
   /** A planted fault, to show the checks catch it: the fill's owner answers every `fate` with "voided". */
   voidBlindly?: boolean;
+  /**
+   * Clients that send a call again before its answer, as a transport across machines does (at least once):
+   * the chance that a call is repeated, at a random later moment while it is unanswered. The first answer
+   * stands; every later one is dropped, as a caller that already heard drops it.
+   */
+  repeatChance?: number;
 }
 
 export interface SimReport {
@@ -49,6 +55,8 @@ export interface SimReport {
   fillRefusals: Record<string, number>;
   check: LedgerCheck;
   failures: string[];
+  /** Calls sent again before their answer (options.repeatChance). */
+  repeated: number;
 }
 
 const LIMITS: OwnerLimits = { lockTimeoutMs: 400, lockQueryMs: 200, resendMs: 100, resendPerTick: 64 };
@@ -270,20 +278,40 @@ export function simulate(options: SimOptions): SimReport {
     }
   };
 
+  /** Calls to send again while unanswered (options.repeatChance), and the calls answered already. */
+  const repeats: Array<{ owner: number; body: MoneyCall; what: Pending & { owner: number } }> = [];
+  const answered = new WeakSet<object>();
+  let repeated = 0;
+
   /** The call's id, or null when its owner is down (a 503: the caller knows nothing was done). */
   const call = (owner: number, body: MoneyCall, what: Pending): number | null => {
     const host = owners[owner]!;
     if (!host.isUp) return null;
     const callId = nextCallId++;
-    pending.set(callId, { ...what, owner });
+    const entry = { ...what, owner };
+    pending.set(callId, entry);
+    if (options.repeatChance !== undefined && rng() < options.repeatChance) repeats.push({ owner, body, what: entry });
     route(owner, host.take(host.owner!.call(callId, body, nowMs)));
     return callId;
+  };
+
+  /** A call sent again, unanswered so far: whichever of its sends is answered first answers it. */
+  const repeat = () => {
+    const { owner, body, what } = repeats.splice(Math.floor(rng() * repeats.length), 1)[0]!;
+    const host = owners[owner]!;
+    if (answered.has(what) || !host.isUp) return;
+    const callId = nextCallId++;
+    pending.set(callId, what);
+    repeated++;
+    route(owner, host.take(host.owner!.call(callId, body, nowMs)));
   };
 
   const answer = (callId: number, result: MoneyAnswer): void => {
     const what = pending.get(callId);
     if (what === undefined) return;
     pending.delete(callId);
+    if (answered.has(what)) return; // a repeat's answer, after the first
+    answered.add(what);
     switch (what.kind) {
       case 'credit':
         if (result.ok && result.isReplay !== true) acked.credits.set(what.key, { account: what.account, amountMicros: what.amountMicros });
@@ -439,6 +467,7 @@ export function simulate(options: SimOptions): SimReport {
   for (let op = 0; op < options.operations; op++) {
     nowMs += Math.floor(rng() * 4);
     restartDue(false);
+    if (repeats.length > 0 && rng() < 0.2) repeat();
     const roll = rng();
     if (roll < 0.08) {
       // A credit: new, replayed, or the same key with other content.
@@ -661,6 +690,7 @@ export function simulate(options: SimOptions): SimReport {
     fillRefusals: Object.fromEntries(refusals),
     check,
     failures,
+    repeated,
   };
 }
 
