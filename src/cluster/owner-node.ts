@@ -95,7 +95,14 @@ export class OwnerNode {
     this.#subscriptions.push(
       nc.subscribe(subjects.ownerBook(owner), { callback: (error, msg) => error === null && msg.respond(encode(this.look())) }),
       nc.subscribe(subjects.ownerCheck(owner), {
-        callback: (error, msg) => error === null && void this.check().then((check) => msg.respond(encode(check))),
+        callback: (error, msg) => {
+          if (error !== null) return;
+          // No answer when it cannot be taken (the node is closing): the asker's deadline says so.
+          this.check().then(
+            (check) => msg.respond(encode(check)),
+            (err: unknown) => log.warn({ err }, 'a ledger check could not be taken'),
+          );
+        },
       }),
     );
   }

@@ -408,7 +408,6 @@ export class MoneyOwner {
     this.#hold(ref, null);
   }
 
-  /** A maker on this owner: the whole fill now. Elsewhere: its lock is asked for, and the answer comes later. */
   /**
    * A call for a reference that already holds money: the same call again (a caller that heard nothing sent it
    * once more, as a transport across machines does) is answered as it was, moving nothing; anything else
@@ -446,6 +445,7 @@ export class MoneyOwner {
     for (const callId of [fill.callId, ...fill.alsoCallIds]) this.#output({ to: 'client', callId, answer });
   }
 
+  /** A maker on this owner: the whole fill now. Elsewhere: its lock is asked for, and the answer comes later. */
   #fill(callId: number, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     const maker = makerAccount(call.makerAddress);
     if (call.liabilityMicros === 0n || this.book.owns(maker)) {
