@@ -39,6 +39,7 @@ const MoneyCallSchema = Type.Union([
 /** The records that go with a call (its facts): into the owner's read model, so bounded in number. */
 const MoneyRequestSchema = Type.Object(
   {
+    id: Name,
     call: MoneyCallSchema,
     facts: Type.Array(
       Type.Object(

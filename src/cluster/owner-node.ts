@@ -85,7 +85,7 @@ export class OwnerNode {
             this.#callsReceived++;
             const request = this.#checked(msg.data);
             if (request === null) return void msg.respond(encode(INVALID));
-            const made = this.#runtime.call(this.#runtime.withEnding(request.call), request.facts as BlindWrite[]);
+            const made = this.#runtime.call(this.#runtime.withEnding(request.call), request.facts as BlindWrite[], request.id);
             if (made === 'overloaded') return void msg.respond(encode({ ok: false, code: 'OVERLOADED' } satisfies MoneyReply));
             void made.answer.then((answer) => msg.respond(encode(answer satisfies MoneyReply)));
           },

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { bucketsOf, type AccountId, type Side } from '../records/ledger.js';
 import type { Bucket } from '../contract/ledger-kinds.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
-import type { CreditKeyUse } from '../ledger/money-ops.js';
+import type { CreditKeyUse, MoneyAnswer } from '../ledger/money-ops.js';
 
 export type Buckets = Partial<Record<Bucket, bigint>>;
 
@@ -55,6 +55,13 @@ export class AccountsAtSnapshot {
   }
 }
 
+/**
+ * Answers to requests from across the network a book keeps (effects.ts 'reply'): a caller repeats a call for
+ * its deadline (seconds), and the calls that come from across the network are the coordinator's and the
+ * cluster's tools', not the RFQ path's, so the latest 65,536 cover every repeat still to come.
+ */
+export const REPLIES_KEPT = 65_536;
+
 export class Book {
   readonly accounts = new Map<AccountId, Buckets>();
   readonly holds = new Map<string, Hold>();
@@ -66,6 +73,8 @@ export class Book {
   readonly creditKeys = new Map<string, CreditKeyUse>();
   /** Per open contest pool: the entries whose prize it paid (a prize is paid once; forgotten when it closes). */
   readonly prizesPaid = new Map<string, Set<string>>();
+  /** Answers to requests from across the network, by request id, oldest first (REPLIES_KEPT of them). */
+  readonly replies = new Map<string, MoneyAnswer>();
   /** Per peer owner: what this owner sent it and it has not acknowledged. */
   readonly outboxes = new Map<number, Outbox>();
   /** Per peer owner: the seq of the last command from it that was applied here. */
@@ -159,6 +168,11 @@ export class Book {
         return;
       case 'fact':
         return; // the read model's (read-model.ts)
+      case 'reply':
+        assert.ok(!this.replies.has(effect.id), `request ${effect.id} answered twice`);
+        this.replies.set(effect.id, effect.answer);
+        if (this.replies.size > REPLIES_KEPT) this.replies.delete(this.replies.keys().next().value!);
+        return;
       default: {
         const unknown: never = effect;
         throw new Error(`unknown effect ${JSON.stringify(unknown)}`);

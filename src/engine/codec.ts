@@ -7,6 +7,7 @@ import { bucketsOf, transferId, type AccountId } from '../records/ledger.js';
 import type { Bucket } from '../contract/ledger-kinds.js';
 import { Book, type Buckets, type Outbox } from './book.js';
 import type { BlindWrite } from '../store/records.js';
+import type { MoneyAnswer } from '../ledger/money-ops.js';
 import type { ChannelCommand, Effect, Half, Hold, Transfer } from './effects.js';
 
 // A record is a JSON array of effects, each a positional array (a tag first): no field names, no reviver, so
@@ -110,6 +111,8 @@ function effectJson(effect: Effect): Json[] {
       const { db, key, value } = effect.write;
       return value === undefined ? [7, db, key] : [7, db, key, value as Json];
     }
+    case 'reply':
+      return [8, effect.id, effect.answer as unknown as Json]; // an answer has no amounts: its JSON as it is
   }
 }
 
@@ -138,6 +141,8 @@ function effectOf(json: Json[]): Effect {
       const write = { db: json[1], key: json[2], value: json.length > 3 ? json[3] : undefined } as BlindWrite;
       return { t: 'fact', write };
     }
+    case 8:
+      return { t: 'reply', id: json[1] as string, answer: json[2] as unknown as MoneyAnswer };
     default:
       throw new Error(`unknown effect tag ${String(json[0])}`);
   }
@@ -167,6 +172,8 @@ interface SnapshotJson {
   prizesPaid: Array<[string, string[]]>;
   /** [peer, nextSeq, [seq, command]…]. */
   outboxes: Json[][];
+  /** [request id, answer], oldest first (absent from snapshots written before replies were kept). */
+  replies?: Array<[string, Json]>;
   received: Array<[number, number]>;
 }
 
@@ -195,6 +202,7 @@ export function snapshotHead(book: Book, seq: number): string {
     prizesPaid: [...book.prizesPaid].map(([pool, refs]) => [pool, [...refs]]),
     outboxes,
     received: [...book.received],
+    replies: [...book.replies].map(([id, answer]): [string, Json] => [id, answer as unknown as Json]),
   };
   return JSON.stringify(head).slice(0, -1);
 }
@@ -249,5 +257,6 @@ export function decodeSnapshot(bytes: Uint8Array, ownerOf: (account: AccountId) 
     book.outboxes.set(peer as number, outbox);
   }
   for (const [peer, seq] of snapshot.received) book.received.set(peer, seq);
+  for (const [id, answer] of snapshot.replies ?? []) book.replies.set(id, answer as unknown as MoneyAnswer);
   return { book, seq: snapshot.seq };
 }

@@ -9,6 +9,7 @@
 import type { AccountId, Side, UnlockKind } from '../records/ledger.js';
 import type { Bucket, TransferKind } from '../contract/ledger-kinds.js';
 import type { BlindWrite } from '../store/records.js';
+import type { MoneyAnswer } from '../ledger/money-ops.js';
 
 export interface Transfer {
   /** transferId(ref, step): unique, so a step can never move money twice. */
@@ -66,4 +67,11 @@ export type Effect =
    * fill): journaled in the same record, so both are durable or neither, and written to the read model. The
    * book keeps nothing of it.
    */
-  | { t: 'fact'; write: BlindWrite };
+  | { t: 'fact'; write: BlindWrite }
+  /**
+   * The answer to request `id`, a call from a client across the network that may send it again until it hears
+   * (at least once): kept (the latest REPLIES_KEPT, book.ts) so that a repeat gets this answer, a refusal
+   * included, instead of being decided anew against a later state. Journaled with the decision, so it
+   * outlives a crash exactly when the decision does.
+   */
+  | { t: 'reply'; id: string; answer: MoneyAnswer };

@@ -225,13 +225,13 @@ export class OwnerHost {
    * `release`), 'pending' when the answer needs another owner (a remote fill's lock), or 'overloaded' when the
    * journal or the read model is too far behind and nothing was decided: 503 OVERLOADED.
    */
-  call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = []): MoneyAnswer | 'pending' | 'overloaded' {
+  call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = [], requestId?: string): MoneyAnswer | 'pending' | 'overloaded' {
     if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return 'overloaded';
     if (call.op === 'credit' && !this.owner.book.creditKeys.has(call.key)) {
       const stored = this.#storedCreditKey(call.key);
       if (stored !== undefined) call = { ...call, stored };
     }
-    const step = this.owner.call(callId, call, this.options.nowMs(), facts);
+    const step = this.owner.call(callId, call, this.options.nowMs(), facts, requestId);
     const decided = step.outputs.find((output) => output.to === 'client' && output.callId === callId);
     this.#take(step);
     return decided?.to === 'client' ? decided.answer : 'pending';

@@ -104,12 +104,13 @@ export class OwnerRuntime {
     return this.book.ownerOf(name);
   }
 
-  call(call: MoneyCall, facts: readonly BlindWrite[] = []): OwnerCall {
+  /** `requestId`: a call from across the network, which its client may send again (owner.ts MoneyOwner.call). */
+  call(call: MoneyCall, facts: readonly BlindWrite[] = [], requestId?: string): OwnerCall {
     const callId = this.#nextCallId++;
     let settle!: (answer: MoneyAnswer) => void;
     const answer = new Promise<MoneyAnswer>((resolve) => (settle = resolve));
     this.#answers.set(callId, settle);
-    const decided = this.#host.call(callId, call, facts);
+    const decided = this.#host.call(callId, call, facts, requestId);
     if (decided === 'overloaded') {
       this.#answers.delete(callId);
       return 'overloaded';

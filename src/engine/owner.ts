@@ -63,10 +63,15 @@ export interface OwnerLimits {
   resendPerTick: number;
 }
 
-interface FillInFlight {
+/** A client's call waiting for its answer: its id here, and its request id when it came from across the network. */
+interface Caller {
   callId: number;
-  /** Calls of the same fill that came again while it waited: each gets its answer. */
-  alsoCallIds: number[];
+  requestId?: string | undefined;
+}
+
+interface FillInFlight {
+  /** The fill's call, and each repeat of it that came while it waited: each gets its answer. */
+  callers: Caller[];
   ref: string;
   filledMicros: bigint;
   makerAddress: string;
@@ -125,13 +130,30 @@ export class MoneyOwner {
    * nothing because an earlier call did it already: that call's records stand, and a later call's must not
    * overwrite them (two ends of one withdrawal at once).
    */
-  call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[] = []): Step {
-    const answer = this.#call(callId, call, nowMs, facts);
+  /**
+   * A client's call. `requestId` names a call from across the network, which its client may send again until
+   * it hears: its answer is kept with the decision (effects.ts 'reply'), and a repeat is told that answer, a
+   * refusal included, rather than decided anew against a later state.
+   */
+  call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[] = [], requestId?: string): Step {
+    const replied = requestId === undefined ? undefined : this.book.replies.get(requestId);
+    if (replied !== undefined) {
+      this.#output({ to: 'client', callId, answer: replied });
+      return this.#take();
+    }
+    const caller: Caller = { callId, requestId };
+    const answer = this.#call(caller, call, nowMs, facts);
     if (answer !== null) {
       if (answer.ok && answer.isMoved !== false) this.#facts(facts);
-      this.#output({ to: 'client', callId, answer });
+      this.#answer(caller, answer);
     }
     return this.#take();
+  }
+
+  /** Tells `caller` its answer, kept first when the call came from across the network. */
+  #answer(caller: Caller, answer: MoneyAnswer): void {
+    if (caller.requestId !== undefined) this.#emit({ t: 'reply', id: caller.requestId, answer });
+    this.#output({ to: 'client', callId: caller.callId, answer });
   }
 
   peer(from: number, message: PeerMessage, nowMs: number): Step {
@@ -223,7 +245,7 @@ export class MoneyOwner {
 
   // ---- calls ---------------------------------------------------------------------------------------------
 
-  #call(callId: number, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
+  #call(caller: Caller, call: MoneyCall, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     switch (call.op) {
       case 'credit':
         return this.#credit(call.account, call.amountMicros, call.key, call.stored, nowMs);
@@ -250,8 +272,8 @@ export class MoneyOwner {
         return { ok: true, isMoved: true };
       }
       case 'fill': {
-        const again = this.#fillAgain(callId, call);
-        return again === 'new' ? this.#fill(callId, call, nowMs, facts) : again;
+        const again = this.#fillAgain(caller, call);
+        return again === 'new' ? this.#fill(caller, call, nowMs, facts) : again;
       }
       case 'abort_fill':
         for (const fill of this.#inFlight.values()) if (fill.ref === call.ref) fill.isAborted = true;
@@ -425,13 +447,14 @@ export class MoneyOwner {
    * not asked again: two locks for one fill). A fill of no reservation (its RFQ ended) is ABORTED, never a
    * thrown error: a call from across the network must not stop the owner. 'new': none of these.
    */
-  #fillAgain(callId: number, call: Extract<MoneyCall, { op: 'fill' }>): MoneyAnswer | null | 'new' {
+  #fillAgain(caller: Caller, call: Extract<MoneyCall, { op: 'fill' }>): MoneyAnswer | null | 'new' {
     for (const fill of this.#inFlight.values()) {
       if (fill.ref !== call.ref) continue;
       const isSame =
         fill.filledMicros === call.filledMicros && fill.makerAddress === call.makerAddress && fill.liabilityMicros === call.liabilityMicros;
-      if (!isSame || fill.isAborted) return refused(isSame ? 'ABORTED' : 'IDEMPOTENCY_CONFLICT');
-      fill.alsoCallIds.push(callId);
+      if (!isSame) return refused('IDEMPOTENCY_CONFLICT');
+      // Aborted too: it is told ABORTED with the first when the lock's answer comes, and its answer kept once.
+      fill.callers.push(caller);
       return null;
     }
     const hold = this.book.holds.get(call.ref);
@@ -442,11 +465,18 @@ export class MoneyOwner {
 
   /** The answer to a fill that waited for its maker's lock, to its caller and to every repeat of it. */
   #answerFill(fill: FillInFlight, answer: MoneyAnswer): void {
-    for (const callId of [fill.callId, ...fill.alsoCallIds]) this.#output({ to: 'client', callId, answer });
+    const kept = new Set<string>(); // a repeat of the fill's own request waits beside it: one answer kept per request
+    for (const caller of fill.callers) {
+      if (caller.requestId !== undefined && !kept.has(caller.requestId)) {
+        kept.add(caller.requestId);
+        this.#emit({ t: 'reply', id: caller.requestId, answer });
+      }
+      this.#output({ to: 'client', callId: caller.callId, answer });
+    }
   }
 
   /** A maker on this owner: the whole fill now. Elsewhere: its lock is asked for, and the answer comes later. */
-  #fill(callId: number, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
+  #fill(caller: Caller, call: Extract<MoneyCall, { op: 'fill' }>, nowMs: number, facts: readonly BlindWrite[]): MoneyAnswer | null {
     const maker = makerAccount(call.makerAddress);
     if (call.liabilityMicros === 0n || this.book.owns(maker)) {
       if (this.book.available(maker) < call.liabilityMicros) return refused('UNCOVERED');
@@ -466,7 +496,7 @@ export class MoneyOwner {
       return { ok: true };
     }
     const key = `${lockRef(call.ref)}#${++this.#lockAttempts}`;
-    this.#inFlight.set(key, { callId, alsoCallIds: [], ...call, askedAtMs: nowMs, isAborted: false, facts });
+    this.#inFlight.set(key, { callers: [caller], ...call, askedAtMs: nowMs, isAborted: false, facts });
     this.#output({
       to: 'peer',
       owner: this.book.ownerOf(maker),

@@ -69,6 +69,7 @@ export function recordWrites(effects: readonly Effect[], touched: Set<AccountId>
         writes.push(effect.write);
         break;
       case 'prize':
+      case 'reply':
       case 'send':
       case 'acked':
       case 'received':

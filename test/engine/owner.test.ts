@@ -26,7 +26,9 @@ function owners(isLocal = false) {
     if (step.effects.length > 0) hosts[index]!.records.push(step.effects);
     return step.outputs;
   };
-  const call = (index: number, body: MoneyCall, callId = 1, nowMs = T0) => run(index, hosts[index]!.owner.call(callId, body, nowMs));
+  /** `requestId`: a call from across the network (owner.ts MoneyOwner.call). */
+  const call = (index: number, body: MoneyCall, callId = 1, nowMs = T0, requestId?: string) =>
+    run(index, hosts[index]!.owner.call(callId, body, nowMs, [], requestId));
   const peer = (index: number, from: number, message: PeerMessage, nowMs = T0) =>
     run(index, hosts[index]!.owner.peer(from, message, nowMs));
   const tick = (index: number, nowMs: number) => run(index, hosts[index]!.owner.tick(nowMs));
@@ -376,4 +378,75 @@ test('the same call again, as a transport across machines may send it, is answer
   assert.deepEqual(w.call(0, withdraw), [{ to: 'client', callId: 1, answer: again }]);
   assert.equal(w.book(0).bucket(userAccount(TAKER), 'pending_withdrawal'), 40n);
   assert.deepEqual(w.check().differences, []);
+});
+
+test('a call from across the network sent again is told its first answer, a refusal included, even after the state changed or the owner restarted', () => {
+  const w = owners(true);
+  const records = w.hosts[0]!.records;
+  const reserve: MoneyCall = { op: 'reserve', userId: TAKER, amountMicros: 600n, ref: 'rfq:1' };
+  const refusal = { ok: false, code: 'INSUFFICIENT_BALANCE' };
+  assert.deepEqual(w.call(0, reserve, 1, T0, 'req-1'), [{ to: 'client', callId: 1, answer: refusal }]);
+  assert.deepEqual(records.at(-1), [{ t: 'reply', id: 'req-1', answer: refusal }], 'the refusal is journaled');
+  w.call(0, { op: 'credit', account: userAccount(TAKER), amountMicros: 1_000n, key: 'fund-taker' });
+  // The repeat, sent before the refusal reached its caller, finds the money there now: still refused, as the caller heard.
+  const journaled = records.length;
+  assert.deepEqual(w.call(0, reserve, 2, T0, 'req-1'), [{ to: 'client', callId: 2, answer: refusal }]);
+  assert.equal(records.length, journaled, 'a repeat journals nothing');
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'reserved'), 0n);
+
+  // Taken, then released at a restart (its RFQ interrupted): the repeat is told "taken" and takes nothing again.
+  assert.deepEqual(w.call(0, reserve, 3, T0, 'req-2'), [{ to: 'client', callId: 3, answer: { ok: true } }]);
+  const restarted = new MoneyOwner(w.book(0), LIMITS);
+  const take = (step: Step) => {
+    if (step.effects.length > 0) records.push(step.effects);
+    return step.outputs;
+  };
+  take(restarted.recoverInterrupted(T0 + 1));
+  assert.deepEqual(take(restarted.call(4, reserve, T0 + 2, [], 'req-2')), [{ to: 'client', callId: 4, answer: { ok: true } }]);
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'reserved'), 0n, 'not reserved again under its reference');
+  const fill: MoneyCall = { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 0n };
+  assert.deepEqual(take(restarted.call(5, fill, T0 + 3, [], 'req-3')), [
+    { to: 'client', callId: 5, answer: { ok: false, code: 'ABORTED' } },
+  ]);
+
+  const { book } = decodeSnapshot(encodeSnapshot(w.book(0), 9), w.ownerOf);
+  assert.deepEqual([...book.replies.keys()], ['req-1', 'req-2', 'req-3'], 'kept in snapshots, oldest first');
+  const reply = [{ t: 'reply', id: 'req-1', answer: refusal }] as Effect[];
+  assert.deepEqual(decodeEffects(encodeEffects(reply)), reply);
+  assert.deepEqual(w.check().differences, []);
+});
+
+test('a withdrawal asked again after it ended, or a pool opened again after it closed, is told its first answer and moves nothing', () => {
+  const w = funded(true);
+  const withdraw: MoneyCall = { op: 'withdraw', account: userAccount(TAKER), amountMicros: 40n, ref: 'withdrawal:1' };
+  w.call(0, withdraw, 1, T0, 'req-w');
+  w.call(0, { op: 'finish_withdrawal', ref: 'withdrawal:1', isCompleted: true });
+  assert.deepEqual(w.call(0, withdraw, 2, T0, 'req-w'), [{ to: 'client', callId: 2, answer: { ok: true } }]);
+  assert.equal(w.book(0).bucket(userAccount(TAKER), 'pending_withdrawal'), 0n, 'no second withdrawal under its reference');
+  w.call(0, { op: 'credit', account: PROTOCOL, amountMicros: 100n, key: 'fund-protocol' });
+  const open: MoneyCall = { op: 'open_pool', contestId: 'c1', amountMicros: 30n };
+  w.call(0, open, 3, T0, 'req-p');
+  w.call(0, { op: 'close_pool', contestId: 'c1', expectedMicros: 30n });
+  assert.deepEqual(w.call(0, open, 4, T0, 'req-p'), [{ to: 'client', callId: 4, answer: { ok: true, isReplay: false } }]);
+  assert.equal(w.book(0).holds.has(poolRef('c1')), false, 'not opened again');
+  assert.equal(w.book(0).available(PROTOCOL), 100n);
+  assert.deepEqual(w.check().differences, []);
+});
+
+test('a fill from across the network repeated while it waits for its lock: one lock, one answer kept, both sends told', () => {
+  const w = funded(); // rfq:1 reserved on owner 0, the maker on owner 1
+  const owner = w.hosts[0]!.owner;
+  const fill: MoneyCall = { op: 'fill', ref: 'rfq:1', filledMicros: 500n, makerAddress: MAKER, liabilityMicros: 700n };
+  const ask = onlyPeer(w.call(0, fill, 1, T0, 'req-f'));
+  assert.deepEqual(owner.call(2, fill, T0, [], 'req-f'), { effects: [], outputs: [] }, 'joins the first: no second lock');
+  const committed = owner.peer(1, onlyPeer(w.peer(1, 0, ask.message)).message, T0);
+  assert.deepEqual(
+    committed.outputs.filter((o) => o.to === 'client'),
+    [1, 2].map((callId) => ({ to: 'client', callId, answer: { ok: true } })),
+  );
+  assert.deepEqual(
+    committed.effects.filter((effect) => effect.t === 'reply'),
+    [{ t: 'reply', id: 'req-f', answer: { ok: true } }],
+  );
+  assert.deepEqual(w.call(0, fill, 3, T0, 'req-f'), [{ to: 'client', callId: 3, answer: { ok: true } }]);
 });

@@ -279,7 +279,7 @@ export function simulate(options: SimOptions): SimReport {
   };
 
   /** Calls to send again while unanswered (options.repeatChance), and the calls answered already. */
-  const repeats: Array<{ owner: number; body: MoneyCall; what: Pending & { owner: number } }> = [];
+  const repeats: Array<{ owner: number; body: MoneyCall; what: Pending & { owner: number }; requestId: string }> = [];
   const answered = new WeakSet<object>();
   let repeated = 0;
 
@@ -290,20 +290,22 @@ export function simulate(options: SimOptions): SimReport {
     const callId = nextCallId++;
     const entry = { ...what, owner };
     pending.set(callId, entry);
-    if (options.repeatChance !== undefined && rng() < options.repeatChance) repeats.push({ owner, body, what: entry });
-    route(owner, host.take(host.owner!.call(callId, body, nowMs)));
+    // Clients that may repeat are clients across the network: each call has a request id of its own.
+    const requestId = options.repeatChance === undefined ? undefined : `request-${callId}`;
+    if (requestId !== undefined && rng() < options.repeatChance!) repeats.push({ owner, body, what: entry, requestId });
+    route(owner, host.take(host.owner!.call(callId, body, nowMs, [], requestId)));
     return callId;
   };
 
   /** A call sent again, unanswered so far: whichever of its sends is answered first answers it. */
   const repeat = () => {
-    const { owner, body, what } = repeats.splice(Math.floor(rng() * repeats.length), 1)[0]!;
+    const { owner, body, what, requestId } = repeats.splice(Math.floor(rng() * repeats.length), 1)[0]!;
     const host = owners[owner]!;
     if (answered.has(what) || !host.isUp) return;
     const callId = nextCallId++;
     pending.set(callId, what);
     repeated++;
-    route(owner, host.take(host.owner!.call(callId, body, nowMs)));
+    route(owner, host.take(host.owner!.call(callId, body, nowMs, [], requestId)));
   };
 
   const answer = (callId: number, result: MoneyAnswer): void => {
