@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
+import type { Book } from '../engine/book.js';
 import { holdDifferences } from '../engine/check.js';
+import type { MoneyCall } from '../ledger/money-ops.js';
+import { bucketsOf, poolRef, PROTOCOL } from '../records/ledger.js';
 import { OwnerRuntime } from '../engine/owner-runtime.js';
 import { checkTransfers } from '../ledger/check.js';
 import type { OwnerCheck } from './ledger-check.js';
@@ -120,8 +123,12 @@ export class OwnerNode {
       return null;
     }
     if (!isMoneyRequest(request)) return null;
+    const { book } = this.#runtime;
+    // A repeat is told its first answer, whatever has changed since (the call was checked when it first came).
+    if (book.replies.has(request.id)) return request;
     const name = decidingName(request.call);
-    return name === null || this.options.map.ownerOf(name) === this.options.owner ? request : null;
+    if (name !== null && this.options.map.ownerOf(name) !== this.options.owner) return null;
+    return isDecidableHere(request.call, book) ? request : null;
   }
 
   get recovery() {
@@ -164,3 +171,38 @@ export class OwnerNode {
 }
 
 const INVALID: MoneyReply = { ok: false, code: 'INVALID' };
+
+/**
+ * What the owner asserts of its callers in one process, checked here against its book for a caller across the
+ * network: an account that is one (and, to withdraw, not the protocol's), a fill within its reservation, a prize
+ * from a pool that is open. A stake's collection is not taken from the network at all: it lands in the pool on
+ * the protocol's owner, which only the contest's lane knows to be open, and a stake arriving at a closed pool
+ * would stop that owner at every start (its channel resends it).
+ */
+function isDecidableHere(call: MoneyCall, book: Book): boolean {
+  switch (call.op) {
+    case 'credit':
+      return isAccount(call.account);
+    case 'withdraw':
+      return isAccount(call.account) && call.account !== PROTOCOL;
+    case 'fill': {
+      const hold = book.holds.get(call.ref);
+      return hold?.bucket !== 'reserved' || call.filledMicros <= hold.amountMicros;
+    }
+    case 'pay_prize':
+      return book.holds.has(poolRef(call.contestId));
+    case 'collect':
+      return false;
+    default:
+      return true;
+  }
+}
+
+function isAccount(name: string): boolean {
+  try {
+    bucketsOf(name);
+    return true;
+  } catch {
+    return false;
+  }
+}

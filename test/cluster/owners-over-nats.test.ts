@@ -8,6 +8,7 @@
 // checkOwners): conservation to the micro, every half of every transfer once, every held bucket equal to its
 // holds, nothing in transit.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +20,7 @@ import { natsOptions } from '../../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
 import { decode, encode, subjects } from '../../src/cluster/wire.js';
 import type { MoneyCall } from '../../src/ledger/money-ops.js';
-import { creditRef, lockRef, makerAccount, userAccount } from '../../src/records/ledger.js';
+import { creditRef, lockRef, makerAccount, PROTOCOL, userAccount } from '../../src/records/ledger.js';
 import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
 import {
   A,
@@ -335,24 +336,26 @@ test('what is not a money call its owner decides is refused INVALID, and the nod
   await withCluster(async () => {
     const raw = async (partition: number, bytes: Uint8Array) =>
       decode<MoneyReply>((await nc.request(subjects.partitionMoney(partition), bytes, { timeout: 2_000 })).data);
+    /** A request as MoneyCalls sends it (an id, a call, its facts), whatever the call. */
+    const request = (call: unknown) => encode({ id: randomUUID(), call, facts: [] });
     const invalid = { ok: false, code: 'INVALID' };
     const taker = userOn(A, 'strict');
     const home = partitionOfUser(taker);
     assert.deepEqual(await raw(home, new Uint8Array([0xc1, 0xff, 0x00])), invalid, 'bytes that are no msgpack');
     assert.deepEqual(
-      await raw(home, encode({ call: { op: 'reserve', userId: taker, amountMicros: -5n, ref: 'rfq:x' }, facts: [] })),
+      await raw(home, request({ op: 'reserve', userId: taker, amountMicros: -5n, ref: 'rfq:x' })),
       invalid,
       'a negative amount',
     );
     assert.deepEqual(
-      await raw(home, encode({ call: { op: 'reserve', userId: taker, amountMicros: 5, ref: 'rfq:x' }, facts: [] })),
+      await raw(home, request({ op: 'reserve', userId: taker, amountMicros: 5, ref: 'rfq:x' })),
       invalid,
       'an amount that is no BigInt',
     );
-    assert.deepEqual(await raw(home, encode({ call: { op: 'mint', account: userAccount(taker) }, facts: [] })), invalid, 'no such call');
+    assert.deepEqual(await raw(home, request({ op: 'mint', account: userAccount(taker) })), invalid, 'no such call');
     const elsewhere = userOn(B, 'strict');
     assert.deepEqual(
-      await raw(home, encode({ call: { op: 'reserve', userId: elsewhere, amountMicros: 5n, ref: 'rfq:x' }, facts: [] })),
+      await raw(home, request({ op: 'reserve', userId: elsewhere, amountMicros: 5n, ref: 'rfq:x' })),
       invalid,
       "a reservation of a user this node does not own (a stale map): refused, where the owner's assertion would stop it",
     );
@@ -362,6 +365,26 @@ test('what is not a money call its owner decides is refused INVALID, and the nod
         ok: false,
         code: 'ABORTED',
       },
+    );
+    assert.deepEqual(await raw(home, encode({ call: { op: 'release', ref: 'rfq:x' }, facts: [] })), invalid, 'no request id');
+    // What the owner asserts of callers in its own process, refused here instead of stopping it.
+    assert.deepEqual(
+      await raw(partitionOfName(creditRef('k')), request({ op: 'credit', account: 'nobody', amountMicros: 5n, key: 'k' })),
+      invalid,
+    );
+    assert.deepEqual(await raw(0, request({ op: 'withdraw', account: PROTOCOL, amountMicros: 5n, ref: 'withdrawal:p' })), invalid);
+    assert.deepEqual(
+      await raw(0, request({ op: 'pay_prize', contestId: 'none', ref: 'entry:1', userId: taker, amountMicros: 5n })),
+      invalid,
+    );
+    assert.deepEqual(await raw(home, request({ op: 'collect', contestId: 'none', ref: 'entry:1' })), invalid);
+    assert.equal((await credit(userAccount(taker), 100n, 'fund')).ok, true);
+    await waitFor(async () => (await available(A, userAccount(taker))) === 100n, { what: 'the taker funded' });
+    assert.equal((await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref: 'rfq:y' })).ok, true);
+    assert.deepEqual(
+      await raw(home, request({ op: 'fill', ref: 'rfq:y', filledMicros: 11n, makerAddress: makerOn(A), liabilityMicros: 0n })),
+      invalid,
+      'a fill beyond its reservation',
     );
     assert.deepEqual(await credit(userAccount(taker), 10n, 'after'), { ok: true, isReplay: false }, 'the node still takes calls');
   });
