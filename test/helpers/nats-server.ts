@@ -29,6 +29,11 @@ export class NatsServer {
     return `nats://127.0.0.1:${this.port}`;
   }
 
+  /** The running server's pid (a benchmark reads its CPU from /proc), or null while it is down. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
+  }
+
   /** Starts one on a free loopback port (`-p -1`: the server picks it) and resolves once it takes clients. */
   static async start(binary: string): Promise<NatsServer> {
     const { child, port } = await launch(binary, -1);
