@@ -3,8 +3,9 @@
 // cluster: calls/s, latency and CPU per call of every process on the path, so a figure can say which process
 // or which wait bounds it.
 //
-// One nats-server, two owner nodes (owner-node-main.ts: A owns partitions 0-127, B 128-255, each with its own
-// journal and LMDB read model in a fresh temp directory), an echo responder (nats-echo.ts), and this process
+// One nats-server, two owner nodes as the cluster's tests run them (test/helpers/owner-nodes.ts: node A holds
+// partitions 0-127 as owners 0 and 64 on two threads, node B 128-255 as owner 128; each owner with its own
+// journal and LMDB read model in a fresh temp directory; "a user on A" is one of owner 0's), an echo responder (nats-echo.ts), and this process
 // as the caller. Measured in turn, each phase a closed loop for a fixed time after an unmeasured warm-up,
 // alternated and repeated so each figure comes with its spread:
 //   idle           nothing sent: the processes' own CPU (pings, the owners' ticks), to judge the rest against
@@ -34,7 +35,7 @@ import { encode } from '../../src/cluster/wire.js';
 import type { MoneyCall } from '../../src/ledger/money-ops.js';
 import { creditRef, makerAccount, userAccount } from '../../src/records/ledger.js';
 import { NatsServer, natsServerBinary } from '../../test/helpers/nats-server.js';
-import { A, B, look, makerOn, MAP, MAP_TEXT, userOn } from '../../test/helpers/owner-nodes.js';
+import { A, B, look, makerOn, MAP, MAP_TEXT, NODES as OWNER_NODES, userOn } from '../../test/helpers/owner-nodes.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { LatencyHistogram } from '../load/histogram.js';
 import { machineInfo } from '../load/machine.js';
@@ -302,18 +303,18 @@ async function startCluster(root: string, started: ListeningProcess[]): Promise<
   if ('missing' in binary) throw new Error(binary.missing);
   const nats = await NatsServer.start(binary.path);
   try {
-    const nodeEnv = (owner: number) => ({
+    const nodeEnv = (node: (typeof OWNER_NODES)[number]) => ({
       PARLAYD_NATS_URL: nats.url,
-      PARLAYD_PARTITIONS: MAP_TEXT[MAP.owners.indexOf(owner)]!,
+      PARLAYD_PARTITIONS: node.partitions,
       PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
-      PARLAYD_DATA_DIR: join(root, `node-${owner}`),
+      PARLAYD_DATA_DIR: join(root, node.name.replace(' ', '-')),
       PARLAYD_SNAPSHOT_EVERY_RECORDS: String(1e9),
       PARLAYD_LOG_LEVEL: 'info', // its `listening` line is at info
       ...(isUnflushed ? { PARLAYD_STORAGE_BOUND_UNFLUSHED: '1' } : {}),
     });
     const starting = [
-      ListeningProcess.start('nodeA', OWNER_NODE, nodeEnv(A)),
-      ListeningProcess.start('nodeB', OWNER_NODE, nodeEnv(B)),
+      ListeningProcess.start('nodeA', OWNER_NODE, nodeEnv(OWNER_NODES[0])),
+      ListeningProcess.start('nodeB', OWNER_NODE, nodeEnv(OWNER_NODES[1])),
       ListeningProcess.start('echo', ECHO, { PARLAYD_NATS_URL: nats.url, PARLAYD_ECHO_SUBJECT: ECHO_SUBJECT }),
     ];
     const settled = await Promise.allSettled(starting);
