@@ -55,7 +55,7 @@ const ROUNDS = 2;
 /** Between runs: channel acknowledgements and the last flushes land before the next run's CPU is read. */
 const SETTLE_MS = 200;
 const IN_FLIGHT = 16;
-/** The owner nodes, as the results name them: their main threads are measured apart too. */
+/** The owner nodes, as the results name them: their busiest threads are measured apart too. */
 const NODES = ['nodeA', 'nodeB'];
 const ECHO_SUBJECT = 'bench.echo';
 const ECHO_PAYLOAD = new Uint8Array(200).fill(0x61);
@@ -98,8 +98,8 @@ interface RunResult {
   cpuUsPer: Record<string, number>;
   /** Percent of one core over the run, by process (200 is both cores). */
   cpuPercent: Record<string, number>;
-  /** The owner nodes' main threads (their event loops) alone, in percent of one core: at 100 a node's loop is the limit. */
-  mainThreadPercent: Record<string, number>;
+  /** The owner nodes' busiest threads (an owner's, on its worker) alone, in percent of one core: at 100 it is the limit. */
+  busiestThreadPercent: Record<string, number>;
   /** What the machine's other processes took meanwhile, in percent of one core: a run they crowded reads high here. */
   othersPercent: number;
 }
@@ -193,8 +193,8 @@ function runResult(phase: PhaseName, inFlight: number, round: number, { tally, i
     latency,
     cpuUsPer,
     cpuPercent,
-    mainThreadPercent: Object.fromEntries(
-      Object.entries(interval.mainThreadMs).map(([name, ms]) => [name, round1(ms / 10 / interval.seconds)]),
+    busiestThreadPercent: Object.fromEntries(
+      Object.entries(interval.busiestThreadMs).map(([name, ms]) => [name, round1(ms / 10 / interval.seconds)]),
     ),
     othersPercent: round1(interval.othersMs / 10 / interval.seconds),
   };

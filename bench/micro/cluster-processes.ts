@@ -2,12 +2,13 @@
 // echo responder (nats-echo.ts), each a Node process of its own that says "listening" on stdout when it takes
 // calls; and a CPU meter over them, nats-server and this process, read as deltas of /proc/<pid>/stat (all of
 // a process's threads: the journal's writes on libuv's pool count for the node that makes them), and of a
-// node's main thread alone (/proc/<pid>/task/<pid>/stat), whose event loop decides every call.
+// node's busiest thread (/proc/<pid>/task/<tid>/stat): each owner decides on a worker thread of its own, and
+// one near 100 % of a core is the limit.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { childCpuMs, childMainThreadCpuMs } from '../load/cpu.js';
+import { childCpuMs } from '../load/cpu.js';
 
 // USER_HZ, as bench/load/cpu.ts counts /proc in: 100 on every Linux this runs on.
 const TICKS_PER_S = 100;
@@ -77,8 +78,8 @@ export interface CpuInterval {
   cpuMs: Record<string, number>;
   /** Every other process of the machine, in ms: what it took from the cores shared with the measured ones. */
   othersMs: number;
-  /** The main thread (the event loop) alone of each process in `mainThreadsOf`, in ms: near the interval's length, that loop is the limit. */
-  mainThreadMs: Record<string, number>;
+  /** The busiest thread of each process in `threadsOf`, in ms: near the interval's length, that thread is the limit. */
+  busiestThreadMs: Record<string, number>;
 }
 
 /** CPU busy time of the whole machine, in ms (/proc/stat: every state but idle and iowait, all cores). */
@@ -88,31 +89,49 @@ function machineBusyMs(): number {
   return ((user + nice + system + irq + softirq) * 1000) / TICKS_PER_S;
 }
 
+/** CPU time of each thread of process `pid`, in ms, by thread id (a thread that ended since is absent). */
+function threadsCpuMs(pid: number): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(tid, childCpuMs(`${pid}/task/${tid}`));
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return threads;
+}
+
 /**
- * Starts measuring the CPU of `pids` (by name) and of this process, and of the main threads of the processes
- * named in `mainThreadsOf`; call the result at the interval's end.
+ * Starts measuring the CPU of `pids` (by name) and of this process, and of each thread of the processes named
+ * in `threadsOf`; call the result at the interval's end.
  */
-export function startCpuInterval(pids: Readonly<Record<string, number>>, mainThreadsOf: readonly string[] = []): () => CpuInterval {
+export function startCpuInterval(pids: Readonly<Record<string, number>>, threadsOf: readonly string[] = []): () => CpuInterval {
   const read = (): Record<string, number> => {
     const { user, system } = process.cpuUsage();
     const cpuMs: Record<string, number> = { caller: (user + system) / 1000 };
     for (const [name, pid] of Object.entries(pids)) cpuMs[name] = childCpuMs(pid);
     return cpuMs;
   };
-  const readMainThreads = () => Object.fromEntries(mainThreadsOf.map((name) => [name, childMainThreadCpuMs(pids[name]!)]));
+  const readThreads = () => new Map(threadsOf.map((name) => [name, threadsCpuMs(pids[name]!)]));
   const startMs = performance.now();
   const start = read();
-  const mainThreadsStart = readMainThreads();
+  const threadsStart = readThreads();
   const machineStartMs = machineBusyMs();
   return () => {
     const end = read();
-    const mainThreadsEnd = readMainThreads();
+    const threadsEnd = readThreads();
     const machineMs = machineBusyMs() - machineStartMs;
     const cpuMs: Record<string, number> = {};
     for (const name of Object.keys(end)) cpuMs[name] = end[name]! - start[name]!;
-    const mainThreadMs: Record<string, number> = {};
-    for (const name of mainThreadsOf) mainThreadMs[name] = mainThreadsEnd[name]! - mainThreadsStart[name]!;
+    const busiestThreadMs: Record<string, number> = {};
+    for (const name of threadsOf) {
+      const before = threadsStart.get(name)!;
+      let busiest = 0;
+      for (const [tid, ms] of threadsEnd.get(name)!) busiest = Math.max(busiest, ms - (before.get(tid) ?? 0));
+      busiestThreadMs[name] = busiest;
+    }
     const oursMs = Object.values(cpuMs).reduce((a, b) => a + b, 0);
-    return { seconds: (performance.now() - startMs) / 1000, cpuMs, othersMs: Math.max(0, machineMs - oursMs), mainThreadMs };
+    return { seconds: (performance.now() - startMs) / 1000, cpuMs, othersMs: Math.max(0, machineMs - oursMs), busiestThreadMs };
   };
 }
