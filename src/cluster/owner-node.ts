@@ -1,8 +1,9 @@
-// A shard node's money: the owner actor of its partitions (engine/owner-runtime.ts: journal, snapshots, LMDB
-// read model in the node's own data directory), linked to the other nodes' owners over NATS (nats-links.ts),
-// answering the money calls of its partitions (money-calls.ts), looks at its book and its part of the
-// cluster's ledger check (ledger-check.ts). The owner is named by
-// its first partition (partitions.ts); the cluster's partition map says where every other name lives.
+// One owner of a shard node, on its thread (owner-node-worker.ts): the owner actor of its partitions
+// (engine/owner-runtime.ts: journal, snapshots, LMDB read model under the node's data directory), linked to
+// the other owners over NATS (nats-links.ts), answering the money calls of its partitions (money-calls.ts,
+// checked by money-schema.ts and isDecidableHere below), looks at its book, and its part of the cluster's
+// ledger check (ledger-check.ts). The owner is named by its first partition (partitions.ts); the cluster's
+// partition map says where every other name lives.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { NatsConnection, Subscription } from 'nats';
@@ -31,7 +32,7 @@ export interface OwnerNodeOptions {
    * two directories, which a partition's move between nodes will want).
    */
   dataDir: string;
-  /** The owner this node runs: the first partition it owns in `map`. */
+  /** The owner this runs: the first partition it owns in `map`. */
   owner: number;
   map: PartitionMap;
   limits: OwnerLimits;
