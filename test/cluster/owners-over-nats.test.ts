@@ -378,6 +378,15 @@ test('what is not a money call its owner decides is refused INVALID, and the nod
       invalid,
     );
     assert.deepEqual(await raw(home, request({ op: 'collect', contestId: 'none', ref: 'entry:1' })), invalid);
+    assert.equal((await credit(PROTOCOL, 50n, 'fund-protocol')).ok, true);
+    await waitFor(async () => (await available(A, PROTOCOL)) === 50n, { what: 'the protocol funded' });
+    assert.deepEqual(await callFor(0, { op: 'open_pool', contestId: 'c1', amountMicros: 30n }), { ok: true, isReplay: false });
+    assert.deepEqual(
+      await raw(0, request({ op: 'close_pool', contestId: 'c1', expectedMicros: 29n })),
+      invalid,
+      'a pool closed expecting less than it holds',
+    );
+    assert.deepEqual(await callFor(0, { op: 'close_pool', contestId: 'c1', expectedMicros: 30n }), { ok: true, isMoved: true });
     assert.equal((await credit(userAccount(taker), 100n, 'fund')).ok, true);
     await waitFor(async () => (await available(A, userAccount(taker))) === 100n, { what: 'the taker funded' });
     assert.equal((await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref: 'rfq:y' })).ok, true);
