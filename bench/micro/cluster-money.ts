@@ -23,6 +23,7 @@
 // are written and never flushed (NOT DURABLE: the storage bound's switch, wal/journal.ts), and the results go
 // to cluster-money-unflushed.json: the difference between the two is the flush's share of each figure.
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -75,14 +76,14 @@ const MAKER_FUNDS = 10n ** 15n;
 
 type PhaseName = 'nats-echo' | 'money-call' | 'rfq-local' | 'rfq-cross';
 
-interface Quantiles {
+export interface Quantiles {
   p50Us: number;
   p99Us: number;
   p999Us: number;
   maxUs: number;
 }
 
-interface RunResult {
+export interface RunResult {
   phase: PhaseName;
   inFlight: number;
   round: number;
@@ -331,7 +332,25 @@ async function startCluster(root: string, started: ListeningProcess[]): Promise<
   }
 }
 
-interface SummaryRow {
+/** What the run writes to its results file (read back by test/bench/cluster-money.test.ts). */
+export interface ClusterMoneyResults {
+  at: string;
+  isQuick: boolean;
+  isUnflushed: boolean;
+  commit: string | null;
+  machine: unknown;
+  loadAverageAtStart: number[];
+  settings: unknown;
+  sizes: Record<string, number>;
+  pids: Record<string, number>;
+  /** Spawned processes still running after the stop: must be none. */
+  leftBehind: string[];
+  idleCpuPercent: Record<string, number>;
+  summary: SummaryRow[];
+  runs: RunResult[];
+}
+
+export interface SummaryRow {
   phase: PhaseName;
   inFlight: number;
   rounds: number;
@@ -443,9 +462,14 @@ async function main(): Promise<void> {
   console.log('idle CPU, % of a core:', idle);
   const sizes = {
     echoPayloadBytes: ECHO_PAYLOAD.length,
-    reserveRequestBytes: encode({ call: { op: 'reserve', userId: takers[0], amountMicros: RFQ.reserveMicros, ref: freshRef() }, facts: [] })
-      .length,
+    // As MoneyCalls sends them: with the call's request id.
+    reserveRequestBytes: encode({
+      id: randomUUID(),
+      call: { op: 'reserve', userId: takers[0], amountMicros: RFQ.reserveMicros, ref: freshRef() },
+      facts: [],
+    }).length,
     fillRequestBytes: encode({
+      id: randomUUID(),
       call: { op: 'fill', ref: freshRef(), filledMicros: RFQ.filledMicros, makerAddress: makers[B], liabilityMicros: RFQ.liabilityMicros },
       facts: [],
     }).length,
@@ -465,7 +489,7 @@ async function main(): Promise<void> {
     idleCpuPercent: idle,
     summary,
     runs,
-  };
+  } satisfies ClusterMoneyResults;
   mkdirSync(dirname(OUT_PATH), { recursive: true });
   writeFileSync(OUT_PATH, `${JSON.stringify(results, null, 2)}\n`);
   if (leftBehind.length > 0) throw new Error(`processes left behind: ${leftBehind.join(', ')}`);

@@ -10,32 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers/paths.js';
 import { natsServerBinary } from '../helpers/nats-server.js';
+import type { ClusterMoneyResults } from '../../bench/micro/cluster-money.js';
+import { isRunning } from '../../bench/micro/cluster-processes.js';
 
 const binary = natsServerBinary();
 const skip = 'missing' in binary ? binary.missing : false;
-
-interface Quantiles {
-  p50Us: number;
-  p99Us: number;
-}
-interface Run {
-  phase: string;
-  inFlight: number;
-  count: number;
-  refused: Record<string, number>;
-  perS: number;
-  latency: Record<string, Quantiles>;
-  cpuUsPer: Record<string, number>;
-  cpuPercent: Record<string, number>;
-}
-interface Results {
-  isQuick: boolean;
-  loadAverageAtStart: number[];
-  pids: Record<string, number>;
-  leftBehind: string[];
-  summary: Array<{ phase: string; inFlight: number; rounds: number; perS: number; p50Us: number; p99Us: number }>;
-  runs: Run[];
-}
 
 const PROCESSES = ['caller', 'nodeA', 'nodeB', 'natsServer', 'echo'];
 const STEPS: Record<string, string[]> = {
@@ -44,15 +23,6 @@ const STEPS: Record<string, string[]> = {
   'rfq-local': ['reserve', 'fill', 'rfq'],
   'rfq-cross': ['reserve', 'fill', 'rfq'],
 };
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('the cluster money benchmark measures every phase, fills every RFQ it issues, and leaves no process behind', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'parlayd-cluster-money-test-'));
@@ -64,7 +34,7 @@ test('the cluster money benchmark measures every phase, fills every RFQ it issue
       killSignal: 'SIGKILL',
     });
     assert.equal(run.status, 0, `the benchmark failed: ${run.stderr}`);
-    const results = JSON.parse(readFileSync(out, 'utf8')) as Results;
+    const results = JSON.parse(readFileSync(out, 'utf8')) as ClusterMoneyResults;
     assert.equal(results.isQuick, true);
     assert.equal(results.loadAverageAtStart.length, 3);
 
