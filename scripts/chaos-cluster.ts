@@ -1,5 +1,5 @@
 // `npm run chaos -- --cluster --rounds N [--seed N]`: the chaos run of the cluster's money. A real nats-server
-// and two owner nodes (src/cluster/owner-node-main.ts: node a with owners 0 and 64 on two threads, node b with
+// and two owner nodes (src/cluster/shard-node-main.ts: node a with owners 0 and 64 on two threads, node b with
 // owner 128, each owner its own journal and LMDB); per round a seeded mixed load through NATS (credits to
 // takers and makers of every owner, RFQs reserved and filled against makers on any owner, so most fills lock
 // across owners, settlements of earlier positions, withdrawals asked and ended), and at a seeded moment a

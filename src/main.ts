@@ -38,11 +38,18 @@ async function main(): Promise<void> {
   } catch (err) {
     exitOnConfigError(err);
   }
+  // A cluster's shard node (docs/scaling.md) is a process of its own kind: its entry reads its variables.
+  if (config.cluster?.role === 'shard') return void (await import('./cluster/shard-node-main.js'));
   const log = createLogger(config.logLevel);
+  // A cluster's gateway reaches its RFQ shards on the shard nodes over NATS (loaded only then).
+  const gateway = config.cluster === null ? null : await (await import('./cluster/gateway.js')).joinAsGateway(config.cluster, log);
   const { createService } = await import('./boot/app.js');
   // A failed RFQ shard lost its state: the process stops at once (70: an internal software error), and the
   // next start ends the RFQs it held.
-  const service = await createService(config, log, systemClock, { onShardFailed: () => process.exit(70) }).catch(exitOnConfigError);
+  const service = await createService(config, log, systemClock, {
+    onShardFailed: () => process.exit(70),
+    ...gateway?.shardOptions,
+  }).catch(exitOnConfigError);
   log.info(
     {
       host: config.host,
@@ -52,6 +59,7 @@ async function main(): Promise<void> {
       recoverBackend: service.recoverBackend,
       // One per connection: what bounds the connections this process can hold (docs/reliability.md, "Connections").
       openFilesLimit: readOpenFilesLimit(),
+      ...(config.cluster === null ? {} : { role: config.cluster.role, nodeId: config.cluster.nodeId }),
     },
     'listening',
   );
@@ -61,13 +69,16 @@ async function main(): Promise<void> {
   }
   const signal = await stopSignal;
   log.info({ signal }, 'stopping');
-  service.close().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      log.error({ err }, 'error while stopping');
-      process.exit(1);
-    },
-  );
+  service
+    .close()
+    .then(() => gateway?.close())
+    .then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'error while stopping');
+        process.exit(1);
+      },
+    );
 }
 
 void main();

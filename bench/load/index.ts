@@ -11,6 +11,7 @@ import { machineInfo } from './machine.js';
 import { npmStartNodeFlags } from './server.js';
 import { resultsDir, writeScenario, writeSummary, type Results, type RunMeta } from './report.js';
 import { ab } from './scenarios/ab.js';
+import { cluster } from './scenarios/cluster.js';
 import { ceiling } from './scenarios/ceiling.js';
 import type { RunContext, Scenario } from './scenarios/context.js';
 import { fanout } from './scenarios/fanout.js';
@@ -41,6 +42,7 @@ const SCENARIOS: ReadonlyArray<Scenario<unknown>> = [
   overload,
   getWrk,
   ab,
+  cluster,
 ];
 
 async function main(): Promise<void> {

@@ -66,7 +66,7 @@ const ECHO_PAYLOAD = new Uint8Array(200).fill(0x61);
  */
 const CALLS = { deadlineMs: 5_000, resendMs: 1_000 };
 
-const OWNER_NODE = new URL('../../src/cluster/owner-node-main.js', import.meta.url).pathname;
+const OWNER_NODE = new URL('../../src/cluster/shard-node-main.js', import.meta.url).pathname;
 const ECHO = new URL('./nats-echo.js', import.meta.url).pathname;
 
 /** Per RFQ, as bench/micro/engine-owner.ts: a 5 USDC reservation, 4 filled, the maker's liability 3.2. */

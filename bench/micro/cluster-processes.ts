@@ -1,4 +1,4 @@
-// The processes bench/micro/cluster-money.ts measures: owner nodes (src/cluster/owner-node-main.ts) and the
+// The processes bench/micro/cluster-money.ts measures: owner nodes (src/cluster/shard-node-main.ts) and the
 // echo responder (nats-echo.ts), each a Node process of its own that says "listening" on stdout when it takes
 // calls; and a CPU meter over them, nats-server and this process, read as deltas of /proc/<pid>/stat (all of
 // a process's threads: the journal's writes on libuv's pool count for the node that makes them), and of a

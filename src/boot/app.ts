@@ -24,6 +24,7 @@ import { Withdrawals } from '../ledger/withdrawals.js';
 import { LedgerCheckRunner } from '../ledger/check-runner.js';
 import { PreferencesStore } from '../preferences/preferences.js';
 import { Markets } from '../markets/markets.js';
+import { allStoredMarkets } from '../markets/market-table.js';
 import { Contests } from '../contests/contests.js';
 import { VerifyPool } from '../crypto/verify-pool.js';
 import type { Services } from '../http/services.js';
@@ -160,8 +161,15 @@ async function assemble(
   // --- the engine: the shards, owners of every balance, and the RFQ path's main-thread half -----------------
   const { pool, metrics: rfqMetrics } = createShardPool(
     { config, log, metrics, verifyPool, store },
-    { refreshReads: () => store.root.resetReadTxn(), maxWaiters: config.maxWaiters, ...shardOptions },
+    {
+      refreshReads: () => store.root.resetReadTxn(),
+      maxWaiters: config.maxWaiters,
+      allMarkets: () => allStoredMarkets(store),
+      ...shardOptions,
+    },
   );
+  // Shards that keep their own copy of the markets (a cluster's nodes) are sent each one as it is written.
+  markets.onWritten((market) => pool.publishMarket(market));
   const rfqEngine = createRfqEngine({ config, clock, log, store, metrics, verifyPool, users, preferences, markets }, pool, rfqMetrics);
   // The main thread's ledger: makers' and the protocol's money, decided inside its transactions (ledger.ts).
   const ledger = new Ledger(store, NO_USERS);

@@ -1,48 +1,36 @@
-// One owner of a shard node, on its thread (owner-node-worker.ts): the owner actor of its partitions
-// (engine/owner-runtime.ts: journal, snapshots, LMDB read model under the node's data directory), linked to
-// the other owners over NATS (nats-links.ts), answering the money calls of its partitions (money-calls.ts,
+// One owner of a shard node, on its thread (shard-node-worker.ts): the owner actor of its partitions
+// (engine/owner-runtime.ts: journal, snapshots, LMDB read model under the node's data directory, built with
+// its RFQ shard), linked to the other owners over NATS (nats-links.ts), answering the money calls of its partitions (money-calls.ts,
 // checked by money-schema.ts and isDecidableHere below), looks at its book, and its part of the cluster's
 // ledger check (ledger-check.ts). The owner is named by its first partition (partitions.ts); the cluster's
 // partition map says where every other name lives.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
 import type { Book } from '../engine/book.js';
 import { holdDifferences } from '../engine/check.js';
 import type { MoneyCall } from '../ledger/money-ops.js';
 import { bucketsOf, poolRef, PROTOCOL } from '../records/ledger.js';
-import { OwnerRuntime } from '../engine/owner-runtime.js';
+import type { OwnerRuntime } from '../engine/owner-runtime.js';
 import { checkTransfers } from '../ledger/check.js';
 import type { OwnerCheck } from './ledger-check.js';
-import type { OwnerLimits } from '../engine/owner.js';
-import { openStore, type Store } from '../store/db.js';
+import type { Store } from '../store/db.js';
 import type { BlindWrite } from '../store/records.js';
 import type { MoneyReply } from './money-calls.js';
 import { decidingName, isMoneyRequest, type CheckedMoneyRequest } from './money-schema.js';
-import { NatsLinks } from './nats-links.js';
 import type { PartitionMap } from './partitions.js';
 import { decode, encode, subjects } from './wire.js';
 
 export interface OwnerNodeOptions {
   nc: NatsConnection;
-  /**
-   * The node's own directory: this owner's `engine/owner-<n>` (journal, snapshots) and `lmdb/owner-<n>` (its
-   * read model, an LMDB environment of its own: its ledger check is its own, and the owner's whole state is
-   * two directories, which a partition's move between nodes will want).
-   */
-  dataDir: string;
   /** The owner this runs: the first partition it owns in `map`. */
   owner: number;
   map: PartitionMap;
-  limits: OwnerLimits;
-  tickMs: number;
-  snapshotEveryRecords: number;
-  maxPendingBytes: number;
+  /** The owner (its RFQ shard's: shard-node-worker.ts), linked to the others over NATS. */
+  runtime: OwnerRuntime;
+  /** Its read model: an LMDB environment of its own (its ledger check is its own). */
+  store: Store;
   log: Logger;
-  nowMs(): number;
-  /** The journal, a snapshot or the read model failed for good: the process must stop. */
-  onFailure(error: Error): void;
 }
 
 /** An owner's book as a look shows it: amounts as decimal strings, so the look reads the same in any language. */
@@ -67,20 +55,8 @@ export class OwnerNode {
   constructor(private readonly options: OwnerNodeOptions) {
     const { owner, map, nc, log } = options;
     assert.equal(map.ownerOfPartition(owner), owner, `owner ${owner} is not the first partition of its own in the map`);
-    this.#store = openStore(join(options.dataDir, 'lmdb', `owner-${owner}`));
-    this.#runtime = new OwnerRuntime({
-      dir: join(options.dataDir, 'engine', `owner-${owner}`),
-      self: owner,
-      ownerOf: map.ownerOf,
-      store: this.#store,
-      links: (deliver) => new NatsLinks(nc, owner, deliver, log),
-      limits: options.limits,
-      tickMs: options.tickMs,
-      snapshotEveryRecords: options.snapshotEveryRecords,
-      maxPendingBytes: options.maxPendingBytes,
-      nowMs: options.nowMs,
-      onFailure: options.onFailure,
-    });
+    this.#store = options.store;
+    this.#runtime = options.runtime;
     for (const partition of map.partitionsOf(owner)) {
       this.#subscriptions.push(
         nc.subscribe(subjects.partitionMoney(partition), {
@@ -163,11 +139,9 @@ export class OwnerNode {
     return { owner: this.options.owner, check: checkTransfers(this.#store), holdDifferences: holdDifferences(this.#runtime.book) };
   }
 
-  /** Stops taking calls, makes what was decided durable (its answers leave), then closes the read model. */
-  async close(): Promise<void> {
+  /** Stops taking calls (the owner, closed after, makes what was decided durable and its answers leave). */
+  close(): void {
     for (const subscription of this.#subscriptions) subscription.unsubscribe();
-    await this.#runtime.close();
-    await this.#store.close();
   }
 }
 

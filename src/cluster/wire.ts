@@ -26,4 +26,17 @@ export const subjects = {
   ownerCheck: (owner: number) => `${ROOT}.owner.${owner}.check`,
   /** Money calls (ledger/money-ops.ts MoneyCall) for the accounts of partition `partition`. */
   partitionMoney: (partition: number) => `${ROOT}.p.${partition}.money`,
+  /** What gateways send RFQ shard `owner` (rfq-wire.ts ToShardNode): its calls and makers' messages, in order. */
+  ownerRfq: (owner: number) => `${ROOT}.owner.${owner}.rfq`,
+  /** RFQ shard `owner`'s events for gateway `gateway` (rfq/messages.ts ShardToMain). */
+  gatewayEvents: (gateway: string, owner: number) => `${ROOT}.gateway.${gateway}.owner.${owner}`,
 };
+
+/**
+ * Messages per NATS message, at most, for the RFQ shards' batches both ways: the largest (an `rfq` broadcast
+ * of 8 legs) encodes in ~1.5 KiB, so a publish stays well under nats-server's default 1 MiB max_payload.
+ */
+export const RFQ_MESSAGES_PER_PUBLISH = 256;
+
+/** A gateway's name on subjects: letters, digits, '-' and '_' (no '.', '*' or '>', which subjects give meaning). */
+export const GATEWAY_NAME = /^[A-Za-z0-9_-]{1,64}$/;

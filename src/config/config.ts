@@ -36,6 +36,14 @@ export const EnvSchema = Type.Object({
   // each shard an owner of its accounts in memory with a journal for durability and LMDB as its read model.
   PARLAYD_ENGINE: Type.Union([Type.Literal('lmdb'), Type.Literal('journal')], { default: 'journal' }),
   PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
+  // The cluster (docs/scaling.md). Unset: the one process the service always was, with no NATS. Set: the
+  // process joins a cluster at these NATS servers (comma-separated) as PARLAYD_ROLE, named PARLAYD_NODE_ID on
+  // subjects; every process of a cluster is given the same PARLAYD_PARTITION_MAP (each owner's partitions,
+  // ';'-separated: cluster/partitions.ts). A shard node reads its own variables besides (shard-node-main.ts).
+  PARLAYD_NATS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  PARLAYD_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('shard')], { default: 'gateway' }),
+  PARLAYD_NODE_ID: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'gateway-1' }),
+  PARLAYD_PARTITION_MAP: Type.String({ minLength: 1, default: '0-255' }),
   PARLAYD_MM_DOMAIN_TAG: Type.String({
     // Contract section 7: the tag is exactly 35 printable ASCII bytes or the service refuses to start.
     pattern: DOMAIN_TAG_PATTERN,
@@ -217,6 +225,16 @@ function toConfig(v: EnvValues) {
     shards: v.PARLAYD_SHARDS,
     engine: v.PARLAYD_ENGINE,
     verifyThreads: v.PARLAYD_VERIFY_THREADS,
+    /** Null: one process. Else the cluster this process joins (docs/scaling.md). */
+    cluster:
+      v.PARLAYD_NATS_URL === undefined
+        ? null
+        : {
+            natsServers: v.PARLAYD_NATS_URL.split(','),
+            role: v.PARLAYD_ROLE,
+            nodeId: v.PARLAYD_NODE_ID,
+            partitionMap: v.PARLAYD_PARTITION_MAP.split(';'),
+          },
     mmDomainTag: v.PARLAYD_MM_DOMAIN_TAG,
     mmAuthTimeoutMs: v.PARLAYD_MM_AUTH_TIMEOUT_MS,
     mmChallengeTtlMs: v.PARLAYD_MM_CHALLENGE_TTL_MS,

@@ -131,6 +131,13 @@ export const errors = {
     new ApiError('WAGER_OUT_OF_RANGE', `wager must be within ${minMicros}..${maxMicros} micros`),
   /** Without Retry-After: the shard throws it, the shard pool turns OVERLOADED into `overloaded()`. */
   shardAtActiveLimit: () => new ApiError('OVERLOADED', 'shard is at its active RFQ limit'),
+  /**
+   * A cluster's shard node that holds the caller's partition is gone (cluster/shard-transport.ts): 503 as
+   * an overload is, since the contract has one 503. What it decided before stays decided: a create retried
+   * with its replay key finds its RFQ.
+   */
+  shardUnreachable: () =>
+    new ApiError('OVERLOADED', 'the node that holds this account is not reachable; try again', undefined, { 'Retry-After': '1' }),
 
   // -- Contests (contests/contests.ts, contests/rules.ts).
   contestNotOpen: (status: string) => new ApiError('CONTEST_CLOSED', `contest is ${status}`),

@@ -43,7 +43,26 @@ export function isOpenForBetting(market: Pick<Market, 'status' | 'betting_closes
   return market.status === 'OPEN' && (market.betting_closes_at_ms === null || nowMs < market.betting_closes_at_ms);
 }
 
+/** Told of every market record as it is written, inside its transaction (Markets.onWritten). */
+export type MarketWrittenListener = (market: StoredMarket) => void;
+
+/** Every market record, in key order: what a cluster's shard node is given when it joins (Markets.allStored). */
+export function* allStoredMarkets(store: Store): Iterable<StoredMarket> {
+  for (const { value } of table(store, 'markets').getRange()) yield value;
+}
+
+/**
+ * `put` of market records as another process wrote them (a cluster's gateway: cluster/shard-door.ts), in the
+ * caller's transaction: a shard node's copy, which its RFQ shards read as they read the service's.
+ */
+export function putCopiedMarketsInTxn(store: Store, markets: readonly StoredMarket[]): void {
+  for (const market of markets) void table(store, 'markets').put(marketKey(market.market_id), market);
+}
+
 export class MarketTable {
+  /** Set by Markets.onWritten: a cluster's gateway hands each written market to its shard nodes. */
+  onWritten: MarketWrittenListener | null = null;
+
   constructor(private readonly store: Store) {}
 
   private get markets() {
@@ -70,6 +89,7 @@ export class MarketTable {
     assert.equal(market.status, 'OPEN');
     void this.markets.put(marketKey(market.market_id), market);
     void this.dueIndex.put(dueKey(dueAtMsOf(market), market.market_id), true);
+    this.onWritten?.(market);
   }
 
   /**
@@ -81,5 +101,6 @@ export class MarketTable {
     // Keyed by the due time of the record as it was: resolution rewrites resolution_time_ms.
     const removed = this.dueIndex.removeSync(dueKey(dueAtMsOf(market), marketId));
     assert.ok(removed, `open market ${marketId} was missing from the due index`);
+    this.onWritten?.(next);
   }
 }

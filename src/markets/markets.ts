@@ -12,7 +12,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Config } from '../config/config.js';
 import type { Store } from '../store/db.js';
 import type { CreateMentionMarket, Market, ResolvedBy, ResolveOutcome } from '../contract/markets.js';
-import { MarketTable } from './market-table.js';
+import { MarketTable, type MarketWrittenListener } from './market-table.js';
 import { Mentions, type MentionPage } from './mentions.js';
 import { PriceWindows, type WindowCreatedListener, type WindowPrices } from './price-windows.js';
 import { Resolution, type ResolutionListener } from './resolution.js';
@@ -32,6 +32,15 @@ export class Markets {
 
   get(marketId: number): Market | undefined {
     return this.marketTable.get(marketId);
+  }
+
+  /**
+   * `listener` is told of every market record as it is written (a new market, a resolved one), inside the
+   * writing transaction, so before anything that follows its commit: a cluster's gateway sends it to the
+   * shard nodes ahead of the settlement of its positions.
+   */
+  onWritten(listener: MarketWrittenListener): void {
+    this.marketTable.onWritten = listener;
   }
 
   // price-windows.ts

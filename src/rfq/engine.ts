@@ -48,9 +48,11 @@ export function createShardPool(
   s: Pick<RfqEngineParts, 'config' | 'log' | 'metrics' | 'verifyPool' | 'store'>,
   options: ShardPoolOptions = {},
 ) {
-  // The journal engine's owners start from their journals, or on a directory's first start from LMDB.
-  const owners = s.config.engine === 'journal' ? prepareOwners(s.store, s.config.dataDir, s.config.shards) : null;
-  if (owners === null) refuseIfOwned(s.config.dataDir);
+  // The journal engine's owners start from their journals, or on a directory's first start from LMDB. A
+  // cluster's gateway has neither: its shards are the shard nodes', each with its own directory.
+  const isLocal = options.placement === undefined;
+  const owners = isLocal && s.config.engine === 'journal' ? prepareOwners(s.store, s.config.dataDir, s.config.shards) : null;
+  if (isLocal && owners === null) refuseIfOwned(s.config.dataDir);
   let pool: ShardPool | null = null;
   const metrics = createRfqMetrics(s.metrics.registry, {
     activeRfqs: () => pool?.activeRfqs ?? 0,

@@ -5,15 +5,13 @@
 // neither. Nothing here waits for the disk: a call is decided at once and its promise settles once durable.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { MessagePort } from 'node:worker_threads';
 import type { TimerClock } from '../lib/clock.js';
 import { overloaded } from '../lib/errors.js';
 import { isOverloaded } from '../lib/overload-retries.js';
-import { makerAccount } from '../records/ledger.js';
+import { makerAccount, type AccountId } from '../records/ledger.js';
 import type { Effect } from '../engine/effects.js';
 import { OwnerRuntime, type OwnerCall } from '../engine/owner-runtime.js';
-import { PeerLinks } from '../engine/peer-links.js';
-import { ownerOfName } from '../engine/routing.js';
+import type { OwnerRuntimeOptions } from '../engine/owner-runtime.js';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 import type { Store } from '../store/db.js';
 import type { BlindWrite, RecordTypes } from '../store/records.js';
@@ -44,11 +42,24 @@ const TRANSIT_POLL_MS = 1;
 const NEVER_MARKED = false;
 
 export interface JournalDurabilityOptions {
+  /** The thread's LMDB environment: the owner's read model, and the markets a fill checks. */
   store: Store;
-  dataDir: string;
-  shard: number;
-  shardCount: number;
-  peerPorts: ReadonlyMap<number, MessagePort>;
+  /** The owner's journal and snapshots (ownerDir). */
+  dir: string;
+  /** The owner this shard is (its number names it: request ids carry it). */
+  self: number;
+  /** Whose account or credit key a name is: routing.ts ownerOfName in one process, the partition map in a cluster. */
+  ownerOf: (name: AccountId) => number;
+  /** The owner's links to the others: ports between threads (engine/peer-links.ts), or NATS (cluster/nats-links.ts). */
+  links: OwnerRuntimeOptions['links'];
+  /**
+   * Whether `store` holds the read model of the other owners too (one process's shared LMDB): then a quote
+   * whose maker lives elsewhere is passed over when the maker's available, as last written, cannot cover it.
+   * Otherwise (a shard node's own LMDB) the maker's owner decides it when asked for the lock.
+   */
+  readsOtherOwners: boolean;
+  /** Records between snapshots (SNAPSHOT_EVERY_RECORDS unless given). */
+  snapshotEveryRecords?: number;
   firstRecord?: Effect[];
   clock: TimerClock;
   onFailure(error: Error): void;
@@ -63,22 +74,24 @@ export class JournalDurability implements RfqDurability {
   readonly #clock: TimerClock;
   readonly #store: Store;
   readonly #interrupted: number;
+  readonly #readsOtherOwners: boolean;
   /** RFQs whose end is on its way to the journal, as they read until it is durable (their record as created). */
   readonly #ending = new Map<string, RfqRecord>();
 
   constructor(options: JournalDurabilityOptions) {
     this.#clock = options.clock;
     this.#store = options.store;
+    this.#readsOtherOwners = options.readsOtherOwners;
     let interrupted = 0;
     this.#runtime = new OwnerRuntime({
-      dir: ownerDir(options.dataDir, options.shard),
-      self: options.shard,
-      ownerOf: ownerOfName(options.shardCount),
+      dir: options.dir,
+      self: options.self,
+      ownerOf: options.ownerOf,
       store: options.store,
-      links: (deliver) => new PeerLinks(options.shard, options.peerPorts, deliver),
+      links: options.links,
       limits: OWNER_LIMITS,
       tickMs: OWNER_TICK_MS,
-      snapshotEveryRecords: SNAPSHOT_EVERY_RECORDS,
+      snapshotEveryRecords: options.snapshotEveryRecords ?? SNAPSHOT_EVERY_RECORDS,
       maxPendingBytes: MAX_PENDING_JOURNAL_BYTES,
       ...(options.firstRecord === undefined ? {} : { firstRecord: options.firstRecord }),
       // Contract section 6: an RFQ active at the last stop ends failed SERVICE_RESTARTED, its wager released
@@ -98,6 +111,11 @@ export class JournalDurability implements RfqDurability {
     });
     this.#interrupted = interrupted;
     this.#money = new JournalMoney(this.#runtime, options.store);
+  }
+
+  /** The owner itself: a shard node answers the money calls of its partitions through it (cluster/owner-node.ts). */
+  get runtime(): OwnerRuntime {
+    return this.#runtime;
   }
 
   failInterrupted(): Promise<number> {
@@ -198,6 +216,7 @@ export class JournalDurability implements RfqDurability {
   makerAvailable(makerAddress: string): bigint {
     const account = makerAccount(makerAddress);
     if (this.#runtime.ownerOf(account) === this.#runtime.book.self) return this.#runtime.book.available(account);
+    if (!this.#readsOtherOwners) return UNKNOWN_AVAILABLE; // the lock asked of the maker's owner decides
     return BigInt(this.#read('accounts', account)?.available ?? '0'); // the read model: the maker's shard decides
   }
 
@@ -244,5 +263,8 @@ export class JournalDurability implements RfqDurability {
     }
   }
 }
+
+/** A maker's available that no quote exceeds: wagers and payouts are far below 2^63 micros (contract section 6). */
+const UNKNOWN_AVAILABLE = 2n ** 63n;
 
 const elapsedUs = (startNs: bigint) => Number(process.hrtime.bigint() - startNs) / 1000;

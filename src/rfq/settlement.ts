@@ -21,10 +21,13 @@ import { openPositionKeys, readRfq } from './rfq-records.js';
 /** Positions read and settled per page: one shard transaction each of up to this many, ~a few ms. */
 export const SETTLE_PAGE_POSITIONS = 256;
 
+/** What settlement needs of the balances' owners: the pool in a process, the owner itself on a shard node. */
+export type SettlingOwners = Pick<BalanceOwners, 'readBarrier' | 'shardOfUser' | 'moveMoney'>;
+
 export class Settlement {
   constructor(
     private readonly store: Store,
-    private readonly owners: BalanceOwners,
+    private readonly owners: SettlingOwners,
     private readonly clock: Clock,
   ) {}
 

@@ -5,14 +5,49 @@
 // Events leave in one batch per synchronous run.
 import { Batcher } from '../lib/batcher.js';
 import { systemClock } from '../lib/clock.js';
-import { openStore } from '../store/db.js';
-import { JournalDurability } from './journal-durability.js';
+import { PeerLinks } from '../engine/peer-links.js';
+import { ownerOfName } from '../engine/routing.js';
+import { openStore, type Store } from '../store/db.js';
+import { JournalDurability, ownerDir } from './journal-durability.js';
 import { LmdbDurability } from './lmdb-durability.js';
 import type { MainToShard, ShardInit, ShardToMain } from './messages.js';
 import type { RfqDurability } from './rfq-durability.js';
 import { RfqShard } from './shard.js';
 
 const STATS_INTERVAL_MS = 1000;
+
+/** What a shard decides with: the thread's LMDB environment and the engine that makes its decisions durable. */
+export interface ShardEngine {
+  store: Store;
+  durability: RfqDurability;
+}
+
+/**
+ * The shard's engine in one process: the data directory's LMDB environment, shared with the main thread, and
+ * the engine PARLAYD_ENGINE names (`ownsThread` and `onFailure`: ShardHost's constructor).
+ */
+export function openShardEngine(init: ShardInit, ownsThread: boolean, onFailure: (error: Error) => void): ShardEngine {
+  const isJournal = init.engine === 'journal';
+  const store = openStore(init.dataDir, {
+    isGroupCommit: ownsThread && !isJournal,
+    ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }),
+    ...(init.roomState === undefined ? {} : { roomState: init.roomState }),
+  });
+  const durability = isJournal
+    ? new JournalDurability({
+        store,
+        dir: ownerDir(init.dataDir, init.shard),
+        self: init.shard,
+        ownerOf: ownerOfName(init.shardCount),
+        links: (deliver) => new PeerLinks(init.shard, init.peerPorts ?? new Map(), deliver),
+        readsOtherOwners: true,
+        ...(init.firstRecord === undefined ? {} : { firstRecord: init.firstRecord }),
+        clock: systemClock,
+        onFailure,
+      })
+    : new LmdbDurability(store, init.shard, init.shardCount, systemClock);
+  return { store, durability };
+}
 
 export class ShardHost {
   readonly #shard: RfqShard;
@@ -30,26 +65,19 @@ export class ShardHost {
    * by lmdb-js's write thread).
    *
    * `onFailure`: the journal engine's journal, snapshot or read model failed for good; the shard must stop.
+   *
+   * `engine`: the store and durability it decides with; a shard node of a cluster brings its own (its LMDB
+   * environment, its owner linked over NATS: cluster/shard-node-worker.ts).
    */
-  constructor(init: ShardInit, emitBatch: (batch: ShardToMain[]) => void, ownsThread = true, onFailure: (error: Error) => void = fail) {
-    const isJournal = init.engine === 'journal';
-    const store = openStore(init.dataDir, {
-      isGroupCommit: ownsThread && !isJournal,
-      ...(init.mapSizeBytes === undefined ? {} : { mapSizeBytes: init.mapSizeBytes }),
-      ...(init.roomState === undefined ? {} : { roomState: init.roomState }),
-    });
-    this.#durability = isJournal
-      ? new JournalDurability({
-          store,
-          dataDir: init.dataDir,
-          shard: init.shard,
-          shardCount: init.shardCount,
-          peerPorts: init.peerPorts ?? new Map(),
-          ...(init.firstRecord === undefined ? {} : { firstRecord: init.firstRecord }),
-          clock: systemClock,
-          onFailure,
-        })
-      : new LmdbDurability(store, init.shard, init.shardCount, systemClock);
+  constructor(
+    init: ShardInit,
+    emitBatch: (batch: ShardToMain[]) => void,
+    ownsThread = true,
+    onFailure: (error: Error) => void = fail,
+    engine: ShardEngine = openShardEngine(init, ownsThread, onFailure),
+  ) {
+    const { store } = engine;
+    this.#durability = engine.durability;
     const out = new Batcher<ShardToMain>(emitBatch);
     this.#shard = new RfqShard(store, this.#durability, init, (message) => out.add(message));
     this.#statsTimer = setInterval(() => {

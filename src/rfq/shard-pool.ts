@@ -3,8 +3,9 @@
 // messages routed by the shard named in the request id, the fan-out of each RFQ a shard accepted to the
 // makers, and the waiters behind `wait_ms`. It decides nothing about an RFQ or a balance: the shard does.
 import type { Logger } from 'pino';
-import { ApiError, overloaded } from '../lib/errors.js';
+import { ApiError, errors, overloaded } from '../lib/errors.js';
 import type { RfqResult } from '../contract/rfq.js';
+import type { StoredMarket } from '../contract/markets.js';
 import type { RfqMessage, ServerToMakerMessage } from '../contract/mm.js';
 import type { MakerFact } from './maker-facts.js';
 import { Batcher } from '../lib/batcher.js';
@@ -57,6 +58,8 @@ interface PendingFrames {
   unreplayed: number[] | null;
 }
 const NO_FACTS: readonly MakerFact[] = [];
+/** The outcome of every call outstanding on a shard its transport can no longer reach. */
+const UNREACHABLE: CallOutcome<never> = { ok: false, code: 'OVERLOADED' };
 
 /** A create as admission made it; the pool adds the call's own fields. */
 export type NewRfq = Omit<CreateRfq, 'kind' | 'callId' | 'answerWaitMs'>;
@@ -67,6 +70,32 @@ interface ShardHandle {
   out: Batcher<MainToShard>;
   calls: Map<number, (outcome: CallOutcome<unknown>) => void>;
   activeRfqs: number;
+  /** False while its transport says the shard cannot be reached (a cluster's node gone): calls are refused at once. */
+  isReachable: boolean;
+}
+
+/**
+ * Which shards there are and who owns what: in one process, shards 0..n-1 placed by the hash of a name
+ * modulo n (engine/routing.ts); in a cluster, the partition map's owners (cluster/partitions.ts).
+ */
+export interface ShardPlacement {
+  /** Every shard's number, in the order the pool starts them. */
+  shards: readonly number[];
+  shardOfUser(userId: string): number;
+  /** The shard named in a request id, or null when it names none. */
+  shardOfRequest(requestId: string): number | null;
+  ownerOf(account: AccountId): number;
+}
+
+/** One process's shards: 0..shardCount-1, each a name's hash modulo the count. */
+export function hashPlacement(shardCount: number): ShardPlacement {
+  const ownerOf = ownerOfName(shardCount);
+  return {
+    shards: Array.from({ length: shardCount }, (_, shard) => shard),
+    shardOfUser: (userId) => shardOfUser(userId, shardCount),
+    shardOfRequest: (requestId) => shardOfRequest(requestId, shardCount),
+    ownerOf,
+  };
 }
 
 export interface ShardPoolOptions {
@@ -77,6 +106,10 @@ export interface ShardPoolOptions {
   maxWaiters?: number;
   /** The shard's transport (a worker thread unless a test runs the shards in process). */
   transport?: ShardTransportFactory;
+  /** Which shards there are (hashPlacement of `shardCount` unless given: a cluster's partition map). */
+  placement?: ShardPlacement;
+  /** Every market, as stored: what a shard that keeps its own copy is given when it joins (ShardEvents.allMarkets). */
+  allMarkets?: () => Iterable<StoredMarket>;
   /**
    * Renews this thread's read snapshot of the store. lmdb-js renews it by itself only every ~1 ms, so without
    * this a read right after a shard's answer (a balance after `completed`, the contest record after an entry)
@@ -97,6 +130,8 @@ export interface ShardPoolOptions {
 
 export class ShardPool {
   private readonly shards: ShardHandle[] = [];
+  /** `shards` by shard number (the numbers are a cluster's owners, not 0..n-1). */
+  private readonly byShard = new Map<number, ShardHandle>();
   /** Maker frames of this turn, grouped by connection as they come (see queueFrame; not a Batcher: keyed). */
   private framesByMaker = new Map<string, PendingFrames>();
   private isFrameFlushScheduled = false;
@@ -106,7 +141,7 @@ export class ShardPool {
   /** Set by start, once. */
   private whenReady: Promise<number> | null = null;
   private readonly waiters: TerminalWaiters;
-  private readonly ownerOf: (account: AccountId) => number;
+  private readonly placement: ShardPlacement;
 
   constructor(
     private readonly init: Omit<ShardInit, 'shard'>,
@@ -115,7 +150,7 @@ export class ShardPool {
     private readonly options: ShardPoolOptions = {},
   ) {
     this.waiters = new TerminalWaiters(options.maxWaiters);
-    this.ownerOf = ownerOfName(init.shardCount);
+    this.placement = options.placement ?? hashPlacement(init.shardCount);
   }
 
   /**
@@ -132,7 +167,7 @@ export class ShardPool {
     // The journal engine's owners talk to each other directly, one port per pair (engine/peer-links.ts).
     const ports = init.engine === 'journal' ? peerPorts(init.shardCount) : null;
     const ready: Promise<number>[] = [];
-    for (let shard = 0; shard < init.shardCount; shard++) {
+    for (const shard of this.placement.shards) {
       const firstRecord = options.firstRecords?.[shard];
       const { handle, whenReady } = this.spawn({
         shard,
@@ -141,6 +176,7 @@ export class ShardPool {
         ...(firstRecord === undefined ? {} : { firstRecord }),
       });
       this.shards.push(handle);
+      this.byShard.set(shard, handle);
       ready.push(whenReady);
     }
     this.whenReady = Promise.all(ready).then(async (counts) => {
@@ -154,11 +190,11 @@ export class ShardPool {
   }
 
   get shardCount(): number {
-    return this.init.shardCount;
+    return this.placement.shards.length;
   }
 
   shardOfUser(userId: string): number {
-    return shardOfUser(userId, this.init.shardCount);
+    return this.placement.shardOfUser(userId);
   }
 
   get engine(): ShardInit['engine'] {
@@ -171,12 +207,12 @@ export class ShardPool {
    * another). The lmdb engine: the user's shard (LMDB's writer lock orders the key's readers).
    */
   shardOfCredit(idempotencyKey: string, userId: string): number {
-    return this.init.engine === 'journal' ? this.ownerOf(creditRef(idempotencyKey)) : this.shardOfUser(userId);
+    return this.init.engine === 'journal' ? this.placement.ownerOf(creditRef(idempotencyKey)) : this.shardOfUser(userId);
   }
 
   /** The journal engine: the owner of an account (users' on their RFQs' shard, the protocol's on shard 0). */
   shardOfAccount(account: AccountId): number {
-    return this.ownerOf(account);
+    return this.placement.ownerOf(account);
   }
 
   /**
@@ -184,7 +220,7 @@ export class ShardPool {
    * a prize, on the journal engine, by the protocol's owner (it leaves the pool held there).
    */
   shardOfEntrySettlement(userId: string, isPrize: boolean): number {
-    return isPrize && this.init.engine === 'journal' ? this.ownerOf(PROTOCOL) : this.shardOfUser(userId);
+    return isPrize && this.init.engine === 'journal' ? this.placement.ownerOf(PROTOCOL) : this.shardOfUser(userId);
   }
 
   /** One call of the journal engine's money protocol on `shard`, with the records that go with it. */
@@ -258,13 +294,13 @@ export class ShardPool {
   }
 
   status(requestId: string, userId: string): Promise<RfqResult> {
-    const shard = shardOfRequest(requestId, this.init.shardCount);
+    const shard = this.placement.shardOfRequest(requestId);
     if (shard === null) return Promise.reject(new ApiError('RFQ_NOT_FOUND'));
     return this.call<RfqResult>(shard, (callId) => ({ kind: 'status', callId, requestId, userId }));
   }
 
   cancel(requestId: string, userId: string): Promise<RfqResult> {
-    const shard = shardOfRequest(requestId, this.init.shardCount);
+    const shard = this.placement.shardOfRequest(requestId);
     if (shard === null) return Promise.reject(new ApiError('RFQ_NOT_FOUND'));
     return this.call<RfqResult>(shard, (callId) => ({ kind: 'cancel', callId, requestId, userId }));
   }
@@ -276,9 +312,9 @@ export class ShardPool {
 
   /** Routes a maker message to the shard named in its request id; false when it names no shard. */
   toShard(requestId: string, message: MainToShard): boolean {
-    const shard = shardOfRequest(requestId, this.init.shardCount);
+    const shard = this.placement.shardOfRequest(requestId);
     if (shard === null) return false;
-    this.shards[shard]!.out.add(message);
+    this.#handle(shard).out.add(message);
     return true;
   }
 
@@ -288,6 +324,14 @@ export class ShardPool {
       this.shards.map((handle) => this.call<WithdrawnQuote[]>(handle.shard, (callId) => ({ kind: 'withdraw_quotes', callId, makerIds }))),
     );
     return perShard.flat();
+  }
+
+  /**
+   * A market as just written (created, or resolved): to every shard that keeps its own copy (a cluster's nodes),
+   * ahead of what is sent them after it, such as the settlement of its positions.
+   */
+  publishMarket(market: StoredMarket): void {
+    for (const handle of this.shards) handle.transport.sendMarkets?.([market]);
   }
 
   /** A maker connection closed: every shard withdraws its quotes. */
@@ -324,7 +368,7 @@ export class ShardPool {
     // Same synchronous run as the publish: exactly the connections that were sent the RFQ.
     const makerIds = this.makers.connectedMakerIds();
     this.metrics.fanoutSeconds.observe(Number(process.hrtime.bigint() - startNs) / 1e9);
-    this.shards[shard]!.out.add({ kind: 'audience', requestId: message.request_id, makerIds });
+    this.#handle(shard).out.add({ kind: 'audience', requestId: message.request_id, makerIds });
   }
 
   /**
@@ -357,8 +401,10 @@ export class ShardPool {
       this.makers.sendFrames(makerId, pending.frames, pending.facts ?? NO_FACTS, pending.unreplayed);
   };
 
-  private isAtCallLimit(shard: number): boolean {
-    return this.shards[shard]!.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD;
+  #handle(shard: number): ShardHandle {
+    const handle = this.byShard.get(shard);
+    if (handle === undefined) throw new Error(`no shard ${shard}`); // a wiring bug: every number comes from the placement
+    return handle;
   }
 
   /**
@@ -366,13 +412,15 @@ export class ShardPool {
    * by a leading spread and then given more properties alive until a full collection, docs/performance.md.)
    */
   private call<T>(shard: number, message: (callId: number) => MainToShard): Promise<T> {
-    if (this.isAtCallLimit(shard)) return Promise.reject(overloaded());
-    const handle = this.shards[shard]!;
+    const handle = this.#handle(shard);
+    if (handle.calls.size >= MAX_OUTSTANDING_CALLS_PER_SHARD) return Promise.reject(overloaded());
+    if (!handle.isReachable) return Promise.reject(errors.shardUnreachable());
     const callId = this.nextCallId++;
     return new Promise<T>((resolve, reject) => {
       handle.calls.set(callId, (outcome) => {
         if (outcome.ok) resolve(outcome.value as T);
         // OVERLOADED (the shard's active-RFQ limit) carries Retry-After, as every 503 does (contract section 2).
+        else if (outcome === UNREACHABLE) reject(errors.shardUnreachable());
         else reject(outcome.code === 'OVERLOADED' ? overloaded() : new ApiError(outcome.code, outcome.message));
       });
       handle.out.add(message(callId));
@@ -398,6 +446,16 @@ export class ShardPool {
         if (onShardFailed !== undefined) return onShardFailed();
         crashLater(err instanceof Error ? err : new Error(`RFQ shard ${shard} failed (exit code ${exitCode})`));
       },
+      allMarkets: () => this.options.allMarkets?.() ?? [],
+      onReachable: (isReachable) => {
+        handle.isReachable = isReachable;
+        if (isReachable) return;
+        // Their answers are lost with the node (or will come to nobody): each caller gets a 503 now, not a
+        // guess. What the node had decided stands; a create retried with its replay key finds its RFQ.
+        const calls = [...handle.calls.values()];
+        handle.calls.clear();
+        for (const settle of calls) settle(UNREACHABLE);
+      },
     });
     const handle: ShardHandle = {
       shard,
@@ -406,6 +464,7 @@ export class ShardPool {
       out: new Batcher((batch) => transport.send(packDeclines(batch)), 'turn'),
       calls: new Map(),
       activeRfqs: 0,
+      isReachable: true,
     };
     return { handle, whenReady };
   }

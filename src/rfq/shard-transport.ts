@@ -5,12 +5,20 @@
 // "A shard on another machine", says what it would need beyond a socket.
 import { inspect } from 'node:util';
 import { Worker } from 'node:worker_threads';
+import type { StoredMarket } from '../contract/markets.js';
 import { SHUTDOWN, type MainToShard, type ShardInit, type ShardToMain } from './messages.js';
 
 export interface ShardEvents {
   onBatch(batch: ShardToMain[]): void;
   /** The shard is gone without being asked to stop (a crash, an exit): its in-memory state is lost. */
   onFailure(detail: { err?: unknown; exitCode?: number }): void;
+  /**
+   * A shard in another process can be out of reach and back (a cluster's node dies and restarts) without
+   * this process failing: calls outstanding then get 503, new ones are refused until it is back.
+   */
+  onReachable(isReachable: boolean): void;
+  /** Every market the service holds, as stored: for a transport whose shard keeps its own copy (sendMarkets). */
+  allMarkets(): Iterable<StoredMarket>;
 }
 
 export interface ShardTransport {
@@ -18,6 +26,11 @@ export interface ShardTransport {
   send(batch: MainToShard[]): void;
   /** Stops the shard after its commit in progress; resolves once it has stopped. */
   stop(): Promise<void>;
+  /**
+   * Markets as the service wrote them, for a shard that does not share this process's LMDB (a cluster's node):
+   * ahead of every batch sent after. Absent: the shard reads them from the shared LMDB.
+   */
+  sendMarkets?(markets: StoredMarket[]): void;
 }
 
 export type ShardTransportFactory = (init: ShardInit, events: ShardEvents) => ShardTransport;

@@ -1,4 +1,4 @@
-// Two shard nodes' owners in two processes on a real nats-server (src/cluster/owner-node-main.ts), each with
+// Two shard nodes' owners in two processes on a real nats-server (src/cluster/shard-node-main.ts), each with
 // its own journal and LMDB, partitions 0-127 and 128-255: a fill whose maker lives on the other node locks the
 // maker's liability there over NATS, commits, posts; a maker funded for N fills raced by 2N RFQs of users on
 // both nodes fills exactly N; each node killed with SIGKILL mid-burst loses nothing it answered, its calls are

@@ -1,4 +1,4 @@
-// Owner nodes (src/cluster/owner-node-main.ts) as real processes on a real nats-server, for the cluster's
+// Owner nodes (src/cluster/shard-node-main.ts) as real processes on a real nats-server, for the cluster's
 // tests and the chaos script's cluster mode: node a holds partitions 0-127 as two owners on two threads
 // (0-63 and 64-127: owners 0 and 64), node b partitions 128-255 as one (owner 128), each on a data directory
 // of its own that outlives its process; started, killed with SIGKILL, restarted, stopped with SIGTERM. Then
@@ -19,7 +19,7 @@ import { makerAccount } from '../../src/records/ledger.js';
 import { readOwnerJournal } from './owner-journals.js';
 import { waitFor } from './wait.js';
 
-const OWNER_NODE = new URL('../../src/cluster/owner-node-main.js', import.meta.url).pathname;
+const OWNER_NODE = new URL('../../src/cluster/shard-node-main.js', import.meta.url).pathname;
 export const MAP_TEXT = ['0-63', '64-127', '128-255'];
 export const MAP = PartitionMap.of(MAP_TEXT);
 /** The first owner of each node: users and makers `userOn(A)` live on node a, `userOn(B)` on node b. */

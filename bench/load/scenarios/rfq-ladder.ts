@@ -6,7 +6,7 @@
 // the same measurement against recovery-bound-server.ts then gives the most any signed admission can reach here.
 import { availableParallelism } from 'node:os';
 import { fundedUsers, openMarkets, registerMakers } from '../fixtures.js';
-import { startCpuMeter, type CpuShare } from '../cpu.js';
+import { childCpuMs, startCpuMeter, type CpuShare } from '../cpu.js';
 import { RawHttpPool } from '../raw-http.js';
 import { MakerFarm } from '../makers.js';
 import { runOpenLoop, type OpenLoopResult } from '../open-loop.js';
@@ -41,6 +41,11 @@ export interface LadderStep extends OpenLoopResult {
    * its parlayd_thread_cpu_seconds; absent for a build that does not report it (cpu has its main thread).
    */
   threads?: Record<string, number>;
+  /**
+   * CPU of the other processes the service runs on (a cluster's shard nodes and nats-server: LadderServer
+   * `processes`) over the step, ms, by name; absent when there are none.
+   */
+  processCpuMs?: Record<string, number>;
 }
 
 export interface LadderResult {
@@ -70,6 +75,11 @@ export interface LadderResult {
   recoveriesPerSAllCores: number | null;
 }
 
+/** CPU so far of each named process, ms (none: empty). */
+function processCpuMs(processes: Readonly<Record<string, number>> | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(processes ?? {}).map(([name, pid]) => [name, childCpuMs(pid)]));
+}
+
 function isSaturatedStep(step: OpenLoopResult): boolean {
   return step.errors > 0 || step.isSaturated || step.latency.p99Ms > SATURATION_P99_MS || step.throughputPerS < step.offeredPerS * 0.9;
 }
@@ -78,6 +88,8 @@ function isSaturatedStep(step: OpenLoopResult): boolean {
 export interface LadderServer {
   script?: string;
   env?: Record<string, string>;
+  /** Further processes of the service whose CPU each step reports (a cluster's), by name: their pids. */
+  processes?: Readonly<Record<string, number>>;
 }
 
 export async function runLadder(
@@ -127,8 +139,10 @@ export async function runLadder(
       const threadsBefore = await threadCpuSeconds(server);
       const threadsFrom = performance.now();
       const meter = startCpuMeter(server.pid);
+      const processesBefore = processCpuMs(side.processes);
       const result = await step(pool, prepared, ratePerS);
       const cpu = meter();
+      const processesAfter = processCpuMs(side.processes);
       const threads = threadPercents(threadsBefore, await threadCpuSeconds(server), performance.now() - threadsFrom);
       const saturated = isSaturatedStep(result);
       const stages = await stageMeans(server, stageSnapshot);
@@ -139,6 +153,13 @@ export async function runLadder(
         stages: Object.fromEntries([...stages.stages].map(([name, s]) => [name, s.meanMs])),
         commits: stages.commits,
         ...(threads === null ? {} : { threads }),
+        ...(side.processes === undefined
+          ? {}
+          : {
+              processCpuMs: Object.fromEntries(
+                Object.keys(side.processes).map((name) => [name, processesAfter[name]! - processesBefore[name]!]),
+              ),
+            }),
       });
       ctx.log(
         `${kind} @${ratePerS}/s: ${result.throughputPerS}/s done, p50 ${result.latency.p50Ms} p99 ${result.latency.p99Ms} ` +

@@ -1,6 +1,10 @@
-// Any thread. What a shard node's main thread (owner-node-main.ts) and its owners' threads
-// (owner-node-worker.ts) tell each other: the worker's start, its reports, the request to stop.
+// Any thread. What a shard node's main thread (shard-node-main.ts) and its owners' threads
+// (shard-node-worker.ts) tell each other: the worker's start, its reports, the request to stop.
 import type { OwnerRecovery } from '../engine/owner-host.js';
+import type { ShardInit } from '../rfq/messages.js';
+
+/** The RFQ shard's settings, the service's (config.ts: PARLAYD_QUOTE_WINDOW_MS and the others). */
+export type RfqSettings = Pick<ShardInit, 'quoteWindowMs' | 'lastLookMs' | 'maxFinalizingMs' | 'maxActiveRfqs' | 'createCoalesceMs'>;
 
 export interface OwnerWorkerInit {
   natsServers: string[];
@@ -10,6 +14,7 @@ export interface OwnerWorkerInit {
   map: string[];
   snapshotEveryRecords: number;
   logLevel: string;
+  rfq: RfqSettings;
 }
 
 /** From the worker to its parent: it takes calls (after replaying its journal), or it has stopped. */

@@ -1,6 +1,6 @@
-// Process entry: a shard node's money (docs/scaling.md, "What is built"): one worker thread per owner of its
-// partitions (owner-node-worker.ts), each with its journal, snapshots and LMDB read model under the node's data
-// directory. Configured by the environment, checked with one line at start:
+// Process entry: a shard node (docs/scaling.md): one worker thread per owner of its partitions
+// (shard-node-worker.ts), each the owner's RFQ shard and money, with its journal, snapshots and LMDB read
+// model under the node's data directory. The RFQ settings are the service's variables (config.ts). Configured by the environment, checked with one line at start:
 //   PARLAYD_NATS_URL            the NATS server(s), comma-separated
 //   PARLAYD_PARTITION_MAP       every owner's partitions, separated by ';' (`0-63;64-127;128-255`): the cluster's
 //   PARLAYD_PARTITIONS          this node's partitions (`0-127`): whole owners of the map, which it runs
@@ -14,7 +14,8 @@ import { Worker } from 'node:worker_threads';
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { createLogger } from '../lib/log.js';
-import { STOP, type OwnerWorkerInit, type OwnerWorkerReport } from './owner-worker-messages.js';
+import { loadConfig } from '../config/config.js';
+import { STOP, type OwnerWorkerInit, type OwnerWorkerReport, type RfqSettings } from './shard-node-messages.js';
 import { PartitionMap, parsePartitions } from './partitions.js';
 
 const Env = Type.Object({
@@ -54,6 +55,21 @@ try {
   configError((error as Error).message);
 }
 
+// The RFQ shards' settings are the service's, read as the service reads them (the same variables).
+let rfq: RfqSettings;
+try {
+  const config = loadConfig();
+  rfq = {
+    quoteWindowMs: config.quoteWindowMs,
+    lastLookMs: config.lastLookMs,
+    maxFinalizingMs: config.maxFinalizingMs,
+    maxActiveRfqs: config.maxActiveRfqsPerShard,
+    createCoalesceMs: config.createCoalesceMs,
+  };
+} catch (error) {
+  configError((error as Error).message);
+}
+
 const log = createLogger(env.PARLAYD_LOG_LEVEL);
 let isStopping = false;
 const workers = owners.map((owner) => {
@@ -64,8 +80,9 @@ const workers = owners.map((owner) => {
     map: mapText,
     snapshotEveryRecords: env.PARLAYD_SNAPSHOT_EVERY_RECORDS,
     logLevel: env.PARLAYD_LOG_LEVEL,
+    rfq,
   };
-  const worker = new Worker(new URL('./owner-node-worker.js', import.meta.url), { workerData: init });
+  const worker = new Worker(new URL('./shard-node-worker.js', import.meta.url), { workerData: init });
   const fail = (detail: object) => {
     if (isStopping) return;
     log.fatal({ owner, ...detail }, "an owner's thread ended: the node stops");

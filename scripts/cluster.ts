@@ -1,0 +1,83 @@
+// `npm run cluster [-- --data DIR] [--port N]`: the service as a cluster on this machine, for a newcomer to try
+// (docs/scaling.md): a nats-server on a free loopback port (Debian's: apt-get install nats-server), two shard
+// nodes (partitions 0-127 and 128-255, each its own data directory under DIR) and a gateway (the service with
+// PARLAYD_NATS_URL set, on --port, default 8080), with one admin token for all. Prints the gateway's URL and
+// the token once everything listens, and stops them all on Ctrl-C (SIGINT) or SIGTERM. The data directory
+// (default ./data-cluster) is kept between runs, as the service's ./data is.
+//
+// One gateway, not yet two: until the coordinator holds users, sessions and the makers' registry
+// (docs/scaling.md, "What comes next"), the gateway keeps them, so a second one would be a second service's.
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { ListeningProcess } from '../bench/micro/cluster-processes.js';
+import { NatsServer, natsServerBinary } from '../test/helpers/nats-server.js';
+
+const SHARD_NODE = fileURLToPath(new URL('../src/cluster/shard-node-main.js', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../src/main.js', import.meta.url));
+const NODES = [
+  { name: 'shard node a', partitions: '0-127' },
+  { name: 'shard node b', partitions: '128-255' },
+];
+const MAP = NODES.map((node) => node.partitions).join(';');
+
+const { values } = parseArgs({
+  options: { data: { type: 'string', default: './data-cluster' }, port: { type: 'string', default: '8080' } },
+});
+const dataRoot = resolve(values.data);
+const binary = natsServerBinary();
+if ('missing' in binary) {
+  process.stderr.write(`npm run cluster: ${binary.missing}\n`);
+  process.exit(2);
+}
+
+const adminToken = process.env['PARLAYD_ADMIN_TOKEN'] ?? randomBytes(24).toString('base64url');
+const nats = await NatsServer.start(binary.path);
+const started: ListeningProcess[] = [];
+const stopAll = async () => {
+  // The gateway first (it stops taking requests), then the nodes (their journals flushed), then NATS.
+  for (const process of [...started].reverse()) await process.stop();
+  await nats.stop();
+};
+try {
+  for (const node of NODES) {
+    started.push(
+      await ListeningProcess.start(node.name, SHARD_NODE, {
+        PARLAYD_NATS_URL: nats.url,
+        PARLAYD_PARTITIONS: node.partitions,
+        PARLAYD_PARTITION_MAP: MAP,
+        PARLAYD_DATA_DIR: resolve(dataRoot, node.name.replaceAll(' ', '-')),
+        PARLAYD_LOG_LEVEL: 'info',
+      }),
+    );
+  }
+  started.push(
+    await ListeningProcess.start('gateway', SERVICE, {
+      PARLAYD_NATS_URL: nats.url,
+      PARLAYD_PARTITION_MAP: MAP,
+      PARLAYD_NODE_ID: 'gateway-1',
+      PARLAYD_PORT: values.port,
+      PARLAYD_DATA_DIR: resolve(dataRoot, 'gateway-1'),
+      PARLAYD_ADMIN_TOKEN: adminToken,
+      PARLAYD_LOG_LEVEL: 'info',
+    }),
+  );
+} catch (error) {
+  await stopAll();
+  throw error;
+}
+
+process.stdout.write(
+  [
+    `parlayd cluster: nats-server at ${nats.url}; ${NODES.map((node) => `${node.name} (partitions ${node.partitions})`).join(', ')}`,
+    `  gateway: http://127.0.0.1:${values.port}  (maker socket ws://127.0.0.1:${values.port}/v1/mm/ws)`,
+    `  admin token: ${adminToken}`,
+    `  data: ${dataRoot}`,
+    '  Ctrl-C stops them all.',
+    '',
+  ].join('\n'),
+);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void stopAll().then(() => process.exit(0)));
+}

@@ -1,0 +1,44 @@
+// A gateway's part in the cluster (docs/scaling.md): its NATS connection, and what the service's shard pool
+// is given to reach the RFQ shards on the shard nodes instead of starting worker threads of its own: their
+// transport (nats-shard-transport.ts) and their placement by the partition map. Loaded by main.ts only
+// when PARLAYD_NATS_URL is set, so one process loads nothing of NATS.
+import { connect, type NatsConnection } from 'nats';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { ShardPlacement, ShardPoolOptions } from '../rfq/shard-pool.js';
+import { natsOptions } from './nats-options.js';
+import { natsShardTransport } from './nats-shard-transport.js';
+import { partitionOfUser, PartitionMap } from './partitions.js';
+
+export interface GatewayLink {
+  /** For createService: the pool's transport and placement. */
+  shardOptions: Pick<ShardPoolOptions, 'transport' | 'placement'>;
+  /** After the service stopped: what was sent leaves, then the connection closes. */
+  close(): Promise<void>;
+}
+
+/** Where each shard of the map is: an owner per partition range, users by their partition, RFQs by their id's owner. */
+export function clusterPlacement(map: PartitionMap): ShardPlacement {
+  return {
+    shards: map.owners,
+    shardOfUser: (userId) => map.ownerOfPartition(partitionOfUser(userId)),
+    shardOfRequest: (requestId) => {
+      const owner = Number.parseInt(requestId.slice(0, 2), 16);
+      return Number.isInteger(owner) && map.ownerOfPartition(owner) === owner ? owner : null;
+    },
+    ownerOf: map.ownerOf,
+  };
+}
+
+/** Throws with one line (a map that is not one) before connecting. */
+export async function joinAsGateway(cluster: NonNullable<Config['cluster']>, log: Logger): Promise<GatewayLink> {
+  const map = PartitionMap.of(cluster.partitionMap);
+  const nc: NatsConnection = await connect({ servers: cluster.natsServers, ...natsOptions(cluster.nodeId) });
+  return {
+    shardOptions: {
+      transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
+      placement: clusterPlacement(map),
+    },
+    close: () => nc.drain(),
+  };
+}

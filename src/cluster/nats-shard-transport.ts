@@ -1,0 +1,137 @@
+// A gateway's way to one RFQ shard on a shard node (rfq/shard-transport.ts is the seam; shard-door.ts the
+// other end). The shard pool sends it batches as it sends a worker thread; they leave as one NATS message per
+// batch on the shard's subject, in order behind the markets sent before them. The shard's events for this
+// gateway come back on a subject of its own.
+//
+// Joining: `hello` is asked until the shard answers (it answers once its start is done); then every market
+// the gateway holds is sent, and the pool hears `ready`. Liveness: a `beat` every GATEWAY_BEAT_MS, answered
+// by the shard with the incarnation it drew at its start. A beat unanswered in BEAT_TIMEOUT_MS (the node is
+// gone: "no responders" at once once nats-server has dropped it) or answered by a new incarnation (it
+// restarted in between) makes the shard unreachable: the pool ends the calls it had outstanding with 503 and
+// refuses new ones until the join is made again.
+import type { NatsConnection, Subscription } from 'nats';
+import type { Logger } from 'pino';
+import type { StoredMarket } from '../contract/markets.js';
+import type { MainToShard, ShardToMain } from '../rfq/messages.js';
+import type { ShardEvents, ShardTransport, ShardTransportFactory } from '../rfq/shard-transport.js';
+import type { DoorReply, ToShardNode } from './rfq-wire.js';
+import { decode, encode, RFQ_MESSAGES_PER_PUBLISH, subjects } from './wire.js';
+
+export const GATEWAY_BEAT_MS = 250;
+const BEAT_TIMEOUT_MS = 1_000;
+/** Markets per message when a shard joins: a market record encodes in ~400 bytes. */
+const MARKETS_PER_PUBLISH = 512;
+
+export interface NatsShardTransportOptions {
+  nc: NatsConnection;
+  /** This gateway's name on subjects (wire.ts GATEWAY_NAME). */
+  gateway: string;
+  log: Logger;
+}
+
+export function natsShardTransport(options: NatsShardTransportOptions): ShardTransportFactory {
+  return (init, events) => new NatsShardTransport(options, init.shard, events);
+}
+
+class NatsShardTransport implements ShardTransport {
+  readonly #subject: string;
+  readonly #events: Subscription;
+  readonly #beat: NodeJS.Timeout;
+  /** The shard's incarnation this gateway joined; null until joined, and while joining again. */
+  #incarnation: string | null = null;
+  #isReady = false;
+  #isJoining = false;
+  #isBeating = false;
+  #isStopped = false;
+
+  constructor(
+    private readonly options: NatsShardTransportOptions,
+    private readonly shard: number,
+    private readonly events: ShardEvents,
+  ) {
+    const { nc, gateway, log } = options;
+    this.#subject = subjects.ownerRfq(shard);
+    this.#events = nc.subscribe(subjects.gatewayEvents(gateway, shard), {
+      callback: (error, msg) => {
+        if (error !== null) return log.warn({ err: error, shard }, 'RFQ events subscription error');
+        events.onBatch(decode<ShardToMain[]>(msg.data));
+      },
+    });
+    this.#beat = setInterval(() => void this.#beatOnce(), GATEWAY_BEAT_MS);
+    void this.#join();
+  }
+
+  send(batch: MainToShard[]): void {
+    for (let from = 0; from < batch.length; from += RFQ_MESSAGES_PER_PUBLISH) {
+      this.#publish({ k: 'batch', gateway: this.options.gateway, batch: batch.slice(from, from + RFQ_MESSAGES_PER_PUBLISH) });
+    }
+  }
+
+  sendMarkets(markets: StoredMarket[]): void {
+    for (let from = 0; from < markets.length; from += MARKETS_PER_PUBLISH) {
+      this.#publish({ k: 'markets', gateway: this.options.gateway, markets: markets.slice(from, from + MARKETS_PER_PUBLISH) });
+    }
+  }
+
+  stop(): Promise<void> {
+    this.#isStopped = true;
+    clearInterval(this.#beat);
+    this.#events.unsubscribe();
+    return Promise.resolve();
+  }
+
+  /** Asks `hello` until answered, then sends every market; the pool hears `ready` (first) or reachable (again). */
+  async #join(): Promise<void> {
+    if (this.#isJoining) return;
+    this.#isJoining = true;
+    let reply: DoorReply | null = null;
+    while (reply === null && !this.#isStopped) {
+      reply = await this.#ask('hello');
+      if (reply === null) await new Promise((resolve) => setTimeout(resolve, GATEWAY_BEAT_MS));
+    }
+    this.#isJoining = false;
+    if (reply === null) return;
+    this.sendMarkets([...this.events.allMarkets()]);
+    this.#incarnation = reply.incarnation;
+    if (!this.#isReady) {
+      this.#isReady = true;
+      this.events.onBatch([{ kind: 'ready', failedRfqs: reply.failedRfqs }]);
+    } else {
+      this.options.log.info({ shard: this.shard }, 'RFQ shard reachable again');
+      this.events.onReachable(true);
+    }
+  }
+
+  async #beatOnce(): Promise<void> {
+    if (this.#incarnation === null || this.#isBeating) return;
+    this.#isBeating = true;
+    const reply = await this.#ask('beat');
+    this.#isBeating = false;
+    if (this.#isStopped || this.#incarnation === null || reply?.incarnation === this.#incarnation) return;
+    this.options.log.warn({ shard: this.shard, restarted: reply !== null }, 'RFQ shard unreachable: its calls end 503');
+    this.#incarnation = null;
+    this.events.onReachable(false);
+    void this.#join();
+  }
+
+  /** The shard's answer, or null: no responders, no answer in time, a closed connection. */
+  async #ask(k: 'hello' | 'beat'): Promise<DoorReply | null> {
+    try {
+      const msg = await this.options.nc.request(this.#subject, encode({ k, gateway: this.options.gateway } satisfies ToShardNode), {
+        timeout: BEAT_TIMEOUT_MS,
+      });
+      return decode<DoorReply>(msg.data);
+    } catch {
+      return null;
+    }
+  }
+
+  #publish(envelope: ToShardNode): void {
+    try {
+      this.options.nc.publish(this.#subject, encode(envelope));
+    } catch (error) {
+      // A closed or draining connection: lost, as on a broken link; the next beat finds the shard unreachable.
+      this.options.log.warn({ err: error, shard: this.shard }, 'RFQ batch could not be published');
+    }
+  }
+}

@@ -1,0 +1,196 @@
+// The RFQ path across processes: a gateway (the service with PARLAYD_NATS_URL set: its HTTP, maker socket
+// and admission, src/cluster/gateway.ts) whose RFQ shards run on two shard nodes (src/cluster/shard-node-main.ts:
+// node a owners 0 and 64, node b owner 128), on a real nats-server. A taker filled by a maker whose account
+// lives on the other node, exact to the micro on both sides once the market resolves; a node killed is
+// refused 503 within a second for its users while the other node's go on, and serves again once back. After
+// each test every owner is quiet, the cluster's ledger check through NATS is clean, and the owners' journals
+// check together.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Wallet } from 'ethers';
+import { connect, type NatsConnection } from 'nats';
+import { natsOptions } from '../../src/cluster/nats-options.js';
+import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
+import type { RfqResult } from '../../src/contract/rfq.js';
+import { makerAccount, userAccount } from '../../src/records/ledger.js';
+import { assertApiError } from '../helpers/errors.js';
+import { client } from '../helpers/http.js';
+import { connectMaker, registerMaker } from '../helpers/makers.js';
+import { createMarket, resolveMarket } from '../helpers/markets.js';
+import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
+import {
+  A,
+  assertClusterCheckClean,
+  assertJournalsClean,
+  B,
+  look,
+  MAP,
+  MAP_TEXT,
+  NodeProcess,
+  NODES,
+  waitForQuiet,
+} from '../helpers/owner-nodes.js';
+import { autoQuote, unsignedBody } from '../helpers/rfq.js';
+import { startServer, type TestServer } from '../helpers/server.js';
+import { credit, loginWallet, type TestUser } from '../helpers/users.js';
+import { waitFor } from '../helpers/wait.js';
+
+const binary = natsServerBinary();
+const skip = 'missing' in binary ? binary.missing : false;
+
+let nats: NatsServer;
+let nc: NatsConnection;
+
+before(async () => {
+  if (skip !== false) return;
+  nats = await NatsServer.start((binary as { path: string }).path);
+  nc = await connect({ servers: nats.url, ...natsOptions('test') });
+});
+
+after(async () => {
+  if (skip !== false) return;
+  await nc.close();
+  await nats.stop();
+});
+
+interface Cluster {
+  nodes: [NodeProcess, NodeProcess];
+  gateway: TestServer;
+}
+
+/** Two shard nodes and a gateway on fresh data directories; then all stop, and the journals are checked together. */
+async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'parlayd-rfq-nats-'));
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url)) as [NodeProcess, NodeProcess];
+  let gateway: TestServer | null = null;
+  try {
+    await Promise.all(nodes.map((node) => node.start()));
+    gateway = await startServer({
+      dataDir: join(root, 'gateway'),
+      env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-a' },
+    });
+    await run({ nodes, gateway });
+    await waitForQuiet(nc);
+    await assertClusterCheckClean(nc);
+    await gateway.kill(); // its LMDB holds no balance: the check that matters is the cluster's, above
+    await Promise.all(nodes.map((node) => node.stop()));
+    assertJournalsClean(nodes);
+  } finally {
+    await gateway?.kill();
+    await Promise.allSettled(nodes.map((node) => node.kill()));
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** A logged-in user whose partition is owner `owner`'s (user ids are the service's: log in until one lands there). */
+async function userOn(server: TestServer, owner: number): Promise<TestUser> {
+  for (;;) {
+    const user = await loginWallet(server);
+    if (MAP.ownerOfPartition(partitionOfUser(user.userId)) === owner) return user;
+  }
+}
+
+/** A wallet whose maker account lives with owner `owner`. */
+function makerWalletOn(owner: number): Wallet {
+  for (;;) {
+    const wallet = Wallet.createRandom();
+    if (MAP.ownerOfPartition(partitionOfName(makerAccount(wallet.address.toLowerCase()))) === owner) return new Wallet(wallet.privateKey);
+  }
+}
+
+const bucket = async (owner: number, account: string, name: string) => BigInt((await look(nc, owner)).accounts[account]?.[name] ?? '0');
+
+test('a taker on one node filled by a maker on the other, through the gateway, exact to the micro once settled', { skip }, async () => {
+  await withCluster(async ({ gateway }) => {
+    const taker = await userOn(gateway, A);
+    await credit(gateway, taker.address, 10_000_000);
+    const maker = await registerMaker(gateway, makerWalletOn(B), 'maker on b', 50_000_000);
+    const takerAccount = userAccount(taker.userId);
+    const makerAcct = makerAccount(maker.address);
+    await waitFor(
+      async () => (await bucket(A, takerAccount, 'available')) === 10_000_000n && (await bucket(B, makerAcct, 'available')) === 50_000_000n,
+      {
+        what: 'the taker and the maker funded on their nodes',
+      },
+    );
+
+    const market = (await createMarket(gateway)).market_id;
+    const connected = await connectMaker(gateway, maker);
+    const quoting = autoQuote(connected, { odds: 2.5 });
+    const api = client(gateway.baseUrl, taker.token);
+    const created = await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
+    quoting.stop();
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.status, 'completed', JSON.stringify(created.body));
+    assert.equal(created.body.filled_wager_micros, '2000000');
+    assert.equal(created.body.payout_micros, '5000000');
+
+    // The RFQ is read from its shard on node a, where it lives.
+    const read = await api.get<RfqResult>(`/v1/rfq/${created.body.request_id}`);
+    assert.equal(read.status, 200);
+    assert.equal(read.body.status, 'completed');
+
+    await waitForQuiet(nc);
+    assert.equal(await bucket(A, takerAccount, 'available'), 8_000_000n);
+    assert.equal(await bucket(A, takerAccount, 'at_risk'), 2_000_000n);
+    assert.equal(await bucket(B, makerAcct, 'available'), 47_000_000n, "the maker's liability (5 - 2) locked on node b");
+    assert.equal(await bucket(B, makerAcct, 'locked'), 3_000_000n);
+
+    await resolveMarket(gateway, market, 'YES');
+    await waitFor(async () => (await bucket(A, takerAccount, 'available')) === 13_000_000n, {
+      what: 'the taker paid its stake back and the liability from node b',
+    });
+    await waitForQuiet(nc);
+    assert.equal(await bucket(A, takerAccount, 'at_risk'), 0n);
+    assert.equal(await bucket(B, makerAcct, 'locked'), 0n);
+    assert.equal(await bucket(B, makerAcct, 'available'), 47_000_000n);
+    await connected.close();
+  });
+});
+
+test(
+  "a shard node killed: its users' RFQs are refused 503 within a second, the other node's go on, and it serves once back",
+  { skip },
+  async () => {
+    await withCluster(async ({ nodes, gateway }) => {
+      const onA = await userOn(gateway, A);
+      const onB = await userOn(gateway, B);
+      await credit(gateway, onA.address, 10_000_000);
+      await credit(gateway, onB.address, 10_000_000);
+      const market = (await createMarket(gateway)).market_id;
+      const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
+      const apiA = client(gateway.baseUrl, onA.token);
+      const apiB = client(gateway.baseUrl, onB.token);
+      // No maker quotes: each RFQ ends `timeout` at its quote window, its reservation released.
+      assert.equal((await apiB.post<RfqResult>('/v1/rfq/unsigned?wait_ms=2000', body())).body.status, 'timeout');
+
+      await nodes[1].kill();
+      const killedAtMs = Date.now();
+      await waitFor(
+        async () => {
+          const refused = await apiB.post('/v1/rfq/unsigned', body());
+          if (refused.status !== 503) return false;
+          assertApiError(refused, 503, 'OVERLOADED');
+          assert.equal(refused.headers.get('retry-after'), '1');
+          return true;
+        },
+        { what: "node b's users refused", timeoutMs: 5_000, intervalMs: 50 },
+      );
+      assert.ok(Date.now() - killedAtMs < 1_500, `refused ${Date.now() - killedAtMs} ms after the kill`);
+      assert.equal(
+        (await apiA.post<RfqResult>('/v1/rfq/unsigned?wait_ms=2000', body())).body.status,
+        'timeout',
+        "node a's users are served meanwhile",
+      );
+
+      await nodes[1].start();
+      await waitFor(async () => (await apiB.post('/v1/rfq/unsigned', body())).status === 201, {
+        what: "node b's users served again",
+        timeoutMs: 10_000,
+      });
+    });
+  },
+);
