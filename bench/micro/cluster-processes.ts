@@ -27,9 +27,17 @@ export class ListeningProcess {
     return this.child.pid!;
   }
 
-  /** Spawns `script` with `env` added to this process's and resolves once it logs a JSON line with msg "listening". */
-  static async start(name: string, script: string, env: Record<string, string>): Promise<ListeningProcess> {
-    const child = spawn(process.execPath, [...NODE_FLAGS, script], {
+  /**
+   * Spawns `script` with `env` added to this process's and resolves once it logs a JSON line with msg
+   * "listening". `nodeArgs`: more Node flags (a profile: bench:load's --cpu-prof).
+   */
+  static async start(
+    name: string,
+    script: string,
+    env: Record<string, string>,
+    nodeArgs: readonly string[] = [],
+  ): Promise<ListeningProcess> {
+    const child = spawn(process.execPath, [...NODE_FLAGS, ...nodeArgs, script], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, ...env },
     });

@@ -12,7 +12,7 @@ import { partitionOfUser, PartitionMap } from './partitions.js';
 
 export interface GatewayLink {
   /** For createService: the pool's transport and placement. */
-  shardOptions: Pick<ShardPoolOptions, 'transport' | 'placement'>;
+  shardOptions: Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'>;
   /** After the service stopped: what was sent leaves, then the connection closes. */
   close(): Promise<void>;
 }
@@ -38,6 +38,7 @@ export async function joinAsGateway(cluster: NonNullable<Config['cluster']>, log
     shardOptions: {
       transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
       placement: clusterPlacement(map),
+      areShardsRemote: true,
     },
     close: () => nc.drain(),
   };

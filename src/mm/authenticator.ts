@@ -33,6 +33,7 @@ export interface MakerAuthenticatorDeps {
     | 'mmMaxPendingAuthPerNetwork'
     | 'mmPressureAuthTimeoutMs'
     | 'mmMaxSocketsPerMaker'
+    | 'cluster'
   >;
   /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
   maxPendingAuth: number | undefined;
@@ -164,7 +165,10 @@ export class MakerAuthenticator {
     const { token: sessionToken, expiresAtMs } = session;
     const { address } = verifying;
     this.#leavePending(conn, verifying.authTimer);
-    const makerId = `mk-${(++this.#makerSeq).toString(36)}`;
+    // A connection's id is unique in the process; in a cluster, across gateways too (an RFQ shard on a shard
+    // node tells connections of every gateway apart by it: cluster/shard-door.ts).
+    const gateway = this.deps.config.cluster === null ? '' : `${this.deps.config.cluster.nodeId}-`;
+    const makerId = `mk-${gateway}${(++this.#makerSeq).toString(36)}`;
     const { clock } = this.deps;
     const sessionTimer = clock.setTimer(() => this.#expireSession(conn, expiresAtMs), expiresAtMs - clock.nowMs());
     this.deps.metrics?.authTotal.inc({ result: 'success' });

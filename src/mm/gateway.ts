@@ -78,6 +78,7 @@ export interface MakerGatewayDeps {
     | 'mmFramesPerS'
     | 'mmFrameBurst'
     | 'mmRefusalLogIntervalMs'
+    | 'cluster'
     | 'mmReplayMs'
     | 'mmReplayMaxMessages'
   >;

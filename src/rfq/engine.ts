@@ -50,7 +50,7 @@ export function createShardPool(
 ) {
   // The journal engine's owners start from their journals, or on a directory's first start from LMDB. A
   // cluster's gateway has neither: its shards are the shard nodes', each with its own directory.
-  const isLocal = options.placement === undefined;
+  const isLocal = options.areShardsRemote !== true;
   const owners = isLocal && s.config.engine === 'journal' ? prepareOwners(s.store, s.config.dataDir, s.config.shards) : null;
   if (isLocal && owners === null) refuseIfOwned(s.config.dataDir);
   let pool: ShardPool | null = null;
@@ -112,6 +112,8 @@ export function createRfqEngine(s: RfqEngineParts, pool: ShardPool, metrics: Rfq
     start: async (makers) => {
       const interrupted = await pool.start(makers);
       if (interrupted > 0) s.log.warn({ interrupted }, 'RFQs active at the last stop ended failed SERVICE_RESTARTED');
+      // Remote shards (a cluster's nodes) settle their positions themselves: none is in this process's LMDB.
+      if (pool.areShardsRemote) return;
       s.markets.onResolved((market) => settlement.onMarketResolved(market).then(() => undefined));
       await settlement.settleAllDue();
     },

@@ -108,6 +108,11 @@ export interface ShardPoolOptions {
   transport?: ShardTransportFactory;
   /** Which shards there are (hashPlacement of `shardCount` unless given: a cluster's partition map). */
   placement?: ShardPlacement;
+  /**
+   * The shards run in other processes with stores of their own (a cluster's shard nodes): this process's LMDB
+   * holds none of their records, and they settle their own positions as resolved markets reach them.
+   */
+  areShardsRemote?: boolean;
   /** Every market, as stored: what a shard that keeps its own copy is given when it joins (ShardEvents.allMarkets). */
   allMarkets?: () => Iterable<StoredMarket>;
   /**
@@ -195,6 +200,11 @@ export class ShardPool {
 
   shardOfUser(userId: string): number {
     return this.placement.shardOfUser(userId);
+  }
+
+  /** ShardPoolOptions.areShardsRemote. */
+  get areShardsRemote(): boolean {
+    return this.options.areShardsRemote === true;
   }
 
   get engine(): ShardInit['engine'] {

@@ -61,10 +61,19 @@ interface Cluster {
   gateway: TestServer;
 }
 
+/**
+ * A quote window far longer than any answer waits here (wait_ms=3000): an RFQ completes in time only by
+ * closing early, once every maker it was sent to has answered, which needs its audience from the gateway.
+ */
+const RFQ_SETTINGS = { PARLAYD_QUOTE_WINDOW_MS: '20000' };
+
 /** Two shard nodes and a gateway on fresh data directories; then all stop, and the journals are checked together. */
 async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'parlayd-rfq-nats-'));
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url)) as [NodeProcess, NodeProcess];
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url, RFQ_SETTINGS)) as [
+    NodeProcess,
+    NodeProcess,
+  ];
   let gateway: TestServer | null = null;
   try {
     await Promise.all(nodes.map((node) => node.start()));
@@ -75,7 +84,7 @@ async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<vo
     await run({ nodes, gateway });
     await waitForQuiet(nc);
     await assertClusterCheckClean(nc);
-    await gateway.kill(); // its LMDB holds no balance: the check that matters is the cluster's, above
+    assert.equal(await gateway.stop(), 0); // and the ledger check of its own LMDB (it holds no balance: nothing to differ)
     await Promise.all(nodes.map((node) => node.stop()));
     assertJournalsClean(nodes);
   } finally {
@@ -194,3 +203,98 @@ test(
     });
   },
 );
+
+test('a market resolved while the taker’s shard node is down: its positions settle once the node is back', { skip }, async () => {
+  await withCluster(async ({ nodes, gateway }) => {
+    const taker = await userOn(gateway, B);
+    await credit(gateway, taker.address, 10_000_000);
+    const maker = await registerMaker(gateway, makerWalletOn(A), 'maker on a', 50_000_000);
+    const takerAccount = userAccount(taker.userId);
+    await waitFor(async () => (await bucket(B, takerAccount, 'available')) === 10_000_000n, { what: 'the taker funded on node b' });
+    const market = (await createMarket(gateway)).market_id;
+    const connected = await connectMaker(gateway, maker);
+    const quoting = autoQuote(connected, { odds: 2 });
+    const api = client(gateway.baseUrl, taker.token);
+    const created = await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
+    quoting.stop();
+    assert.equal(created.body.status, 'completed', JSON.stringify(created.body));
+    await waitForQuiet(nc);
+    assert.equal(await bucket(B, takerAccount, 'at_risk'), 2_000_000n);
+
+    await nodes[1].kill();
+    await resolveMarket(gateway, market, 'YES'); // the gateway answers: the resolution is its, the settlement node b's
+    await nodes[1].start();
+    // The gateway joins node b again (a new incarnation) and sends it every market: the resolved one settles there.
+    await waitFor(async () => (await bucket(B, takerAccount, 'available')) === 8_000_000n + 4_000_000n, {
+      what: "the taker paid on node b once it is back, the maker's liability from node a",
+      timeoutMs: 10_000,
+    });
+    await waitForQuiet(nc);
+    assert.equal(await bucket(B, takerAccount, 'at_risk'), 0n);
+    assert.equal(await bucket(A, makerAccount(maker.address), 'locked'), 0n);
+    assert.equal(await bucket(A, makerAccount(maker.address), 'available'), 48_000_000n);
+    await connected.close();
+  });
+});
+
+test('a maker on node b funded for N fills, raced by 2N RFQs of users on both nodes, fills exactly N', { skip }, async () => {
+  await withCluster(async ({ gateway }) => {
+    const N = 4;
+    const liabilityMicros = 2_000_000; // a 2,000,000 wager at odds 2
+    const maker = await registerMaker(gateway, makerWalletOn(B), 'thin maker', N * liabilityMicros);
+    const takers: TestUser[] = [];
+    for (let i = 0; i < 2 * N; i++) takers.push(await userOn(gateway, i % 2 === 0 ? A : B));
+    await Promise.all(takers.map((taker) => credit(gateway, taker.address, 2_000_000)));
+    await waitFor(
+      async () => {
+        for (const taker of takers)
+          if ((await bucket(MAP.ownerOf(userAccount(taker.userId)), userAccount(taker.userId), 'available')) !== 2_000_000n) return false;
+        return (await bucket(B, makerAccount(maker.address), 'available')) === BigInt(N * liabilityMicros);
+      },
+      { what: 'every taker and the maker funded' },
+    );
+    const market = (await createMarket(gateway)).market_id;
+    const connected = await connectMaker(gateway, maker);
+    const quoting = autoQuote(connected, { odds: 2 });
+    const results = await Promise.all(
+      takers.map((taker) =>
+        client(gateway.baseUrl, taker.token).post<RfqResult>(
+          '/v1/rfq/unsigned?wait_ms=5000',
+          unsignedBody([{ market_id: market, direction: 'up' }]),
+        ),
+      ),
+    );
+    quoting.stop();
+    const statuses = results.map((result) => `${result.body.status} ${result.body.error ?? ''}`.trim()).sort();
+    assert.deepEqual(statuses, [...Array(N).fill('completed'), ...Array(N).fill('failed INSUFFICIENT_LIQUIDITY')].sort());
+    await waitForQuiet(nc);
+    assert.equal(await bucket(B, makerAccount(maker.address), 'locked'), BigInt(N * liabilityMicros));
+    assert.equal(await bucket(B, makerAccount(maker.address), 'available'), 0n);
+    await connected.close();
+  });
+});
+
+test('nats-server restarted: calls end 503 while it is down, never hang, and RFQs complete again once it is back', { skip }, async () => {
+  await withCluster(async ({ gateway }) => {
+    const taker = await userOn(gateway, A);
+    await credit(gateway, taker.address, 100_000_000);
+    const maker = await registerMaker(gateway, makerWalletOn(B), 'maker on b', 500_000_000);
+    const market = (await createMarket(gateway)).market_id;
+    const connected = await connectMaker(gateway, maker);
+    const quoting = autoQuote(connected, { odds: 2 });
+    const api = client(gateway.baseUrl, taker.token);
+    const rfq = () => api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
+    assert.equal((await rfq()).body.status, 'completed');
+
+    await nats.kill();
+    const during = await rfq();
+    assert.ok(
+      during.status === 503 || during.body.status === 'completed',
+      `while NATS is down: ${during.status} ${JSON.stringify(during.body)}`,
+    );
+    await nats.restart();
+    await waitFor(async () => (await rfq()).body.status === 'completed', { what: 'an RFQ completed after the restart', timeoutMs: 15_000 });
+    quoting.stop();
+    await connected.close();
+  });
+});

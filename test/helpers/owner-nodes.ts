@@ -37,6 +37,8 @@ export class NodeProcess {
     readonly node: (typeof NODES)[number],
     readonly dataDir: string,
     private readonly natsUrl: string,
+    /** More of the service's variables (the RFQ shards' settings: PARLAYD_QUOTE_WINDOW_MS...). */
+    private readonly env: Record<string, string> = {},
   ) {}
 
   get owners(): readonly number[] {
@@ -58,6 +60,7 @@ export class NodeProcess {
         PARLAYD_DATA_DIR: this.dataDir,
         PARLAYD_SNAPSHOT_EVERY_RECORDS: String(1e9), // the ledger check of the journals reads every record since the first
         PARLAYD_LOG_LEVEL: 'info',
+        ...this.env,
       },
     });
     this.#child = child;

@@ -81,6 +81,7 @@ export async function startStandaloneGateway(options: StandaloneOptions = {}): P
   const gateway = new MakerGateway({
     config: {
       mmDomainTag: DEFAULT_DOMAIN_TAG,
+      cluster: null,
       mmAuthTimeoutMs: 10_000,
       mmChallengeTtlMs: 30_000,
       mmHeartbeatMs: 15_000,

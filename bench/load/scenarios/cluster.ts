@@ -1,7 +1,7 @@
 // Scenario `cluster` (opt-in: it needs Debian's nats-server): the unsigned ladder (10 quoting makers, the
 // ladder's own users and markets) against one process and against a cluster on this machine, alternated
 // (BENCH_CLUSTER_PAIRS pairs, default 1): a nats-server, two shard nodes (src/cluster/shard-node-main.ts: node
-// a owners 0 and 64, node b owner 128, as the cluster's tests run them) and a gateway (the service with
+// a partitions 0-127, node b 128-255, one owner each: one owner thread per node on this 2-core machine) and a gateway (the service with
 // PARLAYD_NATS_URL set). Per step, server CPU µs per completed RFQ of each role, from /proc: the gateway,
 // each shard node, nats-server; and the p50 each side reached at each rate, the hop's price (docs/scaling.md).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { runLadder, type LadderResult, type LadderStep } from './rfq-ladder.js';
 import type { RunContext, Scenario } from './context.js';
 
 const SHARD_NODE = fileURLToPath(new URL('../../../src/cluster/shard-node-main.js', import.meta.url));
-const MAP_TEXT = ['0-63', '64-127', '128-255'];
+const MAP_TEXT = ['0-127', '128-255'];
 const SHARD_NODES = [
   { name: 'nodeA', partitions: '0-127' },
   { name: 'nodeB', partitions: '128-255' },
@@ -67,13 +67,18 @@ async function clusterLadder(ctx: RunContext, rates: number[], natsBinary: strin
   try {
     for (const node of SHARD_NODES) {
       nodes.push(
-        await ListeningProcess.start(node.name, SHARD_NODE, {
-          PARLAYD_NATS_URL: nats.url,
-          PARLAYD_PARTITIONS: node.partitions,
-          PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
-          PARLAYD_DATA_DIR: join(root, node.name),
-          PARLAYD_LOG_LEVEL: 'info', // its `listening` line is at info
-        }),
+        await ListeningProcess.start(
+          node.name,
+          SHARD_NODE,
+          {
+            PARLAYD_NATS_URL: nats.url,
+            PARLAYD_PARTITIONS: node.partitions,
+            PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
+            PARLAYD_DATA_DIR: join(root, node.name),
+            PARLAYD_LOG_LEVEL: 'info', // its `listening` line is at info
+          },
+          ctx.serverNodeArgs,
+        ),
       );
     }
     return await runLadder(ctx, 'unsigned', rates, {
