@@ -25,6 +25,7 @@ import { LedgerCheckRunner } from '../ledger/check-runner.js';
 import { PreferencesStore } from '../preferences/preferences.js';
 import { Markets } from '../markets/markets.js';
 import { allStoredMarkets } from '../markets/market-table.js';
+import { OwnedViews } from '../http/owned-views.js';
 import { Contests } from '../contests/contests.js';
 import { VerifyPool } from '../crypto/verify-pool.js';
 import type { Services } from '../http/services.js';
@@ -251,6 +252,7 @@ async function assemble(
     ledger,
     ledgerCheck,
     balanceOwners: pool,
+    ownedViews: new OwnedViews(store, (marketId) => markets.get(marketId), pool),
     preferences,
     markets,
     contests,

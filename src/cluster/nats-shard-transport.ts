@@ -14,11 +14,14 @@ import type { Logger } from 'pino';
 import type { StoredMarket } from '../contract/markets.js';
 import type { MainToShard, ShardToMain } from '../rfq/messages.js';
 import type { ShardEvents, ShardTransport, ShardTransportFactory } from '../rfq/shard-transport.js';
-import type { DoorReply, ToShardNode } from './rfq-wire.js';
+import { errors } from '../lib/errors.js';
+import type { DoorReply, OwnedViewReply, ToShardNode } from './rfq-wire.js';
 import { decode, encode, RFQ_MESSAGES_PER_PUBLISH, subjects } from './wire.js';
 
 export const GATEWAY_BEAT_MS = 250;
 const BEAT_TIMEOUT_MS = 1_000;
+/** A view's answer waits at most this long (its node's read barrier, then the read). */
+const VIEW_TIMEOUT_MS = 2_000;
 /** Markets per message when a shard joins: a market record encodes in ~400 bytes. */
 const MARKETS_PER_PUBLISH = 512;
 
@@ -71,6 +74,19 @@ class NatsShardTransport implements ShardTransport {
     for (let from = 0; from < markets.length; from += MARKETS_PER_PUBLISH) {
       this.#publish({ k: 'markets', gateway: this.options.gateway, markets: markets.slice(from, from + MARKETS_PER_PUBLISH) });
     }
+  }
+
+  async readView(name: string, args: unknown): Promise<unknown> {
+    let reply: OwnedViewReply;
+    try {
+      reply = decode<OwnedViewReply>(
+        (await this.options.nc.request(subjects.ownerView(this.shard), encode({ name, args }), { timeout: VIEW_TIMEOUT_MS })).data,
+      );
+    } catch {
+      throw errors.shardUnreachable(); // no responders, no answer in time, a closed connection
+    }
+    if (!reply.ok) throw errors.shardUnreachable();
+    return reply.value;
   }
 
   stop(): Promise<void> {

@@ -21,3 +21,12 @@ export interface DoorReply {
   incarnation: string;
   failedRfqs: number;
 }
+
+/** A view's request (subjects.ownerView): http/owned-views.ts OWNED_VIEWS by name, with its arguments. */
+export interface OwnedViewRequest {
+  name: string;
+  args: unknown;
+}
+
+/** Its answer: the view's result, or that it could not be read (not a view, or arguments it cannot take). */
+export type OwnedViewReply = { ok: true; value: unknown } | { ok: false };

@@ -22,6 +22,7 @@ import { openStore } from '../store/db.js';
 import { NatsLinks } from './nats-links.js';
 import { natsOptions } from './nats-options.js';
 import { OwnerNode } from './owner-node.js';
+import { serveOwnedViews } from './owned-views-server.js';
 import { PartitionMap } from './partitions.js';
 import { ShardDoor } from './shard-door.js';
 import { STOP, type OwnerWorkerInit, type OwnerWorkerReport } from './shard-node-messages.js';
@@ -89,12 +90,14 @@ const host = new ShardHost({ ...init.rfq, shard: owner, shardCount: MAX_SHARDS, 
 door.open(host);
 settle(() => settlement.settleAllDue());
 const node = new OwnerNode({ nc, owner, map, runtime: durability.runtime, store, log });
+const views = serveOwnedViews({ nc, owner, store, barrier: () => durability.runtime.barrier(), log });
 await nc.flush(); // its subscriptions are on the server: calls reach it from here on
 port.postMessage({ kind: 'listening', owner, recovery: node.recovery } satisfies OwnerWorkerReport);
 port.on('message', (message: unknown) => {
   if (message !== STOP) return;
   door.close();
   node.close();
+  views.unsubscribe();
   void host
     .close()
     .then(() => store.close())

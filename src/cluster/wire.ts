@@ -28,6 +28,8 @@ export const subjects = {
   partitionMoney: (partition: number) => `${ROOT}.p.${partition}.money`,
   /** What gateways send RFQ shard `owner` (rfq-wire.ts ToShardNode): its calls and makers' messages, in order. */
   ownerRfq: (owner: number) => `${ROOT}.owner.${owner}.rfq`,
+  /** A view of what owner `owner` holds (http/owned-views.ts): request-reply. */
+  ownerView: (owner: number) => `${ROOT}.owner.${owner}.view`,
   /** RFQ shard `owner`'s events for gateway `gateway` (rfq/messages.ts ShardToMain). */
   gatewayEvents: (gateway: string, owner: number) => `${ROOT}.gateway.${gateway}.owner.${owner}`,
 };

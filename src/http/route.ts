@@ -153,7 +153,10 @@ export interface PagedRouteSpec<
   responses: { 200: R };
   paged: PageOption<K, Pos>;
   // NoInfer: the guard alone says what a position is; the handler's answer is checked against it.
-  handler: (ctx: RequestContext<A, B, Q, P>, page: PageRequest<Pos>) => Page<ItemsOf<R, K>, NoInfer<Pos>>;
+  handler: (
+    ctx: RequestContext<A, B, Q, P>,
+    page: PageRequest<Pos>,
+  ) => Page<ItemsOf<R, K>, NoInfer<Pos>> | Promise<Page<ItemsOf<R, K>, NoInfer<Pos>>>;
 }
 
 /** The erased form the router stores. */
@@ -195,8 +198,10 @@ function pagedRoute({ paged, handler, ...route }: AnyPagedRoute): AnyRoute {
     handler: (erased) => {
       // The router gives every route the same context; this one's query is a PageQuery, so it has paging.
       const ctx = erased as unknown as RequestContext<AuthMode, undefined, PageQuery, undefined> & { paging: Paging };
-      const page = handler(ctx, { after: ctx.paging.after(isPosition), limit: ctx.query.limit ?? defaultLimit });
-      return json(200, { [items]: page.items, next_cursor: ctx.paging.next(page.next) });
+      const made = handler(ctx, { after: ctx.paging.after(isPosition), limit: ctx.query.limit ?? defaultLimit });
+      const reply = (page: Awaited<typeof made>) => json(200, { [items]: page.items, next_cursor: ctx.paging.next(page.next) });
+      // A page read where its records are (http/owned-views.ts) comes later; one read here, at once.
+      return made instanceof Promise ? made.then(reply) : reply(made);
     },
     // Spread last: a leading spread then more properties is a shape V8 keeps alive, which the request path
     // avoids everywhere (test/style/allocation-shapes.test.ts), though this object is made once, at start.

@@ -25,6 +25,7 @@ import type { QuoteBook } from '../mm/quote-book.js';
 import type { Protection } from '../mm/protection.js';
 import type { MakerStats } from '../mm/stats.js';
 import type { Oracle } from '../oracle/oracle.js';
+import type { OwnedViews } from './owned-views.js';
 
 export interface Services {
   config: Config;
@@ -44,6 +45,8 @@ export interface Services {
   ledgerCheck: LedgerCheckRunner;
   /** The owners of every user balance: the RFQ shards, through their pool (ledger/owners.ts). */
   balanceOwners: BalanceOwners;
+  /** The views of what the owners hold, read where their records are (owned-views.ts). */
+  ownedViews: OwnedViews;
   preferences: PreferencesStore;
   markets: Markets;
   /** The contest actor (contests/contests.ts). */

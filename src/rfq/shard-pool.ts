@@ -245,7 +245,8 @@ export class ShardPool {
    * on the lmdb engine, whose shards answer after their commits.
    */
   async readBarrier(): Promise<void> {
-    if (this.init.engine !== 'journal') return;
+    // Remote shards' views are read at their nodes, after each node's own barrier (readRemoteView).
+    if (this.init.engine !== 'journal' || this.areShardsRemote) return;
     await this.#barriers();
   }
 
@@ -264,6 +265,13 @@ export class ShardPool {
   async #barriers(): Promise<ChannelPoint[]> {
     const sent = await Promise.all(this.shards.map((handle) => this.#barrier(handle.shard)));
     return sent.flat();
+  }
+
+  /** A view of what remote shard `shard` owns (ShardTransport.readView), read at its node. */
+  readRemoteView(shard: number, name: string, args: unknown): Promise<unknown> {
+    const { transport } = this.#handle(shard);
+    if (transport.readView === undefined) throw new Error(`shard ${shard} is not remote`); // a wiring bug
+    return transport.readView(name, args);
   }
 
   /** `shard`'s barrier (messages.ts MainToShard `barrier`), after `after` when given. */

@@ -31,6 +31,12 @@ export interface ShardTransport {
    * ahead of every batch sent after. Absent: the shard reads them from the shared LMDB.
    */
   sendMarkets?(markets: StoredMarket[]): void;
+  /**
+   * A view of what the shard owns (http/owned-views.ts), read where its records are, once they show everything
+   * the shard decided before the request; for a shard that does not share this process's LMDB. Rejects with
+   * a 503 when the shard does not answer in time.
+   */
+  readView?(name: string, args: unknown): Promise<unknown>;
 }
 
 export type ShardTransportFactory = (init: ShardInit, events: ShardEvents) => ShardTransport;

@@ -148,10 +148,39 @@ test('a taker on one node filled by a maker on the other, through the gateway, e
     assert.equal(await bucket(B, makerAcct, 'available'), 47_000_000n, "the maker's liability (5 - 2) locked on node b");
     assert.equal(await bucket(B, makerAcct, 'locked'), 3_000_000n);
 
+    // The views of what the nodes own, read through the gateway at the node of each account, after its barrier.
+    assert.deepEqual((await api.get('/v1/user/balance')).body, {
+      available_micros: '8000000',
+      reserved_micros: '0',
+      at_risk_micros: '2000000',
+      pending_withdrawal_micros: '0',
+    });
+    const rfqs = await api.get<{ rfqs: Array<{ request_id: string; status: string }> }>('/v1/user/rfqs');
+    assert.deepEqual(
+      rfqs.body.rfqs.map((rfq) => [rfq.request_id, rfq.status]),
+      [[created.body.request_id, 'completed']],
+    );
+    const positions = await api.get<{ positions: Array<{ request_id: string }> }>('/v1/user/positions?status=open');
+    assert.deepEqual(
+      positions.body.positions.map((position) => position.request_id),
+      [created.body.request_id],
+    );
+    const journal = await api.get<{ entries: unknown[] }>('/v1/user/journal');
+    assert.equal(journal.status, 200);
+    assert.ok(journal.body.entries.length >= 3, `credit, reservation and fill in the journal: ${JSON.stringify(journal.body)}`);
+    const makerApi = client(gateway.baseUrl, connected.sessionToken);
+    assert.deepEqual((await makerApi.get('/v1/mm/balance')).body, {
+      available_micros: '47000000',
+      locked_micros: '3000000',
+      pending_withdrawal_micros: '0',
+    });
+
     await resolveMarket(gateway, market, 'YES');
     await waitFor(async () => (await bucket(A, takerAccount, 'available')) === 13_000_000n, {
       what: 'the taker paid its stake back and the liability from node b',
     });
+    assert.equal((await api.get<{ available_micros: string }>('/v1/user/balance')).body.available_micros, '13000000');
+    assert.deepEqual((await api.get<{ positions: unknown[] }>('/v1/user/positions?status=open')).body.positions, []);
     await waitForQuiet(nc);
     assert.equal(await bucket(A, takerAccount, 'at_risk'), 0n);
     assert.equal(await bucket(B, makerAcct, 'locked'), 0n);

@@ -14,14 +14,13 @@ import {
   MarketIdParams,
   ResolveMarket,
 } from '../../contract/markets.js';
-import { balanceBody } from './user.js';
-import { readUserBalance } from '../../ledger/ledger.js';
+import { userAccount } from '../../records/ledger.js';
 import { isDuePosition } from '../../markets/due-index.js';
 import { positionOf } from '../../contract/paging.js';
 import { SetStorage, StorageStatus } from '../../contract/storage.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
-type AdminRouteDeps = Pick<Services, 'clock' | 'credits' | 'markets' | 'store'>;
+type AdminRouteDeps = Pick<Services, 'clock' | 'credits' | 'markets' | 'ownedViews' | 'store'>;
 
 export function adminRoutes(s: AdminRouteDeps) {
   return [
@@ -44,7 +43,7 @@ export function adminRoutes(s: AdminRouteDeps) {
           user_id: user.userId,
           wallet: user.wallet,
           credited_micros: String(amountMicros),
-          balance: balanceBody(readUserBalance(s.store, user.userId)),
+          balance: await s.ownedViews.read(userAccount(user.userId), 'userBalance', { userId: user.userId }),
         });
       },
     }),

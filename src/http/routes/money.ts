@@ -5,7 +5,6 @@ import type { Services } from '../services.js';
 import { errors } from '../../lib/errors.js';
 import { parseAddress } from '../../crypto/address.js';
 import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../../records/ledger.js';
-import { readAccount } from '../../ledger/ledger.js';
 import type { WithdrawalRecord, WithdrawalStatus } from '../../records/withdrawals.js';
 import { StrictObject, AddressInput, positiveMicrosOf } from '../../contract/common.js';
 import {
@@ -28,7 +27,7 @@ import {
 import { positionOf } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
-type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'store' | 'withdrawals'>;
+type MoneyRouteDeps = Pick<Services, 'credits' | 'ledgerCheck' | 'ownedViews' | 'store' | 'withdrawals'>;
 
 const MakerAddressParams = StrictObject({ address: AddressInput });
 const isKeyPosition = (values: readonly unknown[]): values is [string] => values.length === 1 && typeof values[0] === 'string';
@@ -41,19 +40,8 @@ function addressOrThrow(input: string, path: string): string {
   return address;
 }
 
-function makerBalanceBody(s: MoneyRouteDeps, address: string) {
-  const b = readAccount(s.store, makerAccount(address));
-  return {
-    available_micros: b.available.toString(),
-    locked_micros: b.locked.toString(),
-    pending_withdrawal_micros: b.pending_withdrawal.toString(),
-  };
-}
-
-function protocolBalanceBody(s: MoneyRouteDeps) {
-  const b = readAccount(s.store, PROTOCOL);
-  return { available_micros: b.available.toString(), committed_micros: b.committed.toString() };
-}
+const makerBalanceBody = (s: MoneyRouteDeps, address: string) => s.ownedViews.read(makerAccount(address), 'makerBalance', { address });
+const protocolBalanceBody = (s: MoneyRouteDeps) => s.ownedViews.read(PROTOCOL, 'protocolBalance', {});
 
 function withdrawalBody(r: WithdrawalRecord) {
   return {
@@ -96,7 +84,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
         const address = addressOrThrow(params.address, '/address');
         const amountMicros = positiveMicrosOf(body.amount_micros, '/amount_micros');
         await s.credits.creditMaker(address, amountMicros, body.idempotency_key);
-        return json(200, { address, credited_micros: String(amountMicros), balance: makerBalanceBody(s, address) });
+        return json(200, { address, credited_micros: String(amountMicros), balance: await makerBalanceBody(s, address) });
       },
     }),
     defineRoute({
@@ -110,7 +98,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       handler: async ({ body }) => {
         const amountMicros = positiveMicrosOf(body.amount_micros, '/amount_micros');
         await s.credits.creditProtocol(amountMicros, body.idempotency_key);
-        return json(200, { credited_micros: String(amountMicros), balance: protocolBalanceBody(s) });
+        return json(200, { credited_micros: String(amountMicros), balance: await protocolBalanceBody(s) });
       },
     }),
     defineRoute({
@@ -121,7 +109,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       auth: 'admin',
       summary: "The protocol account: available, and committed to unsettled contests' pools",
       responses: { 200: ProtocolBalance },
-      handler: () => json(200, protocolBalanceBody(s)),
+      handler: async () => json(200, await protocolBalanceBody(s)),
     }),
     defineRoute({
       method: 'GET',
@@ -131,7 +119,7 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       auth: 'maker',
       summary: "The maker's collateral: available, locked by open fills, pending withdrawal",
       responses: { 200: MakerBalance },
-      handler: ({ auth }) => json(200, makerBalanceBody(s, auth.address)),
+      handler: async ({ auth }) => json(200, await makerBalanceBody(s, auth.address)),
     }),
     defineRoute({
       method: 'POST',

@@ -3,29 +3,20 @@ import { defineRoute, json } from '../route.js';
 import type { Services } from '../services.js';
 import { BalanceResponse } from '../../contract/users.js';
 import { Preferences, PreferencesPatch } from '../../contract/preferences.js';
-import { readUserBalance, type UserBalance } from '../../ledger/ledger.js';
-import { userRfqsPage, type UserRfqPosition } from '../../rfq/history.js';
+import type { UserRfqPosition } from '../../rfq/history.js';
+import { userAccount } from '../../records/ledger.js';
 import { userContestEntriesPage, userEntriesPage, type UserEntryPosition } from '../../contests/history.js';
 import { USER_HISTORY_PAGE, UserEntriesQuery, UserEntryList, UserRfqList, UserRfqsQuery } from '../../contract/history.js';
 import { isSafeIntegers } from '../../contract/paging.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
-type UserRouteDeps = Pick<Services, 'markets' | 'preferences' | 'store'>;
+type UserRouteDeps = Pick<Services, 'markets' | 'ownedViews' | 'preferences' | 'store'>;
 
 const isRfqPosition = (values: readonly unknown[]): values is UserRfqPosition =>
   values.length === 2 && Number.isSafeInteger(values[0]) && typeof values[1] === 'string';
 const isEntryPosition = (values: readonly unknown[]): values is UserEntryPosition =>
   values.length === 3 && Number.isSafeInteger(values[0]) && typeof values[1] === 'string' && Number.isSafeInteger(values[2]);
 const isEntryIndexPosition = isSafeIntegers(1);
-
-export function balanceBody(b: UserBalance) {
-  return {
-    available_micros: b.availableMicros.toString(),
-    reserved_micros: b.reservedMicros.toString(),
-    at_risk_micros: b.atRiskMicros.toString(),
-    pending_withdrawal_micros: b.pendingWithdrawalMicros.toString(),
-  };
-}
 
 export function userRoutes(s: UserRouteDeps) {
   return [
@@ -37,7 +28,7 @@ export function userRoutes(s: UserRouteDeps) {
       auth: 'user',
       summary: 'Available, reserved, at-risk and pending-withdrawal balance in micros (decimal strings)',
       responses: { 200: BalanceResponse },
-      handler: ({ auth }) => json(200, balanceBody(readUserBalance(s.store, auth.userId))),
+      handler: async ({ auth }) => json(200, await s.ownedViews.read(userAccount(auth.userId), 'userBalance', { userId: auth.userId })),
     }),
     defineRoute({
       method: 'GET',
@@ -49,8 +40,13 @@ export function userRoutes(s: UserRouteDeps) {
       query: UserRfqsQuery,
       responses: { 200: UserRfqList },
       paged: { items: 'rfqs', defaultLimit: USER_HISTORY_PAGE.defaultLimit, isPosition: isRfqPosition },
-      handler: ({ auth, query }, { after, limit }) => {
-        const page = userRfqsPage(s.store, auth.userId, { status: query.status, limit, after });
+      handler: async ({ auth, query }, { after, limit }) => {
+        const page = await s.ownedViews.read(userAccount(auth.userId), 'userRfqs', {
+          userId: auth.userId,
+          status: query.status,
+          limit,
+          after,
+        });
         return { items: page.rfqs, next: page.next };
       },
     }),

@@ -5,9 +5,9 @@ import { defineRoute } from '../route.js';
 import { positionOf } from '../../contract/paging.js';
 import type { Services } from '../services.js';
 import { userAccount } from '../../records/ledger.js';
-import { accountJournalPage, type JournalCursor } from '../../ledger/journal-view.js';
+import type { JournalCursor } from '../../ledger/journal-view.js';
 import { makerFillsPage } from '../../rfq/maker-fills-view.js';
-import { userPositionsPage, type PositionCursor } from '../../rfq/positions-view.js';
+import type { PositionCursor } from '../../rfq/positions-view.js';
 import {
   JournalList,
   JournalQuery,
@@ -19,7 +19,7 @@ import {
 } from '../../contract/views.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
-type ViewsRouteDeps = Pick<Services, 'markets' | 'store'>;
+type ViewsRouteDeps = Pick<Services, 'markets' | 'ownedViews' | 'store'>;
 
 const isTimeAndId = (v: readonly unknown[]) => Number.isSafeInteger(v[0]) && (v[0] as number) >= 0 && typeof v[1] === 'string';
 const isPositionCursor = (v: readonly unknown[]): v is PositionCursor => v.length === 2 && isTimeAndId(v);
@@ -42,8 +42,9 @@ export function viewRoutes(s: ViewsRouteDeps) {
       query: PositionsQuery,
       responses: { 200: PositionList },
       paged: { items: 'positions', defaultLimit: VIEWS_PAGE.defaultLimit, isPosition: isPositionCursor },
-      handler: ({ auth, query }, { after, limit }) => {
-        const page = userPositionsPage(s.store, marketOf, auth.userId, { status: query.status, limit, after });
+      handler: async ({ auth, query }, { after, limit }) => {
+        const args = { userId: auth.userId, status: query.status, limit, after };
+        const page = await s.ownedViews.read(userAccount(auth.userId), 'userPositions', args);
         return { items: page.positions, next: page.next };
       },
     }),
@@ -57,8 +58,9 @@ export function viewRoutes(s: ViewsRouteDeps) {
       query: JournalQuery,
       responses: { 200: JournalList },
       paged: { items: 'entries', defaultLimit: VIEWS_PAGE.defaultLimit, isPosition: isJournalCursor },
-      handler: ({ auth }, { after, limit }) => {
-        const page = accountJournalPage(s.store, userAccount(auth.userId), { limit, after });
+      handler: async ({ auth }, { after, limit }) => {
+        const account = userAccount(auth.userId);
+        const page = await s.ownedViews.read(account, 'accountJournal', { account, limit, after });
         return { items: page.entries, next: page.next };
       },
     }),
