@@ -202,8 +202,15 @@ test(
       const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
       const apiA = client(gateway.baseUrl, onA.token);
       const apiB = client(gateway.baseUrl, onB.token);
-      // No maker quotes: each RFQ ends `timeout` at its quote window, its reservation released.
+      // No maker connected: each RFQ ends `timeout` at once (its audience is empty), its reservation released.
       assert.equal((await apiB.post<RfqResult>('/v1/rfq/unsigned?wait_ms=2000', body())).body.status, 'timeout');
+      // One filled and answered just before the kill: what node b answered is durable there.
+      const connected = await connectMaker(gateway, await registerMaker(gateway, makerWalletOn(A), 'maker on a', 50_000_000));
+      const quoting = autoQuote(connected, { odds: 2 });
+      const filled = await apiB.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body());
+      assert.equal(filled.body.status, 'completed', JSON.stringify(filled.body));
+      quoting.stop();
+      await connected.close();
 
       await nodes[1].kill();
       const killedAtMs = Date.now();
@@ -229,6 +236,9 @@ test(
         what: "node b's users served again",
         timeoutMs: 10_000,
       });
+      assert.equal((await apiB.get<RfqResult>(`/v1/rfq/${filled.body.request_id}`)).body.status, 'completed', 'the fill survived the kill');
+      const balance = await apiB.get<{ available_micros: string; at_risk_micros: string }>('/v1/user/balance');
+      assert.deepEqual([balance.body.available_micros, balance.body.at_risk_micros], ['8000000', '2000000']);
     });
   },
 );
