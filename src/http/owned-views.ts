@@ -11,6 +11,8 @@ import { readAccount } from '../ledger/ledger.js';
 import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../records/ledger.js';
 import { userRfqsPage, type UserRfqPosition } from '../rfq/history.js';
 import { userPositionsPage, type PositionCursor } from '../rfq/positions-view.js';
+import { fillOrder, makerFillsPage } from '../rfq/maker-fills-view.js';
+import { takerPnlPage } from '../rfq/taker-pnl.js';
 import type { ShardPool } from '../rfq/shard-pool.js';
 import type { Store } from '../store/db.js';
 
@@ -48,7 +50,60 @@ export const OWNED_VIEWS = {
     marketOf: MarketOf,
     a: { userId: string; status: SettledFilter | undefined; limit: number; after: PositionCursor | null },
   ) => userPositionsPage(store, marketOf, a.userId, { status: a.status, limit: a.limit, after: a.after }),
+  // A maker's fills and its takers' P&L are written by each taker's owner: in a cluster, on every node.
+  makerFills: (
+    store: Store,
+    marketOf: MarketOf,
+    a: { address: string; status: SettledFilter | undefined; limit: number; afterRequestId: string | null },
+  ) => {
+    const page = makerFillsPage(store, marketOf, a.address, { status: a.status, limit: a.limit, afterRequestId: a.afterRequestId });
+    return { items: page.fills, next: page.next };
+  },
+  takerPnl: (store: Store, _marketOf: MarketOf, a: { address: string; sinceMs: number; limit: number; afterTaker: string | null }) => {
+    const page = takerPnlPage(store, a.address, { sinceMs: a.sinceMs, limit: a.limit, afterTaker: a.afterTaker });
+    return { items: page.takers, next: page.nextTaker };
+  },
 };
+
+/** A page of a list whose items each node holds a part of: its items in list order, and where it stopped. */
+export interface PartPage<T> {
+  items: T[];
+  /** The cursor the part stopped at (its last item listed or scanned), or null when it has no more. */
+  next: string | null;
+}
+
+/**
+ * One page of a list merged from the pages of its parts, each read after the same cursor (`before(a, b)`: a
+ * comes first in list order, by cursor). A part that stopped early (a full page, or its scan bound) has
+ * listed everything up to where it stopped, and nothing after: so the merge lists items only up to the part
+ * that stopped first, and goes on from there. `cursorOf` is an item's cursor.
+ */
+export function mergePartPages<T>(
+  parts: readonly PartPage<T>[],
+  limit: number,
+  cursorOf: (item: T) => string,
+  before: (a: string, b: string) => boolean,
+): PartPage<T> {
+  let frontier: string | null = null;
+  for (const part of parts) if (part.next !== null && (frontier === null || before(part.next, frontier))) frontier = part.next;
+  const covered = parts
+    .flatMap((part) => part.items)
+    .filter((item) => frontier === null || !before(frontier, cursorOf(item)))
+    .sort((a, b) => (before(cursorOf(a), cursorOf(b)) ? -1 : before(cursorOf(b), cursorOf(a)) ? 1 : 0));
+  if (covered.length > limit) return { items: covered.slice(0, limit), next: cursorOf(covered[limit - 1]!) };
+  return { items: covered, next: frontier };
+}
+
+/** How the parts of a list that spans owners merge: its cursor per item and its order. */
+const MERGES = {
+  makerFills: {
+    cursorOf: (fill: { request_id: string }) => fill.request_id,
+    // Newest first: a higher merge order first (maker-fills-view.ts).
+    before: (a: string, b: string) => fillOrder(a) > fillOrder(b),
+  },
+  takerPnl: { cursorOf: (row: { taker: string }) => row.taker, before: (a: string, b: string) => a < b },
+} as const;
+type MergedViewName = keyof typeof MERGES;
 
 export type OwnedViewName = keyof typeof OWNED_VIEWS;
 export type OwnedViewArgs<N extends OwnedViewName> = Parameters<(typeof OWNED_VIEWS)[N]>[2];
@@ -74,8 +129,18 @@ export class OwnedViews {
   constructor(
     private readonly store: Store,
     private readonly marketOf: MarketOf,
-    private readonly pool: Pick<ShardPool, 'areShardsRemote' | 'shardOfAccount' | 'readRemoteView'>,
+    private readonly pool: Pick<ShardPool, 'areShardsRemote' | 'shardOfAccount' | 'readRemoteView' | 'shardNumbers'>,
   ) {}
+
+  /** A list every owner holds a part of: here at once (one LMDB holds every part), or each node's merged. */
+  async readEvery<N extends MergedViewName>(name: N, args: OwnedViewArgs<N> & { limit: number }): Promise<OwnedViewResult<N>> {
+    if (!this.pool.areShardsRemote) return runOwnedView(name, this.store, this.marketOf, args);
+    const parts = (await Promise.all(this.pool.shardNumbers().map((shard) => this.pool.readRemoteView(shard, name, args)))) as Array<
+      OwnedViewResult<N>
+    >;
+    const { cursorOf, before } = MERGES[name] as { cursorOf: (item: unknown) => string; before: (a: string, b: string) => boolean };
+    return mergePartPages(parts as PartPage<unknown>[], args.limit, cursorOf, before) as OwnedViewResult<N>;
+  }
 
   read<N extends OwnedViewName>(account: AccountId, name: N, args: OwnedViewArgs<N>): OwnedViewResult<N> | Promise<OwnedViewResult<N>> {
     if (!this.pool.areShardsRemote) return runOwnedView(name, this.store, this.marketOf, args);

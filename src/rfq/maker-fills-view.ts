@@ -20,8 +20,9 @@ import { cachedMarkets, legViews, matchesFilter, settledOutcome } from './positi
 import { MAX_SHARDS } from './ids.js';
 import { makerFillIds, readFill } from './rfq-records.js';
 
-/** The merge's sort key: newer sorts higher. */
-const orderOf = (requestId: string) => requestId.slice(2) + requestId.slice(0, 2);
+/** The merge's sort key: newer sorts higher. Also the order of a cluster's merge of each node's page (http/owned-views.ts). */
+export const fillOrder = (requestId: string) => requestId.slice(2) + requestId.slice(0, 2);
+const orderOf = fillOrder;
 
 export function makerFillsPage(
   store: Store,

@@ -170,7 +170,8 @@ export class ShardPool {
     this.makers = makers;
     const { init, options } = this;
     // The journal engine's owners talk to each other directly, one port per pair (engine/peer-links.ts).
-    const ports = init.engine === 'journal' ? peerPorts(init.shardCount) : null;
+    // Remote shards' owners are linked over the network by their nodes (cluster/nats-links.ts).
+    const ports = init.engine === 'journal' && !this.areShardsRemote ? peerPorts(init.shardCount) : null;
     const ready: Promise<number>[] = [];
     for (const shard of this.placement.shards) {
       const firstRecord = options.firstRecords?.[shard];
@@ -200,6 +201,11 @@ export class ShardPool {
 
   shardOfUser(userId: string): number {
     return this.placement.shardOfUser(userId);
+  }
+
+  /** Every shard's number (a cluster's owners), in the order they started. */
+  shardNumbers(): readonly number[] {
+    return this.placement.shards;
   }
 
   /** ShardPoolOptions.areShardsRemote. */

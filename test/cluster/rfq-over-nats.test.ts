@@ -16,6 +16,7 @@ import { natsOptions } from '../../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
 import type { RfqResult } from '../../src/contract/rfq.js';
 import { makerAccount, userAccount } from '../../src/records/ledger.js';
+import { fillOrder } from '../../src/rfq/maker-fills-view.js';
 import { assertApiError } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
@@ -304,11 +305,39 @@ test('a maker on node b funded for N fills, raced by 2N RFQs of users on both no
       ),
     );
     quoting.stop();
-    const statuses = results.map((result) => `${result.body.status} ${result.body.error ?? ''}`.trim()).sort();
-    assert.deepEqual(statuses, [...Array(N).fill('completed'), ...Array(N).fill('failed INSUFFICIENT_LIQUIDITY')].sort());
+    const statuses = results.map((result) => `${result.body.status} ${result.body.error ?? ''}`.trim());
+    assert.equal(statuses.filter((status) => status === 'completed').length, N, statuses.join(', '));
+    // The others: their quote taken and its fill refused (the collateral gone meanwhile), or their quote refused
+    // INSUFFICIENT_COLLATERAL on arrival, when the maker's account is on their node and already spent.
+    for (const status of statuses) assert.ok(['completed', 'failed INSUFFICIENT_LIQUIDITY', 'timeout'].includes(status), status);
     await waitForQuiet(nc);
     assert.equal(await bucket(B, makerAccount(maker.address), 'locked'), BigInt(N * liabilityMicros));
     assert.equal(await bucket(B, makerAccount(maker.address), 'available'), 0n);
+
+    // The maker's fills are written by each taker's node: listed through the gateway from both, merged
+    // newest first, a page of one at a time, each once.
+    const completed = results.filter((result) => result.body.status === 'completed').map((result) => result.body.request_id);
+    const makerApi = client(gateway.baseUrl, connected.sessionToken);
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+      const page = await makerApi.get<{ fills: Array<{ request_id: string }>; next_cursor: string | null }>(`/v1/mm/fills?limit=1${query}`);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      listed.push(...page.body.fills.map((fill) => fill.request_id));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null && listed.length <= 2 * N);
+    assert.deepEqual([...listed].sort(), [...completed].sort(), 'every fill once');
+    assert.deepEqual(
+      listed,
+      [...listed].sort((a, b) => (fillOrder(b) > fillOrder(a) ? 1 : -1)),
+      'newest first',
+    );
+    const filledTakers = results.flatMap((result, i) => (result.body.status === 'completed' ? [takers[i]!.userId] : []));
+    const nodesOf = new Set(filledTakers.map((userId) => MAP.ownerOfPartition(partitionOfUser(userId))));
+    const pnl = await makerApi.get<{ takers: unknown[] }>('/v1/mm/taker_pnl');
+    assert.equal(pnl.status, 200, JSON.stringify(pnl.body));
+    assert.equal(pnl.body.takers.length, N, `one row per taker filled, from the nodes ${[...nodesOf].join(', ')}`);
     await connected.close();
   });
 });

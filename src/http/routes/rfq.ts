@@ -4,7 +4,6 @@ import { ApiError } from '../../lib/errors.js';
 import type { Services } from '../services.js';
 import type { RfqEngine } from '../../rfq/engine.js';
 import type { CreateCommand } from '../../rfq/admission.js';
-import { takerPnlPage } from '../../rfq/taker-pnl.js';
 import { isOneString, positionOf } from '../../contract/paging.js';
 import { isTerminal } from '../../records/rfqs.js';
 import { TerminalResults } from '../../rfq/terminal-results.js';
@@ -20,7 +19,7 @@ import {
 } from '../../contract/rfq.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
-type RfqRouteDeps = Pick<Services, 'store'>;
+type RfqRouteDeps = Pick<Services, 'ownedViews' | 'store'>;
 
 export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
   const { pool, admission, metrics } = engine;
@@ -152,9 +151,10 @@ export function rfqRoutes(s: RfqRouteDeps, engine: RfqEngine) {
       query: TakerPnlQuery,
       responses: { 200: TakerPnlResponse },
       paged: { items: 'takers', defaultLimit: TAKER_PNL_PAGE.defaultLimit, isPosition: isOneString },
-      handler: ({ auth, query }, { after, limit }) => {
-        const page = takerPnlPage(s.store, auth.address, { sinceMs: query.since_ms ?? 0, limit, afterTaker: after?.[0] ?? null });
-        return { items: page.takers, next: positionOf(page.nextTaker) };
+      handler: async ({ auth, query }, { after, limit }) => {
+        const args = { address: auth.address, sinceMs: query.since_ms ?? 0, limit, afterTaker: after?.[0] ?? null };
+        const page = await s.ownedViews.readEvery('takerPnl', args);
+        return { items: page.items, next: positionOf(page.next) };
       },
     }),
   ];

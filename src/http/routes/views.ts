@@ -6,7 +6,6 @@ import { positionOf } from '../../contract/paging.js';
 import type { Services } from '../services.js';
 import { userAccount } from '../../records/ledger.js';
 import type { JournalCursor } from '../../ledger/journal-view.js';
-import { makerFillsPage } from '../../rfq/maker-fills-view.js';
 import type { PositionCursor } from '../../rfq/positions-view.js';
 import {
   JournalList,
@@ -30,7 +29,6 @@ const isRequestIdCursor = (v: readonly unknown[]): v is [string] =>
   v.length === 1 && typeof v[0] === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(v[0]);
 
 export function viewRoutes(s: ViewsRouteDeps) {
-  const marketOf = (marketId: number) => s.markets.get(marketId);
   return [
     defineRoute({
       method: 'GET',
@@ -74,9 +72,10 @@ export function viewRoutes(s: ViewsRouteDeps) {
       query: MakerFillsQuery,
       responses: { 200: MakerFillList },
       paged: { items: 'fills', defaultLimit: VIEWS_PAGE.defaultLimit, isPosition: isRequestIdCursor },
-      handler: ({ auth, query }, { after, limit }) => {
-        const page = makerFillsPage(s.store, marketOf, auth.address, { status: query.status, limit, afterRequestId: after?.[0] ?? null });
-        return { items: page.fills, next: positionOf(page.next) };
+      handler: async ({ auth, query }, { after, limit }) => {
+        const args = { address: auth.address, status: query.status, limit, afterRequestId: after?.[0] ?? null };
+        const page = await s.ownedViews.readEvery('makerFills', args);
+        return { items: page.items, next: positionOf(page.next) };
       },
     }),
   ];
