@@ -122,10 +122,13 @@ export class ShardDoor {
     const gateway = this.#heard(envelope.gateway);
     switch (envelope.k) {
       case 'hello':
-      case 'beat':
-        // Both wait for the shard's start: until then the gateway cannot send it work.
+        // Answered once the shard's start is done: until then the gateway cannot send it work.
         if (this.#failedRfqs === null) this.#helloWaiting.push(msg);
         else this.#reply(msg);
+        return;
+      case 'beat':
+        // Unanswered during the start: to the gateway that is a shard it cannot reach, which is so.
+        if (this.#failedRfqs !== null) this.#reply(msg);
         return;
       case 'markets':
         return this.#writeMarkets(envelope.markets);
@@ -266,7 +269,7 @@ export class ShardDoor {
 
   /**
    * Gateways not heard from for GATEWAY_SILENCE_MS are gone: the audiences they still owe are complete
-   * without them, and their calls' answers would reach nobody.
+   * without them, and their calls' answers, their RFQs' ends and their makers' frames would reach nobody.
    */
   #forgetSilent(): void {
     const oldestMs = this.options.nowMs() - GATEWAY_SILENCE_MS;
@@ -283,6 +286,7 @@ export class ShardDoor {
     }
     for (const [callId, caller] of this.#calls) if (gone.includes(caller.gateway)) this.#calls.delete(callId);
     for (const [requestId, gateway] of this.#creators) if (gone.includes(gateway)) this.#creators.delete(requestId);
+    for (const [makerId, gateway] of this.#makerGateways) if (gone.includes(gateway)) this.#makerGateways.delete(makerId);
     if (merged.length > 0) this.#shard?.deliver(merged);
   }
 

@@ -366,3 +366,43 @@ test('nats-server restarted: calls end 503 while it is down, never hang, and RFQ
     await connected.close();
   });
 });
+
+test('two gateways: a taker on one filled by a maker on the other; a gateway killed stops being waited for', { skip }, async () => {
+  await withCluster(async ({ gateway }) => {
+    // A second gateway on the same shard nodes. Until the coordinator holds users, makers and markets, each
+    // gateway keeps its own: the maker is registered on the second, the market and the taker are the first's.
+    const second = await startServer({
+      dataDir: join(gateway.dataDir, '..', 'gateway-b'),
+      env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-b' },
+    });
+    try {
+      const taker = await userOn(gateway, A);
+      await credit(gateway, taker.address, 10_000_000);
+      const maker = await registerMaker(second, makerWalletOn(B), 'maker on the second gateway', 50_000_000);
+      const market = (await createMarket(gateway)).market_id;
+      const connected = await connectMaker(second, maker);
+      const quoting = autoQuote(connected, { odds: 2 });
+      const api = client(gateway.baseUrl, taker.token);
+      const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
+      // Completes in time only if the RFQ reached the second gateway's maker and both gateways' audiences merged.
+      const filled = await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body());
+      assert.equal(filled.body.status, 'completed', JSON.stringify(filled.body));
+      await waitFor(() => connected.socket.received.some((m) => m.type === 'rfq_result' && m.request_id === filled.body.request_id), {
+        what: 'the fill told to the maker on the second gateway',
+      });
+      quoting.stop();
+      await waitForQuiet(nc);
+      assert.equal(await bucket(A, userAccount(taker.userId), 'at_risk'), 2_000_000n);
+      assert.equal(await bucket(B, makerAccount(maker.address), 'locked'), 2_000_000n);
+
+      await second.kill();
+      // Sent to both gateways; the killed one never answers with its audience. Once it has been silent a
+      // while the shard stops waiting for it, and the RFQ closes on the first gateway's audience (no makers)
+      // long before its 20 s window.
+      const after = await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=8000', body());
+      assert.equal(after.body.status, 'timeout', JSON.stringify(after.body));
+    } finally {
+      await second.kill();
+    }
+  });
+});
