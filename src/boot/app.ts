@@ -230,7 +230,21 @@ async function assemble(
   // --- makers: the socket gateway and the desk in front of the shards ---------------------------------------
   // One per-IP bucket for HTTP and maker socket upgrades alike (an upgrade is an anonymous request).
   const rateLimiter = new RateLimiter(config.rateLimit);
-  const maker = buildMakerArea({ config, clock, log, store, metrics, verifyPool, sessions, makers, rateLimiter, pool, rfqMetrics });
+  const ownedViews = new OwnedViews(store, (marketId) => markets.get(marketId), pool);
+  const maker = buildMakerArea({
+    config,
+    clock,
+    log,
+    store,
+    metrics,
+    verifyPool,
+    sessions,
+    makers,
+    ownedViews,
+    rateLimiter,
+    pool,
+    rfqMetrics,
+  });
   areas.add({
     name: 'makers',
     routes: () => [...mmRoutes(services, SERVICE_VERSION), ...mmDeskRoutes(services)],
@@ -252,7 +266,7 @@ async function assemble(
     ledger,
     ledgerCheck,
     balanceOwners: pool,
-    ownedViews: new OwnedViews(store, (marketId) => markets.get(marketId), pool),
+    ownedViews,
     preferences,
     markets,
     contests,
@@ -333,7 +347,7 @@ async function assemble(
 
 /** The maker side of the main thread: the gateway (sockets), and the desk between it and the shards. */
 function buildMakerArea(
-  s: Pick<Services, 'config' | 'clock' | 'log' | 'store' | 'metrics' | 'verifyPool' | 'sessions' | 'makers'> & {
+  s: Pick<Services, 'config' | 'clock' | 'log' | 'store' | 'metrics' | 'verifyPool' | 'sessions' | 'makers' | 'ownedViews'> & {
     rateLimiter: RateLimiter;
     pool: ShardPool;
     rfqMetrics: RfqMetrics;
@@ -356,11 +370,20 @@ function buildMakerArea(
   });
   // A fill's result reaches the desk after the fill committed and this thread's reads were renewed
   // (shard-pool.ts), so the maker's locked bucket it reads for max_locked_micros includes that fill.
+  const lockedOf = (address: string) => readAccount(store, makerAccount(address)).locked;
   const protection = new Protection(
     store,
-    (address) => readAccount(store, makerAccount(address)).locked,
+    lockedOf,
     // The journal engine's ledger is written behind: the fill the desk just heard of shows after a barrier.
-    config.engine === 'journal' ? () => pool.readBarrier() : null,
+    // In a cluster the maker's account is its shard node's: read there, after that node's barrier.
+    pool.areShardsRemote
+      ? async (address) => BigInt((await s.ownedViews.read(makerAccount(address), 'makerBalance', { address })).locked_micros)
+      : config.engine === 'journal'
+        ? async (address) => {
+            await pool.readBarrier();
+            return lockedOf(address);
+          }
+        : null,
   );
   const book = new QuoteBook();
   const desk = new MakerDesk({

@@ -56,10 +56,11 @@ export class Protection {
     /** The maker's collateral locked right now (the ledger's maker `locked` bucket), for max_locked_micros. */
     private readonly lockedMicrosOf: (address: string) => bigint,
     /**
-     * Resolves once the ledger shows every fill decided before the call (the journal engine, whose ledger is
-     * a read model written behind), or null when it always does: the locked bucket is read after it.
+     * The same once the ledger shows every fill decided before the call (the journal engine, whose ledger is a
+     * read model written behind; a cluster, where it is the maker's shard node's), or null when
+     * lockedMicrosOf always does.
      */
-    private readonly readBarrier: (() => Promise<void>) | null = null,
+    private readonly readLocked: ((address: string) => Promise<bigint>) | null = null,
   ) {
     for (const { key, value } of this.db.getRange()) this.#limits.set(key, value);
   }
@@ -99,8 +100,8 @@ export class Protection {
     counts.window.add(nowMs, filledWagerMicros, oldestCountedMs);
     if (counts.tripped !== null) return null;
     const { window } = counts;
-    const { readBarrier } = this;
-    if (readBarrier === null || limits.max_locked_micros === null) {
+    const { readLocked } = this;
+    if (readLocked === null || limits.max_locked_micros === null) {
       counts.tripped = reachedLimit(limits, window.count, window.wagerSumMicros, () => this.lockedMicrosOf(address));
       return counts.tripped;
     }
@@ -111,11 +112,11 @@ export class Protection {
     // barrier refused (the shards overloaded, or not settling in its bound) leaves this fill unchecked: the
     // maker's next fill asks again, and the bucket it then reads has this one in it.
     const counted = counts;
-    return readBarrier().then(
-      () => {
+    return readLocked(address).then(
+      (lockedMicros) => {
         if (this.#counts.get(address) !== counted || counted.tripped !== null) return null;
         const maxLocked = this.effectiveOf(address).max_locked_micros;
-        if (maxLocked === null || this.lockedMicrosOf(address) < BigInt(maxLocked)) return null;
+        if (maxLocked === null || lockedMicros < BigInt(maxLocked)) return null;
         return (counted.tripped = 'MAX_LOCKED');
       },
       () => null,

@@ -406,3 +406,33 @@ test('two gateways: a taker on one filled by a maker on the other; a gateway kil
     }
   });
 });
+
+test(
+  "a maker's protection by max_locked_micros reads its locked collateral on its node: the fill that reaches it trips",
+  { skip },
+  async () => {
+    await withCluster(async ({ gateway }) => {
+      const taker = await userOn(gateway, A);
+      await credit(gateway, taker.address, 10_000_000);
+      const maker = await registerMaker(gateway, makerWalletOn(B), 'protected maker', 50_000_000);
+      const market = (await createMarket(gateway)).market_id;
+      const connected = await connectMaker(gateway, maker);
+      const makerApi = client(gateway.baseUrl, connected.sessionToken);
+      // A 2 USDC wager at odds 1.8 locks 1.6 USDC: the first fill stays under 2 USDC, the second reaches it.
+      const limits = { window_ms: null, max_fills: null, max_filled_wager_micros: null, max_locked_micros: '2000000' };
+      assert.equal((await makerApi.put('/v1/mm/protection', limits)).status, 200);
+      const quoting = autoQuote(connected, { odds: 1.8 });
+      const api = client(gateway.baseUrl, taker.token);
+      const rfq = () => api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
+      assert.equal((await rfq()).body.status, 'completed');
+      assert.equal((await makerApi.get<{ locked_micros: string }>('/v1/mm/balance')).body.locked_micros, '1600000');
+      assert.equal((await makerApi.get<{ tripped: unknown }>('/v1/mm/protection')).body.tripped, null, 'under the limit');
+      assert.equal((await rfq()).body.status, 'completed');
+      await waitFor(() => connected.socket.received.some((m) => m.type === 'protection_tripped' && m.reason === 'MAX_LOCKED'), {
+        what: 'the protection tripped by the locked collateral read on node b',
+      });
+      quoting.stop();
+      await connected.close();
+    });
+  },
+);

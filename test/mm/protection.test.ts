@@ -22,7 +22,7 @@ test('max_locked_micros behind a read barrier: a refused barrier leaves the fill
     const protection = new Protection(
       store,
       () => lockedMicros,
-      () => (isOverloaded ? Promise.reject(overloaded()) : Promise.resolve()),
+      () => (isOverloaded ? Promise.reject(overloaded()) : Promise.resolve(lockedMicros)),
     );
     await protection.setLimits('maker', MAKER, { ...NO_LIMITS, max_locked_micros: '1000' });
 
