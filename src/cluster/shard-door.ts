@@ -16,10 +16,15 @@ import type { StoredMarket } from '../contract/markets.js';
 import type { Logger } from 'pino';
 import { Batcher } from '../lib/batcher.js';
 import { putCopiedMarketsInTxn } from '../markets/market-table.js';
-import type { MainToShard, ShardToMain } from '../rfq/messages.js';
+import type { CallOutcome, MainToShard, ShardToMain } from '../rfq/messages.js';
+import { creditRef, userAccount, type AccountId } from '../records/ledger.js';
+import { decidingName } from './money-schema.js';
 import type { Store } from '../store/db.js';
 import type { DoorReply, ToShardNode } from './rfq-wire.js';
 import { decode, encode, GATEWAY_NAME, RFQ_MESSAGES_PER_PUBLISH, subjects } from './wire.js';
+
+/** The outcome of a call this owner does not decide (ShardDoor.#isOwnCall): 503, as for a node out of reach. */
+const MISROUTED: CallOutcome<never> = { ok: false, code: 'OVERLOADED', message: "the gateway's partition map is not this node's" };
 
 /** A gateway silent this long (it beats every GATEWAY_BEAT_MS) is gone: its audiences are no longer awaited. */
 export const GATEWAY_SILENCE_MS = 2_000;
@@ -28,6 +33,8 @@ const SWEEP_MS = 500;
 export interface ShardDoorOptions {
   nc: NatsConnection;
   owner: number;
+  /** The cluster's map: whose a name is (a call for another owner's is refused, not decided). */
+  ownerOf: (name: AccountId) => number;
   /** The node's LMDB environment the shard reads markets from. */
   store: Store;
   log: Logger;
@@ -154,6 +161,21 @@ export class ShardDoor {
   #deliver(gateway: Gateway, batch: MainToShard[]): void {
     const forwarded: MainToShard[] = [];
     for (const message of batch) {
+      // A gateway with another map than this node's (a stale one) sends calls this owner must not decide: it
+      // would decide them against a book that does not hold the account (a create refused INSUFFICIENT_BALANCE
+      // for a user funded elsewhere, or an assertion that stops the owner). Refused 503, nothing decided.
+      if ((message.kind === 'create' || message.kind === 'money') && !this.#isOwnCall(message)) {
+        this.options.log.warn(
+          { gateway: gateway.name, kind: message.kind },
+          "a call for another owner's account: refused (the gateway's map is not this node's)",
+        );
+        gateway.out.add(
+          message.kind === 'create'
+            ? { kind: 'created', callId: message.callId, outcome: MISROUTED }
+            : { kind: 'money', callId: message.callId, outcome: MISROUTED },
+        );
+        continue;
+      }
       switch (message.kind) {
         case 'create':
         case 'money':
@@ -187,6 +209,32 @@ export class ShardDoor {
       forwarded.push(message);
     }
     if (forwarded.length > 0) this.#shard?.deliver(forwarded);
+  }
+
+  /**
+   * Whether this owner decides the call: a create's or a debit's user, a credit's key, an owner call's deciding
+   * name, every position a settlement names (its request id's first byte is the owner that created it). A
+   * contest's collection and settlement name entries the contest's lane routed, as in one process.
+   */
+  #isOwnCall(message: Extract<MainToShard, { kind: 'create' | 'money' }>): boolean {
+    const { owner, ownerOf } = this.options;
+    if (message.kind === 'create') return ownerOf(userAccount(message.userId)) === owner;
+    const { op } = message;
+    switch (op.op) {
+      case 'credit':
+        return ownerOf(creditRef(op.idempotencyKey)) === owner;
+      case 'reserve':
+      case 'withdraw':
+        return ownerOf(userAccount(op.userId)) === owner;
+      case 'owner_call': {
+        const name = decidingName(op.call);
+        return name === null || ownerOf(name) === owner;
+      }
+      case 'settle_positions':
+        return op.requestIds.every((requestId) => Number.parseInt(requestId.slice(0, 2), 16) === owner);
+      default:
+        return true;
+    }
   }
 
   /** One gateway's audience of an RFQ: the merged audience once none is awaited any more, else null. */

@@ -75,6 +75,7 @@ const settle = (run: () => Promise<number>) =>
 const door = new ShardDoor({
   nc,
   owner,
+  ownerOf: map.ownerOf,
   store,
   log,
   nowMs: () => Date.now(),

@@ -6,6 +6,7 @@
 // each test every owner is quiet, the cluster's ledger check through NATS is clean, and the owners' journals
 // check together.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,7 @@ import { connect, type NatsConnection } from 'nats';
 import { natsOptions } from '../../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
 import type { RfqResult } from '../../src/contract/rfq.js';
-import { makerAccount, userAccount } from '../../src/records/ledger.js';
+import { creditRef, makerAccount, userAccount } from '../../src/records/ledger.js';
 import { fillOrder } from '../../src/rfq/maker-fills-view.js';
 import { assertApiError } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
@@ -433,6 +434,42 @@ test(
       });
       quoting.stop();
       await connected.close();
+    });
+  },
+);
+
+test(
+  "a gateway with a stale partition map: calls for another owner's accounts are refused 503, and the node goes on",
+  { skip },
+  async () => {
+    await withCluster(async ({ gateway }) => {
+      // Its map says one owner holds every partition: it sends everything to owner 0, which holds 0-63 only.
+      const stale = await startServer({
+        dataDir: join(gateway.dataDir, '..', 'gateway-stale'),
+        env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: '0-255', PARLAYD_NODE_ID: 'gateway-stale' },
+      });
+      try {
+        const own = await userOn(stale, A);
+        const other = await userOn(stale, B);
+        // A credit under a key owner 0 decides, to an account of owner 0: what a stale map gets right.
+        const keyOnA = () => {
+          for (;;) {
+            const key = randomUUID();
+            if (MAP.ownerOf(creditRef(key)) === A) return key;
+          }
+        };
+        await credit(stale, own.address, 10_000_000, keyOnA());
+        const market = (await createMarket(stale)).market_id;
+        const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
+        const refused = await client(stale.baseUrl, other.token).post('/v1/rfq/unsigned', body());
+        assertApiError(refused, 503, 'OVERLOADED');
+        // Owner 0 decided nothing for it and goes on: its own users' RFQs are served.
+        const served = await client(stale.baseUrl, own.token).post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body());
+        assert.equal(served.body.status, 'timeout', JSON.stringify(served.body));
+        assert.equal((await look(nc, B)).accounts[userAccount(other.userId)], undefined, 'nothing decided for it');
+      } finally {
+        await stale.kill();
+      }
     });
   },
 );
