@@ -176,18 +176,15 @@ export class ShardDoor {
         );
         continue;
       }
+      // A call (every message with a call id): the door's own id while the shard has it (#route gives it back).
+      if ('callId' in message) {
+        const callId = this.#nextCallId++;
+        this.#calls.set(callId, { gateway: gateway.name, callId: message.callId });
+        message.callId = callId;
+        forwarded.push(message);
+        continue;
+      }
       switch (message.kind) {
-        case 'create':
-        case 'money':
-        case 'status':
-        case 'cancel':
-        case 'withdraw_quotes':
-        case 'barrier': {
-          const callId = this.#nextCallId++;
-          this.#calls.set(callId, { gateway: gateway.name, callId: message.callId });
-          message.callId = callId;
-          break;
-        }
         case 'audience': {
           const merged = this.#answered(gateway.name, message.requestId, message.makerIds);
           if (merged !== null) forwarded.push(merged);
@@ -248,22 +245,18 @@ export class ShardDoor {
   }
 
   #route(event: ShardToMain): void {
-    switch (event.kind) {
-      case 'created':
-      case 'status':
-      case 'cancelled':
-      case 'money':
-      case 'withdrawn':
-      case 'barrier': {
-        const caller = this.#calls.get(event.callId);
-        this.#calls.delete(event.callId);
-        if (caller === undefined) return;
-        if (event.kind === 'created' && event.outcome.ok && !event.outcome.value.isReplay) {
-          this.#creators.set(event.outcome.value.result.request_id, caller.gateway);
-        }
-        event.callId = caller.callId;
-        return this.#gateways.get(caller.gateway)?.out.add(event);
+    // A call's answer (every event with a call id): to the gateway that made the call, under its own id.
+    if ('callId' in event) {
+      const caller = this.#calls.get(event.callId);
+      this.#calls.delete(event.callId);
+      if (caller === undefined) return;
+      if (event.kind === 'created' && event.outcome.ok && !event.outcome.value.isReplay) {
+        this.#creators.set(event.outcome.value.result.request_id, caller.gateway);
       }
+      event.callId = caller.callId;
+      return this.#gateways.get(caller.gateway)?.out.add(event);
+    }
+    switch (event.kind) {
       case 'ready':
         this.#failedRfqs = event.failedRfqs;
         for (const msg of this.#helloWaiting.splice(0)) this.#reply(msg);

@@ -12,16 +12,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { connect, type NatsConnection } from 'nats';
+import { test } from 'node:test';
 import { checkCluster } from '../../src/cluster/ledger-check.js';
 import { MoneyCalls, type MoneyReply } from '../../src/cluster/money-calls.js';
-import { natsOptions } from '../../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
 import { decode, encode, subjects } from '../../src/cluster/wire.js';
 import type { MoneyCall } from '../../src/ledger/money-ops.js';
 import { creditRef, lockRef, makerAccount, PROTOCOL, userAccount } from '../../src/records/ledger.js';
-import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
+import { natsForFile } from '../helpers/nats-server.js';
 import {
   A,
   assertClusterCheckClean,
@@ -37,35 +35,22 @@ import {
 } from '../helpers/owner-nodes.js';
 import { waitFor } from '../helpers/wait.js';
 
-const binary = natsServerBinary();
-const skip = 'missing' in binary ? binary.missing : false;
-
-let nats: NatsServer;
-let nc: NatsConnection;
-let money: MoneyCalls;
-
-before(async () => {
-  if (skip !== false) return;
-  nats = await NatsServer.start((binary as { path: string }).path);
-  nc = await connect({ servers: nats.url, ...natsOptions('test') });
-  money = new MoneyCalls(nc, { deadlineMs: 3_000, resendMs: 250 });
-});
-
-after(async () => {
-  if (skip !== false) return;
-  await nc.close();
-  await nats.stop();
-});
+const fixture = natsForFile();
+const { skip } = fixture;
+let money: MoneyCalls | null = null;
 
 /** Two nodes on fresh data directories; `run` gets them, then both stop and their journals are checked together. */
 async function withCluster(run: (nodes: [NodeProcess, NodeProcess]) => Promise<void>): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'parlayd-owners-nats-'));
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url)) as [NodeProcess, NodeProcess];
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), fixture.server.url)) as [
+    NodeProcess,
+    NodeProcess,
+  ];
   try {
     await Promise.all(nodes.map((node) => node.start()));
     await run(nodes);
-    await waitForQuiet(nc);
-    await assertClusterCheckClean(nc);
+    await waitForQuiet(fixture.nc);
+    await assertClusterCheckClean(fixture.nc);
     await Promise.all(nodes.map((node) => node.stop()));
     assertJournalsClean(nodes);
   } finally {
@@ -74,9 +59,11 @@ async function withCluster(run: (nodes: [NodeProcess, NodeProcess]) => Promise<v
   }
 }
 
-const look = (owner: number) => lookAt(nc, owner);
+const look = (owner: number) => lookAt(fixture.nc, owner);
 
-const callFor = (partition: number, call: MoneyCall): Promise<MoneyReply> => money.call(partition, call);
+/** Money calls on the file's connection (made at the first, inside a test). */
+const callFor = (partition: number, call: MoneyCall): Promise<MoneyReply> =>
+  (money ??= new MoneyCalls(fixture.nc, { deadlineMs: 3_000, resendMs: 250 })).call(partition, call);
 const credit = (account: string, amountMicros: bigint, key: string) =>
   callFor(partitionOfName(creditRef(key)), { op: 'credit', account, amountMicros, key });
 const available = async (owner: number, account: string) => BigInt((await look(owner)).accounts[account]?.available ?? '0');
@@ -138,7 +125,7 @@ test('a maker funded for N fills, raced by 2N RFQs of users on both nodes, fills
       }),
     );
     // Checked while the fills cross: each node's read model conserved, the sum conserved with what is in transit.
-    const during = await checkCluster(nc, MAP.owners, 2_000);
+    const during = await checkCluster(fixture.nc, MAP.owners, 2_000);
     assert.equal(during.ok, true, JSON.stringify(during.owners.map(({ check, holdDifferences }) => [check.differences, holdDifferences])));
     const fills = await racing;
     const filled = fills.filter((fill) => fill.ok).length;
@@ -187,7 +174,7 @@ test(
         // A call sent in the instant the node died may still reach its dead connection and wait out its deadline;
         // within a second the server has dropped the node's subscriptions and a call is refused at once.
         const diedAtMs = Date.now();
-        const probe = new MoneyCalls(nc, { deadlineMs: 200, resendMs: 200 });
+        const probe = new MoneyCalls(fixture.nc, { deadlineMs: 200, resendMs: 200 });
         await waitFor(
           async () => {
             const startedMs = Date.now();
@@ -197,11 +184,11 @@ test(
           { what: 'a call to the dead node refused at once (no responders)', timeoutMs: 1_000, intervalMs: 10 },
         );
         assert.ok(Date.now() - diedAtMs < 1_000);
-        const partial = await checkCluster(nc, MAP.owners, 300);
+        const partial = await checkCluster(fixture.nc, MAP.owners, 300);
         assert.deepEqual([partial.ok, partial.unavailable], [false, victim.owners], 'no ledger check passes with a node missing');
         await Promise.all(burst);
         await victim.start();
-        await waitForQuiet(nc);
+        await waitForQuiet(fixture.nc);
       }
       assert.ok(acked.length > 10, `${acked.length} fills acknowledged`);
 
@@ -247,9 +234,9 @@ test(
         if (!fill.ok) await callFor(home, { op: 'release', ref });
       });
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await nats.restart();
+      await fixture.server.restart();
       await Promise.all(burst);
-      await waitForQuiet(nc);
+      await waitForQuiet(fixture.nc);
       // Both nodes and this caller are back on the restarted server: a fill across them goes through again.
       assert.equal((await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref: 'rfq:after' })).ok, true);
       const after = await callFor(home, { op: 'fill', ref: 'rfq:after', filledMicros: 10n, makerAddress: maker, liabilityMicros: 20n });
@@ -281,7 +268,7 @@ test(
   async () => {
     await withCluster(async () => {
       // Resent every millisecond: each call reaches its owner several times before its answer is durable.
-      const eager = new MoneyCalls(nc, { deadlineMs: 5_000, resendMs: 1 });
+      const eager = new MoneyCalls(fixture.nc, { deadlineMs: 5_000, resendMs: 1 });
       const N = 10;
       const maker = makerOn(B);
       const users = Array.from({ length: 2 * N }, (_, i) => userOn(i % 2 === 0 ? A : B, `eager${i}`));
@@ -335,7 +322,7 @@ test(
 test('what is not a money call its owner decides is refused INVALID, and the node goes on', { skip }, async () => {
   await withCluster(async () => {
     const raw = async (partition: number, bytes: Uint8Array) =>
-      decode<MoneyReply>((await nc.request(subjects.partitionMoney(partition), bytes, { timeout: 2_000 })).data);
+      decode<MoneyReply>((await fixture.nc.request(subjects.partitionMoney(partition), bytes, { timeout: 2_000 })).data);
     /** A request as MoneyCalls sends it (an id, a call, its facts), whatever the call. */
     const request = (call: unknown) => encode({ id: randomUUID(), call, facts: [] });
     const invalid = { ok: false, code: 'INVALID' };

@@ -10,10 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Wallet } from 'ethers';
-import { connect, type NatsConnection } from 'nats';
-import { natsOptions } from '../../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
 import type { RfqResult } from '../../src/contract/rfq.js';
 import { creditRef, makerAccount, userAccount } from '../../src/records/ledger.js';
@@ -22,7 +20,7 @@ import { assertApiError } from '../helpers/errors.js';
 import { client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
 import { createMarket, resolveMarket } from '../helpers/markets.js';
-import { NatsServer, natsServerBinary } from '../helpers/nats-server.js';
+import { natsForFile } from '../helpers/nats-server.js';
 import {
   A,
   assertClusterCheckClean,
@@ -40,23 +38,8 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { waitFor } from '../helpers/wait.js';
 
-const binary = natsServerBinary();
-const skip = 'missing' in binary ? binary.missing : false;
-
-let nats: NatsServer;
-let nc: NatsConnection;
-
-before(async () => {
-  if (skip !== false) return;
-  nats = await NatsServer.start((binary as { path: string }).path);
-  nc = await connect({ servers: nats.url, ...natsOptions('test') });
-});
-
-after(async () => {
-  if (skip !== false) return;
-  await nc.close();
-  await nats.stop();
-});
+const fixture = natsForFile();
+const { skip } = fixture;
 
 interface Cluster {
   nodes: [NodeProcess, NodeProcess];
@@ -72,7 +55,7 @@ const RFQ_SETTINGS = { PARLAYD_QUOTE_WINDOW_MS: '20000' };
 /** Two shard nodes and a gateway on fresh data directories; then all stop, and the journals are checked together. */
 async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'parlayd-rfq-nats-'));
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url, RFQ_SETTINGS)) as [
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), fixture.server.url, RFQ_SETTINGS)) as [
     NodeProcess,
     NodeProcess,
   ];
@@ -81,11 +64,11 @@ async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<vo
     await Promise.all(nodes.map((node) => node.start()));
     gateway = await startServer({
       dataDir: join(root, 'gateway'),
-      env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-a' },
+      env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-a' },
     });
     await run({ nodes, gateway });
-    await waitForQuiet(nc);
-    await assertClusterCheckClean(nc);
+    await waitForQuiet(fixture.nc);
+    await assertClusterCheckClean(fixture.nc);
     assert.equal(await gateway.stop(), 0); // and the ledger check of its own LMDB (it holds no balance: nothing to differ)
     await Promise.all(nodes.map((node) => node.stop()));
     assertJournalsClean(nodes);
@@ -112,7 +95,8 @@ function makerWalletOn(owner: number): Wallet {
   }
 }
 
-const bucket = async (owner: number, account: string, name: string) => BigInt((await look(nc, owner)).accounts[account]?.[name] ?? '0');
+const bucket = async (owner: number, account: string, name: string) =>
+  BigInt((await look(fixture.nc, owner)).accounts[account]?.[name] ?? '0');
 
 test('a taker on one node filled by a maker on the other, through the gateway, exact to the micro once settled', { skip }, async () => {
   await withCluster(async ({ gateway }) => {
@@ -144,7 +128,7 @@ test('a taker on one node filled by a maker on the other, through the gateway, e
     assert.equal(read.status, 200);
     assert.equal(read.body.status, 'completed');
 
-    await waitForQuiet(nc);
+    await waitForQuiet(fixture.nc);
     assert.equal(await bucket(A, takerAccount, 'available'), 8_000_000n);
     assert.equal(await bucket(A, takerAccount, 'at_risk'), 2_000_000n);
     assert.equal(await bucket(B, makerAcct, 'available'), 47_000_000n, "the maker's liability (5 - 2) locked on node b");
@@ -183,7 +167,7 @@ test('a taker on one node filled by a maker on the other, through the gateway, e
     });
     assert.equal((await api.get<{ available_micros: string }>('/v1/user/balance')).body.available_micros, '13000000');
     assert.deepEqual((await api.get<{ positions: unknown[] }>('/v1/user/positions?status=open')).body.positions, []);
-    await waitForQuiet(nc);
+    await waitForQuiet(fixture.nc);
     assert.equal(await bucket(A, takerAccount, 'at_risk'), 0n);
     assert.equal(await bucket(B, makerAcct, 'locked'), 0n);
     assert.equal(await bucket(B, makerAcct, 'available'), 47_000_000n);
@@ -259,7 +243,7 @@ test('a market resolved while the taker’s shard node is down: its positions se
     const created = await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
     quoting.stop();
     assert.equal(created.body.status, 'completed', JSON.stringify(created.body));
-    await waitForQuiet(nc);
+    await waitForQuiet(fixture.nc);
     assert.equal(await bucket(B, takerAccount, 'at_risk'), 2_000_000n);
 
     await nodes[1].kill();
@@ -270,7 +254,7 @@ test('a market resolved while the taker’s shard node is down: its positions se
       what: "the taker paid on node b once it is back, the maker's liability from node a",
       timeoutMs: 10_000,
     });
-    await waitForQuiet(nc);
+    await waitForQuiet(fixture.nc);
     assert.equal(await bucket(B, takerAccount, 'at_risk'), 0n);
     assert.equal(await bucket(A, makerAccount(maker.address), 'locked'), 0n);
     assert.equal(await bucket(A, makerAccount(maker.address), 'available'), 48_000_000n);
@@ -311,7 +295,7 @@ test('a maker on node b funded for N fills, raced by 2N RFQs of users on both no
     // The others: their quote taken and its fill refused (the collateral gone meanwhile), or their quote refused
     // INSUFFICIENT_COLLATERAL on arrival, when the maker's account is on their node and already spent.
     for (const status of statuses) assert.ok(['completed', 'failed INSUFFICIENT_LIQUIDITY', 'timeout'].includes(status), status);
-    await waitForQuiet(nc);
+    await waitForQuiet(fixture.nc);
     assert.equal(await bucket(B, makerAccount(maker.address), 'locked'), BigInt(N * liabilityMicros));
     assert.equal(await bucket(B, makerAccount(maker.address), 'available'), 0n);
 
@@ -355,13 +339,13 @@ test('nats-server restarted: calls end 503 while it is down, never hang, and RFQ
     const rfq = () => api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', unsignedBody([{ market_id: market, direction: 'up' }]));
     assert.equal((await rfq()).body.status, 'completed');
 
-    await nats.kill();
+    await fixture.server.kill();
     const during = await rfq();
     assert.ok(
       during.status === 503 || during.body.status === 'completed',
       `while NATS is down: ${during.status} ${JSON.stringify(during.body)}`,
     );
-    await nats.restart();
+    await fixture.server.restart();
     await waitFor(async () => (await rfq()).body.status === 'completed', { what: 'an RFQ completed after the restart', timeoutMs: 15_000 });
     quoting.stop();
     await connected.close();
@@ -374,7 +358,7 @@ test('two gateways: a taker on one filled by a maker on the other; a gateway kil
     // gateway keeps its own: the maker is registered on the second, the market and the taker are the first's.
     const second = await startServer({
       dataDir: join(gateway.dataDir, '..', 'gateway-b'),
-      env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-b' },
+      env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-b' },
     });
     try {
       const taker = await userOn(gateway, A);
@@ -392,7 +376,7 @@ test('two gateways: a taker on one filled by a maker on the other; a gateway kil
         what: 'the fill told to the maker on the second gateway',
       });
       quoting.stop();
-      await waitForQuiet(nc);
+      await waitForQuiet(fixture.nc);
       assert.equal(await bucket(A, userAccount(taker.userId), 'at_risk'), 2_000_000n);
       assert.equal(await bucket(B, makerAccount(maker.address), 'locked'), 2_000_000n);
 
@@ -446,7 +430,7 @@ test(
       // Its map says one owner holds every partition: it sends everything to owner 0, which holds 0-63 only.
       const stale = await startServer({
         dataDir: join(gateway.dataDir, '..', 'gateway-stale'),
-        env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: '0-255', PARLAYD_NODE_ID: 'gateway-stale' },
+        env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: '0-255', PARLAYD_NODE_ID: 'gateway-stale' },
       });
       try {
         const own = await userOn(stale, A);
@@ -466,7 +450,7 @@ test(
         // Owner 0 decided nothing for it and goes on: its own users' RFQs are served.
         const served = await client(stale.baseUrl, own.token).post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body());
         assert.equal(served.body.status, 'timeout', JSON.stringify(served.body));
-        assert.equal((await look(nc, B)).accounts[userAccount(other.userId)], undefined, 'nothing decided for it');
+        assert.equal((await look(fixture.nc, B)).accounts[userAccount(other.userId)], undefined, 'nothing decided for it');
       } finally {
         await stale.kill();
       }

@@ -2,6 +2,9 @@
 // own, for the cluster's tests. Where it is not installed a local run skips with the reason; CI, which
 // installs it, fails instead, so the cluster's tests can never pass by being skipped there.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
+import { connect, type NatsConnection } from 'nats';
+import { natsOptions } from '../../src/cluster/nats-options.js';
 import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 
@@ -77,4 +80,44 @@ async function launch(binary: string, port: number): Promise<{ child: ChildProce
       resolve({ child, port: Number(listening[1]) });
     });
   });
+}
+
+/** A test file's nats-server and its own connection to it (natsForFile). */
+export interface NatsFixture {
+  /** Why the file's tests skip (no nats-server here), or false. */
+  skip: string | false;
+  /** The server, once the file's `before` ran. */
+  readonly server: NatsServer;
+  /** The test's own connection (looks, checks, money calls), once the file's `before` ran. */
+  readonly nc: NatsConnection;
+}
+
+/** Registers the file's `before` (a nats-server started, a connection made) and `after` (both closed). */
+export function natsForFile(): NatsFixture {
+  const binary = natsServerBinary();
+  const skip = 'missing' in binary ? binary.missing : false;
+  let server: NatsServer | null = null;
+  let nc: NatsConnection | null = null;
+  before(async () => {
+    if ('missing' in binary) return;
+    server = await NatsServer.start(binary.path);
+    nc = await connect({ servers: server.url, ...natsOptions('test') });
+  });
+  after(async () => {
+    await nc?.close();
+    await server?.stop();
+  });
+  const started = <T>(value: T | null): T => {
+    if (value === null) throw new Error('the nats-server of this file is not started (read inside a test)');
+    return value;
+  };
+  return {
+    skip,
+    get server() {
+      return started(server);
+    },
+    get nc() {
+      return started(nc);
+    },
+  };
 }
