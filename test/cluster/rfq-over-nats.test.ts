@@ -52,6 +52,10 @@ interface Cluster {
  */
 const RFQ_SETTINGS = { PARLAYD_QUOTE_WINDOW_MS: '20000' };
 
+/** The service as a gateway of this file's cluster, on `dataDir`, named `nodeId`, with the partition map `map`. */
+const startGateway = (dataDir: string, nodeId: string, map = MAP_TEXT.join(';')) =>
+  startServer({ dataDir, env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: map, PARLAYD_NODE_ID: nodeId } });
+
 /** Two shard nodes and a gateway on fresh data directories; then all stop, and the journals are checked together. */
 async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'parlayd-rfq-nats-'));
@@ -62,10 +66,7 @@ async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<vo
   let gateway: TestServer | null = null;
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    gateway = await startServer({
-      dataDir: join(root, 'gateway'),
-      env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-a' },
-    });
+    gateway = await startGateway(join(root, 'gateway-a'), 'gateway-a');
     await run({ nodes, gateway });
     await waitForQuiet(fixture.nc);
     await assertClusterCheckClean(fixture.nc);
@@ -356,10 +357,7 @@ test('two gateways: a taker on one filled by a maker on the other; a gateway kil
   await withCluster(async ({ gateway }) => {
     // A second gateway on the same shard nodes. Until the coordinator holds users, makers and markets, each
     // gateway keeps its own: the maker is registered on the second, the market and the taker are the first's.
-    const second = await startServer({
-      dataDir: join(gateway.dataDir, '..', 'gateway-b'),
-      env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'gateway-b' },
-    });
+    const second = await startGateway(join(gateway.dataDir, '..', 'gateway-b'), 'gateway-b');
     try {
       const taker = await userOn(gateway, A);
       await credit(gateway, taker.address, 10_000_000);
@@ -428,10 +426,7 @@ test(
   async () => {
     await withCluster(async ({ gateway }) => {
       // Its map says one owner holds every partition: it sends everything to owner 0, which holds 0-63 only.
-      const stale = await startServer({
-        dataDir: join(gateway.dataDir, '..', 'gateway-stale'),
-        env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: '0-255', PARLAYD_NODE_ID: 'gateway-stale' },
-      });
+      const stale = await startGateway(join(gateway.dataDir, '..', 'gateway-stale'), 'gateway-stale', '0-255');
       try {
         const own = await userOn(stale, A);
         const other = await userOn(stale, B);
