@@ -46,7 +46,7 @@ export function isOpenForBetting(market: Pick<Market, 'status' | 'betting_closes
 /** Told of every market record as it is written, inside its transaction (Markets.onWritten). */
 export type MarketWrittenListener = (market: StoredMarket) => void;
 
-/** Every market record, in key order: what a cluster's shard node is given when it joins (Markets.allStored). */
+/** Every market record, in key order: what a cluster's shard node is given when it joins (ShardPoolOptions.allMarkets). */
 export function* allStoredMarkets(store: Store): Iterable<StoredMarket> {
   for (const { value } of table(store, 'markets').getRange()) yield value;
 }
