@@ -34,7 +34,7 @@ import {
   waitForQuiet,
 } from '../helpers/owner-nodes.js';
 import { autoQuote, unsignedBody } from '../helpers/rfq.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { restartServer, startServer, type TestServer } from '../helpers/server.js';
 import { credit, loginWallet, type TestUser } from '../helpers/users.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -450,5 +450,58 @@ test(
         await stale.kill();
       }
     });
+  },
+);
+
+test(
+  'the gateway killed with RFQs in flight: they end on their nodes as they would, nothing held, and a restarted gateway reads them',
+  { skip },
+  async () => {
+    const root = mkdtempSync(join(tmpdir(), 'parlayd-rfq-nats-gateway-'));
+    try {
+      await withCluster(async () => {
+        // A gateway of its own, to kill and start again on its data directory.
+        const gateway = await startGateway(join(root, 'gateway-k'), 'gateway-k');
+        const taker = await userOn(gateway, A);
+        await credit(gateway, taker.address, 100_000_000);
+        const market = (await createMarket(gateway)).market_id;
+        // A maker that quotes with a last look it never answers: each RFQ waits in its last look when the gateway dies.
+        const connected = await connectMaker(gateway, await registerMaker(gateway, makerWalletOn(B), 'silent last look', 500_000_000));
+        const quoting = autoQuote(connected, { odds: 2, isLastLook: true });
+        const api = client(gateway.baseUrl, taker.token);
+        const made = await Promise.all(
+          Array.from({ length: 5 }, () => api.post<RfqResult>('/v1/rfq/unsigned', unsignedBody([{ market_id: market, direction: 'up' }]))),
+        );
+        assert.deepEqual(
+          made.map((result) => result.status),
+          [201, 201, 201, 201, 201],
+        );
+        await waitFor(() => connected.socket.received.filter((m) => m.type === 'last_look').length === made.length, {
+          what: 'every RFQ in its last look',
+        });
+        quoting.stop();
+        await gateway.kill();
+        // The node ends them without it: each last look runs out at its deadline and the RFQ fails, as it would.
+        const takerAccount = userAccount(taker.userId);
+        await waitFor(async () => (await bucket(A, takerAccount, 'reserved')) === 0n, {
+          what: 'every reservation released',
+          timeoutMs: 10_000,
+        });
+        assert.equal(await bucket(A, takerAccount, 'available'), 100_000_000n);
+        const again = await restartServer(gateway);
+        try {
+          const api2 = client(again.baseUrl, taker.token);
+          for (const { body } of made) {
+            const read = await api2.get<RfqResult>(`/v1/rfq/${body.request_id}`);
+            assert.equal(read.status, 200);
+            assert.ok(['failed', 'timeout'].includes(read.body.status), `${body.request_id}: ${read.body.status}`);
+          }
+        } finally {
+          assert.equal(await again.stop(), 0);
+        }
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   },
 );
