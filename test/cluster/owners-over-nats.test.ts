@@ -224,16 +224,22 @@ test(
       await waitFor(async () => (await available(B, makerAccount(maker))) === 1_000_000n, { what: 'the maker funded' });
       const home = partitionOfUser(taker);
       const outcomes = new Map<string, MoneyReply>();
+      // When the server was killed; and how many fills were asked before it and answered after (resent or not).
+      let killedAtMs = Infinity;
+      let spanningFills = 0;
       const burst = Array.from({ length: 200 }, async (_, i) => {
         await new Promise((resolve) => setTimeout(resolve, i * 2));
         const ref = `rfq:restart-${i}`;
         if (!(await callFor(home, { op: 'reserve', userId: taker, amountMicros: 10n, ref })).ok) return;
+        const askedAtMs = performance.now();
         const fill = await callFor(home, { op: 'fill', ref, filledMicros: 10n, makerAddress: maker, liabilityMicros: 20n });
+        if (askedAtMs < killedAtMs && performance.now() > killedAtMs) spanningFills++;
         outcomes.set(ref, fill);
         // A fill refused, or lost with the server, ends as its RFQ would: released (a committed fill's position stays).
         if (!fill.ok) await callFor(home, { op: 'release', ref });
       });
       await new Promise((resolve) => setTimeout(resolve, 50));
+      killedAtMs = performance.now();
       await fixture.server.restart();
       await Promise.all(burst);
       await waitForQuiet(fixture.nc);
@@ -254,10 +260,9 @@ test(
       for (const lock of positions)
         assert.ok(bookA.holds[lock.slice(0, -':lock'.length)] !== undefined, `${lock}: the taker's side of the position`);
       assert.equal(bookB.accounts[makerAccount(maker)]?.locked, String(20n * BigInt(positions.length)), 'each position locked once');
-      assert.ok(
-        [...outcomes.values()].some((fill) => !fill.ok),
-        'the restart came while fills were asked',
-      );
+      // Whether those fills were then refused or answered after resends depends on how fast everything
+      // reconnected: either way the restart came while they were asked.
+      assert.ok(spanningFills > 0, 'the restart came while fills were asked');
     });
   },
 );
