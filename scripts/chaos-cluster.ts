@@ -10,7 +10,8 @@
 // in transit. After the last round both nodes stop and every owner's journal is checked with the others' to
 // the micro.
 //
-// The coordinator and the gateways are not built yet (docs/scaling.md): their kills join this mix with them.
+// Its load is money calls, not RFQs through a gateway: a gateway's kill is tested in
+// test/cluster/rfq-over-nats.test.ts, and joins this mix with the coordinator (docs/scaling.md).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
