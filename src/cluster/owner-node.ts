@@ -1,9 +1,9 @@
 // One owner of a shard node, on its thread (shard-node-worker.ts): the owner actor of its partitions
 // (engine/owner-runtime.ts: journal, snapshots, LMDB read model under the node's data directory, built with
-// its RFQ shard), linked to the other owners over NATS (nats-links.ts), answering the money calls of its partitions (money-calls.ts,
-// checked by money-schema.ts and isDecidableHere below), looks at its book, and its part of the cluster's
-// ledger check (ledger-check.ts). The owner is named by its first partition (partitions.ts); the cluster's
-// partition map says where every other name lives.
+// its RFQ shard), linked to the other owners over NATS (nats-links.ts). Here: the money calls of its
+// partitions (money-calls.ts, checked by money-schema.ts and isDecidableHere below), looks at its book, and
+// its part of the cluster's ledger check (ledger-check.ts). The owner is named by its first partition
+// (partitions.ts); the cluster's partition map says where every other name lives.
 import assert from 'node:assert/strict';
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
