@@ -471,7 +471,7 @@ test(
         const taker = await userOn(gateway, A);
         await credit(gateway, taker.address, 100_000_000);
         const market = (await createMarket(gateway)).market_id;
-        // A maker that quotes with a last look it never answers: each RFQ waits in its last look when the gateway dies.
+        // A maker that quotes with a last look it never answers: RFQs wait in their last looks when the gateway dies.
         const connected = await connectMaker(gateway, await registerMaker(gateway, makerWalletOn(B), 'silent last look', 500_000_000));
         const quoting = autoQuote(connected, { odds: 2, isLastLook: true });
         const api = client(gateway.baseUrl, taker.token);
@@ -482,12 +482,11 @@ test(
           made.map((result) => result.status),
           [201, 201, 201, 201, 201],
         );
-        await waitFor(() => connected.socket.received.filter((m) => m.type === 'last_look').length === made.length, {
-          what: 'every RFQ in its last look',
-        });
+        // At least one in its last look when the gateway dies (a maker is offered a share of its last looks at once).
+        await waitFor(() => connected.socket.received.some((m) => m.type === 'last_look'), { what: 'an RFQ in its last look' });
         quoting.stop();
         await gateway.kill();
-        // The node ends them without it: each last look runs out at its deadline and the RFQ fails, as it would.
+        // The node ends them without it: each last look runs out at its deadline and its RFQ fails, as it would.
         const takerAccount = userAccount(taker.userId);
         await waitFor(async () => (await bucket(A, takerAccount, 'reserved')) === 0n, {
           what: 'every reservation released',
