@@ -1,10 +1,12 @@
 // The RFQ path across processes: a gateway (the service with PARLAYD_NATS_URL set: its HTTP, maker socket
 // and admission, src/cluster/gateway.ts) whose RFQ shards run on two shard nodes (src/cluster/shard-node-main.ts:
 // node a owners 0 and 64, node b owner 128), on a real nats-server. A taker filled by a maker whose account
-// lives on the other node, exact to the micro on both sides once the market resolves; a node killed is
-// refused 503 within a second for its users while the other node's go on, and serves again once back. After
-// each test every owner is quiet, the cluster's ledger check through NATS is clean, and the owners' journals
-// check together.
+// lives on the other node, exact to the micro on both sides once the market resolves, read through the
+// gateway's views; a node killed (refused 503 within a second for its users, the other node's served, what it
+// answered there once back); a market resolved while a node is down; a thin maker raced from both nodes;
+// nats-server restarted; two gateways, one killed; the protection read across; a gateway with a stale map;
+// a gateway killed with RFQs in flight. After each test every owner is quiet, the cluster's ledger check
+// through NATS is clean, the gateway's own check at its stop too, and the owners' journals check together.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
