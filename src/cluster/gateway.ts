@@ -6,6 +6,7 @@ import { connect, type NatsConnection } from 'nats';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { ShardPlacement, ShardPoolOptions } from '../rfq/shard-pool.js';
+import { ownerByteOf } from '../rfq/ids.js';
 import { natsOptions } from './nats-options.js';
 import { natsShardTransport } from './nats-shard-transport.js';
 import { partitionOfUser, PartitionMap } from './partitions.js';
@@ -23,8 +24,8 @@ export function clusterPlacement(map: PartitionMap): ShardPlacement {
     shards: map.owners,
     shardOfUser: (userId) => map.ownerOfPartition(partitionOfUser(userId)),
     shardOfRequest: (requestId) => {
-      const owner = Number.parseInt(requestId.slice(0, 2), 16);
-      return Number.isInteger(owner) && map.ownerOfPartition(owner) === owner ? owner : null;
+      const owner = ownerByteOf(requestId);
+      return owner !== null && map.ownerOfPartition(owner) === owner ? owner : null;
     },
     ownerOf: map.ownerOf,
   };

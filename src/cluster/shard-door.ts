@@ -18,6 +18,7 @@ import { Batcher } from '../lib/batcher.js';
 import { putCopiedMarketsInTxn } from '../markets/market-table.js';
 import type { CallOutcome, MainToShard, ShardToMain } from '../rfq/messages.js';
 import { creditRef, userAccount, type AccountId } from '../records/ledger.js';
+import { ownerByteOf } from '../rfq/ids.js';
 import { decidingName } from './money-schema.js';
 import type { Store } from '../store/db.js';
 import type { DoorReply, ToShardNode } from './rfq-wire.js';
@@ -228,7 +229,7 @@ export class ShardDoor {
         return name === null || ownerOf(name) === owner;
       }
       case 'settle_positions':
-        return op.requestIds.every((requestId) => Number.parseInt(requestId.slice(0, 2), 16) === owner);
+        return op.requestIds.every((requestId) => ownerByteOf(requestId) === owner);
       default:
         return true;
     }

@@ -7,8 +7,8 @@ import type { MarketOf } from '../contract/markets.js';
 import type { RfqStatus } from '../contract/rfq.js';
 import type { SettledFilter } from '../contract/views.js';
 import { accountJournalPage, type JournalCursor } from '../ledger/journal-view.js';
-import { readAccount } from '../ledger/ledger.js';
-import { makerAccount, PROTOCOL, userAccount, type AccountId } from '../records/ledger.js';
+import { readAccount, readUserBalance } from '../ledger/ledger.js';
+import { makerAccount, PROTOCOL, type AccountId } from '../records/ledger.js';
 import { userRfqsPage, type UserRfqPosition } from '../rfq/history.js';
 import { userPositionsPage, type PositionCursor } from '../rfq/positions-view.js';
 import { fillOrder, makerFillsPage } from '../rfq/maker-fills-view.js';
@@ -18,12 +18,12 @@ import type { Store } from '../store/db.js';
 
 export const OWNED_VIEWS = {
   userBalance: (store: Store, _marketOf: MarketOf, a: { userId: string }) => {
-    const b = readAccount(store, userAccount(a.userId));
+    const b = readUserBalance(store, a.userId);
     return {
-      available_micros: b.available.toString(),
-      reserved_micros: b.reserved.toString(),
-      at_risk_micros: b.at_risk.toString(),
-      pending_withdrawal_micros: b.pending_withdrawal.toString(),
+      available_micros: b.availableMicros.toString(),
+      reserved_micros: b.reservedMicros.toString(),
+      at_risk_micros: b.atRiskMicros.toString(),
+      pending_withdrawal_micros: b.pendingWithdrawalMicros.toString(),
     };
   },
   makerBalance: (store: Store, _marketOf: MarketOf, a: { address: string }) => {

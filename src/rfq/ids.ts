@@ -51,8 +51,14 @@ export function newRequestId(shard: number, nowMs: number = Date.now()): string 
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-${r.slice(0, 4)}-${r.slice(4, 8)}-${r.slice(8, 20)}`;
 }
 
+/** The number in a request id's first byte (the shard, or a cluster's owner, that created it), or null. */
+export function ownerByteOf(requestId: string): number | null {
+  const owner = Number.parseInt(requestId.slice(0, 2), 16);
+  return Number.isInteger(owner) ? owner : null;
+}
+
 /** The shard named in a request id, or null when it names none of the running shards. */
 export function shardOfRequest(requestId: string, shardCount: number): number | null {
-  const shard = Number.parseInt(requestId.slice(0, 2), 16);
-  return Number.isInteger(shard) && shard < shardCount ? shard : null;
+  const shard = ownerByteOf(requestId);
+  return shard !== null && shard < shardCount ? shard : null;
 }

@@ -473,7 +473,7 @@ test(
         const taker = await userOn(gateway, A);
         await credit(gateway, taker.address, 100_000_000);
         const market = (await createMarket(gateway)).market_id;
-        // A maker that quotes with a last look it never answers: RFQs wait in their last looks when the gateway dies.
+        // A maker that quotes with a last look it never answers: each RFQ waits in its last look when the gateway dies.
         const connected = await connectMaker(gateway, await registerMaker(gateway, makerWalletOn(B), 'silent last look', 500_000_000));
         const quoting = autoQuote(connected, { odds: 2, isLastLook: true });
         const api = client(gateway.baseUrl, taker.token);
@@ -484,8 +484,10 @@ test(
           made.map((result) => result.status),
           [201, 201, 201, 201, 201],
         );
-        // At least one in its last look when the gateway dies (a maker is offered a share of its last looks at once).
-        await waitFor(() => connected.socket.received.some((m) => m.type === 'last_look'), { what: 'an RFQ in its last look' });
+        // Every RFQ has reached a last look (a maker may be offered two on one RFQ: counted by RFQ), the later
+        // ones still waiting in theirs when the gateway dies.
+        const inLastLook = () => new Set(connected.socket.received.flatMap((m) => (m.type === 'last_look' ? [m.request_id] : [])));
+        await waitFor(() => inLastLook().size === made.length, { what: 'every RFQ in its last look', timeoutMs: 10_000 });
         quoting.stop();
         await gateway.kill();
         // The node ends them without it: each last look runs out at its deadline and its RFQ fails, as it would.
