@@ -92,6 +92,8 @@ interface World {
     finished: Set<string>;
   };
   unknownFills: Set<string>;
+  /** Settlements answered UNAVAILABLE (their node died with the answer): applied or not, as the journal says. */
+  unknownSettles: Set<string>;
   /** Withdrawals acked and not yet given an end (one cut off by a kill may have ended: not asked again). */
   unfinished: Array<{ account: string; ref: string }>;
   /** Positions acked and not yet settled (nor asked to be). */
@@ -117,6 +119,7 @@ export async function runClusterChaos(
     makers: [makerOn(A), makerOn(A2), makerOn(B)],
     acked: { credits: [], positions: [], settled: new Set(), withdrawals: [], finished: new Set() },
     unknownFills: new Set(),
+    unknownSettles: new Set(),
     unfinished: [],
     open: [],
     nextId: 1,
@@ -221,6 +224,7 @@ function startLoad(money: MoneyCalls, world: World, rng: Rng): Promise<unknown> 
     later(async () => {
       const settled = await userCall(position.taker, { op: 'settle', ref: position.ref, makerAddress: position.maker, outcome });
       if (settled.ok) world.acked.settled.add(position.ref);
+      else if (settled.code === 'UNAVAILABLE') world.unknownSettles.add(position.ref);
     });
   }
   for (let i = 0; i < WITHDRAWALS_PER_ROUND; i++) {
@@ -256,7 +260,11 @@ async function checkAcked(nc: Parameters<typeof look>[0], money: MoneyCalls, wor
     const takerSide = bookOf(userAccount(taker)).holds[ref];
     const makerSide = bookOf(makerAccount(maker)).holds[lockRef(ref)];
     if (isSettled) assert.ok(takerSide === undefined && makerSide === undefined, `${ref}: settled (acked), nothing held`);
-    else if (!world.unknownFills.has(ref)) {
+    else if (world.unknownSettles.has(ref)) {
+      // Its answer was lost with a node: settled on both sides, or on neither with the lock still posted.
+      if (takerSide === undefined) assert.equal(makerSide, undefined, `${ref}: settled (answer lost), the maker's lock gone too`);
+      else assert.equal(makerSide?.isPending, false, `${ref}: not settled (answer lost), the maker's lock posted`);
+    } else if (!world.unknownFills.has(ref)) {
       assert.ok(takerSide !== undefined, `${ref}: acked fill, the taker's stake held`);
       assert.equal(makerSide?.isPending, false, `${ref}: acked fill, the maker's lock posted`);
     }
