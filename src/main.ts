@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   // next start ends the RFQs it held.
   const service = await createService(config, log, systemClock, {
     onShardFailed: () => process.exit(70),
-    ...gateway?.shardOptions,
+    ...gateway?.serviceOptions,
   }).catch(exitOnConfigError);
   log.info(
     {

@@ -22,6 +22,7 @@ import { Credits } from '../ledger/credits.js';
 import { Ledger, NO_USERS, readAccount } from '../ledger/ledger.js';
 import { Withdrawals } from '../ledger/withdrawals.js';
 import { LedgerCheckRunner } from '../ledger/check-runner.js';
+import type { LedgerCheck } from '../ledger/check.js';
 import { PreferencesStore } from '../preferences/preferences.js';
 import { Markets } from '../markets/markets.js';
 import { allStoredMarkets } from '../markets/market-table.js';
@@ -77,15 +78,21 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** What a cluster's gateway gives the service (cluster/gateway.ts); a single process gives nothing. */
+export interface ServiceOptions extends ShardPoolOptions {
+  /** The ledger check of every owner node (cluster/ledger-check.ts), instead of this process's LMDB. */
+  checkLedger?: () => Promise<LedgerCheck>;
+}
+
 export async function createService(
   config: Config,
   log: Logger,
   clock: Clock = systemClock,
-  shardOptions: ShardPoolOptions = {},
+  options: ServiceOptions = {},
 ): Promise<RunningService> {
   const areas = new Areas(log);
   try {
-    const service = await assemble(areas, config, log, clock, shardOptions);
+    const service = await assemble(areas, config, log, clock, options);
     await areas.start();
     return service();
   } catch (err) {
@@ -107,7 +114,7 @@ async function assemble(
   config: Config,
   log: Logger,
   clock: Clock,
-  shardOptions: ShardPoolOptions,
+  { checkLedger, ...shardOptions }: ServiceOptions,
 ): Promise<() => RunningService> {
   // --- storage: the LMDB environment, closed last -----------------------------------------------------------
   const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
@@ -182,6 +189,7 @@ async function assemble(
     () => makers.list().map((m) => m.address),
     metrics.registry,
     pool.shardCount > 1 && pool.engine === 'journal' ? () => pool.settledBarrier() : null,
+    checkLedger ?? null,
   );
   areas.add({
     name: 'engine',
@@ -262,7 +270,7 @@ async function assemble(
     jwtLogin: new JwtLogin(config.jwt, clock, log),
     users,
     credits: new Credits(store, clock, users, pool, makers, ledger),
-    withdrawals: new Withdrawals(store, clock, pool, ledger),
+    withdrawals: new Withdrawals(store, clock, pool, ledger, ownedViews.withdrawalReads()),
     ledger,
     ledgerCheck,
     balanceOwners: pool,

@@ -5,15 +5,20 @@
 import { connect, type NatsConnection } from 'nats';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import type { LedgerCheck } from '../ledger/check.js';
 import type { ShardPlacement, ShardPoolOptions } from '../rfq/shard-pool.js';
 import { ownerByteOf } from '../rfq/ids.js';
 import { natsOptions } from './nats-options.js';
 import { natsShardTransport } from './nats-shard-transport.js';
 import { partitionOfUser, PartitionMap } from './partitions.js';
+import { checkCluster, ledgerCheckOfCluster } from './ledger-check.js';
+
+/** An owner's part of the ledger check reads its whole read model: unanswered past this, the check is a 503. */
+const CHECK_TIMEOUT_MS = 10_000;
 
 export interface GatewayLink {
-  /** For createService: the pool's transport and placement. */
-  shardOptions: Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'>;
+  /** For createService: the pool's transport and placement, and the cluster's ledger check. */
+  serviceOptions: Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'> & { checkLedger: () => Promise<LedgerCheck> };
   /** After the service stopped: what was sent leaves, then the connection closes. */
   close(): Promise<void>;
 }
@@ -36,10 +41,11 @@ export async function joinAsGateway(cluster: NonNullable<Config['cluster']>, log
   const map = PartitionMap.of(cluster.partitionMap);
   const nc: NatsConnection = await connect({ servers: cluster.natsServers, ...natsOptions(cluster.nodeId) });
   return {
-    shardOptions: {
+    serviceOptions: {
       transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
       placement: clusterPlacement(map),
       areShardsRemote: true,
+      checkLedger: async () => ledgerCheckOfCluster(await checkCluster(nc, map.owners, CHECK_TIMEOUT_MS)),
     },
     close: () => nc.drain(),
   };

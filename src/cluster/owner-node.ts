@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
 import type { Book } from '../engine/book.js';
-import { holdDifferences } from '../engine/check.js';
+import { bookHoldDifferences } from '../engine/check.js';
 import type { MoneyCall } from '../ledger/money-ops.js';
 import { bucketsOf, poolRef, PROTOCOL } from '../records/ledger.js';
 import type { OwnerRuntime } from '../engine/owner-runtime.js';
@@ -136,7 +136,19 @@ export class OwnerNode {
   /** This owner's part of the cluster's ledger check, once LMDB holds everything it decided before the call. */
   async check(): Promise<OwnerCheck> {
     await this.#runtime.barrier();
-    return { owner: this.options.owner, check: checkTransfers(this.#store), holdDifferences: holdDifferences(this.#runtime.book) };
+    const check = checkTransfers(this.#store);
+    // What LMDB cannot show: the book's own held buckets against its holds, which decide.
+    for (const d of bookHoldDifferences(this.#runtime.book)) {
+      check.ok = false;
+      check.differences.push({
+        account: d.account,
+        bucket: d.bucket,
+        expected_micros: String(d.holdsMicros),
+        actual_micros: String(d.statedMicros ?? 0n),
+        ...(d.ref === undefined ? { reason: 'holds' } : { reason: 'negative', ref: d.ref }),
+      });
+    }
+    return { owner: this.options.owner, check };
   }
 
   /** Stops taking calls (the owner, closed after, makes what was decided durable and its answers leave). */

@@ -39,6 +39,7 @@ import { ContestListIndex, type ListPosition } from './list-index.js';
 import { ContestQueries, type AdminEntriesPage, type ContestPage, type ListFilter } from './queries.js';
 import type { ContestRecord, ImageRecord } from '../records/contests.js';
 import { ContestResolution } from './resolution.js';
+import { ContestOwners } from './contest-owners.js';
 import { checkContestConfig } from './rules.js';
 import { SerialQueues } from './serial-queue.js';
 import type { SettlerOptions } from './settlement.js';
@@ -71,11 +72,12 @@ export class Contests {
   private readonly resolution: ContestResolution;
   private readonly queries: ContestQueries;
   private readonly records: ContestRecords;
+  private readonly owners: ContestOwners;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly owners: BalanceOwners,
+    owners: BalanceOwners,
     private readonly markets: Markets,
     log: Logger,
     /** The main thread's ledger: a contest's prize pool is the protocol's money (contract section 11). */
@@ -85,8 +87,9 @@ export class Contests {
     // One read of every record, once per start (~tens of ms after years of contests), instead of per list.
     // lmdb-js's lazy map: one record decoded at a time, never all of them held at once.
     this.records = new ContestRecords(store);
+    this.owners = new ContestOwners(store, owners, log);
     this.listIndex = new ContestListIndex(this.records.allContests());
-    this.entries = new ContestEntries(store, owners, this.marketOf);
+    this.entries = new ContestEntries(store, this.owners, this.marketOf);
     this.resolution = new ContestResolution(
       store,
       clock,
@@ -94,7 +97,7 @@ export class Contests {
       log,
       this.lanes,
       this.listIndex,
-      owners,
+      this.owners,
       ledger,
       this.marketOf,
       options.settlement,
@@ -174,6 +177,7 @@ export class Contests {
   /** Contract section 8. Durable (entry, reservation and count together) before it resolves. */
   enter(userId: string, request: ContestEntryRequest): Promise<EntryAccepted> {
     return this.lanes.run(request.contest_id, async () => {
+      await this.owners.settleDoubtsOf(request.contest_id); // before the contest's count and entries are read
       const replay = this.entries.replayOf(userId, request);
       if (replay !== null) return replay;
       const decided = this.entries.decide(userId, request, this.clock.nowMs());
@@ -185,8 +189,16 @@ export class Contests {
   // ---- start and stop ----
 
   /** At start, before the port opens: tracks the open contests and finishes those due (resolution.ts recover). */
-  recover(): Promise<{ open: number; finished: number }> {
-    return this.resolution.recover();
+  async recover(): Promise<{ open: number; finished: number }> {
+    // Its finishes are queued on their lanes before its first await (the header of app.ts's resolution area).
+    const recovered = this.resolution.recover();
+    // A cluster's calls whose answers a crash lost: each entry's on its lane, and the contests whose pools
+    // turned out open, listed and tracked now as a create would have.
+    for (const contest of await this.owners.settleEveryDoubt((contestId, task) => this.lanes.run(contestId, task, false))) {
+      this.listIndex.add(contest);
+      this.resolution.adopt(contest);
+    }
+    return recovered;
   }
 
   /**

@@ -13,7 +13,7 @@ import type { Clock } from '../lib/clock.js';
 import { ApiError, errors } from '../lib/errors.js';
 import { isOverloaded, OverloadRetries } from '../lib/overload-retries.js';
 import type { Ledger } from '../ledger/ledger.js';
-import type { BalanceOwners } from '../ledger/owners.js';
+import type { ContestOwners } from './contest-owners.js';
 import type { Markets } from '../markets/markets.js';
 import type { Market } from '../contract/markets.js';
 import type { Store } from '../store/db.js';
@@ -46,7 +46,7 @@ export class ContestResolution {
     private readonly lanes: SerialQueues,
     /** The actor's list index, told of each status change once it has committed. */
     private readonly listIndex: ContestListIndex,
-    owners: BalanceOwners,
+    private readonly owners: ContestOwners,
     ledger: Ledger,
     marketOf: MarketOf,
     settlerOptions: SettlerOptions | undefined,
@@ -111,6 +111,7 @@ export class ContestResolution {
       .run(
         contestId,
         async () => {
+          await this.owners.settleDoubtsOf(contestId); // its last entry's stake, if its answer was lost
           const current = this.contests.contest(contestId);
           if (current === undefined) throw new ApiError('CONTEST_NOT_FOUND');
           if (current.status === 'voided') return current;
@@ -138,6 +139,18 @@ export class ContestResolution {
       if (contests === undefined) this.openByMarket.set(marketId, (contests = new Set()));
       contests.add(contestId);
     }
+  }
+
+  /** A contest that came to be after recover() read the open ones: tracked, and finished if already due. */
+  adopt(contest: ContestRecord): void {
+    this.track(
+      contest.contestId,
+      contest.markets.map((m) => m.marketId),
+    );
+    this.finishIfFinal(contest.contestId).catch((err: unknown) => {
+      this.logSettlementFailure(err, contest.contestId, null);
+      if (isOverloaded(err)) this.retryFinish(contest.contestId);
+    });
   }
 
   /** Undoes track(): the contest is finished, or was never created. */
@@ -233,6 +246,7 @@ export class ContestResolution {
 
   /** On the contest's lane, its only writer while this runs: reads need no transaction of their own. */
   private async finishOnLane(contestId: string): Promise<ContestRecord | null> {
+    await this.owners.settleDoubtsOf(contestId); // every entry's stake known before any is settled
     const contest = this.contests.contest(contestId);
     if (contest === undefined || contest.status !== 'open') return contest ?? null;
     const kind = contest.settling?.kind ?? this.voidCutBeforeItsDecision(contest) ?? this.settlementDue(contest);

@@ -91,25 +91,50 @@ export function checkOwners(owners: readonly OwnerRecords[]): LedgerCheck {
   return { isOk: differences.length === 0, differences, inTransitMicros, worldInMicros, worldOutMicros, totalMicros };
 }
 
-/** Every bucket but `available` is exactly the sum of the holds on it. */
+/** Every bucket but `available` is exactly the sum of the holds on it: what is not, in words. */
 export function holdDifferences(book: Book): string[] {
-  const held = new Map<string, bigint>();
+  return bookHoldDifferences(book).map(({ account, bucket, holdsMicros, statedMicros, ref }) =>
+    ref !== undefined
+      ? `hold ${ref} is negative`
+      : statedMicros === null
+        ? `holds on ${account} ${bucket} (${holdsMicros}) with no such bucket`
+        : `${account} ${bucket} is ${statedMicros}, its holds ${holdsMicros}`,
+  );
+}
+
+/** A held bucket that is not the sum of its holds (`statedMicros` null: no such bucket), or a negative hold (`ref`). */
+export interface HoldDifference {
+  account: string;
+  bucket: string;
+  statedMicros: bigint | null;
+  holdsMicros: bigint;
+  ref?: string;
+}
+
+export function bookHoldDifferences(book: Book): HoldDifference[] {
+  const held = new Map<string, { account: AccountId; bucket: Bucket; micros: bigint }>();
   for (const [ref, hold] of book.holds) {
-    if (hold.amountMicros < 0n) return [`hold ${ref} is negative`];
+    if (hold.amountMicros < 0n)
+      return [{ account: hold.account, bucket: hold.bucket, statedMicros: 0n, holdsMicros: hold.amountMicros, ref }];
     const key = `${hold.account} ${hold.bucket}`;
-    held.set(key, (held.get(key) ?? 0n) + hold.amountMicros);
+    const sum = held.get(key) ?? { account: hold.account, bucket: hold.bucket, micros: 0n };
+    sum.micros += hold.amountMicros;
+    held.set(key, sum);
   }
-  const differences: string[] = [];
+  const differences: HoldDifference[] = [];
   for (const [account, buckets] of book.accounts) {
     for (const bucket of bucketsOf(account)) {
       if (bucket === 'available') continue;
       const key = `${account} ${bucket}`;
-      const holdsMicros = held.get(key) ?? 0n;
+      const holdsMicros = held.get(key)?.micros ?? 0n;
       held.delete(key);
-      if ((buckets[bucket] ?? 0n) !== holdsMicros) differences.push(`${key} is ${buckets[bucket] ?? 0n}, its holds ${holdsMicros}`);
+      const statedMicros = buckets[bucket] ?? 0n;
+      if (statedMicros !== holdsMicros) differences.push({ account, bucket, statedMicros, holdsMicros });
     }
   }
-  for (const [key, micros] of held) if (micros !== 0n) differences.push(`holds on ${key} (${micros}) with no such bucket`);
+  for (const { account, bucket, micros } of held.values()) {
+    if (micros !== 0n) differences.push({ account, bucket, statedMicros: null, holdsMicros: micros });
+  }
   return differences;
 }
 

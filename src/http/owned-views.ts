@@ -15,6 +15,18 @@ import { fillOrder, makerFillsPage } from '../rfq/maker-fills-view.js';
 import { takerPnlPage } from '../rfq/taker-pnl.js';
 import type { ShardPool } from '../rfq/shard-pool.js';
 import type { Store } from '../store/db.js';
+import type { WithdrawalRecord, WithdrawalStatus } from '../records/withdrawals.js';
+import {
+  accountWithdrawalsPage,
+  localWithdrawalReads,
+  ownerOfWithdrawalId,
+  readWithdrawal,
+  readWithdrawalKey,
+  statusWithdrawalKey,
+  withdrawalsOfStatusPage,
+  type WithdrawalPage,
+  type WithdrawalReads,
+} from '../ledger/withdrawal-records.js';
 
 export const OWNED_VIEWS = {
   userBalance: (store: Store, _marketOf: MarketOf, a: { userId: string }) => {
@@ -63,6 +75,14 @@ export const OWNED_VIEWS = {
     const page = takerPnlPage(store, a.address, { sinceMs: a.sinceMs, limit: a.limit, afterTaker: a.afterTaker });
     return { items: page.takers, next: page.nextTaker };
   },
+  // Withdrawals are written with their money by the account's owner; the operator's queue spans them all.
+  withdrawal: (store: Store, _marketOf: MarketOf, a: { withdrawalId: string }) => readWithdrawal(store, a.withdrawalId),
+  withdrawalKey: (store: Store, _marketOf: MarketOf, a: { account: AccountId; idempotencyKey: string }) =>
+    readWithdrawalKey(store, a.account, a.idempotencyKey),
+  accountWithdrawals: (store: Store, _marketOf: MarketOf, a: { account: AccountId; limit: number; before: string | null }) =>
+    accountWithdrawalsPage(store, a.account, a.limit, a.before),
+  withdrawalsOfStatus: (store: Store, _marketOf: MarketOf, a: { status: WithdrawalStatus; limit: number; after: string | null }) =>
+    withdrawalsOfStatusPage(store, a.status, a.limit, a.after),
 };
 
 /** A page of a list whose items each node holds a part of: its items in list order, and where it stopped. */
@@ -102,6 +122,11 @@ const MERGES = {
     before: (a: string, b: string) => fillOrder(a) > fillOrder(b),
   },
   takerPnl: { cursorOf: (row: { taker: string }) => row.taker, before: (a: string, b: string) => a < b },
+  // Oldest first, by the queue's own key.
+  withdrawalsOfStatus: {
+    cursorOf: (record: WithdrawalRecord) => statusWithdrawalKey(record.status, record),
+    before: (a: string, b: string) => a < b,
+  },
 } as const;
 type MergedViewName = keyof typeof MERGES;
 
@@ -145,5 +170,26 @@ export class OwnedViews {
   read<N extends OwnedViewName>(account: AccountId, name: N, args: OwnedViewArgs<N>): OwnedViewResult<N> | Promise<OwnedViewResult<N>> {
     if (!this.pool.areShardsRemote) return runOwnedView(name, this.store, this.marketOf, args);
     return this.pool.readRemoteView(this.pool.shardOfAccount(account), name, args) as Promise<OwnedViewResult<N>>;
+  }
+
+  /** A view of what owner `shard` holds; in a cluster, null for a number that names no owner of the map. */
+  readAt<N extends OwnedViewName>(shard: number, name: N, args: OwnedViewArgs<N>): OwnedViewResult<N> | null | Promise<OwnedViewResult<N>> {
+    if (!this.pool.areShardsRemote) return runOwnedView(name, this.store, this.marketOf, args);
+    if (!this.pool.shardNumbers().includes(shard)) return null;
+    return this.pool.readRemoteView(shard, name, args) as Promise<OwnedViewResult<N>>;
+  }
+
+  /** Withdrawals' reads: of this process's LMDB, or of the node that owns the account (the id names it). */
+  withdrawalReads(): WithdrawalReads {
+    if (!this.pool.areShardsRemote) return localWithdrawalReads(this.store);
+    return {
+      withdrawal: async (withdrawalId) => {
+        const owner = ownerOfWithdrawalId(withdrawalId);
+        return owner === null ? null : ((await this.readAt(owner, 'withdrawal', { withdrawalId })) ?? null);
+      },
+      key: async (account, idempotencyKey) => this.read(account, 'withdrawalKey', { account, idempotencyKey }),
+      ofAccount: async (account, limit, before) => this.read(account, 'accountWithdrawals', { account, limit, before }),
+      ofStatus: (status, limit, after): Promise<WithdrawalPage> => this.readEvery('withdrawalsOfStatus', { status, limit, after }),
+    };
   }
 }

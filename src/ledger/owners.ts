@@ -11,6 +11,8 @@ import type { AccountId } from '../records/ledger.js';
 
 export interface BalanceOwners {
   readonly engine: EngineKind;
+  /** The owners are other processes (a cluster's shard nodes), each writing its own LMDB, not this one. */
+  readonly areShardsRemote: boolean;
   shardOfUser(userId: string): number;
   /** Where a user's credit under this key is decided. */
   shardOfCredit(idempotencyKey: string, userId: string): number;

@@ -6,11 +6,8 @@
 // the same transaction); a maker's, this thread, inside the transaction (ledger.ts). The operator's end moves
 // only the hold, so this thread writes it for every account.
 //
-// The records, one module for all four databases:
-//   withdrawals          id → WithdrawalRecord
-//   withdrawalKeys       `${account}|${idempotency_key}` → id: the request's idempotency key
-//   accountWithdrawals   `${account}|${created_at_ms}|${id}` → true: an account's own, newest first
-//   withdrawalsByStatus  `${status}|${created_at_ms}|${id}` → true: the operator's queue, oldest first
+// The records and their indexes: withdrawal-records.ts. They are read through WithdrawalReads, because in a
+// cluster the account's owner writes them on its own node, with the money.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.js';
 import { ApiError } from '../lib/errors.js';
@@ -20,8 +17,15 @@ import { withdrawalRef, type AccountId } from '../records/ledger.js';
 import type { Ledger } from './ledger.js';
 import type { BalanceOwners } from './owners.js';
 import { applyWrites, putRecord, table, type BlindWrite } from '../store/records.js';
-import { clampKey } from '../store/key-range.js';
 import type { WithdrawalRecord, WithdrawalStatus } from '../records/withdrawals.js';
+import {
+  accountWithdrawalKey,
+  newWithdrawalId,
+  statusWithdrawalKey,
+  withdrawalKeyOf,
+  type WithdrawalPage,
+  type WithdrawalReads,
+} from './withdrawal-records.js';
 
 export interface WithdrawalRequest {
   account: AccountId;
@@ -32,11 +36,6 @@ export interface WithdrawalRequest {
   idempotencyKey: string;
 }
 
-const pad = (ms: number) => String(ms).padStart(16, '0');
-const keyOf = (account: AccountId, idempotencyKey: string) => `${account}|${idempotencyKey}`;
-const accountKey = (r: WithdrawalRecord) => `${r.account}|${pad(r.createdAtMs)}|${r.withdrawalId}`;
-const statusKey = (status: WithdrawalStatus, r: WithdrawalRecord) => `${status}|${pad(r.createdAtMs)}|${r.withdrawalId}`;
-
 export class Withdrawals {
   /** The journal engine: makers' requests on their way to their owner, by key (requestOfOwner). */
   private readonly requesting = new Map<string, Promise<unknown>>();
@@ -46,20 +45,18 @@ export class Withdrawals {
     private readonly owners: BalanceOwners,
     /** The main thread's ledger (NO_USERS). */
     private readonly ledger: Ledger,
+    private readonly reads: WithdrawalReads,
   ) {}
-
-  get(withdrawalId: string): WithdrawalRecord | undefined {
-    return table(this.store, 'withdrawals').get(withdrawalId);
-  }
 
   /** The request; `isReplay` when its key was used for exactly this request (200, nothing moved). */
   async request(req: WithdrawalRequest): Promise<{ record: WithdrawalRecord; isReplay: boolean }> {
-    const replay = this.findReplay(req);
+    const replay = await this.findReplay(req);
     if (replay !== null) return { record: replay, isReplay: true };
     this.store.assertRoom();
     const createdAtMs = this.clock.nowMs();
+    const owner = req.userId === null ? this.owners.shardOfAccount(req.account) : this.owners.shardOfUser(req.userId);
     const record: WithdrawalRecord = {
-      withdrawalId: `w_${pad(createdAtMs)}${randomBytes(6).toString('hex')}`,
+      withdrawalId: newWithdrawalId(createdAtMs, owner, randomBytes(5)),
       account: req.account,
       amountMicros: req.amountMicros.toString(),
       destination: req.destination,
@@ -67,7 +64,7 @@ export class Withdrawals {
       createdAtMs,
       finishedAtMs: null,
     };
-    const key = keyOf(req.account, req.idempotencyKey);
+    const key = withdrawalKeyOf(req.account, req.idempotencyKey);
     const writes: RecordWrite[] = [
       { db: 'withdrawals', key: record.withdrawalId, value: record },
       {
@@ -75,8 +72,8 @@ export class Withdrawals {
         key,
         value: { withdrawalId: record.withdrawalId, amountMicros: record.amountMicros, destination: record.destination },
       },
-      { db: 'accountWithdrawals', key: accountKey(record), value: true },
-      { db: 'withdrawalsByStatus', key: statusKey('pending', record), value: true },
+      { db: 'accountWithdrawals', key: accountWithdrawalKey(record), value: true },
+      { db: 'withdrawalsByStatus', key: statusWithdrawalKey('pending', record), value: true },
     ];
     const ref = withdrawalRef(record.withdrawalId);
     try {
@@ -91,7 +88,7 @@ export class Withdrawals {
           atMs: createdAtMs,
         });
       } else if (this.owners.engine === 'journal') {
-        await this.requestOfOwner(req.account, key, ref, writes);
+        await this.requestOfOwner(req, ref, writes);
       } else {
         await this.store.transact(() => {
           if (table(this.store, 'withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
@@ -101,7 +98,7 @@ export class Withdrawals {
       }
     } catch (err) {
       // Two requests with one key raced: the one that lost answers as a replay if it asked the same.
-      const raced = err instanceof ApiError && err.code === 'IDEMPOTENCY_CONFLICT' ? this.findReplay(req) : null;
+      const raced = err instanceof ApiError && err.code === 'IDEMPOTENCY_CONFLICT' ? await this.findReplay(req) : null;
       if (raced !== null) return { record: raced, isReplay: true };
       throw err;
     }
@@ -117,7 +114,7 @@ export class Withdrawals {
     const atMs = this.clock.nowMs();
     if (this.owners.engine === 'journal') return this.finishByOwner(withdrawalId, target, atMs);
     return this.store.transact(() => {
-      const record = this.get(withdrawalId);
+      const record = table(this.store, 'withdrawals').get(withdrawalId);
       if (record === undefined) throw new ApiError('WITHDRAWAL_NOT_FOUND');
       if (record.status === target) return record;
       if (record.status !== 'pending') throw new ApiError('WITHDRAWAL_FINAL');
@@ -133,13 +130,14 @@ export class Withdrawals {
    * The journal engine: a maker's request is decided by the maker's owner shard with its records. Two
    * requests with one key cannot both pass: the second waits here for the first, then finds its key.
    */
-  private async requestOfOwner(account: AccountId, key: string, ref: string, writes: BlindWrite[]): Promise<void> {
-    const amountMicros = BigInt((writes[0]!.value as WithdrawalRecord).amountMicros);
+  private async requestOfOwner(req: WithdrawalRequest, ref: string, writes: BlindWrite[]): Promise<void> {
+    const { account, amountMicros } = req;
+    const key = withdrawalKeyOf(account, req.idempotencyKey);
     // However many wait, one asks at a time: each finds the key of the one before it, if that one succeeded.
     for (let earlier = this.requesting.get(key); earlier !== undefined; earlier = this.requesting.get(key)) {
       await earlier.catch(() => undefined);
     }
-    if (table(this.store, 'withdrawalKeys').get(key) !== undefined) throw new ApiError('IDEMPOTENCY_CONFLICT');
+    if ((await this.reads.key(account, req.idempotencyKey)) !== null) throw new ApiError('IDEMPOTENCY_CONFLICT');
     const asking = this.owners.ownerCall(this.owners.shardOfAccount(account), { op: 'withdraw', account, amountMicros, ref }, writes);
     this.requesting.set(key, asking);
     try {
@@ -157,8 +155,8 @@ export class Withdrawals {
    * whether it repeats the first (engine/owner.ts finish_withdrawal).
    */
   private async finishByOwner(withdrawalId: string, target: WithdrawalStatus, atMs: number): Promise<WithdrawalRecord> {
-    const record = this.get(withdrawalId);
-    if (record === undefined) throw new ApiError('WITHDRAWAL_NOT_FOUND');
+    const record = await this.reads.withdrawal(withdrawalId);
+    if (record === null) throw new ApiError('WITHDRAWAL_NOT_FOUND');
     if (record.status === target) return record;
     if (record.status !== 'pending') throw new ApiError('WITHDRAWAL_FINAL');
     const finished = finishedRecord(record, target, atMs);
@@ -169,46 +167,26 @@ export class Withdrawals {
       throw new Error(`withdrawal ${withdrawalId}: its owner refused its end (${answer.code})`);
     }
     if (answer.isMoved === true) return finished;
-    // The same end came first: its record, which LMDB holds by now (the owner answers after LMDB has what it decided).
-    this.store.root.resetReadTxn();
-    return this.get(withdrawalId)!;
+    // The same end came first: its record, which the owner's LMDB holds by now (a read waits for what it decided).
+    return (await this.reads.withdrawal(withdrawalId))!;
   }
 
   /** An account's own withdrawals, newest first, after the key `before` (exclusive). */
-  pageOfAccount(account: AccountId, limit: number, before: string | null): { records: WithdrawalRecord[]; next: string | null } {
-    const low = `${account}|`;
-    const high = `${account}|~`;
-    // Both ends inside the account's keys, whatever `before` says (store/key-range.ts).
-    const start = before === null ? high : clampKey(before, low, high);
-    // The range starts at the cursor's own key (inclusive): one row more, then without it.
-    const keys = [...table(this.store, 'accountWithdrawals').getKeys({ start, end: low, reverse: true, limit: limit + 2 })].filter(
-      (k) => k !== before,
-    );
-    return this.page(keys, limit);
+  pageOfAccount(account: AccountId, limit: number, before: string | null): Promise<WithdrawalPage> {
+    return this.reads.ofAccount(account, limit, before);
   }
 
   /** The operator's queue of one status, oldest first, after the key `after` (exclusive). */
-  pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): { records: WithdrawalRecord[]; next: string | null } {
-    const low = `${status}|`;
-    const high = `${status}|~`;
-    const start = after === null ? low : clampKey(after, low, high);
-    const keys = [...table(this.store, 'withdrawalsByStatus').getKeys({ start, end: high, limit: limit + 2 })].filter((k) => k !== after);
-    return this.page(keys, limit);
+  pageOfStatus(status: WithdrawalStatus, limit: number, after: string | null): Promise<WithdrawalPage> {
+    return this.reads.ofStatus(status, limit, after);
   }
 
-  private page(keys: string[], limit: number): { records: WithdrawalRecord[]; next: string | null } {
-    const pageKeys = keys.slice(0, limit);
-    const records = pageKeys.map((key) => this.get(key.slice(key.lastIndexOf('|') + 1))!);
-    return { records, next: keys.length > limit ? pageKeys.at(-1)! : null };
-  }
-
-  private findReplay(req: WithdrawalRequest): WithdrawalRecord | null {
-    this.store.root.resetReadTxn();
-    const previous = table(this.store, 'withdrawalKeys').get(keyOf(req.account, req.idempotencyKey));
-    if (previous === undefined) return null;
+  private async findReplay(req: WithdrawalRequest): Promise<WithdrawalRecord | null> {
+    const previous = await this.reads.key(req.account, req.idempotencyKey);
+    if (previous === null) return null;
     if (previous.amountMicros !== req.amountMicros.toString() || previous.destination !== req.destination)
       throw new ApiError('IDEMPOTENCY_CONFLICT');
-    return this.get(previous.withdrawalId) ?? null;
+    return this.reads.withdrawal(previous.withdrawalId);
   }
 }
 
@@ -228,7 +206,7 @@ function finishedRecord(record: WithdrawalRecord, status: WithdrawalStatus, atMs
 function finishWrites(pending: WithdrawalRecord, finished: WithdrawalRecord): BlindWrite[] {
   return [
     { db: 'withdrawals', key: finished.withdrawalId, value: finished },
-    { db: 'withdrawalsByStatus', key: statusKey('pending', pending), value: undefined },
-    { db: 'withdrawalsByStatus', key: statusKey(finished.status, finished), value: true },
+    { db: 'withdrawalsByStatus', key: statusWithdrawalKey('pending', pending), value: undefined },
+    { db: 'withdrawalsByStatus', key: statusWithdrawalKey(finished.status, finished), value: true },
   ];
 }

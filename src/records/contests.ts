@@ -165,3 +165,24 @@ export type EntryKeyRecord = Static<typeof EntryKeyRecord>;
 
 /** One UUID is one key, whatever the case of its hex digits (contract/common.ts UuidInput). */
 export const entryKeyRecordKey = (userId: string, idempotencyKey: string) => `${userId}:${canonicalUuid(idempotencyKey)}`;
+
+/**
+ * A contest's money call sent to a remote owner whose answer never came (contests/contest-owners.ts): its
+ * node was gone, or this process was killed before it heard. Kept until the same call, sent again, is
+ * answered: `entry`, an entry's stake reserved with its records; `pool`, a new contest's prize pool opened
+ * with its record. Keyed by the call's hold reference.
+ */
+export interface ContestDoubtRecord {
+  kind: 'entry' | 'pool';
+  contestId: string;
+  /** The owner it was sent to. */
+  shard: number;
+  /** The entrant (null for a pool). */
+  userId: string | null;
+  amountMicros: string;
+  atMs: number;
+  /** The records sent with it, written here once it is answered (store/records.ts writes: db, key, value). */
+  writes: Array<{ db: string; key: string; value: unknown }>;
+  /** Records the call requires absent at its owner (an entry's idempotency key). */
+  uniqueKeys: Array<{ db: string; key: string }>;
+}

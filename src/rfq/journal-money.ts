@@ -116,7 +116,10 @@ export class JournalMoney {
   /** A debit of a user's available with its records; `uniqueKeys` read as this owner last wrote them. */
   async #debit(op: UserDebit, call: MoneyCall): Promise<void> {
     this.store.assertRoom();
-    if (op.uniqueKeys.some(({ db, key }) => this.runtime.read(db, key) !== undefined)) {
+    // The same debit sent again (a cluster's caller that never heard its answer, contests/contest-owners.ts)
+    // finds its own hold, and its keys written by itself: the owner answers it as the first (engine/owner.ts).
+    const isRepeat = this.runtime.book.holds.has(op.ref);
+    if (!isRepeat && op.uniqueKeys.some(({ db, key }) => this.runtime.read(db, key) !== undefined)) {
       // The key's earlier request may be decided here and not yet in LMDB, where the caller looks for its
       // replay (an identical request is answered as one): the refusal waits until LMDB holds it.
       await this.runtime.barrier();
@@ -142,8 +145,11 @@ export class JournalMoney {
     const settling: Array<Promise<boolean>> = [];
     for (const entry of entries) {
       const stored = this.runtime.read(entry.write.db, entry.write.key);
-      assert.ok(stored !== undefined, `entry ${entry.ref} is not stored`);
-      if (stored.settlement !== null) continue; // settled by an earlier attempt, with its money
+      // A prize is paid by the protocol's owner, which in a cluster holds no record of another node's users'
+      // entries: the pool's book of prizes paid is what pays it once there (engine/owner.ts pay_prize).
+      const isOthersPrize = entry.payoutMicros !== null && !this.runtime.book.owns(userAccount(entry.userId));
+      assert.ok(stored !== undefined || isOthersPrize, `entry ${entry.ref} is not stored`);
+      if (stored !== undefined && stored.settlement !== null) continue; // settled by an earlier attempt, with its money
       const facts: BlindWrite[] = [entry.write];
       if (entry.payoutMicros === null) {
         settling.push(

@@ -49,6 +49,7 @@ export const DB_NAMES = [
   'userEntries', // userEntryKey (user, created_at_ms, contest, entry_index) -> true: GET /v1/user/contest_entries
   'entryKeys', // `${userId}:${idempotency_key}` -> EntryKeyRecord: a contest entry's idempotency key
   'contestImages', // contest id -> { contentType, bytes }
+  'contestDoubts', // a call's hold reference -> ContestDoubtRecord: a cluster's contest money call not yet answered
   'marketsDue', // `${dueAtMs, 16 digits}:${marketKey}` -> true for each OPEN market (markets/due-index.ts)
   'oraclePrices', // `${asset}:${tsMs, 16 digits}` -> PriceReportRecord (oracle/prices.ts)
 ] as const;

@@ -5,7 +5,7 @@
 import type { Db, DbName, Store } from './db.js';
 import type { MakerSessionIndexRecord, SessionRecord } from '../records/auth.js';
 import type { UsedNonceRecord } from '../records/auth.js';
-import type { ContestRecord, EntryKeyRecord, EntryRecord, ImageRecord } from '../records/contests.js';
+import type { ContestDoubtRecord, ContestRecord, EntryKeyRecord, EntryRecord, ImageRecord } from '../records/contests.js';
 import type { AccountRecord, HoldRecord, JournalRow, TransferRecord } from '../records/ledger.js';
 import type { CreditRecord, LegacyCreditRecord } from '../records/credits.js';
 import type { WithdrawalKeyRecord, WithdrawalRecord } from '../records/withdrawals.js';
@@ -66,6 +66,7 @@ export interface RecordTypes {
   userEntries: IndexEntry;
   entryKeys: EntryKeyRecord;
   contestImages: ImageRecord;
+  contestDoubts: ContestDoubtRecord;
   marketsDue: IndexEntry;
   oraclePrices: PriceReportRecord;
 }

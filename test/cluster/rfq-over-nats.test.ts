@@ -13,93 +13,33 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Wallet } from 'ethers';
-import { partitionOfName, partitionOfUser } from '../../src/cluster/partitions.js';
+import { checkCluster } from '../../src/cluster/ledger-check.js';
+import { partitionOfUser } from '../../src/cluster/partitions.js';
+import type { LedgerCheck } from '../../src/ledger/check.js';
 import type { RfqResult } from '../../src/contract/rfq.js';
 import { creditRef, makerAccount, userAccount } from '../../src/records/ledger.js';
 import { fillOrder } from '../../src/rfq/maker-fills-view.js';
 import { assertApiError } from '../helpers/errors.js';
-import { client } from '../helpers/http.js';
+import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
 import { createMarket, resolveMarket } from '../helpers/markets.js';
 import { natsForFile } from '../helpers/nats-server.js';
-import {
-  A,
-  assertClusterCheckClean,
-  assertJournalsClean,
-  B,
-  look,
-  MAP,
-  MAP_TEXT,
-  NodeProcess,
-  NODES,
-  waitForQuiet,
-} from '../helpers/owner-nodes.js';
+import { gatewayCluster, makerWalletOn, userOn } from '../helpers/gateway-cluster.js';
+import { A, B, MAP, waitForQuiet } from '../helpers/owner-nodes.js';
 import { autoQuote, unsignedBody } from '../helpers/rfq.js';
-import { restartServer, startServer, type TestServer } from '../helpers/server.js';
-import { credit, loginWallet, type TestUser } from '../helpers/users.js';
+import { restartServer } from '../helpers/server.js';
+import { credit, type TestUser } from '../helpers/users.js';
 import { waitFor } from '../helpers/wait.js';
 
 const fixture = natsForFile();
 const { skip } = fixture;
-
-interface Cluster {
-  nodes: [NodeProcess, NodeProcess];
-  gateway: TestServer;
-}
 
 /**
  * A quote window far longer than any answer waits here (wait_ms=3000): an RFQ completes in time only by
  * closing early, once every maker it was sent to has answered, which needs its audience from the gateway.
  */
 const RFQ_SETTINGS = { PARLAYD_QUOTE_WINDOW_MS: '20000' };
-
-/** The service as a gateway of this file's cluster, on `dataDir`, named `nodeId`, with the partition map `map`. */
-const startGateway = (dataDir: string, nodeId: string, map = MAP_TEXT.join(';')) =>
-  startServer({ dataDir, env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: map, PARLAYD_NODE_ID: nodeId } });
-
-/** Two shard nodes and a gateway on fresh data directories; then all stop, and the journals are checked together. */
-async function withCluster(run: (cluster: Cluster) => Promise<void>): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), 'parlayd-rfq-nats-'));
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), fixture.server.url, RFQ_SETTINGS)) as [
-    NodeProcess,
-    NodeProcess,
-  ];
-  let gateway: TestServer | null = null;
-  try {
-    await Promise.all(nodes.map((node) => node.start()));
-    gateway = await startGateway(join(root, 'gateway-a'), 'gateway-a');
-    await run({ nodes, gateway });
-    await waitForQuiet(fixture.nc);
-    await assertClusterCheckClean(fixture.nc);
-    assert.equal(await gateway.stop(), 0); // and the ledger check of its own LMDB (it holds no balance: nothing to differ)
-    await Promise.all(nodes.map((node) => node.stop()));
-    assertJournalsClean(nodes);
-  } finally {
-    await gateway?.kill();
-    await Promise.allSettled(nodes.map((node) => node.kill()));
-    rmSync(root, { recursive: true, force: true });
-  }
-}
-
-/** A logged-in user whose partition is owner `owner`'s (user ids are the service's: log in until one lands there). */
-async function userOn(server: TestServer, owner: number): Promise<TestUser> {
-  for (;;) {
-    const user = await loginWallet(server);
-    if (MAP.ownerOfPartition(partitionOfUser(user.userId)) === owner) return user;
-  }
-}
-
-/** A wallet whose maker account lives with owner `owner`. */
-function makerWalletOn(owner: number): Wallet {
-  for (;;) {
-    const wallet = Wallet.createRandom();
-    if (MAP.ownerOfPartition(partitionOfName(makerAccount(wallet.address.toLowerCase()))) === owner) return new Wallet(wallet.privateKey);
-  }
-}
-
-const bucket = async (owner: number, account: string, name: string) =>
-  BigInt((await look(fixture.nc, owner)).accounts[account]?.[name] ?? '0');
+const { startGateway, withCluster, bucket } = gatewayCluster(fixture, RFQ_SETTINGS);
 
 test('a taker on one node filled by a maker on the other, through the gateway, exact to the micro once settled', { skip }, async () => {
   await withCluster(async ({ gateway }) => {
@@ -514,3 +454,121 @@ test(
     }
   },
 );
+
+test(
+  "withdrawals through the gateway: decided and kept by each account's node, replayed, listed, ended once, and the ledger check over every node",
+  { skip },
+  async () => {
+    await withCluster(async ({ nodes, gateway }) => {
+      const operator = admin(gateway);
+      const onA = await userOn(gateway, A);
+      const onB = await userOn(gateway, B);
+      await credit(gateway, onA.address, 10_000_000);
+      await credit(gateway, onB.address, 10_000_000);
+      const connected = await connectMaker(gateway, await registerMaker(gateway, makerWalletOn(B), 'maker on b', 20_000_000));
+      const apiA = client(gateway.baseUrl, onA.token);
+      const apiB = client(gateway.baseUrl, onB.token);
+      const makerApi = client(gateway.baseUrl, connected.sessionToken);
+      const ask = (api: typeof apiA, path: string, amountMicros: number, key: string) =>
+        api.post<WithdrawalBody>(path, { amount_micros: String(amountMicros), destination: DESTINATION, idempotency_key: key });
+
+      const ofA = await ask(apiA, '/v1/user/withdrawals', 3_000_000, 'a-1');
+      assert.equal(ofA.status, 201, JSON.stringify(ofA.body));
+      // The key's record is on node a: a replay finds it there, a different request under it is refused.
+      const replayed = await ask(apiA, '/v1/user/withdrawals', 3_000_000, 'a-1');
+      assert.deepEqual([replayed.status, replayed.body], [200, ofA.body]);
+      assertApiError(await ask(apiA, '/v1/user/withdrawals', 4_000_000, 'a-1'), 409, 'IDEMPOTENCY_CONFLICT');
+      const ofB = await ask(apiB, '/v1/user/withdrawals', 4_000_000, 'b-1');
+      assert.equal(ofB.status, 201, JSON.stringify(ofB.body));
+      const ofMaker = await ask(makerApi, '/v1/mm/withdrawals', 5_000_000, 'm-1');
+      assert.equal(ofMaker.status, 201, JSON.stringify(ofMaker.body));
+      assert.deepEqual((await ask(makerApi, '/v1/mm/withdrawals', 5_000_000, 'm-1')).body, ofMaker.body);
+      assertApiError(await ask(apiB, '/v1/user/withdrawals', 7_000_000, 'b-2'), 422, 'INSUFFICIENT_BALANCE');
+
+      assert.equal(await bucket(A, userAccount(onA.userId), 'pending_withdrawal'), 3_000_000n);
+      assert.equal(await bucket(B, makerAccount(connected.address), 'pending_withdrawal'), 5_000_000n);
+      const balanceA = await apiA.get<{ available_micros: string; pending_withdrawal_micros: string }>('/v1/user/balance');
+      assert.deepEqual([balanceA.body.available_micros, balanceA.body.pending_withdrawal_micros], ['7000000', '3000000']);
+      const ownA = await apiA.get<{ withdrawals: WithdrawalBody[] }>('/v1/user/withdrawals');
+      assert.deepEqual(ownA.body.withdrawals, [ofA.body]);
+      const ownMaker = await makerApi.get<{ withdrawals: WithdrawalBody[] }>('/v1/mm/withdrawals');
+      assert.deepEqual(ownMaker.body.withdrawals, [ofMaker.body]);
+
+      // The operator's queue spans both nodes: a page of one at a time, oldest first, each once.
+      const queue = await walkQueue(operator, 'pending');
+      assert.deepEqual(
+        queue,
+        [ofA.body, ofB.body, ofMaker.body].map((w) => w.withdrawal_id),
+      );
+
+      const end = (id: string, how: 'complete' | 'fail') => operator.post<WithdrawalBody>(`/v1/admin/withdrawals/${id}/${how}`, {});
+      const completed = await end(ofA.body.withdrawal_id, 'complete');
+      assert.equal(completed.status, 200, JSON.stringify(completed.body));
+      assert.equal(completed.body.status, 'completed');
+      assert.deepEqual((await end(ofA.body.withdrawal_id, 'complete')).body, completed.body, 'the same end again: unchanged');
+      assertApiError(await end(ofA.body.withdrawal_id, 'fail'), 409, 'WITHDRAWAL_FINAL');
+      assert.equal((await end(ofB.body.withdrawal_id, 'fail')).body.status, 'failed');
+      assert.equal((await end(ofMaker.body.withdrawal_id, 'complete')).body.status, 'completed');
+      // An id of no owner of the map, of an owner that never made it, and one that is not an id.
+      const another = ofB.body.withdrawal_id.slice(0, -1) + (ofB.body.withdrawal_id.endsWith('0') ? '1' : '0');
+      for (const unknown of ['w_0000000000000000ff0000000000', another, 'nonsense']) {
+        assertApiError(await end(unknown, 'complete'), 404, 'WITHDRAWAL_NOT_FOUND');
+      }
+      assert.deepEqual(await walkQueue(operator, 'pending'), []);
+      assert.deepEqual(await walkQueue(operator, 'completed'), [ofA.body.withdrawal_id, ofMaker.body.withdrawal_id]);
+
+      await waitForQuiet(fixture.nc);
+      assert.equal(await bucket(A, userAccount(onA.userId), 'pending_withdrawal'), 0n);
+      assert.equal(await bucket(B, userAccount(onB.userId), 'available'), 10_000_000n, 'the failed one came back');
+      assert.equal(await bucket(B, makerAccount(connected.address), 'available'), 15_000_000n);
+
+      // The admin's ledger check through the gateway is every node's: what came in less what left.
+      const check = await operator.get<LedgerCheck>('/v1/admin/ledger/check');
+      assert.equal(check.status, 200, JSON.stringify(check.body));
+      assert.equal(check.body.ok, true, JSON.stringify(check.body.differences));
+      assert.deepEqual(
+        [check.body.credited_micros, check.body.withdrawn_micros, check.body.total_micros],
+        ['40000000', '8000000', '32000000'],
+      );
+      const overNats = await checkCluster(fixture.nc, MAP.owners, 2_000);
+      assert.equal(
+        check.body.accounts,
+        overNats.owners.reduce((sum, part) => sum + part.check.accounts, 0),
+      );
+      // A node that cannot answer: its part cannot be guessed.
+      await nodes[1].kill();
+      const refused = await operator.get('/v1/admin/ledger/check');
+      assertApiError(refused, 503, 'OVERLOADED');
+      assert.equal(refused.headers.get('retry-after'), '1');
+      await nodes[1].start();
+      await waitFor(async () => (await operator.get<LedgerCheck>('/v1/admin/ledger/check')).body.ok === true, {
+        what: 'the check whole again once node b is back',
+        timeoutMs: 10_000,
+      });
+      await connected.close();
+    });
+  },
+);
+
+interface WithdrawalBody {
+  withdrawal_id: string;
+  status: string;
+}
+
+const DESTINATION = `0x${'5a'.repeat(20)}`;
+
+/** The operator's queue of one status, walked a page of one at a time: its ids in order. */
+async function walkQueue(operator: ReturnType<typeof admin>, status: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+    const page = await operator.get<{ withdrawals: WithdrawalBody[]; next_cursor: string | null }>(
+      `/v1/admin/withdrawals?status=${status}&limit=1${query}`,
+    );
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    ids.push(...page.body.withdrawals.map((w) => w.withdrawal_id));
+    cursor = page.body.next_cursor;
+  } while (cursor !== null && ids.length < 10);
+  return ids;
+}

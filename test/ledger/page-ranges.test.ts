@@ -8,6 +8,7 @@ import { systemClock } from '../../src/lib/clock.js';
 import { makerAccount, userAccount } from '../../src/records/ledger.js';
 import { journalNewestFirst, Ledger, NO_USERS } from '../../src/ledger/ledger.js';
 import { Withdrawals } from '../../src/ledger/withdrawals.js';
+import { localWithdrawalReads } from '../../src/ledger/withdrawal-records.js';
 import { fundUsersInProcess, openContestsHarness, type ContestsHarness } from '../helpers/contests-in-process.js';
 
 const USDC = 1_000_000n;
@@ -22,7 +23,7 @@ describe("a withdrawals page never leaves its account's keys, whatever key it st
 
   before(async () => {
     h = await openContestsHarness();
-    withdrawals = new Withdrawals(h.store, systemClock, h.shards, new Ledger(h.store, NO_USERS));
+    withdrawals = new Withdrawals(h.store, systemClock, h.shards, new Ledger(h.store, NO_USERS), localWithdrawalReads(h.store));
     const users = (await fundUsersInProcess(h, 2, 10n * USDC)).sort();
     [low, high] = [users[0]!, users[1]!];
     for (const userId of users) {
@@ -42,9 +43,9 @@ describe("a withdrawals page never leaves its account's keys, whatever key it st
   });
   after(async () => h.destroy());
 
-  const idsOf = (page: { records: { withdrawalId: string }[] }) => page.records.map((r) => r.withdrawalId);
+  const idsOf = (page: { items: { withdrawalId: string }[] }) => page.items.map((r) => r.withdrawalId);
 
-  it("the keys of the exploit: above, inside and below another account's keys", () => {
+  it("the keys of the exploit: above, inside and below another account's keys", async () => {
     // Newest first, as the keys sort: an id starts with its creation time, so two made in the same
     // millisecond sort by their random tails, not by the order they were made in.
     const newestFirst = (ids: readonly string[]) => [...ids].sort().reverse();
@@ -59,34 +60,34 @@ describe("a withdrawals page never leaves its account's keys, whatever key it st
       `${userAccount(low)}|~~`, // past its own end
     ];
     for (const before of forged) {
-      assert.deepEqual(idsOf(withdrawals.pageOfAccount(userAccount(low), 10, before)), lowOwn, JSON.stringify(before));
+      assert.deepEqual(idsOf(await withdrawals.pageOfAccount(userAccount(low), 10, before)), lowOwn, JSON.stringify(before));
     }
     for (const before of [`${userAccount(low)}|~`, '', '!', 'maker:']) {
-      const page = withdrawals.pageOfAccount(userAccount(high), 10, before);
+      const page = await withdrawals.pageOfAccount(userAccount(high), 10, before);
       assert.deepEqual(idsOf(page), [], `${JSON.stringify(before)}: ${idsOf(page)}`);
     }
     // A maker's account sorts below every user's: its list started at a user's key read users' withdrawals.
     const maker = makerAccount(`0x${'ab'.repeat(20)}`);
     for (const before of [`${userAccount(high)}|~`, `${userAccount(low)}|~`, '~']) {
-      assert.deepEqual(idsOf(withdrawals.pageOfAccount(maker, 10, before)), [], JSON.stringify(before));
+      assert.deepEqual(idsOf(await withdrawals.pageOfAccount(maker, 10, before)), [], JSON.stringify(before));
     }
     // Its own pages still walk: newest first, each once.
-    const first = withdrawals.pageOfAccount(userAccount(high), 2, null);
+    const first = await withdrawals.pageOfAccount(userAccount(high), 2, null);
     assert.deepEqual(idsOf(first), highOwn.slice(0, 2));
-    assert.deepEqual(idsOf(withdrawals.pageOfAccount(userAccount(high), 2, first.next)), highOwn.slice(2));
+    assert.deepEqual(idsOf(await withdrawals.pageOfAccount(userAccount(high), 2, first.next)), highOwn.slice(2));
   });
 
-  it("the operator's queue of one status never reads another status's keys", () => {
-    const pending = withdrawals.pageOfStatus('pending', 100, null);
-    assert.equal(pending.records.length, 6);
+  it("the operator's queue of one status never reads another status's keys", async () => {
+    const pending = await withdrawals.pageOfStatus('pending', 100, null);
+    assert.equal(pending.items.length, 6);
     // Below the status's keys (another status's, or nothing): its queue from the start; above them: nothing.
     for (const after of ['completed|~', 'failed|', '']) {
-      assert.deepEqual(idsOf(withdrawals.pageOfStatus('pending', 100, after)), idsOf(pending), after);
+      assert.deepEqual(idsOf(await withdrawals.pageOfStatus('pending', 100, after)), idsOf(pending), after);
     }
     for (const after of ['~', 'rejected|', 'pending|~~'])
-      assert.deepEqual(idsOf(withdrawals.pageOfStatus('pending', 100, after)), [], after);
-    assert.deepEqual(idsOf(withdrawals.pageOfStatus('completed', 100, 'a')), []);
-    assert.deepEqual(idsOf(withdrawals.pageOfStatus('failed', 100, 'a')), []);
+      assert.deepEqual(idsOf(await withdrawals.pageOfStatus('pending', 100, after)), [], after);
+    assert.deepEqual(idsOf(await withdrawals.pageOfStatus('completed', 100, 'a')), []);
+    assert.deepEqual(idsOf(await withdrawals.pageOfStatus('failed', 100, 'a')), []);
   });
 
   it("a journal page started at another account's key reads its own rows only", () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { entryKey, entryRef, type EntryRecord } from '../../src/records/contests.js';
 import { settledEntryWrite } from '../../src/contests/contest-records.js';
 import { OwnerRuntime } from '../../src/engine/owner-runtime.js';
@@ -23,28 +23,7 @@ const STAKE = 100n;
 const T0 = 1_700_000_000_000;
 
 test('a prize the pool cannot cover after its retries fails the batch OVERLOADED, unpaid and unsettled; the next attempt pays it once', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'parlayd-journal-money-'));
-  const store = openStore(join(root, 'lmdb'));
-  const failures: Error[] = [];
-  const runtime = new OwnerRuntime({
-    dir: join(root, 'owner-0'),
-    self: 0,
-    ownerOf: () => 0,
-    store,
-    links: (deliver) => new PeerLinks(0, new Map(), deliver),
-    limits: { lockTimeoutMs: 2_000, lockQueryMs: 2_000, resendMs: 100, resendPerTick: 256 },
-    tickMs: 20,
-    snapshotEveryRecords: 50_000,
-    maxPendingBytes: 2 << 20,
-    nowMs: () => T0,
-    onFailure: (err) => failures.push(err),
-  });
-  t.after(async () => {
-    await runtime.close();
-    await store.close();
-    rmSync(root, { recursive: true, force: true });
-  });
-  const money = new JournalMoney(runtime, store, { delayMs: 1, tries: 3 });
+  const { runtime, store, money, failures } = openOwner(t);
   const ownerCall = (call: Extract<MoneyOp, { op: 'owner_call' }>['call']) => money.money({ op: 'owner_call', call, facts: [] });
 
   await ownerCall({ op: 'credit', account: PROTOCOL, amountMicros: 1_000n, key: 'fund-protocol' });
@@ -121,6 +100,62 @@ test('a prize the pool cannot cover after its retries fails the batch OVERLOADED
   await runtime.barrier();
   assert.deepEqual(checkLedger(store).differences, []);
   assert.deepEqual(failures, []);
+});
+
+/** One owner (0, alone, owning every account) on a temp dir, and its money ops; closed with the test. */
+function openOwner(t: TestContext) {
+  const root = mkdtempSync(join(tmpdir(), 'parlayd-journal-money-'));
+  const store = openStore(join(root, 'lmdb'));
+  const failures: Error[] = [];
+  const runtime = new OwnerRuntime({
+    dir: join(root, 'owner-0'),
+    self: 0,
+    ownerOf: () => 0,
+    store,
+    links: (deliver) => new PeerLinks(0, new Map(), deliver),
+    limits: { lockTimeoutMs: 2_000, lockQueryMs: 2_000, resendMs: 100, resendPerTick: 256 },
+    tickMs: 20,
+    snapshotEveryRecords: 50_000,
+    maxPendingBytes: 2 << 20,
+    nowMs: () => T0,
+    onFailure: (err) => failures.push(err),
+  });
+  t.after(async () => {
+    await runtime.close();
+    await store.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return { runtime, store, money: new JournalMoney(runtime, store, { delayMs: 1, tries: 3 }), failures };
+}
+
+test("an entry's reserve sent again with its idempotency key (its answer lost) is answered as the first: reserved once", async (t) => {
+  const { runtime, store, money, failures } = openOwner(t);
+  await money.money({ op: 'owner_call', call: { op: 'credit', account: userAccount('u'), amountMicros: 500n, key: 'fund-u' }, facts: [] });
+  const reserve = (entryIndex: number): MoneyOp => ({
+    op: 'reserve',
+    userId: 'u',
+    amountMicros: String(STAKE),
+    ref: entryRef({ contestId: CONTEST, userId: 'u', entryIndex }),
+    writes: [{ db: 'entryKeys', key: 'u:key', value: { contestId: CONTEST, entryIndex, contentHash: 'h', reservedMicros: String(STAKE) } }],
+    uniqueKeys: [{ db: 'entryKeys', key: 'u:key' }],
+    atMs: T0,
+  });
+  assert.deepEqual(await money.money(reserve(0)), { op: 'reserve' });
+  assert.deepEqual(await money.money(reserve(0)), { op: 'reserve' }, 'the same call again: its own key, its own hold');
+  assert.equal(runtime.book.available(userAccount('u')), 500n - STAKE, 'reserved once');
+  // Another entry under the key is still refused.
+  await assert.rejects(money.money(reserve(1)), (err: unknown) => err instanceof ApiError && err.code === 'IDEMPOTENCY_CONFLICT');
+  assert.equal(runtime.book.available(userAccount('u')), 500n - STAKE);
+  // Released (as a void refunds it), the hold is gone and the ledger whole.
+  await money.money({
+    op: 'owner_call',
+    call: { op: 'release', ref: entryRef({ contestId: CONTEST, userId: 'u', entryIndex: 0 }) },
+    facts: [],
+  });
+  assert.equal(runtime.book.available(userAccount('u')), 500n);
+  await runtime.barrier();
+  assert.deepEqual(failures, []);
+  assert.deepEqual(checkLedger(store).differences, []);
 });
 
 function refOf(userId: string): string {

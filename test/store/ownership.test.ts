@@ -28,6 +28,9 @@ const ENGINE_START =
 const READ_MODEL =
   "the engine's read model: each owner's journal records written behind as this same layout (store/write-behind.ts), the owner their one writer";
 
+const WITHDRAWAL_WRITES =
+  "decides the records a request and an end write with their money, for the account's owner to commit (the lmdb engine: itself, checking the key and the record inside its transaction)";
+
 const DB_OPENERS: Record<DbName, Openers> = {
   users: { owner: 'src/users/users.ts' },
   usersByWallet: { owner: 'src/users/users.ts' },
@@ -69,10 +72,16 @@ const DB_OPENERS: Record<DbName, Openers> = {
     owner: 'src/ledger/credit-keys.ts',
     also: { 'src/engine/read-model.ts': READ_MODEL },
   },
-  withdrawals: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
-  withdrawalKeys: { owner: 'src/ledger/withdrawals.ts' },
-  accountWithdrawals: { owner: 'src/ledger/withdrawals.ts' },
-  withdrawalsByStatus: { owner: 'src/ledger/withdrawals.ts', also: { 'src/ledger/holds-audit.ts': LEDGER_AUDIT } },
+  withdrawals: {
+    owner: 'src/ledger/withdrawal-records.ts',
+    also: { 'src/ledger/withdrawals.ts': WITHDRAWAL_WRITES, 'src/ledger/holds-audit.ts': LEDGER_AUDIT },
+  },
+  withdrawalKeys: { owner: 'src/ledger/withdrawal-records.ts', also: { 'src/ledger/withdrawals.ts': WITHDRAWAL_WRITES } },
+  accountWithdrawals: { owner: 'src/ledger/withdrawal-records.ts', also: { 'src/ledger/withdrawals.ts': WITHDRAWAL_WRITES } },
+  withdrawalsByStatus: {
+    owner: 'src/ledger/withdrawal-records.ts',
+    also: { 'src/ledger/withdrawals.ts': WITHDRAWAL_WRITES, 'src/ledger/holds-audit.ts': LEDGER_AUDIT },
+  },
   preferences: { owner: 'src/preferences/preferences.ts' },
   markets: {
     owner: 'src/markets/market-table.ts',
@@ -131,6 +140,7 @@ const DB_OPENERS: Record<DbName, Openers> = {
   userEntries: { owner: 'src/contests/contest-records.ts', also: { 'src/boot/migrations.ts': MIGRATION } },
   entryKeys: { owner: 'src/contests/contest-records.ts' },
   contestImages: { owner: 'src/contests/contest-records.ts' },
+  contestDoubts: { owner: 'src/contests/contest-owners.ts' },
   marketsDue: {
     owner: 'src/markets/due-index.ts',
     also: {

@@ -66,9 +66,9 @@ export function moneyRoutes(s: MoneyRouteDeps) {
     });
     return json(isReplay ? 200 : 201, withdrawalBody(record));
   };
-  const ownPage = (account: AccountId, { after, limit }: PageRequest<[string]>) => {
-    const page = s.withdrawals.pageOfAccount(account, limit, after?.[0] ?? null);
-    return { items: page.records.map(withdrawalBody), next: positionOf(page.next) };
+  const ownPage = async (account: AccountId, { after, limit }: PageRequest<[string]>) => {
+    const page = await s.withdrawals.pageOfAccount(account, limit, after?.[0] ?? null);
+    return { items: page.items.map(withdrawalBody), next: positionOf(page.next) };
   };
   return [
     defineRoute({
@@ -172,10 +172,10 @@ export function moneyRoutes(s: MoneyRouteDeps) {
       query: AdminWithdrawalsQuery,
       responses: { 200: AdminWithdrawalList },
       paged: WITHDRAWALS_PAGED,
-      handler: ({ query }, { after, limit }) => {
+      handler: async ({ query }, { after, limit }) => {
         const status: WithdrawalStatus = query.status ?? 'pending';
-        const page = s.withdrawals.pageOfStatus(status, limit, after?.[0] ?? null);
-        const withdrawals = page.records.map((r) => Object.assign(withdrawalBody(r), { account: r.account }));
+        const page = await s.withdrawals.pageOfStatus(status, limit, after?.[0] ?? null);
+        const withdrawals = page.items.map((r) => Object.assign(withdrawalBody(r), { account: r.account }));
         return { items: withdrawals, next: positionOf(page.next) };
       },
     }),
