@@ -3,15 +3,17 @@
 // is the protocol's on owner 0 (node a). Entries of users on both nodes, settled by a market's resolution,
 // each user's balance on its node exact to the micro against what its entry's view says it was paid; an
 // entry whose node was gone when it was sent, kept as a doubt across a SIGKILL of the gateway itself and
-// settled by sending it again once both are back. After each test, the checks of helpers/gateway-cluster.ts.
+// settled by sending it again once both are back; a contest created while the protocol's node was gone, its
+// pool a doubt that the gateway's next start opens, the contest then listed, tracked and settled by its
+// market. After each test, the checks of helpers/gateway-cluster.ts.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { ContestDetail } from '../../src/contract/contests.js';
 import { PROTOCOL, userAccount } from '../../src/records/ledger.js';
-import { contestConfig, createContest, enter, getDetail, up, down } from '../helpers/contests.js';
+import { contestConfig, createContest, enter, getDetail, listedIds, up, down } from '../helpers/contests.js';
 import { assertApiError } from '../helpers/errors.js';
-import { client } from '../helpers/http.js';
+import { admin, client } from '../helpers/http.js';
 import { gatewayCluster, userOn } from '../helpers/gateway-cluster.js';
 import { createMarket, resolveMarket } from '../helpers/markets.js';
 import { natsForFile } from '../helpers/nats-server.js';
@@ -146,6 +148,57 @@ test(
       await waitForQuiet(fixture.nc);
       const paid = await assertPaidAsViewed(restarted, contest.contest_id, [onA!, onB!]);
       assert.equal(paid, POOL + 2n * STAKE);
+      return restarted;
+    });
+  },
+);
+
+test(
+  "a contest created while the protocol's node was gone: its pool a doubt, opened by the gateway's next start, then listed, entered and settled",
+  { skip },
+  async () => {
+    await withCluster(async ({ nodes, gateway }) => {
+      const [onB] = await fundedUsers(gateway, [B]);
+      const operator = admin(gateway);
+      const funded = await operator.post('/v1/admin/protocol/credit', { amount_micros: Number(POOL), idempotency_key: randomUUID() });
+      assert.equal(funded.status, 200, JSON.stringify(funded.body));
+      const market = (await createMarket(gateway)).market_id;
+
+      await nodes[0].kill(); // owner 0, the protocol's
+      await waitFor(async () => (await operator.post('/v1/admin/contests', contestBody(market))).status === 503, {
+        what: 'the create refused while the pool cannot be opened',
+        timeoutMs: 5_000,
+      });
+      assert.deepEqual(await listedIds(gateway), [], 'nothing listed while its pool is in doubt');
+      await gateway.kill();
+      await nodes[0].start();
+      const restarted = await restartServer(gateway);
+      // Each create the waitFor sent while node a was gone was one doubt: each pool opened once, each contest listed.
+      const listed = await waitFor(
+        async () => {
+          const ids = await listedIds(restarted);
+          return ids.length > 0 && ids;
+        },
+        { what: 'the contest listed once its pool opened' },
+      );
+      await waitForQuiet(fixture.nc);
+      assert.equal(await bucket(A, PROTOCOL, 'committed'), BigInt(listed.length) * POOL);
+      const contestId = listed[0]!;
+      assert.equal((await enter(restarted, onB!, contestId, [up(market)])).status, 201);
+
+      await resolveMarket(restarted, market, 'YES');
+      // Tracked at the start that opened it: the market's resolution finishes it (and any twin).
+      await waitFor(
+        async () => {
+          for (const id of listed) if (((await getDetail(restarted, id)).body as ContestDetail).status !== 'resolved') return false;
+          return true;
+        },
+        { what: 'the contests resolved' },
+      );
+      await waitForQuiet(fixture.nc);
+      // One entrant: first place's 70 % of the pot; the second place's share goes back to the protocol.
+      assert.equal(await assertPaidAsViewed(restarted, contestId, [onB!]), ((POOL + STAKE) * 7_000n) / 10_000n);
+      assert.equal(await bucket(A, PROTOCOL, 'committed'), 0n);
       return restarted;
     });
   },
