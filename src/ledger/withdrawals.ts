@@ -137,8 +137,11 @@ export class Withdrawals {
     for (let earlier = this.requesting.get(key); earlier !== undefined; earlier = this.requesting.get(key)) {
       await earlier.catch(() => undefined);
     }
-    if ((await this.reads.key(account, req.idempotencyKey)) !== null) throw new ApiError('IDEMPOTENCY_CONFLICT');
-    const asking = this.owners.ownerCall(this.owners.shardOfAccount(account), { op: 'withdraw', account, amountMicros, ref }, writes);
+    // Registered before its first await (the key's read): a request that comes meanwhile waits for this one.
+    const asking = (async () => {
+      if ((await this.reads.key(account, req.idempotencyKey)) !== null) throw new ApiError('IDEMPOTENCY_CONFLICT');
+      return this.owners.ownerCall(this.owners.shardOfAccount(account), { op: 'withdraw', account, amountMicros, ref }, writes);
+    })();
     this.requesting.set(key, asking);
     try {
       const answer = await asking;

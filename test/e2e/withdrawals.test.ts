@@ -156,6 +156,27 @@ describe("a maker's withdrawal and the operator's queue", () => {
   });
 });
 
+describe("a maker's requests under one key, all at once", () => {
+  it('make one withdrawal: one 201, every other the same withdrawal as a replay, the amount held once', async () => {
+    const maker = await connectMaker(server, await registerMaker(server, undefined, undefined, 5 * USDC));
+    try {
+      const mm = client(server.baseUrl, maker.sessionToken);
+      const body = withdrawal(USDC);
+      const answers = await Promise.all(Array.from({ length: 8 }, () => mm.post('/v1/mm/withdrawals', body)));
+      assert.deepEqual(
+        answers.map((a) => a.status).sort(),
+        [200, 200, 200, 200, 200, 200, 200, 201],
+        JSON.stringify(answers.map((a) => a.body)),
+      );
+      assert.equal(new Set(answers.map((a) => a.body.withdrawal_id)).size, 1);
+      assert.equal((await mm.get('/v1/mm/balance')).body.pending_withdrawal_micros, String(USDC));
+      await ledgerCheck();
+    } finally {
+      await maker.close();
+    }
+  });
+});
+
 describe('a forged cursor (issue 33 item 6)', () => {
   /**
    * The cursor of the exploit, in the format cursors had before they were authenticated: base64url of
