@@ -18,6 +18,7 @@ import { auditLedger } from '../src/ledger/audit.js';
 import { openStore } from '../src/store/db.js';
 import { Progress } from './progress.js';
 import { runClusterChaos } from './chaos-cluster.js';
+import { runGatewayChaos } from './chaos-gateway.js';
 import { contestConfig, createContest, enter, getDetail, up } from '../test/helpers/contests.js';
 import { admin, client, type HttpResult } from '../test/helpers/http.js';
 import { connectMaker, registerMaker, type TestMaker } from '../test/helpers/makers.js';
@@ -259,16 +260,19 @@ async function main(): Promise<void> {
       seed: { type: 'string', default: String(Date.now() % 1e9) },
       // The cluster's money on NATS instead of the service (chaos-cluster.ts).
       cluster: { type: 'boolean', default: false },
+      // The cluster through its gateway's HTTP, the gateway among the victims (chaos-gateway.ts).
+      gateway: { type: 'boolean', default: false },
     },
   });
   const rounds = Number(values.rounds);
   const seed = Number(values.seed);
   if (!Number.isSafeInteger(rounds) || rounds < 1 || rounds > 100 || !Number.isSafeInteger(seed)) {
-    throw new Error('usage: npm run chaos -- --rounds <1..100> [--seed <integer>] [--cluster]');
+    throw new Error('usage: npm run chaos -- --rounds <1..100> [--seed <integer>] [--cluster | --gateway]');
   }
-  const progress = new Progress(values.cluster ? 'chaos --cluster' : 'chaos', rounds);
+  const mode = values.gateway ? ' --gateway' : values.cluster ? ' --cluster' : '';
+  const progress = new Progress(`chaos${mode}`, rounds);
   progress.update(0, 'starting');
-  const run = values.cluster ? runClusterChaos : runChaos;
+  const run = values.gateway ? runGatewayChaos : values.cluster ? runClusterChaos : runChaos;
   const report = await run(rounds, seed, (line) => {
     progress.print(line);
     progress.step();

@@ -8,7 +8,8 @@
 // by the shard with the incarnation it drew at its start. A beat unanswered in BEAT_TIMEOUT_MS (the node is
 // gone: "no responders" at once once nats-server has dropped it) or answered by a new incarnation (it
 // restarted in between) makes the shard unreachable: the pool ends the calls it had outstanding with 503 and
-// refuses new ones until the join is made again.
+// refuses new ones until the join is made again. So does a disconnect from nats-server, which may have lost
+// messages either way while no beat went unanswered.
 import type { NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
 import type { StoredMarket } from '../contract/markets.js';
@@ -62,6 +63,7 @@ class NatsShardTransport implements ShardTransport {
     });
     this.#beat = setInterval(() => void this.#beatOnce(), GATEWAY_BEAT_MS);
     void this.#join();
+    void this.#watchConnection();
   }
 
   send(batch: MainToShard[]): void {
@@ -124,7 +126,24 @@ class NatsShardTransport implements ShardTransport {
     const reply = await this.#ask('beat');
     this.#isBeating = false;
     if (this.#isStopped || this.#incarnation === null || reply?.incarnation === this.#incarnation) return;
-    this.options.log.warn({ shard: this.shard, restarted: reply !== null }, 'RFQ shard unreachable: its calls end 503');
+    this.#becomeUnreachable(reply === null ? 'no answer to its beat' : 'it restarted');
+  }
+
+  /**
+   * A broken connection to nats-server loses what was on its way, both ways (core NATS: at most once), and a
+   * restart of the server can be over before a beat goes unanswered: so a disconnect alone makes the shard
+   * unreachable, its calls end 503, and the join is made again once the connection is back.
+   */
+  async #watchConnection(): Promise<void> {
+    for await (const status of this.options.nc.status()) {
+      if (this.#isStopped) return;
+      if (status.type === 'disconnect' || status.type === 'reconnect') this.#becomeUnreachable(`the NATS connection's ${status.type}`);
+    }
+  }
+
+  #becomeUnreachable(why: string): void {
+    if (this.#isStopped || this.#incarnation === null) return; // not joined yet, or already joining again
+    this.options.log.warn({ shard: this.shard, why }, 'RFQ shard unreachable: its calls end 503');
     this.#incarnation = null;
     this.events.onReachable(false);
     void this.#join();

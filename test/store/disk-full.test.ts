@@ -101,11 +101,14 @@ describe('a full disk (issue 21)', () => {
       const during = await api.get(`/v1/rfq/${requestId}`);
       assert.equal(during.status, 200);
       if (isJournalEngine) {
-        // The end is in the journal (its last page had room) or waits for room there; LMDB, the read model
-        // behind it, cannot commit: a view that must show the caller's own writes answers 503 meanwhile.
+        // The end is in the journal (its last page had room) or waits for room there. LMDB, the read model
+        // behind it, cannot grow: a view that must show the caller's own writes answers 503 until it holds the
+        // end, or, when the end's few pages fitted in pages LMDB could reuse (it depends on which old pages
+        // its readers still held: a run under load found them), shows the end, never the balance before it.
         assert.ok(['pending', 'timeout'].includes(during.body.status), during.body.status);
         const balance = await api.get('/v1/user/balance');
-        assert.deepEqual([balance.status, balance.body.code], [503, 'OVERLOADED']);
+        if (balance.status === 200) assert.deepEqual([balance.body.available_micros, balance.body.reserved_micros], [String(FUNDS), '0']);
+        else assert.deepEqual([balance.status, balance.body.code], [503, 'OVERLOADED']);
       } else {
         assert.equal(during.body.status, 'pending', 'the end is not written yet');
         assert.deepEqual(await balanceOf(server, taker), { available: BigInt(FUNDS - WAGER), reserved: BigInt(WAGER), atRisk: 0n });
