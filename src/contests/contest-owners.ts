@@ -26,6 +26,16 @@ import { applyWrites, table, type BlindWrite } from '../store/records.js';
 /** Refusals an owner decides for good: nothing moved, nothing to send again. */
 const REFUSALS: ReadonlySet<string> = new Set(['INSUFFICIENT_BALANCE', 'IDEMPOTENCY_CONFLICT']);
 
+const isRefusal = (err: unknown): boolean => err instanceof ApiError && REFUSALS.has(err.code);
+
+/**
+ * A doubt settled by a refusal is settled: nothing moved. Its refusal was its own caller's (answered 503 long
+ * ago), not that of the task that settled it on the lane.
+ */
+function ignoreRefusal(err: unknown): void {
+  if (!isRefusal(err)) throw err;
+}
+
 export class ContestOwners implements BalanceOwners {
   /** Doubts being settled, by reference: a second asker waits for the same resend. */
   readonly #settling = new Map<string, Promise<ContestRecord | null>>();
@@ -125,7 +135,7 @@ export class ContestOwners implements BalanceOwners {
   async settleDoubtsOf(contestId: string): Promise<void> {
     if (!this.areShardsRemote) return;
     const doubts = [...table(this.store, 'contestDoubts').getRange()].filter(({ value }) => value.contestId === contestId);
-    for (const { key, value } of doubts) await this.#settle(key, value);
+    for (const { key, value } of doubts) await this.#settle(key, value).catch(ignoreRefusal);
   }
 
   /**
@@ -137,7 +147,7 @@ export class ContestOwners implements BalanceOwners {
     const opened: ContestRecord[] = [];
     for (const { key, value } of [...table(this.store, 'contestDoubts').getRange()]) {
       try {
-        if (value.kind === 'entry') await onLane(value.contestId, () => this.#settle(key, value).then(() => undefined));
+        if (value.kind === 'entry') await onLane(value.contestId, () => this.#settle(key, value).then(() => undefined, ignoreRefusal));
         else {
           const contest = await this.#settle(key, value);
           if (contest !== null) opened.push(contest);
@@ -169,7 +179,7 @@ export class ContestOwners implements BalanceOwners {
     try {
       isDone = doubt.kind === 'entry' ? await this.#sendEntry(ref, doubt) : await this.#sendPool(doubt);
     } catch (err) {
-      if (err instanceof ApiError && REFUSALS.has(err.code)) {
+      if (isRefusal(err)) {
         await this.store.transact(() => void table(this.store, 'contestDoubts').remove(ref));
         throw err;
       }
