@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect } from 'nats';
+import { connect, type NatsConnection } from 'nats';
 import { MoneyCalls, type MoneyReply } from '../src/cluster/money-calls.js';
 import { natsOptions } from '../src/cluster/nats-options.js';
 import { partitionOfName, partitionOfUser } from '../src/cluster/partitions.js';
@@ -106,13 +106,9 @@ export async function runClusterChaos(
   seed: number,
   log: (line: string) => void = () => undefined,
 ): Promise<ClusterChaosReport> {
-  const binary = natsServerBinary();
-  if ('missing' in binary) throw new Error(binary.missing);
   const rng = prng(seed);
-  const root = mkdtempSync(join(tmpdir(), 'parlayd-chaos-cluster-'));
-  const nats = await NatsServer.start(binary.path);
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url));
-  const nc = await connect({ servers: nats.url, ...natsOptions('chaos') });
+  const cluster = await openChaosCluster('parlayd-chaos-cluster-');
+  const { nats, nc, nodes } = cluster;
   const money = new MoneyCalls(nc, { deadlineMs: CALL_TIMEOUT_MS, resendMs: CALL_RESEND_MS });
   const world: World = {
     takers: MAP.owners.flatMap((owner) => Array.from({ length: TAKERS_PER_OWNER }, (_, i) => userOn(owner, `chaos-${owner}-${i}`))),
@@ -175,11 +171,40 @@ export async function runClusterChaos(
       unknownFills: world.unknownFills.size,
     };
   } finally {
-    await nc.close().catch(() => undefined);
-    await Promise.allSettled(nodes.map((node) => node.kill()));
-    await nats.stop();
-    rmSync(root, { recursive: true, force: true });
+    await cluster.close();
   }
+}
+
+/** A chaos run's cluster: a nats-server of its own, a connection to it, and the two shard nodes (not started). */
+export interface ChaosCluster {
+  /** The temp directory the nodes' data directories are in, and anything else of the run's. */
+  root: string;
+  nats: NatsServer;
+  nc: NatsConnection;
+  nodes: NodeProcess[];
+  /** Kills what is left, stops the server, removes the directory. */
+  close(): Promise<void>;
+}
+
+export async function openChaosCluster(prefix: string): Promise<ChaosCluster> {
+  const binary = natsServerBinary();
+  if ('missing' in binary) throw new Error(binary.missing);
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const nats = await NatsServer.start(binary.path);
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url));
+  const nc = await connect({ servers: nats.url, ...natsOptions('chaos') });
+  return {
+    root,
+    nats,
+    nc,
+    nodes,
+    close: async () => {
+      await nc.close().catch(() => undefined);
+      await Promise.allSettled(nodes.map((node) => node.kill()));
+      await nats.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
 }
 
 /** One round's calls, each started at a seeded moment of the spread; resolves once every one is answered. */

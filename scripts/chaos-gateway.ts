@@ -14,32 +14,19 @@
 // own check passes and the owners' journals check together.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect } from 'nats';
-import { natsOptions } from '../src/cluster/nats-options.js';
 import { contestConfig, createContest, adminEntries } from '../test/helpers/contests.js';
 import { gatewayCluster, makerWalletOn, userOn } from '../test/helpers/gateway-cluster.js';
 import { admin, client, type HttpResult } from '../test/helpers/http.js';
 import { connectMaker, registerMaker, type ConnectedMaker, type TestMaker } from '../test/helpers/makers.js';
 import { createMarket, resolveMarket } from '../test/helpers/markets.js';
-import { NatsServer, natsServerBinary, type NatsFixture } from '../test/helpers/nats-server.js';
-import {
-  A,
-  assertClusterCheckClean,
-  assertJournalsClean,
-  B,
-  MAP_TEXT,
-  NodeProcess,
-  NODES,
-  waitForQuiet,
-} from '../test/helpers/owner-nodes.js';
+import { A, assertClusterCheckClean, assertJournalsClean, B, waitForQuiet } from '../test/helpers/owner-nodes.js';
 import { autoQuote, unsignedBody } from '../test/helpers/rfq.js';
 import { restartServer, type TestServer } from '../test/helpers/server.js';
 import { credit, type TestUser } from '../test/helpers/users.js';
 import { waitFor } from '../test/helpers/wait.js';
+import { openChaosCluster } from './chaos-cluster.js';
 import { int, pick, prng, type Rng } from './fuzz/gen.js';
 
 const USERS_PER_NODE = 2;
@@ -102,22 +89,17 @@ export async function runGatewayChaos(
   seed: number,
   log: (line: string) => void = () => undefined,
 ): Promise<GatewayChaosReport> {
-  const binary = natsServerBinary();
-  if ('missing' in binary) throw new Error(binary.missing);
   const rng = prng(seed);
-  const root = mkdtempSync(join(tmpdir(), 'parlayd-chaos-gateway-'));
-  const nats = await NatsServer.start(binary.path);
-  const nc = await connect({ servers: nats.url, ...natsOptions('chaos') });
-  const fixture: NatsFixture = { skip: false, server: nats, nc };
-  const { startGateway } = gatewayCluster(fixture);
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url));
+  const cluster = await openChaosCluster('parlayd-chaos-gateway-');
+  const { root, nats, nc, nodes } = cluster;
+  const { startGateway } = gatewayCluster({ skip: false, server: nats, nc });
   const gateways: TestServer[] = [];
   const victims: Victim[] = [];
   const killAfterMs: number[] = [];
   let world: World | null = null;
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    const gateway = await startGateway(join(root, 'gateway'), 'gateway-chaos', MAP_TEXT.join(';'));
+    const gateway = await startGateway(join(root, 'gateway'), 'gateway-chaos');
     gateways.push(gateway);
     world = await setUp(gateway);
     const firstVictim = int(rng, VICTIMS.length);
@@ -174,10 +156,7 @@ export async function runGatewayChaos(
   } finally {
     for (const maker of world?.connected ?? []) await maker.close().catch(() => undefined);
     await Promise.allSettled(gateways.map((gateway) => gateway.kill()));
-    await Promise.allSettled(nodes.map((node) => node.kill()));
-    await nc.close().catch(() => undefined);
-    await nats.stop();
-    rmSync(root, { recursive: true, force: true });
+    await cluster.close();
   }
 }
 
