@@ -1,8 +1,10 @@
 // `npm run chaos -- --gateway --rounds N [--seed N]`: the chaos run of the cluster through its gateway. A
-// real nats-server, two shard nodes (test/helpers/owner-nodes.ts NODES) and the service as their gateway, with
-// two quoting makers (one account on each node); per round a seeded mix through the gateway's HTTP (unsigned
-// RFQs of users on both nodes, contest entries and withdrawals under idempotency keys, withdrawals' ends), and
-// at a seeded moment a SIGKILL of the gateway, node a, node b or nats-server (each in turn), started again.
+// real nats-server, two shard nodes (test/helpers/owner-nodes.ts NODES), a coordinator and a gateway that keeps
+// nothing in front of it, with two quoting makers on the gateway's socket (one account on each node); per
+// round a seeded mix through the gateway's HTTP (unsigned RFQs of users on both nodes, contest entries and
+// withdrawals under idempotency keys, withdrawals' ends: all but the RFQs forwarded to the coordinator), and
+// at a seeded moment a SIGKILL of the coordinator, the gateway, node a, node b or nats-server (each in turn),
+// started again (a killed gateway as a new one: it had nothing to start from).
 // Then, through the gateway: every acknowledged RFQ read back and terminal; every entry and withdrawal
 // acknowledged, and every one whose answer was lost, sent again under its key (half the lost entries given up
 // on instead): an acknowledged one answers itself (200, the same entry or withdrawal), a lost one either
@@ -10,8 +12,8 @@
 // its entries' stakes (no stake without its entry on the gateway: the doubts of contests/contest-owners.ts
 // settled, which a given-up entry its node had taken needs) and its at-risk money exactly its completed RFQs'
 // wagers; the admin's ledger check clean and the cluster's through NATS too. After the last
-// round the market resolves, the contest settles with nothing left reserved, everything stops, the gateway's
-// own check passes and the owners' journals check together.
+// round the market resolves, the contest settles with nothing left reserved, everything stops, the
+// coordinator's own check passes and the owners' journals check together.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -44,7 +46,7 @@ const KILL_MIN_MS = 20;
 const KILL_MAX_MS = 300;
 const ROUND_TIMEOUT_MS = 90_000;
 
-const VICTIMS = ['gateway', 'node a', 'node b', 'nats-server'] as const;
+const VICTIMS = ['coordinator', 'gateway', 'node a', 'node b', 'nats-server'] as const;
 type Victim = (typeof VICTIMS)[number];
 
 export interface GatewayChaosReport {
@@ -69,7 +71,9 @@ interface Keyed {
 type End = 'complete' | 'fail';
 
 interface World {
+  /** The gateway every request and maker socket goes to. */
   gateway: TestServer;
+  coordinator: TestServer;
   users: TestUser[];
   makers: TestMaker[];
   connected: ConnectedMaker[];
@@ -92,16 +96,18 @@ export async function runGatewayChaos(
   const rng = prng(seed);
   const cluster = await openChaosCluster('parlayd-chaos-gateway-');
   const { root, nats, nc, nodes } = cluster;
-  const { startGateway } = gatewayCluster({ skip: false, server: nats, nc });
+  const { startGateway, startEdge } = gatewayCluster({ skip: false, server: nats, nc });
   const gateways: TestServer[] = [];
   const victims: Victim[] = [];
   const killAfterMs: number[] = [];
   let world: World | null = null;
   try {
     await Promise.all(nodes.map((node) => node.start()));
-    const gateway = await startGateway(join(root, 'gateway'), 'gateway-chaos');
+    const coordinator = await startGateway(join(root, 'coordinator'), 'coordinator');
+    gateways.push(coordinator);
+    const gateway = await startEdge(coordinator, 'gateway-chaos');
     gateways.push(gateway);
-    world = await setUp(gateway);
+    world = await setUp(gateway, coordinator);
     const firstVictim = int(rng, VICTIMS.length);
     for (let round = 1; round <= rounds; round++) {
       const deadline = Date.now() + ROUND_TIMEOUT_MS;
@@ -113,10 +119,15 @@ export async function runGatewayChaos(
       const load = startLoad(world, rng, lost);
       await sleep(afterMs);
       if (victim === 'nats-server') await nats.restart();
-      else if (victim === 'gateway') {
+      else if (victim === 'coordinator') {
+        await world.coordinator.kill();
+        await load;
+        world.coordinator = await restartServer(world.coordinator);
+        gateways.push(world.coordinator);
+      } else if (victim === 'gateway') {
         await world.gateway.kill();
         await load;
-        world.gateway = await restartServer(world.gateway);
+        world.gateway = await startEdge(world.coordinator, 'gateway-chaos');
         gateways.push(world.gateway);
         await reconnectMakers(world);
       } else {
@@ -140,7 +151,8 @@ export async function runGatewayChaos(
     await waitForQuiet(nc, 30_000);
     await assertClusterCheckClean(nc);
     for (const maker of world.connected) await maker.close();
-    assert.equal(await world.gateway.stop(), 0, "the gateway's own ledger check at its stop");
+    assert.equal(await world.gateway.stop(), 0);
+    assert.equal(await world.coordinator.stop(), 0, "the coordinator's own ledger check at its stop");
     await Promise.all(nodes.map((node) => node.stop()));
     assertJournalsClean(nodes);
     return {
@@ -160,7 +172,7 @@ export async function runGatewayChaos(
   }
 }
 
-async function setUp(gateway: TestServer): Promise<World> {
+async function setUp(gateway: TestServer, coordinator: TestServer): Promise<World> {
   const users: TestUser[] = [];
   for (const owner of [A, B]) for (let i = 0; i < USERS_PER_NODE; i++) users.push(await userOn(gateway, owner));
   for (const user of users) await credit(gateway, user.address, FUNDS_MICROS);
@@ -172,6 +184,7 @@ async function setUp(gateway: TestServer): Promise<World> {
   const contest = await createContest(gateway, contestConfig([market], { entry_cap: 100_000, bet_amount_micros: STAKE_MICROS }));
   const world: World = {
     gateway,
+    coordinator,
     users,
     makers,
     connected: [],

@@ -1,12 +1,10 @@
 // `npm run cluster [-- --data DIR] [--port N]`: the service as a cluster on this machine, for a newcomer to try
 // (docs/scaling.md): a nats-server on a free loopback port (Debian's: apt-get install nats-server), two shard
-// nodes (partitions 0-127 and 128-255, each its own data directory under DIR) and a gateway (the service with
-// PARLAYD_NATS_URL set, on --port, default 8080), with one admin token for all. Prints the gateway's URL and
-// the token once everything listens, and stops them all on Ctrl-C (SIGINT) or SIGTERM. The data directory
-// (default ./data-cluster) is kept between runs, as the service's ./data is.
-//
-// One gateway, not yet two: until the coordinator holds users, sessions and the makers' registry
-// (docs/scaling.md, "What comes next"), the gateway keeps them, so a second one would be a second service's.
+// nodes (partitions 0-127 and 128-255, each its own data directory under DIR), a coordinator (its own data
+// directory, on --port + 2) and two gateways (keeping nothing: on --port and --port + 1, default 8080 and
+// 8081), with one admin token for all. Prints the gateways' URLs and the token once everything listens, and
+// stops them all on Ctrl-C (SIGINT) or SIGTERM. The data directory (default ./data-cluster) is kept between
+// runs, as the service's ./data is.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,6 +24,8 @@ const { values } = parseArgs({
   options: { data: { type: 'string', default: './data-cluster' }, port: { type: 'string', default: '8080' } },
 });
 const dataRoot = resolve(values.data);
+const basePort = Number(values.port);
+const gatewayPorts = [basePort, basePort + 1];
 const binary = natsServerBinary();
 if ('missing' in binary) {
   process.stderr.write(`npm run cluster: ${binary.missing}\n`);
@@ -36,7 +36,8 @@ const adminToken = process.env['PARLAYD_ADMIN_TOKEN'] ?? randomBytes(24).toStrin
 const nats = await NatsServer.start(binary.path);
 const started: ListeningProcess[] = [];
 const stopAll = async () => {
-  // The gateway first (it stops taking requests), then the nodes (their journals flushed), then NATS.
+  // The gateways and the coordinator first (they stop taking requests), then the nodes (their journals
+  // flushed), then NATS.
   for (const process of [...started].reverse()) await process.stop();
   await nats.stop();
 };
@@ -52,17 +53,20 @@ try {
       }),
     );
   }
-  started.push(
-    await ListeningProcess.start('gateway', SERVICE, {
-      PARLAYD_NATS_URL: nats.url,
-      PARLAYD_PARTITION_MAP: MAP,
-      PARLAYD_NODE_ID: 'gateway-1',
-      PARLAYD_PORT: values.port,
-      PARLAYD_DATA_DIR: resolve(dataRoot, 'gateway-1'),
-      PARLAYD_ADMIN_TOKEN: adminToken,
-      PARLAYD_LOG_LEVEL: 'info',
-    }),
-  );
+  const front = (role: 'coordinator' | 'gateway', nodeId: string, port: number) => ({
+    PARLAYD_NATS_URL: nats.url,
+    PARLAYD_ROLE: role,
+    PARLAYD_PARTITION_MAP: MAP,
+    PARLAYD_NODE_ID: nodeId,
+    PARLAYD_PORT: String(port),
+    PARLAYD_DATA_DIR: resolve(dataRoot, nodeId),
+    PARLAYD_ADMIN_TOKEN: adminToken,
+    PARLAYD_LOG_LEVEL: 'info',
+  });
+  started.push(await ListeningProcess.start('coordinator', SERVICE, front('coordinator', 'coordinator', basePort + 2)));
+  for (const [i, port] of gatewayPorts.entries()) {
+    started.push(await ListeningProcess.start(`gateway ${i + 1}`, SERVICE, front('gateway', `gateway-${i + 1}`, port)));
+  }
 } catch (error) {
   await stopAll();
   throw error;
@@ -71,7 +75,8 @@ try {
 process.stdout.write(
   [
     `parlayd cluster: nats-server at ${nats.url}; ${NODES.map((node) => `${node.name} (partitions ${node.partitions})`).join(', ')}`,
-    `  gateway: http://127.0.0.1:${values.port}  (maker socket ws://127.0.0.1:${values.port}/v1/mm/ws)`,
+    ...gatewayPorts.map((port, i) => `  gateway ${i + 1}: http://127.0.0.1:${port}  (maker socket ws://127.0.0.1:${port}/v1/mm/ws)`),
+    `  coordinator: http://127.0.0.1:${basePort + 2}`,
     `  admin token: ${adminToken}`,
     `  data: ${dataRoot}`,
     '  Ctrl-C stops them all.',

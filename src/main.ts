@@ -1,6 +1,8 @@
 // Main thread: the process entry point. Reads configuration, starts the service, prints where it listens
 // (and the admin token once, when it was generated), and stops gracefully on SIGTERM/SIGINT.
-import { ConfigError, loadConfig } from './config/config.js';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { systemClock } from './lib/clock.js';
 import { createLogger } from './lib/log.js';
 import { UnsupportedDataError } from './store/db.js';
@@ -41,15 +43,7 @@ async function main(): Promise<void> {
   // A cluster's shard node (docs/scaling.md) is a process of its own kind: its entry reads its variables.
   if (config.cluster?.role === 'shard') return void (await import('./cluster/shard-node-main.js'));
   const log = createLogger(config.logLevel);
-  // A cluster's gateway reaches its RFQ shards on the shard nodes over NATS (loaded only then).
-  const gateway = config.cluster === null ? null : await (await import('./cluster/gateway.js')).joinAsGateway(config.cluster, log);
-  const { createService } = await import('./boot/app.js');
-  // A failed RFQ shard lost its state: the process stops at once (70: an internal software error), and the
-  // next start ends the RFQs it held.
-  const service = await createService(config, log, systemClock, {
-    onShardFailed: () => process.exit(70),
-    ...gateway?.serviceOptions,
-  }).catch(exitOnConfigError);
+  const service = await startRole(config, log).catch(exitOnConfigError);
   log.info(
     {
       host: config.host,
@@ -69,16 +63,55 @@ async function main(): Promise<void> {
   }
   const signal = await stopSignal;
   log.info({ signal }, 'stopping');
-  service
-    .close()
-    .then(() => gateway?.close())
-    .then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ err }, 'error while stopping');
-        process.exit(1);
-      },
-    );
+  service.close().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log.error({ err }, 'error while stopping');
+      process.exit(1);
+    },
+  );
+}
+
+interface Running {
+  port: number;
+  metricsPort: number | null;
+  recoverBackend: 'native' | 'noble';
+  close(): Promise<void>;
+}
+
+/**
+ * The one process, or a cluster's coordinator or gateway (docs/scaling.md, "Roles"). Both reach their RFQ
+ * shards on the shard nodes over NATS (loaded only then); a gateway also reaches the coordinator, which
+ * answers it through a door of its own once it listens.
+ */
+async function startRole(config: Config, log: Logger): Promise<Running> {
+  // A failed RFQ shard lost its state: the process stops at once (70: an internal software error), and the
+  // next start ends the RFQs it held.
+  const onShardFailed = () => process.exit(70);
+  if (config.cluster === null) return (await import('./boot/app.js')).createService(config, log, systemClock, { onShardFailed });
+  const link = await (await import('./cluster/gateway.js')).joinAsGateway(config.cluster, log);
+  const closeLink = (running: Running): Running => ({ ...running, close: () => running.close().then(() => link.close()) });
+  const { checkLedger, ...shardOptions } = link.serviceOptions;
+  if (config.cluster.role === 'gateway') {
+    const { CoordinatorLink } = await import('./cluster/coordinator-link.js');
+    const coordinator = new CoordinatorLink({ nc: link.nc, adminToken: config.adminToken, clock: systemClock, log });
+    const { createGatewayService } = await import('./boot/gateway-app.js');
+    return closeLink(await createGatewayService(config, log, systemClock, { onShardFailed, ...shardOptions, coordinator }));
+  }
+  const forwardedKey = randomBytes(32).toString('base64url');
+  const service = await (
+    await import('./boot/app.js')
+  ).createService(config, log, systemClock, { onShardFailed, ...shardOptions, checkLedger, forwardedKey });
+  const { CoordinatorDoor } = await import('./cluster/coordinator-door.js');
+  const loopback = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const door = new CoordinatorDoor({
+    nc: link.nc,
+    services: service.services,
+    httpOrigin: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${service.port}`,
+    forwardedKey,
+    log,
+  });
+  return closeLink({ ...service, close: () => (door.close(), service.close()) });
 }
 
 void main();

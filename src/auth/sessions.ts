@@ -41,7 +41,12 @@ interface LiveSession {
   expiresAtMs: number;
 }
 
+/** What was revoked (told after its write committed): sessions by key, or every session of a maker. */
+export type Revocation = { sessionKeys: string[] } | { makerAddress: string };
+
 export class Sessions implements TokenResolver {
+  /** Told of each revocation once it is durable (a cluster's coordinator tells its gateways: coordinator-door.ts). */
+  onRevoked: ((revocation: Revocation) => void) | null = null;
   /** Hex SHA-256 of the admin token, as bytes of its text (what resolve compares against). */
   private readonly adminTokenHashHex: Buffer;
   /** token -> live session; insertion order is the eviction order. Tokens here are never logged. */
@@ -110,6 +115,7 @@ export class Sessions implements TokenResolver {
     this.#forgetKey(sessionKey);
     await this.sessions.remove(sessionKey);
     this.#forgetKey(sessionKey);
+    this.onRevoked?.({ sessionKeys: [sessionKey] });
   }
 
   /** Revokes every maker session of an address (maker removed from the registry): a range of the index, no scan. */
@@ -123,6 +129,13 @@ export class Sessions implements TokenResolver {
       }
     });
     this.#forget(isRevoked);
+    this.onRevoked?.({ makerAddress: address });
+  }
+
+  /** The stored session `sessionKey` while it is live (unexpired, not revoked); undefined otherwise. */
+  liveRecordOf(sessionKey: string): SessionRecord | undefined {
+    const record = this.sessions.get(sessionKey);
+    return record === undefined || record.expiresAtMs <= this.clock.nowMs() ? undefined : record;
   }
 
   resolve(token: string): Principal | null {

@@ -2,18 +2,13 @@
 // process concerns (signals, printing); tests and benchmarks use the same createService.
 import { moneyRoutes } from '../http/routes/money.js';
 import { viewRoutes } from '../http/routes/views.js';
-import uWS, { type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { systemClock, withTimers, type Clock } from '../lib/clock.js';
 import type { Config } from '../config/config.js';
 import { openStore } from '../store/db.js';
 import { createHttpMetrics } from '../ops/metrics.js';
 import { ThreadRoles } from '../ops/thread-cpu.js';
-import { withReadBarriers } from '../http/read-barriers.js';
-import { createHttpApp } from '../http/server.js';
 import { RateLimiter } from '../lib/rate-limit.js';
-import { LoadShedder } from '../http/load-shedder.js';
-import { Gauge } from 'prom-client';
 import { Sessions } from '../auth/sessions.js';
 import { WalletLogin } from '../auth/wallet-login.js';
 import { JwtLogin } from '../auth/jwt-login.js';
@@ -52,16 +47,16 @@ import { QuoteBook } from '../mm/quote-book.js';
 import { Protection } from '../mm/protection.js';
 import { makerAccount } from '../records/ledger.js';
 import { MakerStats } from '../mm/stats.js';
-import { MakerGateway } from '../mm/gateway.js';
+import { MakerGateway, type MakerGatewayDeps } from '../mm/gateway.js';
 import { MAKER_WS_PATH } from '../contract/maker-protocol.js';
 import { buildDueIndexIfMissing } from '../markets/due-index.js';
 import { createOracle } from '../oracle/oracle.js';
 import { oracleRoutes } from '../http/routes/oracle.js';
-import { listenForMetrics, type MetricsListener } from '../ops/metrics-listener.js';
 import { createDashboard, DASHBOARD_WS_PATH } from '../dashboard/dashboard.js';
 import { loadOrCreateDataKey } from '../store/data-key.js';
 import { CursorCodec } from '../contract/paging.js';
 import { crashLater } from '../lib/fatal.js';
+import { openFrontDoor } from './front-door.js';
 
 export const SERVICE_VERSION = '0.1.0';
 /** The `meta` name of the data directory's cursor key (contract/paging.ts). */
@@ -82,6 +77,8 @@ export interface RunningService {
 export interface ServiceOptions extends ShardPoolOptions {
   /** The ledger check of every owner node (cluster/ledger-check.ts), instead of this process's LMDB. */
   checkLedger?: () => Promise<LedgerCheck>;
+  /** A cluster's coordinator: the key its door's forwarded requests carry (http/server.ts HttpDeps.forwardedKey). */
+  forwardedKey?: string;
 }
 
 export async function createService(
@@ -114,7 +111,7 @@ async function assemble(
   config: Config,
   log: Logger,
   clock: Clock,
-  { checkLedger, ...shardOptions }: ServiceOptions,
+  { checkLedger, forwardedKey, ...shardOptions }: ServiceOptions,
 ): Promise<() => RunningService> {
   // --- storage: the LMDB environment, closed last -----------------------------------------------------------
   const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
@@ -296,66 +293,35 @@ async function assemble(
   // The router matches whatever the order (static segments before parameters, a duplicate refused); the
   // order is the OpenAPI document's order of paths.
   const routes = areas.routes();
-  const shedder = new LoadShedder({ maxInFlight: config.maxInFlightCreates, maxDelayMs: config.maxEventLoopDelayMs });
-  new Gauge({
-    name: 'parlayd_http_in_flight_creates',
-    help: 'RFQ creates admitted by the load shedder and not yet answered (bound: PARLAYD_MAX_IN_FLIGHT_CREATES)',
-    registers: [metrics.registry],
-    collect() {
-      this.set(shedder.inFlight);
-    },
-  });
-  const app = createHttpApp({
-    routes: config.engine === 'journal' ? withReadBarriers(routes, () => pool.readBarrier()) : routes,
+  const front = openFrontDoor(areas, {
+    config,
+    log,
+    clock,
+    metrics,
+    routes,
     tokens: sessions,
     rateLimiter,
-    authRateLimiter: new RateLimiter(config.authRateLimit),
-    authNetworkRateLimiter: new RateLimiter(config.authNetworkRateLimit),
-    log,
-    metrics,
-    isStopping: () => areas.isStopping,
-    shedder,
-    unreadBodies: config.unreadBodies,
-    clock,
+    readBarrier: config.engine === 'journal' ? () => pool.readBarrier() : null,
     // Cursors are authenticated under the data directory's key, so they survive a restart.
     cursors: new CursorCodec(loadOrCreateDataKey(store, CURSOR_KEY_NAME)),
+    verifyThreadsLoaded,
+    ...(forwardedKey === undefined ? {} : { extra: { forwardedKey } }),
   });
   // uWS matches these static paths before the HTTP catch-all; a plain GET on one still falls through to 404.
-  app.ws(MAKER_WS_PATH, maker.gateway.attach(maker.desk));
-  app.ws(DASHBOARD_WS_PATH, dashboard.feed.behavior());
-  let listening: { socket: us_listen_socket; metricsListener: MetricsListener | null; recoverBackend: 'native' | 'noble' } | null = null;
-  areas.add({
-    name: 'http',
-    start: async () => {
-      const recoverBackend = await verifyThreadsLoaded;
-      shedder.start();
-      const socket = await listen(app, config.host, config.port);
-      listening = { socket, recoverBackend, metricsListener: null };
-      if (config.metricsPort !== null)
-        listening.metricsListener = await listenForMetrics(metrics.registry, config.host, config.metricsPort);
-    },
-    stop: () => {
-      if (listening !== null) uWS.us_listen_socket_close(listening.socket);
-      shedder.stop();
-      listening?.metricsListener?.close();
-    },
-  });
+  front.app.ws(MAKER_WS_PATH, maker.gateway.attach(maker.desk));
+  front.app.ws(DASHBOARD_WS_PATH, dashboard.feed.behavior());
 
-  return () => {
-    if (listening === null) throw new Error('the service is read before its http area started'); // a wiring bug
-    return {
-      port: uWS.us_socket_local_port(listening.socket),
-      metricsPort: listening.metricsListener?.port ?? null,
-      recoverBackend: listening.recoverBackend,
-      services,
-      close: () => areas.stop(),
-    };
-  };
+  return () => ({ ...front.listened(), services, close: () => areas.stop() });
 }
 
-/** The maker side of the main thread: the gateway (sockets), and the desk between it and the shards. */
-function buildMakerArea(
-  s: Pick<Services, 'config' | 'clock' | 'log' | 'store' | 'metrics' | 'verifyPool' | 'sessions' | 'makers' | 'ownedViews'> & {
+/**
+ * The maker side of the main thread: the gateway (sockets), and the desk between it and the shards. Also a
+ * cluster gateway's (gateway-app.ts), with its copies of the coordinator's sessions and registry.
+ */
+export function buildMakerArea(
+  s: Pick<Services, 'config' | 'clock' | 'log' | 'store' | 'metrics' | 'verifyPool' | 'ownedViews'> & {
+    sessions: MakerGatewayDeps['sessions'];
+    makers: MakerGatewayDeps['registry'];
     rateLimiter: RateLimiter;
     pool: ShardPool;
     rfqMetrics: RfqMetrics;
@@ -406,14 +372,8 @@ function buildMakerArea(
   return { gateway, desk, book, protection, stats };
 }
 
-function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
-  return new Promise((resolve, reject) =>
-    app.listen(host, port, (socket) => (socket === false ? reject(new Error(`cannot listen on ${host}:${port}`)) : resolve(socket))),
-  );
-}
-
 /** After the last writes of every area above it: their commits are durable, then the environment closes. */
-async function closeStore(store: Store): Promise<void> {
+export async function closeStore(store: Store): Promise<void> {
   try {
     await store.root.flushed;
   } catch (err) {

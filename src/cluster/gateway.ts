@@ -17,6 +17,7 @@ import { checkCluster, ledgerCheckOfCluster } from './ledger-check.js';
 const CHECK_TIMEOUT_MS = 10_000;
 
 export interface GatewayLink {
+  nc: NatsConnection;
   /** For createService: the pool's transport and placement, and the cluster's ledger check. */
   serviceOptions: Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'> & { checkLedger: () => Promise<LedgerCheck> };
   /** After the service stopped: what was sent leaves, then the connection closes. */
@@ -41,6 +42,7 @@ export async function joinAsGateway(cluster: NonNullable<Config['cluster']>, log
   const map = PartitionMap.of(cluster.partitionMap);
   const nc: NatsConnection = await connect({ servers: cluster.natsServers, ...natsOptions(cluster.nodeId) });
   return {
+    nc,
     serviceOptions: {
       transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
       placement: clusterPlacement(map),

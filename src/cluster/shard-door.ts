@@ -57,10 +57,16 @@ interface Gateway {
   out: Batcher<ShardToMain>;
 }
 
-/** A broadcast RFQ's audience as the gateways answer: who has not yet, and the makers of those who have. */
+/**
+ * A broadcast RFQ's audience as the gateways answer: who has not yet, the makers of those who have, and what
+ * those makers sent of this RFQ meanwhile. The shard takes a maker's message only from a maker of the RFQ's
+ * audience (NOT_IN_AUDIENCE otherwise), and the audience it gets is the merged one: so a quote from a gateway
+ * that answered waits here for the others, and follows the audience to the shard in the order it came.
+ */
 interface Audience {
   waiting: Set<string>;
   makerIds: string[];
+  held: MainToShard[];
 }
 
 export class ShardDoor {
@@ -188,7 +194,7 @@ export class ShardDoor {
       switch (message.kind) {
         case 'audience': {
           const merged = this.#answered(gateway.name, message.requestId, message.makerIds);
-          if (merged !== null) forwarded.push(merged);
+          if (merged !== null) forwarded.push(...merged);
           continue;
         }
         case 'quote':
@@ -196,9 +202,11 @@ export class ShardDoor {
         case 'quote_cancel':
         case 'last_look_response':
           this.#makerGateways.set(message.makerId, gateway.name);
+          if (this.#holdForAudience(message)) continue;
           break;
         case 'declines':
           for (const makerId of message.makerIds) this.#makerGateways.set(makerId, gateway.name);
+          if (this.#holdForAudience(message)) continue;
           break;
         case 'maker_disconnected':
           this.#makerGateways.delete(message.makerId);
@@ -235,14 +243,29 @@ export class ShardDoor {
     }
   }
 
-  /** One gateway's audience of an RFQ: the merged audience once none is awaited any more, else null. */
-  #answered(gateway: string, requestId: string, makerIds: string[]): MainToShard | null {
+  /**
+   * One gateway's audience of an RFQ: once none is awaited any more, the merged audience and what its makers
+   * sent meanwhile, for the shard; else null.
+   */
+  #answered(gateway: string, requestId: string, makerIds: string[]): MainToShard[] | null {
     const audience = this.#audiences.get(requestId);
     if (audience === undefined || !audience.waiting.delete(gateway)) return null; // not sent it, or said already
     for (const makerId of makerIds) audience.makerIds.push(makerId);
     if (audience.waiting.size > 0) return null;
+    return this.#merged(requestId, audience);
+  }
+
+  #merged(requestId: string, audience: Audience): MainToShard[] {
     this.#audiences.delete(requestId);
-    return { kind: 'audience', requestId, makerIds: audience.makerIds };
+    return [{ kind: 'audience', requestId, makerIds: audience.makerIds }, ...audience.held];
+  }
+
+  /** A maker's message of an RFQ whose audience is still being gathered: held until it is (true). */
+  #holdForAudience(message: Extract<MainToShard, { requestId: string }>): boolean {
+    const audience = this.#audiences.get(message.requestId);
+    if (audience === undefined) return false;
+    audience.held.push(message);
+    return true;
   }
 
   #route(event: ShardToMain): void {
@@ -263,7 +286,7 @@ export class ShardDoor {
         for (const msg of this.#helloWaiting.splice(0)) this.#reply(msg);
         return;
       case 'broadcast':
-        this.#audiences.set(event.message.request_id, { waiting: new Set(this.#gateways.keys()), makerIds: [] });
+        this.#audiences.set(event.message.request_id, { waiting: new Set(this.#gateways.keys()), makerIds: [], held: [] });
         for (const gateway of this.#gateways.values()) gateway.out.add(event);
         return;
       case 'to_maker': {
@@ -323,8 +346,7 @@ export class ShardDoor {
     for (const [requestId, audience] of this.#audiences) {
       for (const name of gone) audience.waiting.delete(name);
       if (audience.waiting.size > 0) continue;
-      this.#audiences.delete(requestId);
-      merged.push({ kind: 'audience', requestId, makerIds: audience.makerIds });
+      merged.push(...this.#merged(requestId, audience));
     }
     for (const [callId, caller] of this.#calls) if (gone.includes(caller.gateway)) this.#calls.delete(callId);
     for (const [requestId, gateway] of this.#creators) if (gone.includes(gateway)) this.#creators.delete(requestId);

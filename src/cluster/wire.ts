@@ -30,6 +30,12 @@ export const subjects = {
   ownerRfq: (owner: number) => `${ROOT}.owner.${owner}.rfq`,
   /** A view of what owner `owner` holds (http/owned-views.ts): request-reply. */
   ownerView: (owner: number) => `${ROOT}.owner.${owner}.view`,
+  /** What gateways ask the coordinator (coordinator-wire.ts CoordinatorCall): request-reply. */
+  coordinatorCall: `${ROOT}.coordinator.call`,
+  /** A request a gateway does not serve itself, for the coordinator's HTTP (coordinator-wire.ts ForwardedRequest). */
+  coordinatorHttp: `${ROOT}.coordinator.http`,
+  /** What changed of the coordinator's state that gateways hold copies of (coordinator-wire.ts CoordinatorChange[]). */
+  coordinatorChanges: `${ROOT}.coordinator.changes`,
   /** RFQ shard `owner`'s events for gateway `gateway` (rfq/messages.ts ShardToMain). */
   gatewayEvents: (gateway: string, owner: number) => `${ROOT}.gateway.${gateway}.owner.${owner}`,
 };

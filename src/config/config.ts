@@ -41,7 +41,9 @@ export const EnvSchema = Type.Object({
   // subjects; every process of a cluster is given the same PARLAYD_PARTITION_MAP (each owner's partitions,
   // ';'-separated: cluster/partitions.ts). A shard node reads its own variables besides (shard-node-main.ts).
   PARLAYD_NATS_URL: Type.Optional(Type.String({ minLength: 1 })),
-  PARLAYD_ROLE: Type.Union([Type.Literal('gateway'), Type.Literal('shard')], { default: 'gateway' }),
+  // The coordinator also serves HTTP and makers itself, as a gateway with state: a cluster of one front
+  // process is a coordinator and its shard nodes.
+  PARLAYD_ROLE: Type.Union([Type.Literal('coordinator'), Type.Literal('gateway'), Type.Literal('shard')], { default: 'coordinator' }),
   PARLAYD_NODE_ID: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'gateway-1' }),
   PARLAYD_PARTITION_MAP: Type.String({ minLength: 1, default: '0-255' }),
   PARLAYD_MM_DOMAIN_TAG: Type.String({

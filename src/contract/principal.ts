@@ -24,4 +24,10 @@ export type Principal = UserPrincipal | MakerPrincipal | AdminPrincipal;
 export interface TokenResolver {
   /** The principal of a live token, or null when unknown, expired or revoked. */
   resolve(token: string): Principal | null;
+  /**
+   * A resolver that holds copies (a cluster's gateway: cluster/session-copies.ts): the copy of the bearer in
+   * `authorization` fetched, when it has none yet; null when resolve already answers for it. The request is
+   * authorized once this settles.
+   */
+  fetch?(authorization: string): Promise<void> | null;
 }

@@ -21,6 +21,10 @@ export class Exchange {
   bodyCharge: { release(): void } | null = null;
   /** The caller's IP and network, read on the auth routes only (they are limited by them); null otherwise. */
   caller: CallerNetworks | null = null;
+  /** The caller's address a cluster's gateway forwarded this request for (server.ts forwardedClientOf); null otherwise. */
+  forwardedClient: string | null = null;
+  /** A cluster's gateway sent this request on to the coordinator (server.ts forward): its answer is the coordinator's. */
+  isForwarded = false;
   #isWatchingAbort = false;
   /** Gives back the load shedder's place, once; null when the request took none. */
   #releasePlace: (() => void) | null = null;

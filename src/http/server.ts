@@ -4,6 +4,7 @@
 // request id, which is also in the log line carrying the stack. A request's own state and what its handler
 // sees of it are in exchange.ts; a route's schemas, compiled once at start, in compiled-route.ts.
 import type { Clock } from '../lib/clock.js';
+import { timingSafeEqual } from 'node:crypto';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { ApiError, errors, isApiError, overloaded, rateLimited } from '../lib/errors.js';
@@ -24,6 +25,7 @@ import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
 import { UnreadBodies, type UnreadBodiesOptions } from './unread-bodies.js';
 import type { CursorCodec } from '../contract/paging.js';
+import { MAX_FORWARDED_BODY_BYTES, type ForwardedReply, type Forwarder } from './forwarding.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -52,7 +54,32 @@ export interface HttpDeps {
   clock: Clock;
   /** Paged routes' cursors, under the data directory's cursor key (contract/paging.ts). */
   cursors: CursorCodec;
+  /**
+   * A cluster's gateway: what no route here matches goes to the coordinator (cluster/coordinator-link.ts),
+   * and its answer back as it came. Absent: 404 or 405 here.
+   */
+  forward?: Forwarder;
+  /**
+   * A cluster's coordinator: a request that carries this key (FORWARDED_KEY_HEADER) was forwarded by its own
+   * door from a gateway, and is charged to the caller it names (FORWARDED_CLIENT_HEADER), not to loopback.
+   */
+  forwardedKey?: string;
 }
+
+/** Headers of a forwarded request (cluster/coordinator-door.ts sets them). */
+export const FORWARDED_KEY_HEADER = 'x-parlayd-door-key';
+export const FORWARDED_CLIENT_HEADER = 'x-parlayd-client';
+/** Hop-by-hop headers, and what uWS writes itself: never copied from a forwarded request or its reply. */
+const UNFORWARDED_HEADERS = new Set([
+  'connection',
+  'content-length',
+  'date',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'uwebsockets',
+  'host',
+]);
 
 export function createHttpApp(deps: HttpDeps): TemplatedApp {
   const router = new Router<CompiledRoute>();
@@ -107,7 +134,9 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       // Retry-After, and its connection is closed.
       return send(exchange, errorReply(overloaded()), unmatchedObserver(method, 503), true);
     }
+    if (deps.forwardedKey !== undefined) exchange.forwardedClient = forwardedClientOf(req, deps.forwardedKey);
     const match = router.match(method, path);
+    if (match.kind !== 'found' && deps.forward !== undefined) return forward(exchange, req, method, path, deps.forward);
     if (match.kind !== 'found') {
       // RFC 9110 section 15.5.6: a 405 lists the methods the path does allow.
       const reply = errorReply(new ApiError(match.kind === 'not-found' ? 'NOT_FOUND' : 'METHOD_NOT_ALLOWED'));
@@ -127,12 +156,45 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
     }
     const rawQuery = req.getQuery() ?? '';
     const authorization = req.getHeader('authorization');
+    const fetching = deps.tokens.fetch === undefined ? null : fetchCopy(compiled, authorization, exchange);
+    if (fetching !== null && !METHODS_WITH_BODY.has(method)) {
+      // Nothing of the request is read from uWS after this turn but its response: it goes on once fetched.
+      exchange.watchAbort();
+      fetching.then(
+        () => void (exchange.isAborted || admit(exchange, compiled, match.params, method, rawQuery, authorization, req, null)),
+        (err: unknown) => send(exchange, failureReply(err, exchange.requestId, deps.log), compiled),
+      );
+      return;
+    }
+    admit(exchange, compiled, match.params, method, rawQuery, authorization, req, fetching);
+  }
+
+  /**
+   * Authorizes, charges, validates and runs a matched request, reading its body first if it has one. `req`
+   * is read only for a body's headers, so only while uWS's callback runs (a request without a body may come
+   * here a turn later, its bearer's copy fetched). `fetching`: a body route's bearer still being fetched, so
+   * it is authorized and charged once the body is in.
+   */
+  function admit(
+    exchange: Exchange,
+    compiled: CompiledRoute,
+    rawParams: Record<string, string>,
+    method: string,
+    rawQuery: string,
+    authorization: string,
+    req: HttpRequest,
+    fetching: Promise<void> | null,
+  ): void {
+    const { res } = exchange;
     const nowMs = deps.rateLimiter.isEnabled ? deps.clock.nowMs() : 0;
     try {
-      const auth = authorizeCharged(compiled, authorization, res, nowMs);
-      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse((exchange.rateKey = rateLimitKey(auth, res)), nowMs);
-      if (compiled.isAuthRoute) chargeAuthRoute(exchange, res, nowMs === 0 ? deps.clock.nowMs() : nowMs);
-      const params = compiled.params?.check(match.params) ?? {};
+      // A body route whose bearer is being fetched is authorized, and charged, once its body is in.
+      const auth = fetching === null ? authorizeCharged(compiled, authorization, exchange, nowMs) : null;
+      if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin' && fetching === null) {
+        takeOrRefuse((exchange.rateKey = rateLimitKey(auth, exchange)), nowMs);
+      }
+      if (compiled.isAuthRoute) chargeAuthRoute(exchange, nowMs === 0 ? deps.clock.nowMs() : nowMs);
+      const params = compiled.params?.check(rawParams) ?? {};
       const query = compiled.query?.check(parseQuery(rawQuery)) ?? {};
       if (!METHODS_WITH_BODY.has(method)) return run(exchange, compiled, auth, query, params, undefined);
       const maxBodyBytes = compiled.route.maxBodyBytes ?? MAX_BODY_BYTES;
@@ -143,7 +205,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       }
       const contentType = req.getHeader('content-type');
       exchange.watchAbort();
-      const shedCallerKey = compiled.isShedUnderLoad ? (exchange.rateKey ?? rateLimitKey(auth, res)) : null;
+      const shedCallerKey = compiled.isShedUnderLoad ? (exchange.rateKey ?? rateLimitKey(auth, exchange)) : null;
       // No Content-Length (chunked: framing.ts accepts no other coding), or one that is not a plain count
       // (uWS reads its own way): the body may grow to the limit.
       const isCount = contentLength !== '' && Number.isSafeInteger(declaredBytes) && declaredBytes >= 0;
@@ -153,15 +215,25 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
         exchange.bodyCharge?.release();
         if (exchange.isAborted || exchange.isAnswered) return;
         if (outcome.kind === 'too-large') return send(exchange, errorReply(new ApiError('PAYLOAD_TOO_LARGE')), compiled, true);
-        try {
-          // The body may have trickled in for seconds, and the token may have been revoked (logout, maker
-          // removed) or have expired meanwhile: it is resolved again, so a dead token never acts. One lookup
-          // in the in-memory session map; a token that no longer resolves is 401 as on any other request.
-          const current = auth === null ? null : authorize(compiled.route.auth, authorization, deps.tokens);
-          run(exchange, compiled, current, query, params, decodeBody(compiled, contentType, outcome.bytes));
-        } catch (err) {
-          send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
-        }
+        const runWithBody = () => {
+          if (exchange.isAborted || exchange.isAnswered) return;
+          try {
+            // The body may have trickled in for seconds, and the token may have been revoked (logout, maker
+            // removed) or have expired meanwhile: it is resolved again, so a dead token never acts. One lookup
+            // in the in-memory session map; a token that no longer resolves is 401 as on any other request.
+            const current =
+              fetching !== null
+                ? authorizeFetched(compiled, authorization, exchange)
+                : auth === null
+                  ? null
+                  : authorize(compiled.route.auth, authorization, deps.tokens);
+            run(exchange, compiled, current, query, params, decodeBody(compiled, contentType, outcome.bytes));
+          } catch (err) {
+            send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
+          }
+        };
+        if (fetching === null) return runWithBody();
+        fetching.then(runWithBody, (err: unknown) => send(exchange, failureReply(err, exchange.requestId, deps.log), compiled));
       });
     } catch (err) {
       send(exchange, failureReply(err, exchange.requestId, deps.log), compiled);
@@ -189,19 +261,69 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    * IP is locked out: any bearer it sends is 429 before it is looked at, so a right guess cannot be told
    * from a wrong one until the bucket refills. While no IP is locked out this costs one getter call.
    */
-  function authorizeCharged(compiled: CompiledRoute, authorization: string, res: HttpResponse, nowMs: number): Principal | null {
+  function authorizeCharged(compiled: CompiledRoute, authorization: string, exchange: Exchange, nowMs: number): Principal | null {
     const limiter = deps.rateLimiter;
     if (authorization !== '' && compiled.route.auth !== 'none' && limiter.hasLockouts(nowMs)) {
-      const retryAfterS = limiter.lockoutOf(rateLimitKey(null, res), nowMs);
+      const retryAfterS = limiter.lockoutOf(rateLimitKey(null, exchange), nowMs);
       if (retryAfterS > 0) throw rateLimited(retryAfterS);
     }
     try {
       return authorize(compiled.route.auth, authorization, deps.tokens);
     } catch (err) {
-      const retryAfterS = limiter.isEnabled ? limiter.takeRefused(rateLimitKey(null, res), nowMs) : 0;
+      const retryAfterS = limiter.isEnabled ? limiter.takeRefused(rateLimitKey(null, exchange), nowMs) : 0;
       if (retryAfterS > 0) throw rateLimited(retryAfterS);
       throw err;
     }
+  }
+
+  /**
+   * A cluster gateway's copy of the bearer's session, fetched from the coordinator (contract/principal.ts
+   * TokenResolver.fetch); null when none is needed. Not for an IP locked out for bad bearers: its guesses are
+   * refused here without a round trip each.
+   */
+  function fetchCopy(compiled: CompiledRoute, authorization: string, exchange: Exchange): Promise<void> | null {
+    if (compiled.route.auth === 'none' || authorization === '') return null;
+    const limiter = deps.rateLimiter;
+    const nowMs = limiter.isEnabled ? deps.clock.nowMs() : 0;
+    if (limiter.hasLockouts(nowMs) && limiter.lockoutOf(rateLimitKey(null, exchange), nowMs) > 0) return null;
+    return deps.tokens.fetch!(authorization);
+  }
+
+  /** A body route's bearer, once its copy was fetched: authorized, and charged, only now that its body is in. */
+  function authorizeFetched(compiled: CompiledRoute, authorization: string, exchange: Exchange): Principal | null {
+    const nowMs = deps.rateLimiter.isEnabled ? deps.clock.nowMs() : 0;
+    const auth = authorizeCharged(compiled, authorization, exchange, nowMs);
+    if (deps.rateLimiter.isEnabled && auth?.kind !== 'admin') takeOrRefuse((exchange.rateKey = rateLimitKey(auth, exchange)), nowMs);
+    return auth;
+  }
+
+  /**
+   * A cluster gateway's request for the coordinator (HttpDeps.forward): its headers and body as they came,
+   * and the coordinator's answer as it comes back. The coordinator charges its limits to the caller.
+   */
+  function forward(exchange: Exchange, req: HttpRequest, method: string, path: string, forwarder: Forwarder): void {
+    const query = req.getQuery();
+    const url = query === undefined || query === '' ? path : `${path}?${query}`;
+    const headers: [string, string][] = [];
+    req.forEach((name, value) => {
+      if (!UNFORWARDED_HEADERS.has(name)) headers.push([name, value]);
+    });
+    const client = remoteAddressText(exchange);
+    const observed = (reply: Reply) => deps.metrics.requestSeconds.series({ route: 'forwarded', method, status: String(reply.status) });
+    const answer = (reply: Reply, closeConnection = false) => send(exchange, reply, observed(reply), closeConnection);
+    exchange.isForwarded = true;
+    exchange.watchAbort();
+    const relay = (body: Uint8Array | null) =>
+      forwarder({ method, url, headers, body, client }).then(
+        (reply) => answer(forwardedReply(reply)),
+        (err: unknown) => answer(failureReply(err, exchange.requestId, deps.log)),
+      );
+    if (!METHODS_WITH_BODY.has(method)) return void relay(null);
+    readBody(exchange.res, MAX_FORWARDED_BODY_BYTES, (outcome) => {
+      if (exchange.isAborted || exchange.isAnswered) return;
+      if (outcome.kind === 'too-large') return answer(errorReply(new ApiError('PAYLOAD_TOO_LARGE')), true);
+      void relay(outcome.bytes);
+    });
   }
 
   /**
@@ -209,8 +331,8 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    * IP and per network, on top of the general one. The caller's networks are kept for the handler, which
    * charges the login nonce it spends to them (auth/nonce-spenders.ts).
    */
-  function chargeAuthRoute(exchange: Exchange, res: HttpResponse, nowMs: number): void {
-    const address = remoteAddressText(res);
+  function chargeAuthRoute(exchange: Exchange, nowMs: number): void {
+    const address = remoteAddressText(exchange);
     const caller = { ip: callerNetwork(address), network: callerWideNetwork(address) };
     exchange.caller = caller;
     const ipRetryAfterS = deps.authRateLimiter.take(anonymousKey(caller.ip), nowMs);
@@ -269,7 +391,8 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
       if (reply.status !== 200) res.writeStatus(statusLine(reply.status));
       res.writeHeader('Content-Type', isJson ? 'application/json' : reply.contentType!);
       res.writeHeader('X-Request-Id', exchange.requestId);
-      if (deps.rateLimiter.isEnabled) writeRateLimitHeaders(exchange);
+      // A forwarded reply carries the coordinator's, which charged it.
+      if (deps.rateLimiter.isEnabled && !exchange.isForwarded) writeRateLimitHeaders(exchange);
       if (reply.headers !== undefined) for (const name in reply.headers) res.writeHeader(name, reply.headers[name]!);
       res.end(payload, closeConnection);
     };
@@ -287,7 +410,7 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
    */
   function writeRateLimitHeaders(exchange: Exchange): void {
     const { res } = exchange;
-    const state = deps.rateLimiter.headerValues(exchange.rateKey ?? rateLimitKey(null, res), deps.clock.nowMs());
+    const state = deps.rateLimiter.headerValues(exchange.rateKey ?? rateLimitKey(null, exchange), deps.clock.nowMs());
     res.writeHeader('RateLimit-Limit', String(state.limit));
     res.writeHeader('RateLimit-Remaining', String(state.remaining));
     res.writeHeader('RateLimit-Reset', String(state.resetS));
@@ -306,14 +429,35 @@ export function createHttpApp(deps: HttpDeps): TemplatedApp {
 }
 
 /** Sessions are limited per principal; anonymous callers per remote IP (an IPv6 caller per /64). */
-function rateLimitKey(auth: Principal | null, res: HttpResponse): string {
+function rateLimitKey(auth: Principal | null, exchange: Exchange): string {
   if (auth?.kind === 'user') return `user:${auth.userId}`;
   if (auth?.kind === 'maker') return `maker:${auth.address}`;
-  return anonymousKey(callerNetwork(remoteAddressText(res)));
+  return anonymousKey(callerNetwork(remoteAddressText(exchange)));
 }
 
-function remoteAddressText(res: HttpResponse): string {
-  return Buffer.from(res.getRemoteAddressAsText()).toString();
+/** The caller's address: the one a gateway forwarded the request for, or the socket's peer. */
+function remoteAddressText(exchange: Exchange): string {
+  return exchange.forwardedClient ?? Buffer.from(exchange.res.getRemoteAddressAsText()).toString();
+}
+
+/** The caller a request names when it carries the door's key (the coordinator's own door sent it), else null. */
+function forwardedClientOf(req: HttpRequest, key: string): string | null {
+  const presented = Buffer.from(req.getHeader(FORWARDED_KEY_HEADER));
+  const expected = Buffer.from(key);
+  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return null;
+  const client = req.getHeader(FORWARDED_CLIENT_HEADER);
+  return client === '' ? null : client;
+}
+
+/** The coordinator's answer to a forwarded request, as the reply this gateway writes. */
+function forwardedReply(forwarded: ForwardedReply): Reply {
+  const headers: Record<string, string> = {};
+  let contentType = 'application/octet-stream';
+  for (const [name, value] of forwarded.headers) {
+    if (name === 'content-type') contentType = value;
+    else if (!UNFORWARDED_HEADERS.has(name) && name !== 'x-request-id') headers[name] = value;
+  }
+  return { status: forwarded.status, body: forwarded.body, contentType, headers };
 }
 
 function errorReply(error: ApiError): Reply {

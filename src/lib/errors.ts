@@ -139,6 +139,10 @@ export const errors = {
   shardUnreachable: () =>
     new ApiError('OVERLOADED', 'the node that holds this account is not reachable; try again', undefined, { 'Retry-After': '1' }),
 
+  /** A cluster's gateway could not reach its coordinator (cluster/coordinator-link.ts): nothing was done there that it knows of. */
+  coordinatorUnreachable: () =>
+    new ApiError('OVERLOADED', 'the coordinator is not reachable from this gateway; try again', undefined, { 'Retry-After': '1' }),
+
   // -- Contests (contests/contests.ts, contests/rules.ts).
   contestNotOpen: (status: string) => new ApiError('CONTEST_CLOSED', `contest is ${status}`),
   contestSettling: (kind: 'void' | 'resolve') =>

@@ -55,13 +55,19 @@ export function* allStoredMarkets(store: Store): Iterable<StoredMarket> {
  * `put` of market records as another process wrote them (a cluster's gateway: cluster/shard-door.ts), in the
  * caller's transaction: a shard node's copy, which its RFQ shards read as they read the service's.
  */
+/** Up to `limit` market records after the key `afterKey` (null: from the first), in key order. */
+export function storedMarketsAfter(store: Store, afterKey: string | null, limit: number): StoredMarket[] {
+  const range = table(store, 'markets').getRange(afterKey === null ? { limit } : { start: afterKey, exclusiveStart: true, limit });
+  return [...range].map(({ value }) => value);
+}
+
 export function putCopiedMarketsInTxn(store: Store, markets: readonly StoredMarket[]): void {
   for (const market of markets) void table(store, 'markets').put(marketKey(market.market_id), market);
 }
 
 export class MarketTable {
-  /** Set by Markets.onWritten: a cluster's gateway hands each written market to its shard nodes. */
-  onWritten: MarketWrittenListener | null = null;
+  /** Added by Markets.onWritten: a cluster's gateway hands each written market to its shard nodes. */
+  readonly writtenListeners: MarketWrittenListener[] = [];
 
   constructor(private readonly store: Store) {}
 
@@ -89,7 +95,7 @@ export class MarketTable {
     assert.equal(market.status, 'OPEN');
     void this.markets.put(marketKey(market.market_id), market);
     void this.dueIndex.put(dueKey(dueAtMsOf(market), market.market_id), true);
-    this.onWritten?.(market);
+    for (const listener of this.writtenListeners) listener(market);
   }
 
   /**
@@ -101,6 +107,6 @@ export class MarketTable {
     // Keyed by the due time of the record as it was: resolution rewrites resolution_time_ms.
     const removed = this.dueIndex.removeSync(dueKey(dueAtMsOf(market), marketId));
     assert.ok(removed, `open market ${marketId} was missing from the due index`);
-    this.onWritten?.(next);
+    for (const listener of this.writtenListeners) listener(next);
   }
 }

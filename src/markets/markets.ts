@@ -40,7 +40,7 @@ export class Markets {
    * shard nodes ahead of the settlement of its positions.
    */
   onWritten(listener: MarketWrittenListener): void {
-    this.marketTable.onWritten = listener;
+    this.marketTable.writtenListeners.push(listener);
   }
 
   // price-windows.ts

@@ -49,6 +49,8 @@ interface FillCounts {
 
 export class Protection {
   readonly #limits = new Map<string, ProtectionLimits>();
+  /** Told of limits once they are durable (a cluster's coordinator tells its gateways: coordinator-door.ts). */
+  onLimitsSet: ((side: ProtectionSide, address: string, limits: ProtectionLimits) => void) | null = null;
   readonly #counts = new Map<string, FillCounts>();
 
   constructor(
@@ -86,6 +88,24 @@ export class Protection {
     const key = `${side}:${address}`;
     await this.db.put(key, limits);
     this.#limits.set(key, limits);
+    this.onLimitsSet?.(side, address, limits);
+  }
+
+  /** A cluster gateway's copy of limits the coordinator holds (coordinator-link.ts): in memory only. */
+  copyLimits(side: ProtectionSide, address: string, limits: ProtectionLimits): void {
+    this.#limits.set(`${side}:${address}`, limits);
+  }
+
+  /** Every limit set, in key order after `afterKey` (`<side>:<address>`), at most `limit`. */
+  limitsAfter(afterKey: string | null, limit: number): Array<{ side: ProtectionSide; address: string; limits: ProtectionLimits }> {
+    return [...this.#limits.keys()]
+      .filter((key) => afterKey === null || key > afterKey)
+      .sort()
+      .slice(0, limit)
+      .map((key) => {
+        const [side, address] = key.split(':') as [ProtectionSide, string];
+        return { side, address, limits: this.#limits.get(key)! };
+      });
   }
 
   /**

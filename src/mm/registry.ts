@@ -17,6 +17,8 @@ export type AddMakerOutcome = { kind: 'created' | 'updated'; maker: MakerRecord 
 
 export class MakerRegistry {
   readonly #makers = new Map<string, MakerRecord>();
+  /** Told of each maker registered, renamed (its record) or removed (null), once durable. */
+  onChanged: ((address: string, maker: MakerRecord | null) => void) | null = null;
 
   constructor(
     private readonly store: Store,
@@ -59,6 +61,7 @@ export class MakerRegistry {
     await this.db.put(address, maker);
     // Visible to the handshake only once durable: a maker never authenticates on a record a crash would lose.
     this.#makers.set(address, maker);
+    this.onChanged?.(address, maker);
     return { kind: existing === undefined ? 'created' : 'updated', maker };
   }
 
@@ -69,6 +72,7 @@ export class MakerRegistry {
   async remove(address: string): Promise<boolean> {
     if (!this.#makers.delete(address)) return false;
     await this.db.remove(address);
+    this.onChanged?.(address, null);
     return true;
   }
 }

@@ -14,6 +14,9 @@ export const DEFAULT_PREFERENCES: Readonly<Preferences> = {
 export const TOLERANCE_BPS: Readonly<Record<QuoteTolerance, number>> = { strict: 0, normal: 50, lenient: 200 };
 
 export class PreferencesStore {
+  /** Told of each user's preferences once an update of them is durable. */
+  onUpdated: ((userId: string, preferences: Preferences) => void) | null = null;
+
   constructor(private readonly store: Store) {}
 
   private get db() {
@@ -33,12 +36,17 @@ export class PreferencesStore {
   /** Read-modify-write in one transaction, so two PATCHes of different fields both survive. Durable. */
   update(userId: string, patch: PreferencesPatch): Promise<Preferences> {
     if (Object.keys(patch).length === 0) return Promise.resolve(this.get(userId)); // nothing to write
-    return this.store.transact(() => {
+    const updated = this.store.transact(() => {
       const next = this.get(userId);
       if (patch.notifications_enabled !== undefined) next.notifications_enabled = patch.notifications_enabled;
       if (patch.quote_tolerance !== undefined) next.quote_tolerance = patch.quote_tolerance;
       if (patch.anonymous_mode_enabled !== undefined) next.anonymous_mode_enabled = patch.anonymous_mode_enabled;
       void this.db.put(userId, next);
+      return next;
+    });
+    if (this.onUpdated === null) return updated;
+    return updated.then((next) => {
+      this.onUpdated?.(userId, { ...next });
       return next;
     });
   }

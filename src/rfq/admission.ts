@@ -15,7 +15,7 @@ import type { UserPrincipal } from '../contract/principal.js';
 import { isOpenForBetting } from '../markets/market-table.js';
 import type { Markets } from '../markets/markets.js';
 import { TOLERANCE_BPS, type PreferencesStore } from '../preferences/preferences.js';
-import type { Users } from '../users/users.js';
+import type { UserRecord } from '../records/users.js';
 import { DEFAULT_ORDER_TYPE, type Order, type UnsignedRfqRequest, type Leg } from '../contract/rfq.js';
 import { canonicalUuid } from '../contract/common.js';
 import { encodeOrder, oddsToE4, type SignableOrder } from '../contract/order-codec.js';
@@ -28,9 +28,10 @@ export type { CreateCommand } from './messages.js';
 export interface AdmissionDeps {
   config: Pick<Config, 'wagerMinMicros' | 'wagerMaxMicros'>;
   clock: Clock;
-  markets: Markets;
-  users: Users;
-  preferences: PreferencesStore;
+  markets: Pick<Markets, 'get'>;
+  /** A user's tier (a cluster's gateway reads it from its copy of the user's session). */
+  users: { get(userId: string): Pick<UserRecord, 'tier'> | undefined };
+  preferences: Pick<PreferencesStore, 'get'>;
   verifyPool: VerifyPool;
   metrics: RfqMetrics;
 }

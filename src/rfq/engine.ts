@@ -8,10 +8,8 @@ import type { Config } from '../config/config.js';
 import type { VerifyPool } from '../crypto/verify-pool.js';
 import type { HttpMetrics } from '../ops/metrics.js';
 import type { Store } from '../store/db.js';
-import type { Users } from '../users/users.js';
-import type { PreferencesStore } from '../preferences/preferences.js';
 import type { Markets } from '../markets/markets.js';
-import { Admission } from './admission.js';
+import { Admission, type AdmissionDeps } from './admission.js';
 import { createRfqMetrics, type RfqMetrics } from './metrics.js';
 import { prepareOwners, refuseIfOwned } from '../engine/first-start.js';
 import { Settlement } from './settlement.js';
@@ -25,9 +23,9 @@ export interface RfqEngineParts {
   store: Store;
   metrics: HttpMetrics;
   verifyPool: VerifyPool;
-  users: Users;
-  preferences: PreferencesStore;
-  markets: Markets;
+  users: AdmissionDeps['users'];
+  preferences: AdmissionDeps['preferences'];
+  markets: Pick<Markets, 'get' | 'onResolved'>;
 }
 
 export interface RfqEngine {

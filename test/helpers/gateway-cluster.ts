@@ -31,12 +31,27 @@ export interface GatewayCluster {
   withCluster(run: (cluster: Cluster) => Promise<TestServer | void>): Promise<void>;
   /** A bucket of `account` as its owner's book holds it now (0 when the account has none). */
   bucket(owner: number, account: string, name: string): Promise<bigint>;
+  /**
+   * A gateway that keeps nothing (PARLAYD_ROLE=gateway) in front of the cluster whose coordinator is
+   * `coordinator` (the gateway withCluster starts is the coordinator: the default role), with its admin token.
+   */
+  startEdge(coordinator: TestServer, nodeId: string): Promise<TestServer>;
 }
 
-/** `nodeSettings`: the shard nodes' extra environment (their RFQ shards read the service's settings). */
-export function gatewayCluster(fixture: NatsFixture, nodeSettings: Record<string, string> = {}): GatewayCluster {
+/**
+ * `nodeSettings`: the shard nodes' extra environment (their RFQ shards read the service's settings);
+ * `gatewaySettings`: the service's (the gateway withCluster starts, a coordinator).
+ */
+export function gatewayCluster(
+  fixture: NatsFixture,
+  nodeSettings: Record<string, string> = {},
+  gatewaySettings: Record<string, string> = {},
+): GatewayCluster {
   const startGateway = (dataDir: string, nodeId: string, map = MAP_TEXT.join(';')) =>
-    startServer({ dataDir, env: { PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: map, PARLAYD_NODE_ID: nodeId } });
+    startServer({
+      dataDir,
+      env: { ...gatewaySettings, PARLAYD_NATS_URL: fixture.server.url, PARLAYD_PARTITION_MAP: map, PARLAYD_NODE_ID: nodeId },
+    });
   return {
     startGateway,
     async withCluster(run) {
@@ -65,6 +80,16 @@ export function gatewayCluster(fixture: NatsFixture, nodeSettings: Record<string
       }
     },
     bucket: async (owner, account, name) => BigInt((await look(fixture.nc, owner)).accounts[account]?.[name] ?? '0'),
+    startEdge: (coordinator, nodeId) =>
+      startServer({
+        env: {
+          PARLAYD_NATS_URL: fixture.server.url,
+          PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
+          PARLAYD_NODE_ID: nodeId,
+          PARLAYD_ROLE: 'gateway',
+          PARLAYD_ADMIN_TOKEN: coordinator.adminToken,
+        },
+      }),
   };
 }
 

@@ -1,19 +1,24 @@
 // Scenario `cluster` (opt-in: it needs Debian's nats-server): the unsigned ladder (10 quoting makers, the
 // ladder's own users and markets) against one process and against a cluster on this machine, alternated
 // (BENCH_CLUSTER_PAIRS pairs, default 1): a nats-server, two shard nodes (src/cluster/shard-node-main.ts: node
-// a partitions 0-127, node b 128-255, one owner each: one owner thread per node on this 2-core machine) and a gateway (the service with
-// PARLAYD_NATS_URL set). Per step, server CPU µs per completed RFQ of each role, from /proc: the gateway,
-// each shard node, nats-server; and the p50 each side reached at each rate, the hop's price (docs/scaling.md).
+// a partitions 0-127, node b 128-255, one owner each: one owner thread per node on this 2-core machine), a
+// coordinator, and a gateway that keeps nothing (PARLAYD_ROLE=gateway) in front of it, which the ladder's
+// takers and makers use (its users, makers and markets made through it: forwarded to the coordinator). Per
+// step, server CPU µs per completed RFQ of each role, from /proc: the gateway, the coordinator, each shard
+// node, nats-server; and the p50 each side reached at each rate, the hop's price (docs/scaling.md).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
 import { NatsServer, natsServerBinary } from '../../../test/helpers/nats-server.js';
 import { ListeningProcess } from '../../micro/cluster-processes.js';
 import { runLadder, type LadderResult, type LadderStep } from './rfq-ladder.js';
+import { BENCH_ENV } from '../server.js';
 import type { RunContext, Scenario } from './context.js';
 
 const SHARD_NODE = fileURLToPath(new URL('../../../src/cluster/shard-node-main.js', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../../../src/main.js', import.meta.url));
 const MAP_TEXT = ['0-127', '128-255'];
 const SHARD_NODES = [
   { name: 'nodeA', partitions: '0-127' },
@@ -81,8 +86,30 @@ async function clusterLadder(ctx: RunContext, rates: number[], natsBinary: strin
         ),
       );
     }
+    const cluster = {
+      PARLAYD_NATS_URL: nats.url,
+      PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
+      PARLAYD_ADMIN_TOKEN: randomBytes(24).toString('base64url'),
+    };
+    nodes.push(
+      await ListeningProcess.start(
+        'coordinator',
+        SERVICE,
+        // The service's bench settings: it is the one that logs the ladder's users in and registers its makers.
+        {
+          ...BENCH_ENV,
+          ...cluster,
+          PARLAYD_ROLE: 'coordinator',
+          PARLAYD_NODE_ID: 'bench-coordinator',
+          PARLAYD_DATA_DIR: join(root, 'coordinator'),
+          PARLAYD_PORT: '0',
+          PARLAYD_HOST: '127.0.0.1',
+        },
+        ctx.serverNodeArgs,
+      ),
+    );
     return await runLadder(ctx, 'unsigned', rates, {
-      env: { PARLAYD_NATS_URL: nats.url, PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'), PARLAYD_NODE_ID: 'bench-gateway' },
+      env: { ...cluster, PARLAYD_ROLE: 'gateway', PARLAYD_NODE_ID: 'bench-gateway' },
       processes: { ...Object.fromEntries(nodes.map((node) => [node.name, node.pid])), natsServer: nats.pid! },
     });
   } finally {
@@ -95,7 +122,7 @@ async function clusterLadder(ctx: RunContext, rates: number[], natsBinary: strin
 export const cluster: Scenario<ClusterResult> = {
   name: 'cluster',
   describe:
-    'the unsigned ladder against one process and against a gateway with two shard nodes on NATS, alternated; CPU µs per RFQ by role',
+    'the unsigned ladder against one process and against a gateway, a coordinator and two shard nodes on NATS, alternated; CPU µs per RFQ by role',
   isOptIn: true,
   async run(ctx) {
     const binary = natsServerBinary();

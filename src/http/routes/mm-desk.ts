@@ -11,7 +11,9 @@ import { ProtectionLimitsSchema, ProtectionView, StandingQuote, StatsView } from
 import type { ProtectionLimits } from '../../records/makers.js';
 
 /** What these routes use of the services: no more (routes get narrow dependencies). */
-type MmDeskRouteDeps = Pick<Services, 'clock' | 'makerProtection' | 'makerStats' | 'makers' | 'quoteBook'>;
+type MmDeskRouteDeps = Pick<Services, 'clock' | 'makerProtection' | 'makerStats' | 'quoteBook'> & {
+  makers: Pick<Services['makers'], 'has'>;
+};
 
 export function mmDeskRoutes(s: MmDeskRouteDeps) {
   const view = (address: string): ProtectionView => ({
