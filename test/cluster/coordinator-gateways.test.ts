@@ -3,8 +3,8 @@
 // own LMDB of users, sessions, makers and markets: src/cluster/coordinator-door.ts) and two gateways
 // (PARLAYD_ROLE=gateway: src/boot/gateway-app.ts), on a real nats-server. A user logs in on one gateway and
 // trades on the other; a maker registered through one gateway quotes on the other's socket; what changes at
-// the coordinator (preferences, a logout, a maker removed) reaches both gateways; the coordinator killed and
-// started again. After each test every owner is quiet and the cluster's ledger check is clean, through the
+// the coordinator (preferences, a logout, a maker removed, protection limits) reaches both gateways; the
+// coordinator killed and started again; a gateway killed with its makers while another's maker quotes. After each test every owner is quiet and the cluster's ledger check is clean, through the
 // coordinator and through a gateway.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -148,7 +148,8 @@ test(
       assertApiError(refused, 503, 'OVERLOADED');
       assert.equal(refused.headers.get('retry-after'), '1');
       // Gateway one holds the taker's session, the maker's registration and the market: the RFQ path needs no
-      // coordinator (its audience waits for the silent coordinator's makers until it is forgotten, 2 s).
+      // coordinator (its audience waits for the silent coordinator's makers until it is forgotten, 2 s: the
+      // maker's quote, from gateway two, is held at the door meanwhile).
       const whileDown = await onOne.post<RfqResult>('/v1/rfq/unsigned?wait_ms=8000', body());
       assert.equal(whileDown.status, 201, JSON.stringify(whileDown.body));
       assert.equal(whileDown.body.status, 'completed', JSON.stringify(whileDown.body));
@@ -225,3 +226,36 @@ test("a maker's protection limits set through one gateway, kept by the coordinat
     assert.equal(coordinator.logs.filter((entry) => entry['level'] === 50).length, 0, 'no error on the coordinator');
   });
 });
+
+test(
+  "a gateway killed with its makers: the other gateway's maker's quote waits at the door until the dead one is no longer awaited, then fills",
+  { skip },
+  async () => {
+    await withGateways(async (coordinator, [one]) => {
+      const doomed = await startEdge(coordinator, 'gateway-doomed');
+      try {
+        const taker = await userOn(one, A);
+        await credit(one, taker.address, 10_000_000);
+        const near = await connectMaker(one, await registerMaker(one, makerWalletOn(B), 'maker on gateway one', 50_000_000));
+        const far = await connectMaker(doomed, await registerMaker(one, makerWalletOn(A), 'maker on the doomed gateway', 50_000_000));
+        const quoting = [autoQuote(near, { odds: 2 }), autoQuote(far, { odds: 2 })];
+        const market = (await createMarket(one)).market_id;
+        const api = client(one.baseUrl, taker.token);
+        const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
+        assert.equal((await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body())).body.status, 'completed');
+        await doomed.kill();
+        // The door still awaits the dead gateway's audience (its makers), for up to 2 s of silence; the near
+        // maker's quote comes first, is held, and follows the audience once the door gives up on the dead one.
+        const afterKill = await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=8000', body());
+        assert.equal(afterKill.body.status, 'completed', JSON.stringify(afterKill.body));
+        assert.equal(afterKill.body.quotes_received, 1, 'the near maker quoted');
+        for (const policy of quoting) policy.stop();
+        await near.close();
+        await waitForQuiet(fixture.nc);
+        assert.equal(await bucket(A, userAccount(taker.userId), 'at_risk'), 4_000_000n, 'two fills of 2');
+      } finally {
+        await doomed.kill();
+      }
+    });
+  },
+);

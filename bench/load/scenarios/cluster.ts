@@ -2,10 +2,11 @@
 // ladder's own users and markets) against one process and against a cluster on this machine, alternated
 // (BENCH_CLUSTER_PAIRS pairs, default 1): a nats-server, two shard nodes (src/cluster/shard-node-main.ts: node
 // a partitions 0-127, node b 128-255, one owner each: one owner thread per node on this 2-core machine), a
-// coordinator, and a gateway that keeps nothing (PARLAYD_ROLE=gateway) in front of it, which the ladder's
-// takers and makers use (its users, makers and markets made through it: forwarded to the coordinator). Per
-// step, server CPU µs per completed RFQ of each role, from /proc: the gateway, the coordinator, each shard
-// node, nats-server; and the p50 each side reached at each rate, the hop's price (docs/scaling.md).
+// coordinator, and two gateways that keep nothing (PARLAYD_ROLE=gateway) in front of it, over which the
+// ladder spreads its RFQs (in turn) and its makers (half each); its users, makers and markets are made through
+// the first (forwarded to the coordinator). Per step, server CPU µs per completed RFQ of each role, from
+// /proc: each gateway, the coordinator, each shard node, nats-server; and the p50 each side reached at each
+// rate, the hop's price (docs/scaling.md).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { NatsServer, natsServerBinary } from '../../../test/helpers/nats-server.js';
 import { ListeningProcess } from '../../micro/cluster-processes.js';
 import { runLadder, type LadderResult, type LadderStep } from './rfq-ladder.js';
-import { BENCH_ENV } from '../server.js';
+import { BENCH_ENV, startParlayd, type BenchServer } from '../server.js';
 import type { RunContext, Scenario } from './context.js';
 
 const SHARD_NODE = fileURLToPath(new URL('../../../src/cluster/shard-node-main.js', import.meta.url));
@@ -69,6 +70,7 @@ async function clusterLadder(ctx: RunContext, rates: number[], natsBinary: strin
   const root = mkdtempSync(join(tmpdir(), 'parlayd-bench-cluster-'));
   const nats = await NatsServer.start(natsBinary);
   const nodes: ListeningProcess[] = [];
+  let second: BenchServer | null = null;
   try {
     for (const node of SHARD_NODES) {
       nodes.push(
@@ -108,11 +110,15 @@ async function clusterLadder(ctx: RunContext, rates: number[], natsBinary: strin
         ctx.serverNodeArgs,
       ),
     );
+    const gatewayEnv = { ...cluster, PARLAYD_ROLE: 'gateway' };
+    second = await startParlayd({ env: { ...gatewayEnv, PARLAYD_NODE_ID: 'bench-gateway-2' }, nodeArgs: ctx.serverNodeArgs });
     return await runLadder(ctx, 'unsigned', rates, {
-      env: { ...cluster, PARLAYD_ROLE: 'gateway', PARLAYD_NODE_ID: 'bench-gateway' },
-      processes: { ...Object.fromEntries(nodes.map((node) => [node.name, node.pid])), natsServer: nats.pid! },
+      env: { ...gatewayEnv, PARLAYD_NODE_ID: 'bench-gateway' },
+      processes: { ...Object.fromEntries(nodes.map((node) => [node.name, node.pid])), gateway2: second.pid, natsServer: nats.pid! },
+      fronts: [second],
     });
   } finally {
+    await second?.stop();
     await Promise.allSettled(nodes.map((node) => node.stop()));
     await nats.stop();
     rmSync(root, { recursive: true, force: true });
@@ -122,7 +128,7 @@ async function clusterLadder(ctx: RunContext, rates: number[], natsBinary: strin
 export const cluster: Scenario<ClusterResult> = {
   name: 'cluster',
   describe:
-    'the unsigned ladder against one process and against a gateway, a coordinator and two shard nodes on NATS, alternated; CPU µs per RFQ by role',
+    'the unsigned ladder against one process and against two gateways, a coordinator and two shard nodes on NATS, alternated; CPU µs per RFQ by role',
   isOptIn: true,
   async run(ctx) {
     const binary = natsServerBinary();

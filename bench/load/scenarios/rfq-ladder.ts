@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { fundedUsers, openMarkets, registerMakers } from '../fixtures.js';
 import { childCpuMs, startCpuMeter, type CpuShare } from '../cpu.js';
 import { RawHttpPool } from '../raw-http.js';
+import type { BenchServer } from '../server.js';
 import { MakerFarm } from '../makers.js';
 import { runOpenLoop, type OpenLoopResult } from '../open-loop.js';
 import { runClosedLoop, type ClosedLoopResult } from '../closed-loop.js';
@@ -90,6 +91,11 @@ export interface LadderServer {
   env?: Record<string, string>;
   /** Further processes of the service whose CPU each step reports (a cluster's), by name: their pids. */
   processes?: Readonly<Record<string, number>>;
+  /**
+   * More front doors of the same service (a cluster's other gateways): the steps' RFQs are sent to the
+   * started server and these in turn, and the makers are spread over them all.
+   */
+  fronts?: readonly BenchServer[];
 }
 
 export async function runLadder(
@@ -100,6 +106,9 @@ export async function runLadder(
 ): Promise<LadderResult> {
   const server = await startServerFor(ctx, side.env, side.script);
   const pool = await RawHttpPool.open(server.port, 256);
+  const fronts = side.fronts ?? [];
+  const frontPools = await Promise.all(fronts.map((front) => RawHttpPool.open(front.port, 256)));
+  const pools = [pool, ...frontPools];
   const farm = new MakerFarm();
   try {
     const users = await fundedUsers(server, USERS, CREDIT_MICROS);
@@ -124,10 +133,15 @@ export async function runLadder(
     }
     // No steps (admission alone, as scenario storage-bound asks for signed): no makers, no warm-up for them.
     if (rates.length > 0) {
-      await farm.connect(server, await registerMakers(server, LADDER_MAKERS), LADDER_MAKERS);
+      const makers = await registerMakers(server, LADDER_MAKERS);
+      // Each front door its share of the connections (the first any remainder).
+      for (const [i, front] of [server, ...fronts].entries()) {
+        const share = Math.floor(LADDER_MAKERS / pools.length) + (i < LADDER_MAKERS % pools.length ? 1 : 0);
+        await farm.connect(front, makers, share);
+      }
       await farm.setPolicy('quote');
       // Warm-up, unmeasured: JIT on both sides, connections, LMDB pages, the verify pool.
-      await step(pool, prepare(ctx.isQuick ? 200 : 1500), 500);
+      await step(pools, prepare(ctx.isQuick ? 200 : 1500), 500);
     }
     const steps: LadderStep[] = [];
     const stageSnapshot = new Map<string, number>();
@@ -140,7 +154,7 @@ export async function runLadder(
       const threadsFrom = performance.now();
       const meter = startCpuMeter(server.pid);
       const processesBefore = processCpuMs(side.processes);
-      const result = await step(pool, prepared, ratePerS);
+      const result = await step(pools, prepared, ratePerS);
       const cpu = meter();
       const processesAfter = processCpuMs(side.processes);
       const threads = threadPercents(threadsBefore, await threadCpuSeconds(server), performance.now() - threadsFrom);
@@ -190,7 +204,7 @@ export async function runLadder(
     };
   } finally {
     await farm.close().catch(() => undefined);
-    pool.close();
+    for (const open of pools) open.close();
     await server.stop();
   }
 }
@@ -239,12 +253,13 @@ async function measureRecoveryBound(ctx: RunContext, prepare: (count: number, wa
 const ratio = (numerator: number | null, denominator: number | null): number | null =>
   numerator === null || denominator === null || denominator === 0 ? null : Math.round((numerator / denominator) * 1000) / 1000;
 
-function step(pool: RawHttpPool, prepared: Buffer[], ratePerS: number): Promise<OpenLoopResult> {
+/** The RFQs at `ratePerS`, each to the next of `pools` in turn (one front door: every one to it). */
+function step(pools: readonly RawHttpPool[], prepared: Buffer[], ratePerS: number): Promise<OpenLoopResult> {
   return runOpenLoop({
     ratePerS,
     durationMs: (prepared.length / ratePerS) * 1000,
     maxInFlight: 20_000,
-    request: async (i) => isTerminalWith(await postRfqRaw(pool, prepared[i]!), 'completed'),
+    request: async (i) => isTerminalWith(await postRfqRaw(pools[i % pools.length]!, prepared[i]!), 'completed'),
   });
 }
 
