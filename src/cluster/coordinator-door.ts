@@ -19,6 +19,7 @@ import { storedMarketsAfter } from '../markets/market-table.js';
 import type { MakerRecord } from '../records/makers.js';
 import { marketKey } from '../records/markets.js';
 import { Batcher } from '../lib/batcher.js';
+import { errors } from '../lib/errors.js';
 import {
   MAKERS_PER_PAGE,
   MARKETS_PER_PAGE,
@@ -177,8 +178,14 @@ export class CoordinatorDoor {
       const body = new Uint8Array(await response.arrayBuffer());
       msg.respond(encode({ status: response.status, headers: replyHeaders, body } satisfies ForwardedReply));
     } catch (err) {
-      // Unanswered: the gateway's deadline makes it a 503 for its caller, as for a coordinator out of reach.
+      // Its own listener did not answer (it is stopping, or it is not listening yet): 503 at once, as for a
+      // coordinator out of reach, rather than the gateway's deadline later.
       this.options.log.warn({ err, method: request.method }, 'forwarded request failed on the coordinator');
+      const refusal = errors.coordinatorUnreachable();
+      const headers: [string, string][] = [['content-type', 'application/json'], ...Object.entries(refusal.headers ?? {})];
+      msg.respond(
+        encode({ status: refusal.status, headers, body: Buffer.from(JSON.stringify(refusal.toBody())) } satisfies ForwardedReply),
+      );
     }
   }
 
