@@ -131,8 +131,14 @@ export async function createMarketsInProcess(h: ContestsHarness, count: number):
 }
 
 /** Users with `amountMicros` credited by their shards (ids only: no HTTP session is needed). */
-export async function fundUsersInProcess(h: ContestsHarness, count: number, amountMicros: bigint): Promise<string[]> {
-  const userIds = Array.from({ length: count }, () => randomUUID());
+/** `count` users credited `amountMicros` each: random ids, or `userIds` when given (a test that needs their order). */
+export async function fundUsersInProcess(
+  h: ContestsHarness,
+  count: number,
+  amountMicros: bigint,
+  userIds: readonly string[] = Array.from({ length: count }, () => randomUUID()),
+): Promise<string[]> {
+  assert.equal(userIds.length, count);
   await Promise.all(
     userIds.map((userId) =>
       h.shards.moveMoney(h.shards.shardOfUser(userId), {
@@ -145,7 +151,7 @@ export async function fundUsersInProcess(h: ContestsHarness, count: number, amou
       }),
     ),
   );
-  return userIds;
+  return [...userIds];
 }
 
 /**
