@@ -1,7 +1,9 @@
 // A cluster for a test file: two shard nodes (test/helpers/owner-nodes.ts NODES: node a owners 0 and 64, node b
-// owner 128) and the service as their gateway, on the file's nats-server, each on a fresh data directory.
-// After the test every owner is quiet, the cluster's ledger check is clean both through NATS and through the
-// gateway's admin route, the gateway's own check at its stop too, and the owners' journals check together.
+// owner 128) and the service in front of them (the default role, a coordinator, which also serves HTTP and
+// makers: "the gateway" below), on the file's nats-server, each on a fresh data directory; gateways that keep
+// nothing may be put in front of it (startEdge). After the test every owner is quiet, the cluster's ledger
+// check is clean both through NATS and through the service's admin route, the service's own check at its
+// stop too, and the owners' journals check together.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
