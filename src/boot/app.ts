@@ -341,6 +341,8 @@ export function buildMakerArea(
     metrics: s.metrics.registry,
     rateLimiter: s.rateLimiter,
     stats,
+    // Remote shards' doors await the audiences only of processes with makers: told before a maker is in.
+    ...(pool.areShardsRemote ? { beforeAuthenticated: () => pool.announceMakers() } : {}),
   });
   // A fill's result reaches the desk after the fill committed and this thread's reads were renewed
   // (shard-pool.ts), so the maker's locked bucket it reads for max_locked_micros includes that fill.

@@ -78,6 +78,17 @@ class NatsShardTransport implements ShardTransport {
     }
   }
 
+  async announceMakers(): Promise<void> {
+    // Not joined: its hello, asked again until answered, carries it.
+    if (this.#incarnation === null) return;
+    try {
+      const envelope: ToShardNode = { k: 'makers', gateway: this.options.gateway, makers: true };
+      await this.options.nc.request(this.#subject, encode(envelope), { timeout: BEAT_TIMEOUT_MS });
+    } catch {
+      // Out of reach: the beat finds it so, and the join made again carries it.
+    }
+  }
+
   async readView(name: string, args: unknown): Promise<unknown> {
     let reply: OwnedViewReply;
     try {
@@ -152,7 +163,9 @@ class NatsShardTransport implements ShardTransport {
   /** The shard's answer, or null: no responders, no answer in time, a closed connection. */
   async #ask(k: 'hello' | 'beat'): Promise<DoorReply | null> {
     try {
-      const msg = await this.options.nc.request(this.#subject, encode({ k, gateway: this.options.gateway } satisfies ToShardNode), {
+      // Whether a maker is connected, as of now: an announcement made after this is ordered after it.
+      const envelope: ToShardNode = { k, gateway: this.options.gateway, makers: this.events.hasMakers() };
+      const msg = await this.options.nc.request(this.#subject, encode(envelope), {
         timeout: BEAT_TIMEOUT_MS,
       });
       return decode<DoorReply>(msg.data);

@@ -6,9 +6,15 @@
 import type { StoredMarket } from '../contract/markets.js';
 import type { MainToShard } from '../rfq/messages.js';
 
+/**
+ * `makers` (hello and beat; `makers` itself, asked before a new maker is told it is authenticated): whether the
+ * gateway has a maker connected. The door sends the `rfq` broadcast to, and awaits the audience of, only the
+ * gateways that have one; a gateway that never said is taken to have one.
+ */
 export type ToShardNode =
-  | { k: 'hello'; gateway: string }
-  | { k: 'beat'; gateway: string }
+  | { k: 'hello'; gateway: string; makers?: boolean }
+  | { k: 'beat'; gateway: string; makers?: boolean }
+  | { k: 'makers'; gateway: string; makers: true }
   | { k: 'batch'; gateway: string; batch: MainToShard[] }
   | { k: 'markets'; gateway: string; markets: StoredMarket[] };
 

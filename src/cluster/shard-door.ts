@@ -54,6 +54,8 @@ export interface ShardInput {
 interface Gateway {
   name: string;
   lastHeardMs: number;
+  /** A maker is connected there (rfq-wire.ts ToShardNode `makers`): it is sent the `rfq` broadcast, and awaited. */
+  hasMakers: boolean;
   out: Batcher<ShardToMain>;
 }
 
@@ -134,7 +136,11 @@ export class ShardDoor {
     }
     if (typeof envelope?.gateway !== 'string' || !GATEWAY_NAME.test(envelope.gateway)) return;
     const gateway = this.#heard(envelope.gateway);
+    if ('makers' in envelope && typeof envelope.makers === 'boolean') gateway.hasMakers = envelope.makers;
     switch (envelope.k) {
+      case 'makers':
+        // Answered at once: the gateway's new maker waits for it before it is told it is authenticated.
+        return void msg.respond(encode(true));
       case 'hello':
         // Answered once the shard's start is done: until then the gateway cannot send it work.
         if (this.#failedRfqs === null) this.#helloWaiting.push(msg);
@@ -157,7 +163,7 @@ export class ShardDoor {
     let gateway = this.#gateways.get(name);
     if (gateway === undefined) {
       const subject = subjects.gatewayEvents(name, this.options.owner);
-      gateway = { name, lastHeardMs: 0, out: new Batcher((events) => this.#publish(subject, events)) };
+      gateway = { name, lastHeardMs: 0, hasMakers: true, out: new Batcher((events) => this.#publish(subject, events)) };
       this.#gateways.set(name, gateway);
     }
     gateway.lastHeardMs = this.options.nowMs();
@@ -285,10 +291,20 @@ export class ShardDoor {
         this.#failedRfqs = event.failedRfqs;
         for (const msg of this.#helloWaiting.splice(0)) this.#reply(msg);
         return;
-      case 'broadcast':
-        this.#audiences.set(event.message.request_id, { waiting: new Set(this.#gateways.keys()), makerIds: [], held: [] });
-        for (const gateway of this.#gateways.values()) gateway.out.add(event);
+      case 'broadcast': {
+        const requestId = event.message.request_id;
+        const waiting = new Set<string>();
+        for (const gateway of this.#gateways.values()) {
+          if (!gateway.hasMakers) continue;
+          waiting.add(gateway.name);
+          gateway.out.add(event);
+        }
+        // No maker anywhere: the audience is empty at once, as one process's desk would answer it (after this
+        // emit returns: the shard is not entered again from inside its own output).
+        if (waiting.size === 0) queueMicrotask(() => this.#shard?.deliver([{ kind: 'audience', requestId, makerIds: [] }]));
+        else this.#audiences.set(requestId, { waiting, makerIds: [], held: [] });
         return;
+      }
       case 'to_maker': {
         const gateway = this.#makerGateways.get(event.makerId);
         if (gateway !== undefined) this.#gateways.get(gateway)?.out.add(event);

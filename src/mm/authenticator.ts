@@ -43,6 +43,8 @@ export interface MakerAuthenticatorDeps {
   registry: Pick<MakerRegistry, 'has'>;
   sessions: Pick<Sessions, 'issueMaker' | 'revoke'>;
   verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
+  /** Awaited last before the socket is authenticated: nothing awaits between it and auth_result (gateway.ts). */
+  beforeAuthenticated?: () => Promise<void>;
   metrics: GatewayMetrics | null;
   sender: MakerSender;
   /** The gateway's authenticated connections: a socket joins them here, and leaves in the gateway's close handler. */
@@ -136,6 +138,9 @@ export class MakerAuthenticator {
     // not both take the last place.
     if (this.#isAtSocketLimit(checked.address)) return this.deps.sender.fail(conn, 'TOO_MANY_SOCKETS');
     const session = await sessions.issueMaker(checked.address, this.deps.config.mmSessionTtlMs);
+    // The last wait: from its end to auth_result everything is synchronous, so a cluster's shard doors know of
+    // this process's makers before this one can see an RFQ's absence (an `rfq` created later reaches it).
+    if (this.deps.beforeAuthenticated !== undefined) await this.deps.beforeAuthenticated();
     // The socket may have closed, or the maker been removed, while the session was being made durable: the
     // token was never handed out, so it is revoked rather than left valid.
     if (conn.isClosed || !registry.has(checked.address)) {

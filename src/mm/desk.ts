@@ -38,7 +38,10 @@ export interface RfqSide {
 export interface DeskDeps {
   /** The RFQ engine's side of the desk: the shards, reached through their dispatcher. */
   rfq: RfqSide;
-  gateway: Pick<MakerGateway, 'broadcast' | 'connectedMakerIds' | 'send' | 'sendFrames' | 'makerIdsOf' | 'addressOf' | 'sendToAddress'>;
+  gateway: Pick<
+    MakerGateway,
+    'broadcast' | 'connectedMakerIds' | 'hasAuthenticated' | 'send' | 'sendFrames' | 'makerIdsOf' | 'addressOf' | 'sendToAddress'
+  >;
   book: QuoteBook;
   stats: MakerStats;
   protection: Protection;
@@ -66,6 +69,10 @@ export class MakerDesk implements MakerDispatcher {
 
   connectedMakerIds(): string[] {
     return this.deps.gateway.connectedMakerIds();
+  }
+
+  hasConnectedMakers(): boolean {
+    return this.deps.gateway.hasAuthenticated;
   }
 
   send(makerId: string, message: ServerToMakerMessage): boolean {

@@ -88,6 +88,8 @@ export interface MakerGatewayDeps {
   registry: Pick<MakerRegistry, 'has'>;
   sessions: Pick<Sessions, 'issueMaker' | 'revoke' | 'resolve'>;
   verifyPool: Pick<VerifyPool, 'recoverPersonalSigner'>;
+  /** A cluster's: awaited just before a socket is told it is authenticated (ShardPool.announceMakers). */
+  beforeAuthenticated?: () => Promise<void>;
   /** Where the maker metrics are registered (the service's prom-client registry). */
   metrics?: Registry;
   /** Bound on sockets connected but not yet authenticated (config.mmMaxPendingAuth unless given). */
@@ -155,6 +157,7 @@ export class MakerGateway {
       registry: deps.registry,
       sessions: deps.sessions,
       verifyPool: deps.verifyPool,
+      ...(deps.beforeAuthenticated === undefined ? {} : { beforeAuthenticated: deps.beforeAuthenticated }),
       metrics,
       sender,
       authenticated: this.#authenticated,
@@ -289,6 +292,11 @@ export class MakerGateway {
     const ids: MakerId[] = [];
     for (const [makerId, conn] of this.#authenticated) if (!conn.isSlow) ids.push(makerId);
     return ids;
+  }
+
+  /** Any authenticated connection (a slow one being closed included): one size read, asked several times a second. */
+  get hasAuthenticated(): boolean {
+    return this.#authenticated.size > 0;
   }
 
   get connectedCount(): number {

@@ -29,6 +29,8 @@ import { crashLater } from '../lib/fatal.js';
 export interface MakerFanout {
   broadcast(message: ServerToMakerMessage): number;
   connectedMakerIds(): string[];
+  /** Whether any maker is connected (a cluster's shard door awaits the audiences only of gateways with one). */
+  hasConnectedMakers(): boolean;
   send(makerId: string, message: ServerToMakerMessage): boolean;
   /**
    * Several frames (JSON text) to one connection, in order, written together (one system call), with the
@@ -42,7 +44,13 @@ export interface MakerFanout {
 const notStarted = (): never => {
   throw new Error('the shard pool is not started'); // a wiring bug
 };
-const NOT_STARTED: MakerFanout = { broadcast: notStarted, connectedMakerIds: notStarted, send: notStarted, sendFrames: notStarted };
+const NOT_STARTED: MakerFanout = {
+  broadcast: notStarted,
+  connectedMakerIds: notStarted,
+  hasConnectedMakers: notStarted,
+  send: notStarted,
+  sendFrames: notStarted,
+};
 
 /** Bound on calls waiting for one shard; past it, new work gets 503 OVERLOADED (nothing accepted). */
 const MAX_OUTSTANDING_CALLS_PER_SHARD = 20_000;
@@ -387,6 +395,15 @@ export class ShardPool {
     await Promise.all(this.shards.map((handle) => handle.transport.stop()));
   }
 
+  /**
+   * A maker is about to be told it is authenticated: every remote shard's door hears first that this process
+   * has makers, so no RFQ it creates afterwards leaves them out (rfq-wire.ts ToShardNode `makers`). Resolves
+   * once each answered or could not (an unreachable shard hears it when it is joined again).
+   */
+  async announceMakers(): Promise<void> {
+    await Promise.all(this.shards.map((handle) => handle.transport.announceMakers?.()));
+  }
+
   /** A new RFQ its shard accepted: to every connected maker, and the shard learns who got it. */
   private fanOut(shard: number, message: RfqMessage): void {
     const startNs = process.hrtime.bigint();
@@ -473,6 +490,8 @@ export class ShardPool {
         crashLater(err instanceof Error ? err : new Error(`RFQ shard ${shard} failed (exit code ${exitCode})`));
       },
       allMarkets: () => this.options.allMarkets?.() ?? [],
+      // Asked by a remote shard's transport from its join on; before the pool's start no maker can be connected.
+      hasMakers: () => this.makers !== NOT_STARTED && this.makers.hasConnectedMakers(),
       onReachable: (isReachable) => {
         handle.isReachable = isReachable;
         if (isReachable) return;

@@ -19,11 +19,15 @@ export interface ShardEvents {
   onReachable(isReachable: boolean): void;
   /** Every market the service holds, as stored: for a transport whose shard keeps its own copy (sendMarkets). */
   allMarkets(): Iterable<StoredMarket>;
+  /** Whether any maker is connected to this process now (a remote shard's door awaits its audiences only then). */
+  hasMakers(): boolean;
 }
 
 export interface ShardTransport {
   /** One batch, in order, after every batch sent before it. */
   send(batch: MainToShard[]): void;
+  /** A remote shard's: its door told this process has makers, before a new one hears it is authenticated. */
+  announceMakers?(): Promise<void>;
   /** Stops the shard after its commit in progress; resolves once it has stopped. */
   stop(): Promise<void>;
   /**

@@ -11,6 +11,7 @@ import { ShardPool, type MakerFanout } from '../../src/rfq/shard-pool.js';
 const NO_MAKERS: MakerFanout = {
   broadcast: () => 0,
   connectedMakerIds: () => [],
+  hasConnectedMakers: () => false,
   send: () => false,
   sendFrames: () => false,
 };
