@@ -53,10 +53,11 @@ try {
       }),
     );
   }
+  // A gateway takes the partition map from the coordinator.
   const front = (role: 'coordinator' | 'gateway', nodeId: string, port: number) => ({
     PARLAYD_NATS_URL: nats.url,
     PARLAYD_ROLE: role,
-    PARLAYD_PARTITION_MAP: MAP,
+    ...(role === 'coordinator' ? { PARLAYD_PARTITION_MAP: MAP } : {}),
     PARLAYD_NODE_ID: nodeId,
     PARLAYD_PORT: String(port),
     PARLAYD_DATA_DIR: resolve(dataRoot, nodeId),

@@ -89,15 +89,26 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
   // next start ends the RFQs it held.
   const onShardFailed = () => process.exit(70);
   if (config.cluster === null) return (await import('./boot/app.js')).createService(config, log, systemClock, { onShardFailed });
-  const link = await (await import('./cluster/gateway.js')).joinAsGateway(config.cluster, log);
-  const closeLink = (running: Running): Running => ({ ...running, close: () => running.close().then(() => link.close()) });
-  const { checkLedger, ...shardOptions } = link.serviceOptions;
+  const cluster = await import('./cluster/gateway.js');
+  const nc = await cluster.connectToCluster(config.cluster);
+  const closeLink = (running: Running): Running => ({ ...running, close: () => running.close().then(() => nc.drain()) });
   if (config.cluster.role === 'gateway') {
     const { CoordinatorLink } = await import('./cluster/coordinator-link.js');
-    const coordinator = new CoordinatorLink({ nc: link.nc, adminToken: config.adminToken, clock: systemClock, log });
+    const coordinator = new CoordinatorLink({ nc, adminToken: config.adminToken, clock: systemClock, log });
+    // The coordinator holds the map: a gateway given another would route money where its owner is not.
+    const map = await coordinator.partitionMap();
+    const given = config.cluster.partitionMap;
+    if (given !== null && given.join(';') !== map.join(';')) {
+      throw new ConfigError(`PARLAYD_PARTITION_MAP is not the coordinator's (${map.join(';')}): leave it unset on a gateway`);
+    }
+    // Its ledger check is the coordinator's (the admin route is forwarded).
+    const { transport, placement, areShardsRemote } = cluster.joinAsGateway(nc, config.cluster, map, log).serviceOptions;
     const { createGatewayService } = await import('./boot/gateway-app.js');
-    return closeLink(await createGatewayService(config, log, systemClock, { onShardFailed, ...shardOptions, coordinator }));
+    const options = { onShardFailed, transport, placement, areShardsRemote, coordinator };
+    return closeLink(await createGatewayService(config, log, systemClock, options));
   }
+  const partitionMap = config.cluster.partitionMap ?? cluster.ONE_OWNER_MAP;
+  const { checkLedger, ...shardOptions } = cluster.joinAsGateway(nc, config.cluster, partitionMap, log).serviceOptions;
   const forwardedKey = randomBytes(32).toString('base64url');
   const service = await (
     await import('./boot/app.js')
@@ -105,10 +116,11 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
   const { CoordinatorDoor } = await import('./cluster/coordinator-door.js');
   const loopback = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const door = new CoordinatorDoor({
-    nc: link.nc,
+    nc,
     services: service.services,
     httpOrigin: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${service.port}`,
     forwardedKey,
+    partitionMap,
     log,
   });
   return closeLink({ ...service, close: () => (door.close(), service.close()) });

@@ -17,11 +17,10 @@ import { checkCluster, ledgerCheckOfCluster } from './ledger-check.js';
 const CHECK_TIMEOUT_MS = 10_000;
 
 export interface GatewayLink {
-  nc: NatsConnection;
   /** For createService: the pool's transport and placement, and the cluster's ledger check. */
-  serviceOptions: Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'> & { checkLedger: () => Promise<LedgerCheck> };
-  /** After the service stopped: what was sent leaves, then the connection closes. */
-  close(): Promise<void>;
+  serviceOptions: Required<Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'>> & {
+    checkLedger: () => Promise<LedgerCheck>;
+  };
 }
 
 /** Where each shard of the map is: an owner per partition range, users by their partition, RFQs by their id's owner. */
@@ -37,18 +36,30 @@ export function clusterPlacement(map: PartitionMap): ShardPlacement {
   };
 }
 
-/** Throws with one line (a map that is not one) before connecting. */
-export async function joinAsGateway(cluster: NonNullable<Config['cluster']>, log: Logger): Promise<GatewayLink> {
-  const map = PartitionMap.of(cluster.partitionMap);
-  const nc: NatsConnection = await connect({ servers: cluster.natsServers, ...natsOptions(cluster.nodeId) });
+/** The whole cluster in one owner: the map of a coordinator given none. */
+export const ONE_OWNER_MAP = ['0-255'];
+
+export function connectToCluster(cluster: NonNullable<Config['cluster']>): Promise<NatsConnection> {
+  return connect({ servers: cluster.natsServers, ...natsOptions(cluster.nodeId) });
+}
+
+/**
+ * The RFQ shards of the map `mapText` reached over `nc`. Throws with one line (a map that is not one) before
+ * anything is sent.
+ */
+export function joinAsGateway(
+  nc: NatsConnection,
+  cluster: NonNullable<Config['cluster']>,
+  mapText: readonly string[],
+  log: Logger,
+): GatewayLink {
+  const map = PartitionMap.of(mapText);
   return {
-    nc,
     serviceOptions: {
       transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
       placement: clusterPlacement(map),
       areShardsRemote: true,
       checkLedger: async () => ledgerCheckOfCluster(await checkCluster(nc, map.owners, CHECK_TIMEOUT_MS)),
     },
-    close: () => nc.drain(),
   };
 }

@@ -38,14 +38,16 @@ export const EnvSchema = Type.Object({
   PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
   // The cluster (docs/scaling.md). Unset: the one process the service always was, with no NATS. Set: the
   // process joins a cluster at these NATS servers (comma-separated) as PARLAYD_ROLE, named PARLAYD_NODE_ID on
-  // subjects; every process of a cluster is given the same PARLAYD_PARTITION_MAP (each owner's partitions,
-  // ';'-separated: cluster/partitions.ts). A shard node reads its own variables besides (shard-node-main.ts).
+  // subjects; the coordinator and every shard node are given the same PARLAYD_PARTITION_MAP (each owner's
+  // partitions, ';'-separated: cluster/partitions.ts), which gateways take from the coordinator. A shard node
+  // reads its own variables besides (shard-node-main.ts).
   PARLAYD_NATS_URL: Type.Optional(Type.String({ minLength: 1 })),
   // The coordinator also serves HTTP and makers itself, as a gateway with state: a cluster of one front
   // process is a coordinator and its shard nodes.
   PARLAYD_ROLE: Type.Union([Type.Literal('coordinator'), Type.Literal('gateway'), Type.Literal('shard')], { default: 'coordinator' }),
   PARLAYD_NODE_ID: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', default: 'gateway-1' }),
-  PARLAYD_PARTITION_MAP: Type.String({ minLength: 1, default: '0-255' }),
+  // Unset: the coordinator holds every partition's one owner ('0-255'); a gateway takes the coordinator's map.
+  PARLAYD_PARTITION_MAP: Type.Optional(Type.String({ minLength: 1 })),
   PARLAYD_MM_DOMAIN_TAG: Type.String({
     // Contract section 7: the tag is exactly 35 printable ASCII bytes or the service refuses to start.
     pattern: DOMAIN_TAG_PATTERN,
@@ -235,7 +237,8 @@ function toConfig(v: EnvValues) {
             natsServers: v.PARLAYD_NATS_URL.split(','),
             role: v.PARLAYD_ROLE,
             nodeId: v.PARLAYD_NODE_ID,
-            partitionMap: v.PARLAYD_PARTITION_MAP.split(';'),
+            /** Null: unset (a gateway takes the coordinator's; the coordinator is then one owner, '0-255'). */
+            partitionMap: v.PARLAYD_PARTITION_MAP?.split(';') ?? null,
           },
     mmDomainTag: v.PARLAYD_MM_DOMAIN_TAG,
     mmAuthTimeoutMs: v.PARLAYD_MM_AUTH_TIMEOUT_MS,

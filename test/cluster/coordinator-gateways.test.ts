@@ -259,3 +259,17 @@ test(
     });
   },
 );
+
+test('a gateway takes the partition map from the coordinator, and refuses to start with another', { skip }, async () => {
+  await withGateways(async (coordinator, [one]) => {
+    // Gateways one and two were given no map: they route by the coordinator's (the RFQ tests above fill on both nodes).
+    assert.equal((await admin(one).get('/healthz')).status, 200);
+    const same = await startEdge(coordinator, 'gateway-same-map', '0-63;64-127;128-255');
+    assert.equal(await same.stop(), 0, 'the same map, given: accepted');
+    await assert.rejects(startEdge(coordinator, 'gateway-other-map', '0-255'), (err: Error) => {
+      assert.match(err.message, /exited with 2 before listening/);
+      assert.match(err.message, /PARLAYD_PARTITION_MAP is not the coordinator's \(0-63;64-127;128-255\): leave it unset on a gateway/);
+      return true;
+    });
+  });
+});

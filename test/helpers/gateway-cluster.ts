@@ -35,9 +35,10 @@ export interface GatewayCluster {
   bucket(owner: number, account: string, name: string): Promise<bigint>;
   /**
    * A gateway that keeps nothing (PARLAYD_ROLE=gateway) in front of the cluster whose coordinator is
-   * `coordinator` (the gateway withCluster starts is the coordinator: the default role), with its admin token.
+   * `coordinator` (the gateway withCluster starts is the coordinator: the default role), with its admin token;
+   * the partition map it takes from the coordinator, unless `map` gives it one.
    */
-  startEdge(coordinator: TestServer, nodeId: string): Promise<TestServer>;
+  startEdge(coordinator: TestServer, nodeId: string, map?: string): Promise<TestServer>;
 }
 
 /**
@@ -82,11 +83,11 @@ export function gatewayCluster(
       }
     },
     bucket: async (owner, account, name) => BigInt((await look(fixture.nc, owner)).accounts[account]?.[name] ?? '0'),
-    startEdge: (coordinator, nodeId) =>
+    startEdge: (coordinator, nodeId, map) =>
       startServer({
         env: {
           PARLAYD_NATS_URL: fixture.server.url,
-          PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
+          ...(map === undefined ? {} : { PARLAYD_PARTITION_MAP: map }),
           PARLAYD_NODE_ID: nodeId,
           PARLAYD_ROLE: 'gateway',
           PARLAYD_ADMIN_TOKEN: coordinator.adminToken,
