@@ -301,7 +301,7 @@ async function assemble(
     routes,
     tokens: sessions,
     rateLimiter,
-    readBarrier: config.engine === 'journal' ? () => pool.readBarrier() : null,
+    readBarrier: () => pool.readBarrier(),
     // Cursors are authenticated under the data directory's key, so they survive a restart.
     cursors: new CursorCodec(loadOrCreateDataKey(store, CURSOR_KEY_NAME)),
     verifyThreadsLoaded,

@@ -26,8 +26,8 @@ export interface FrontDoorParts {
   tokens: TokenResolver;
   /** The per-IP bucket, shared with the maker socket's upgrades. */
   rateLimiter: RateLimiter;
-  /** The journal engine's read barrier (a read after its write's answer sees it); null: none needed. */
-  readBarrier: (() => Promise<void>) | null;
+  /** The shards' read barrier: on the journal engine every route passes it (a read after a write's answer sees it). */
+  readBarrier: () => Promise<void>;
   cursors: CursorCodec;
   /** Resolves once the verify threads loaded, with the recovery backend they use: listening waits for it. */
   verifyThreadsLoaded: Promise<'native' | 'noble'>;
@@ -54,7 +54,7 @@ export function openFrontDoor(areas: Areas, parts: FrontDoorParts): { app: Templ
     },
   });
   const app = createHttpApp({
-    routes: parts.readBarrier === null ? parts.routes : withReadBarriers(parts.routes, parts.readBarrier),
+    routes: config.engine === 'journal' ? withReadBarriers(parts.routes, parts.readBarrier) : parts.routes,
     tokens: parts.tokens,
     rateLimiter: parts.rateLimiter,
     authRateLimiter: new RateLimiter(config.authRateLimit),

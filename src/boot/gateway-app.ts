@@ -161,7 +161,7 @@ function assemble(areas: Areas, config: Config, log: Logger, clock: Clock, { coo
     routes,
     tokens: sessions,
     rateLimiter,
-    readBarrier: config.engine === 'journal' ? () => pool.readBarrier() : null,
+    readBarrier: () => pool.readBarrier(),
     // No route served here is paged (FORWARDED_ROUTES): the key only has to exist.
     cursors: new CursorCodec(randomBytes(32)),
     verifyThreadsLoaded,
