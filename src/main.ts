@@ -102,13 +102,13 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
       throw new ConfigError(`PARLAYD_PARTITION_MAP is not the coordinator's (${map.join(';')}): leave it unset on a gateway`);
     }
     // Its ledger check is the coordinator's (the admin route is forwarded).
-    const { transport, placement, areShardsRemote } = cluster.joinAsGateway(nc, config.cluster, map, log).serviceOptions;
+    const { transport, placement, areShardsRemote } = cluster.joinAsGateway(nc, config.cluster, map, log);
     const { createGatewayService } = await import('./boot/gateway-app.js');
     const options = { onShardFailed, transport, placement, areShardsRemote, coordinator };
     return closeLink(await createGatewayService(config, log, systemClock, options));
   }
   const partitionMap = config.cluster.partitionMap ?? cluster.ONE_OWNER_MAP;
-  const { checkLedger, ...shardOptions } = cluster.joinAsGateway(nc, config.cluster, partitionMap, log).serviceOptions;
+  const { checkLedger, ...shardOptions } = cluster.joinAsGateway(nc, config.cluster, partitionMap, log);
   const forwardedKey = randomBytes(32).toString('base64url');
   const service = await (
     await import('./boot/app.js')

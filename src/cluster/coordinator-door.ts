@@ -15,7 +15,7 @@ import type { Msg, NatsConnection, Subscription } from 'nats';
 import type { Logger } from 'pino';
 import type { StoredMarket } from '../contract/markets.js';
 import type { Services } from '../http/services.js';
-import { FORWARDED_CLIENT_HEADER, FORWARDED_KEY_HEADER } from '../http/server.js';
+import { FORWARDED_CLIENT_HEADER, FORWARDED_KEY_HEADER } from '../http/forwarding.js';
 import { storedMarketsAfter } from '../markets/market-table.js';
 import type { MakerRecord } from '../records/makers.js';
 import { marketKey } from '../records/markets.js';
@@ -35,21 +35,6 @@ import {
   PROTECTION_PER_PAGE,
 } from './coordinator-wire.js';
 import { decode, encode, subjects } from './wire.js';
-
-/** Headers fetch() sets itself or refuses; every other header of the caller's is passed on. */
-const UNFORWARDED_REQUEST_HEADERS = new Set([
-  'host',
-  'connection',
-  'content-length',
-  'transfer-encoding',
-  'keep-alive',
-  'upgrade',
-  'expect',
-  'te',
-  'trailer',
-]);
-/** Headers the gateway's own response writes (uWS adds its length and date). */
-const UNFORWARDED_REPLY_HEADERS = new Set(['content-length', 'connection', 'date', 'keep-alive', 'transfer-encoding', 'uwebsockets']);
 
 export interface CoordinatorDoorOptions {
   nc: NatsConnection;
@@ -165,8 +150,9 @@ export class CoordinatorDoor {
     } catch {
       return;
     }
+    // As the gateway passed them on (http/forwarding.ts UNFORWARDED_HEADERS left out there, both ways).
     const headers = new Headers();
-    for (const [name, value] of request.headers) if (!UNFORWARDED_REQUEST_HEADERS.has(name)) headers.append(name, value);
+    for (const [name, value] of request.headers) headers.append(name, value);
     headers.set(FORWARDED_KEY_HEADER, this.options.forwardedKey);
     headers.set(FORWARDED_CLIENT_HEADER, request.client);
     try {
@@ -177,9 +163,7 @@ export class CoordinatorDoor {
         redirect: 'manual',
       });
       const replyHeaders: [string, string][] = [];
-      response.headers.forEach((value, name) => {
-        if (!UNFORWARDED_REPLY_HEADERS.has(name)) replyHeaders.push([name, value]);
-      });
+      response.headers.forEach((value, name) => void replyHeaders.push([name, value]));
       const body = new Uint8Array(await response.arrayBuffer());
       msg.respond(encode({ status: response.status, headers: replyHeaders, body } satisfies ForwardedReply));
     } catch (err) {

@@ -1,4 +1,5 @@
-// A gateway's part in the cluster (docs/scaling.md): its NATS connection, and what the service's shard pool
+// A front process's part in the cluster, a coordinator's or a gateway's (docs/scaling.md): its NATS
+// connection, and what the service's shard pool
 // is given to reach the RFQ shards on the shard nodes instead of starting worker threads of its own: their
 // transport (nats-shard-transport.ts) and their placement by the partition map. Loaded by main.ts only
 // when PARLAYD_NATS_URL is set, so one process loads nothing of NATS.
@@ -16,12 +17,10 @@ import { checkCluster, ledgerCheckOfCluster } from './ledger-check.js';
 /** An owner's part of the ledger check reads its whole read model: unanswered past this, the check is a 503. */
 const CHECK_TIMEOUT_MS = 10_000;
 
-export interface GatewayLink {
-  /** For createService: the pool's transport and placement, and the cluster's ledger check. */
-  serviceOptions: Required<Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'>> & {
-    checkLedger: () => Promise<LedgerCheck>;
-  };
-}
+/** For createService: the pool's transport and placement, and the cluster's ledger check. */
+export type ClusterShardOptions = Required<Pick<ShardPoolOptions, 'transport' | 'placement' | 'areShardsRemote'>> & {
+  checkLedger: () => Promise<LedgerCheck>;
+};
 
 /** Where each shard of the map is: an owner per partition range, users by their partition, RFQs by their id's owner. */
 export function clusterPlacement(map: PartitionMap): ShardPlacement {
@@ -52,14 +51,12 @@ export function joinAsGateway(
   cluster: NonNullable<Config['cluster']>,
   mapText: readonly string[],
   log: Logger,
-): GatewayLink {
+): ClusterShardOptions {
   const map = PartitionMap.of(mapText);
   return {
-    serviceOptions: {
-      transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
-      placement: clusterPlacement(map),
-      areShardsRemote: true,
-      checkLedger: async () => ledgerCheckOfCluster(await checkCluster(nc, map.owners, CHECK_TIMEOUT_MS)),
-    },
+    transport: natsShardTransport({ nc, gateway: cluster.nodeId, log }),
+    placement: clusterPlacement(map),
+    areShardsRemote: true,
+    checkLedger: async () => ledgerCheckOfCluster(await checkCluster(nc, map.owners, CHECK_TIMEOUT_MS)),
   };
 }

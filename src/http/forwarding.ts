@@ -18,5 +18,27 @@ export interface ForwardedReply {
 
 export type Forwarder = (request: ForwardedRequest) => Promise<ForwardedReply>;
 
+/** Headers of a forwarded request the coordinator's door sets (cluster/coordinator-door.ts), read by server.ts. */
+export const FORWARDED_KEY_HEADER = 'x-parlayd-door-key';
+export const FORWARDED_CLIENT_HEADER = 'x-parlayd-client';
+
+/**
+ * Never copied from a caller's request to the coordinator, nor from its answer back: hop-by-hop headers,
+ * those fetch() sets itself or refuses, and those uWS writes itself. The gateway leaves them out both ways.
+ */
+export const UNFORWARDED_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'content-length',
+  'date',
+  'expect',
+  'host',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'uwebsockets',
+]);
+
 /** Bodies a forwarded request may carry: the largest any route takes (a contest with its image) fits. */
 export const MAX_FORWARDED_BODY_BYTES = 1024 * 1024 - 64 * 1024;

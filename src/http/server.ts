@@ -25,7 +25,14 @@ import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
 import type { LoadShedder } from './load-shedder.js';
 import { UnreadBodies, type UnreadBodiesOptions } from './unread-bodies.js';
 import type { CursorCodec } from '../contract/paging.js';
-import { MAX_FORWARDED_BODY_BYTES, type ForwardedReply, type Forwarder } from './forwarding.js';
+import {
+  FORWARDED_CLIENT_HEADER,
+  FORWARDED_KEY_HEADER,
+  MAX_FORWARDED_BODY_BYTES,
+  UNFORWARDED_HEADERS,
+  type ForwardedReply,
+  type Forwarder,
+} from './forwarding.js';
 
 /** Contract section 1: bodies over 64 KiB are refused with 413. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -65,21 +72,6 @@ export interface HttpDeps {
    */
   forwardedKey?: string;
 }
-
-/** Headers of a forwarded request (cluster/coordinator-door.ts sets them). */
-export const FORWARDED_KEY_HEADER = 'x-parlayd-door-key';
-export const FORWARDED_CLIENT_HEADER = 'x-parlayd-client';
-/** Hop-by-hop headers, and what uWS writes itself: never copied from a forwarded request or its reply. */
-const UNFORWARDED_HEADERS = new Set([
-  'connection',
-  'content-length',
-  'date',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'uwebsockets',
-  'host',
-]);
 
 export function createHttpApp(deps: HttpDeps): TemplatedApp {
   const router = new Router<CompiledRoute>();

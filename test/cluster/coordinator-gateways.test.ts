@@ -8,6 +8,7 @@
 // coordinator and through a gateway.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import type { LedgerCheck } from '../../src/ledger/check.js';
 import type { RfqResult } from '../../src/contract/rfq.js';
 import { makerAccount, userAccount } from '../../src/records/ledger.js';
@@ -93,8 +94,9 @@ test(
         pending_withdrawal_micros: '0',
       });
 
-      // Preferences changed through gateway two apply to the next RFQ admitted on gateway one.
-      assert.equal((await onTwo.patch('/v1/user/preferences', { anonymous_mode_enabled: true })).status, 200);
+      // Preferences changed through gateway one (forwarded) apply to the next RFQ it admits: its copy heard the
+      // change before the answer (the coordinator publishes first; another gateway hears it as it is delivered).
+      assert.equal((await onOne.patch('/v1/user/preferences', { anonymous_mode_enabled: true })).status, 200);
       const shielded = await onOne.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body());
       assert.equal(shielded.body.status, 'completed', JSON.stringify(shielded.body));
       const heardShielded = connected.socket.received.find((m) => m.type === 'rfq' && m.request_id === shielded.body.request_id);
@@ -207,7 +209,11 @@ test("a maker's protection limits set through one gateway, kept by the coordinat
     const set = await client(one.baseUrl, connected.sessionToken).put('/v1/mm/protection', limits);
     assert.equal(set.status, 200, JSON.stringify(set.body));
     const onTwo = client(two.baseUrl, connected.sessionToken);
-    assert.deepEqual((await onTwo.get<{ maker: unknown }>('/v1/mm/protection')).body.maker, limits, "gateway two's desk has the copy");
+    // Gateway two hears the change as it is delivered (only the gateway that forwarded the PUT has it before the answer).
+    await waitFor(async () => isDeepStrictEqual((await onTwo.get<{ maker: unknown }>('/v1/mm/protection')).body.maker, limits), {
+      what: "gateway two's desk has the copy",
+      timeoutMs: 2_000,
+    });
     const api = client(one.baseUrl, taker.token);
     const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
     assert.equal((await api.post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body())).body.status, 'completed');
@@ -262,8 +268,16 @@ test(
 
 test('a gateway takes the partition map from the coordinator, and refuses to start with another', { skip }, async () => {
   await withGateways(async (coordinator, [one]) => {
-    // Gateways one and two were given no map: they route by the coordinator's (the RFQ tests above fill on both nodes).
-    assert.equal((await admin(one).get('/healthz')).status, 200);
+    // Gateway one was given no map: it routes a create of node b's user to node b's owner by the coordinator's
+    // (by any other, node a's door would refuse it 503: shard-door.ts MISROUTED).
+    const onB = await userOn(one, B);
+    await credit(one, onB.address, 10_000_000);
+    const market = (await createMarket(one)).market_id;
+    const created = await client(one.baseUrl, onB.token).post<RfqResult>(
+      '/v1/rfq/unsigned?wait_ms=2000',
+      unsignedBody([{ market_id: market, direction: 'up' }]),
+    );
+    assert.deepEqual([created.status, created.body.status], [201, 'timeout'], 'no maker: its audience empty at once');
     const same = await startEdge(coordinator, 'gateway-same-map', '0-63;64-127;128-255');
     assert.equal(await same.stop(), 0, 'the same map, given: accepted');
     await assert.rejects(startEdge(coordinator, 'gateway-other-map', '0-255'), (err: Error) => {
