@@ -79,8 +79,7 @@ class NatsShardTransport implements ShardTransport {
   }
 
   async announceMakers(): Promise<void> {
-    // Not joined: its hello, asked again until answered, carries it.
-    if (this.#incarnation === null) return;
+    // Sent whether joined or not: a hello in flight was asked before it, and the door answers it at once.
     try {
       const envelope: ToShardNode = { k: 'makers', gateway: this.options.gateway, makers: true };
       await this.options.nc.request(this.#subject, encode(envelope), { timeout: BEAT_TIMEOUT_MS });
@@ -163,7 +162,7 @@ class NatsShardTransport implements ShardTransport {
   /** The shard's answer, or null: no responders, no answer in time, a closed connection. */
   async #ask(k: 'hello' | 'beat'): Promise<DoorReply | null> {
     try {
-      // Whether a maker is connected, as of now: an announcement made after this is ordered after it.
+      // Whether a maker is connected, or is being announced (ShardPool.announceMakers): as of now.
       const envelope: ToShardNode = { k, gateway: this.options.gateway, makers: this.events.hasMakers() };
       const msg = await this.options.nc.request(this.#subject, encode(envelope), {
         timeout: BEAT_TIMEOUT_MS,

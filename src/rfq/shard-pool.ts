@@ -151,6 +151,8 @@ export class ShardPool {
   private nextCallId = 1;
   /** Set by start: where the shards' frames for makers go. Until then no shard exists to send one. */
   private makers: MakerFanout = NOT_STARTED;
+  /** Makers' announcements to the remote shards' doors not yet answered by all (announceMakers). */
+  #announcing = 0;
   /** Set by start, once. */
   private whenReady: Promise<number> | null = null;
   private readonly waiters: TerminalWaiters;
@@ -401,7 +403,15 @@ export class ShardPool {
    * once each answered or could not (an unreachable shard hears it when it is joined again).
    */
   async announceMakers(): Promise<void> {
-    await Promise.all(this.shards.map((handle) => handle.transport.announceMakers?.()));
+    // Until every door answered, the maker is not connected yet: the beats say "makers" meanwhile, or one sent
+    // between two doors' answers would undo the first at its door just before the maker is told it is in.
+    this.#announcing++;
+    try {
+      await Promise.all(this.shards.map((handle) => handle.transport.announceMakers?.()));
+    } finally {
+      // The maker is authenticated in the microtasks that follow (mm/authenticator.ts): no beat comes between.
+      this.#announcing--;
+    }
   }
 
   /** A new RFQ its shard accepted: to every connected maker, and the shard learns who got it. */
@@ -491,7 +501,7 @@ export class ShardPool {
       },
       allMarkets: () => this.options.allMarkets?.() ?? [],
       // Asked by a remote shard's transport from its join on; before the pool's start no maker can be connected.
-      hasMakers: () => this.makers !== NOT_STARTED && this.makers.hasConnectedMakers(),
+      hasMakers: () => this.#announcing > 0 || (this.makers !== NOT_STARTED && this.makers.hasConnectedMakers()),
       onReachable: (isReachable) => {
         handle.isReachable = isReachable;
         if (isReachable) return;
