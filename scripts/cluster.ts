@@ -42,18 +42,8 @@ const stopAll = async () => {
   await nats.stop();
 };
 try {
-  for (const node of NODES) {
-    started.push(
-      await ListeningProcess.start(node.name, SHARD_NODE, {
-        PARLAYD_NATS_URL: nats.url,
-        PARLAYD_PARTITIONS: node.partitions,
-        PARLAYD_PARTITION_MAP: MAP,
-        PARLAYD_DATA_DIR: resolve(dataRoot, node.name.replaceAll(' ', '-')),
-        PARLAYD_LOG_LEVEL: 'info',
-      }),
-    );
-  }
-  // A gateway takes the partition map from the coordinator.
+  // Only the coordinator is given the partition map: the nodes and the gateways take it from there, and the
+  // coordinator waits for the nodes, so they start together.
   const front = (role: 'coordinator' | 'gateway', nodeId: string, port: number) => ({
     PARLAYD_NATS_URL: nats.url,
     PARLAYD_ROLE: role,
@@ -64,7 +54,20 @@ try {
     PARLAYD_ADMIN_TOKEN: adminToken,
     PARLAYD_LOG_LEVEL: 'info',
   });
-  started.push(await ListeningProcess.start('coordinator', SERVICE, front('coordinator', 'coordinator', basePort + 2)));
+  const first = await Promise.allSettled([
+    ...NODES.map((node) =>
+      ListeningProcess.start(node.name, SHARD_NODE, {
+        PARLAYD_NATS_URL: nats.url,
+        PARLAYD_PARTITIONS: node.partitions,
+        PARLAYD_DATA_DIR: resolve(dataRoot, node.name.replaceAll(' ', '-')),
+        PARLAYD_LOG_LEVEL: 'info',
+      }),
+    ),
+    ListeningProcess.start('coordinator', SERVICE, front('coordinator', 'coordinator', basePort + 2)),
+  ]);
+  for (const outcome of first) if (outcome.status === 'fulfilled') started.push(outcome.value);
+  const failed = first.find((outcome) => outcome.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
   for (const [i, port] of gatewayPorts.entries()) {
     started.push(await ListeningProcess.start(`gateway ${i + 1}`, SERVICE, front('gateway', `gateway-${i + 1}`, port)));
   }

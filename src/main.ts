@@ -95,12 +95,9 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
   if (config.cluster.role === 'gateway') {
     const { CoordinatorLink } = await import('./cluster/coordinator-link.js');
     const coordinator = new CoordinatorLink({ nc, adminToken: config.adminToken, clock: systemClock, log });
-    // The coordinator holds the map: a gateway given another would route money where its owner is not.
-    const map = await coordinator.partitionMap();
-    const given = config.cluster.partitionMap;
-    if (given !== null && given.join(';') !== map.join(';')) {
-      throw new ConfigError(`PARLAYD_PARTITION_MAP is not the coordinator's (${map.join(';')}): leave it unset on a gateway`);
-    }
+    const map = await cluster.askPartitionMap(nc, log);
+    const mismatch = config.cluster.partitionMap === null ? null : cluster.mapMismatch(config.cluster.partitionMap, map);
+    if (mismatch !== null) throw new ConfigError(mismatch);
     // Its ledger check is the coordinator's (the admin route is forwarded).
     const { transport, placement, areShardsRemote } = cluster.joinAsGateway(nc, config.cluster, map, log);
     const { createGatewayService } = await import('./boot/gateway-app.js');
@@ -109,6 +106,8 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
   }
   const partitionMap = config.cluster.partitionMap ?? cluster.ONE_OWNER_MAP;
   const { checkLedger, ...shardOptions } = cluster.joinAsGateway(nc, config.cluster, partitionMap, log);
+  // Answered before the service starts: its shard pool waits for the shard nodes, which may wait for the map.
+  const mapSource = cluster.servePartitionMap(nc, partitionMap);
   const forwardedKey = randomBytes(32).toString('base64url');
   const service = await (
     await import('./boot/app.js')
@@ -120,10 +119,9 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
     services: service.services,
     httpOrigin: `http://${loopback.includes(':') ? `[${loopback}]` : loopback}:${service.port}`,
     forwardedKey,
-    partitionMap,
     log,
   });
-  return closeLink({ ...service, close: () => (door.close(), service.close()) });
+  return closeLink({ ...service, close: () => (door.close(), mapSource.unsubscribe(), service.close()) });
 }
 
 void main();

@@ -1,8 +1,7 @@
 // The coordinator's side of its gateways (docs/scaling.md, "The coordinator"). The coordinator is the service
 // as one process runs it, with its users, sessions, makers' registry, markets, oracle and contests in its own
 // LMDB; this door lets gateways that keep none of that serve the RFQ path and the maker socket:
-// - it answers their calls (coordinator-wire.ts CoordinatorCall): the partition map; a session by its key,
-//   with its user's facts;
+// - it answers their calls (coordinator-wire.ts CoordinatorCall): a session by its key, with its user's facts;
 //   a maker's session made or ended for a gateway's socket; pages of the makers and of the markets;
 // - it tells them, on one subject, what changed of what they hold copies of: a revocation, a maker
 //   registered or removed, a user's preferences, a market written, a maker's protection limits. Each is published once durable, before
@@ -43,8 +42,6 @@ export interface CoordinatorDoorOptions {
   httpOrigin: string;
   /** The key a forwarded request carries (FORWARDED_KEY_HEADER). */
   forwardedKey: string;
-  /** The cluster's partition map, which gateways take from here. */
-  partitionMap: readonly string[];
   log: Logger;
 }
 
@@ -107,8 +104,6 @@ export class CoordinatorDoor {
     switch (call.k) {
       case 'hello':
         return this.#incarnation;
-      case 'map':
-        return this.options.partitionMap;
       case 'session': {
         const record = sessions.liveRecordOf(call.sessionKey);
         if (record === undefined) return null;

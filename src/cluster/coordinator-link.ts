@@ -101,18 +101,6 @@ export class CoordinatorLink {
   /** The registry's copy, as the maker handshake reads it (MakerRegistry.has). */
   readonly registry = { has: (address: string) => this.#makers.has(address) };
 
-  /** The cluster's partition map as the coordinator holds it, asked until it answers. */
-  async partitionMap(): Promise<string[]> {
-    for (let isFirst = true; ; isFirst = false) {
-      try {
-        return await this.#call<string[]>({ k: 'map' });
-      } catch {
-        if (isFirst) this.options.log.info('waiting for the coordinator');
-        await new Promise((resolve) => setTimeout(resolve, BEAT_MS));
-      }
-    }
-  }
-
   /** Takes the copies (resolves once they are), then keeps them. */
   async start(listeners: CopyListeners): Promise<void> {
     this.#listeners = listeners;

@@ -21,8 +21,6 @@ export type SessionCopy =
 export type CoordinatorCall =
   /** The coordinator's incarnation (drawn at its start): a gateway's beat. */
   | { k: 'hello' }
-  /** The cluster's partition map (partitions.ts), as the coordinator holds it: each owner's partitions. */
-  | { k: 'map' }
   /** The live session whose token hashes to `sessionKey`, or null. */
   | { k: 'session'; sessionKey: string }
   /** A maker's session for a socket that passed its challenge on a gateway (durable before the answer). */

@@ -14,6 +14,8 @@ import { natsShardTransport } from './nats-shard-transport.js';
 import { partitionOfUser, PartitionMap } from './partitions.js';
 import { checkCluster, ledgerCheckOfCluster } from './ledger-check.js';
 
+export { askPartitionMap, mapMismatch, servePartitionMap } from './map-source.js';
+
 /** An owner's part of the ledger check reads its whole read model: unanswered past this, the check is a 503. */
 const CHECK_TIMEOUT_MS = 10_000;
 

@@ -2,8 +2,10 @@
 // (shard-node-worker.ts), each the owner's RFQ shard and money, with its journal, snapshots and LMDB read
 // model under the node's data directory. The RFQ settings are the service's variables (config.ts). Configured by the environment, checked with one line at start:
 //   PARLAYD_NATS_URL            the NATS server(s), comma-separated
-//   PARLAYD_PARTITION_MAP       every owner's partitions, separated by ';' (`0-63;64-127;128-255`): the cluster's
 //   PARLAYD_PARTITIONS          this node's partitions (`0-127`): whole owners of the map, which it runs
+//   PARLAYD_PARTITION_MAP       optional: every owner's partitions, separated by ';' (`0-63;64-127;128-255`).
+//                               Unset, the node waits for the coordinator's (map-source.ts); set, it starts on
+//                               it and stops (exit 2) if the coordinator answers another
 //   PARLAYD_DATA_DIR            its owners' directories (its own, never another node's)
 //   PARLAYD_SNAPSHOT_EVERY_RECORDS, PARLAYD_LOG_LEVEL
 // Logs `listening` once every owner takes calls; stops on SIGTERM or SIGINT once what they decided is durable.
@@ -16,12 +18,15 @@ import { Value } from '@sinclair/typebox/value';
 import { createLogger } from '../lib/log.js';
 import { loadConfig } from '../config/config.js';
 import { STOP, type OwnerWorkerInit, type OwnerWorkerReport, type RfqSettings } from './shard-node-messages.js';
+import { connect } from 'nats';
+import { askPartitionMap, askPartitionMapOnce, mapMismatch } from './map-source.js';
+import { natsOptions } from './nats-options.js';
 import { PartitionMap, parsePartitions } from './partitions.js';
 
 const Env = Type.Object({
   PARLAYD_NATS_URL: Type.String({ minLength: 1 }),
   PARLAYD_PARTITIONS: Type.String({ minLength: 1 }),
-  PARLAYD_PARTITION_MAP: Type.String({ minLength: 1 }),
+  PARLAYD_PARTITION_MAP: Type.Optional(Type.String({ minLength: 1 })),
   PARLAYD_DATA_DIR: Type.String({ minLength: 1 }),
   PARLAYD_SNAPSHOT_EVERY_RECORDS: Type.Integer({ minimum: 1, default: 50_000 }),
   PARLAYD_LOG_LEVEL: Type.Union(
@@ -42,19 +47,6 @@ if (!Value.Check(Env, env)) {
   const first = Value.Errors(Env, env).First()!;
   configError(`${first.path.slice(1)}: ${first.message}`);
 }
-const mapText = env.PARLAYD_PARTITION_MAP.split(';');
-let owners: number[];
-try {
-  const map = PartitionMap.of(mapText);
-  const partitions = parsePartitions(env.PARLAYD_PARTITIONS);
-  owners = map.owners.filter((owner) => map.partitionsOf(owner).every((p) => partitions.includes(p)));
-  if (owners.flatMap((owner) => map.partitionsOf(owner)).length !== partitions.length) {
-    configError(`PARLAYD_PARTITIONS ${env.PARLAYD_PARTITIONS} splits an owner of PARLAYD_PARTITION_MAP: a node runs whole owners`);
-  }
-} catch (error) {
-  configError((error as Error).message);
-}
-
 // The RFQ shards' settings are the service's, read as the service reads them (the same variables).
 let rfq: RfqSettings;
 try {
@@ -71,10 +63,50 @@ try {
 }
 
 const log = createLogger(env.PARLAYD_LOG_LEVEL);
+const natsServers = env.PARLAYD_NATS_URL.split(',');
+const mapText = await partitionMap(env.PARLAYD_PARTITION_MAP?.split(';') ?? null, `node-${env.PARLAYD_PARTITIONS}`);
+let owners: number[];
+try {
+  const map = PartitionMap.of(mapText);
+  const partitions = parsePartitions(env.PARLAYD_PARTITIONS);
+  owners = map.owners.filter((owner) => map.partitionsOf(owner).every((p) => partitions.includes(p)));
+  if (owners.flatMap((owner) => map.partitionsOf(owner)).length !== partitions.length) {
+    configError(`PARLAYD_PARTITIONS ${env.PARLAYD_PARTITIONS} splits an owner of the partition map: a node runs whole owners`);
+  }
+} catch (error) {
+  configError((error as Error).message);
+}
+
+/**
+ * With none given, the coordinator's, waited for. A map given is checked against the coordinator's before any
+ * owner starts when a coordinator answers; when none does yet (a coordinator starts after its nodes, and waits
+ * for them), the node starts on it and checks it once the coordinator answers.
+ */
+async function partitionMap(given: string[] | null, name: string): Promise<string[]> {
+  const nc = await connect({ servers: natsServers, ...natsOptions(name) });
+  const check = (coordinators: string[]) => {
+    const mismatch = mapMismatch(given!, coordinators);
+    if (mismatch !== null) configError(mismatch);
+  };
+  if (given === null) {
+    const map = await askPartitionMap(nc, log);
+    void nc.drain();
+    return map;
+  }
+  const answered = await askPartitionMapOnce(nc);
+  if (answered !== null) {
+    void nc.drain();
+    check(answered);
+  } else {
+    void askPartitionMap(nc, null).then(check).finally(() => void nc.drain());
+  }
+  return given;
+}
+
 let isStopping = false;
 const workers = owners.map((owner) => {
   const init: OwnerWorkerInit = {
-    natsServers: env.PARLAYD_NATS_URL.split(','),
+    natsServers,
     dataDir: env.PARLAYD_DATA_DIR,
     owner,
     map: mapText,

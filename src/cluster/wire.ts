@@ -30,6 +30,8 @@ export const subjects = {
   ownerRfq: (owner: number) => `${ROOT}.owner.${owner}.rfq`,
   /** A view of what owner `owner` holds (http/owned-views.ts): request-reply. */
   ownerView: (owner: number) => `${ROOT}.owner.${owner}.view`,
+  /** The cluster's partition map, the coordinator's (map-source.ts): request-reply, answered from its start. */
+  coordinatorMap: `${ROOT}.coordinator.map`,
   /** What gateways ask the coordinator (coordinator-wire.ts CoordinatorCall): request-reply. */
   coordinatorCall: `${ROOT}.coordinator.call`,
   /** A request a gateway does not serve itself, for the coordinator's HTTP (coordinator-wire.ts ForwardedRequest). */

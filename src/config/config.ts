@@ -38,8 +38,8 @@ export const EnvSchema = Type.Object({
   PARLAYD_VERIFY_THREADS: Type.Integer({ minimum: 1, maximum: 64, default: defaultThreads }),
   // The cluster (docs/scaling.md). Unset: the one process the service always was, with no NATS. Set: the
   // process joins a cluster at these NATS servers (comma-separated) as PARLAYD_ROLE, named PARLAYD_NODE_ID on
-  // subjects; the coordinator and every shard node are given the same PARLAYD_PARTITION_MAP (each owner's
-  // partitions, ';'-separated: cluster/partitions.ts), which gateways take from the coordinator. A shard node
+  // subjects; the coordinator is given the PARLAYD_PARTITION_MAP (each owner's partitions, ';'-separated:
+  // cluster/partitions.ts), which gateways and shard nodes take from it (cluster/map-source.ts). A shard node
   // reads its own variables besides (shard-node-main.ts).
   PARLAYD_NATS_URL: Type.Optional(Type.String({ minLength: 1 })),
   // The coordinator also serves HTTP and makers itself, as a gateway with state: a cluster of one front

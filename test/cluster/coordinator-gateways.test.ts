@@ -7,7 +7,13 @@
 // coordinator killed and started again; a gateway killed with its makers while another's maker quotes. After each test every owner is quiet and the cluster's ledger check is clean, through the
 // coordinator and through a gateway.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import type { LedgerCheck } from '../../src/ledger/check.js';
 import type { RfqResult } from '../../src/contract/rfq.js';
@@ -24,12 +30,15 @@ import { restartServer, type TestServer } from '../helpers/server.js';
 import { credit } from '../helpers/users.js';
 import { waitFor } from '../helpers/wait.js';
 
+const SHARD_NODE = fileURLToPath(new URL('../../src/cluster/shard-node-main.js', import.meta.url));
 const fixture = natsForFile();
 const { skip } = fixture;
 
 /** As in rfq-over-nats.test.ts: an RFQ completes in time only by closing early, once every gateway answered. */
 const RFQ_SETTINGS = { PARLAYD_QUOTE_WINDOW_MS: '20000' };
 const { withCluster, bucket, startEdge } = gatewayCluster(fixture, RFQ_SETTINGS);
+/** Shard nodes given no partition map: they take the coordinator's. */
+const MAP_TAKEN = gatewayCluster(fixture, RFQ_SETTINGS, {}, { nodesTakeMap: true });
 /** A coordinator whose per-IP bucket holds 5 requests and refills one a minute. */
 const LIMITED = gatewayCluster(fixture, {}, { PARLAYD_RATE_LIMIT_PER_S: '1', PARLAYD_RATE_LIMIT_BURST: '5' });
 
@@ -266,12 +275,14 @@ test(
   },
 );
 
-test('a gateway takes the partition map from the coordinator, and refuses to start with another', { skip }, async () => {
+test('gateways and shard nodes take the partition map from the coordinator, and refuse to start with another', { skip }, async () => {
   await withGateways(async (coordinator, [one]) => {
-    // Gateway one was given no map: it routes a create of node b's user to node b's owner by the coordinator's
-    // (by any other, node a's door would refuse it 503: shard-door.ts MISROUTED).
+    // The nodes and gateway one were given no map: gateway one routes a create of node b's user to node b's
+    // owner by the coordinator's map, and node b holds that owner (by any other map, node a's door would
+    // refuse it 503: shard-door.ts MISROUTED, or no node would answer).
     const onB = await userOn(one, B);
     await credit(one, onB.address, 10_000_000);
+    assert.equal(await MAP_TAKEN.bucket(B, userAccount(onB.userId), 'available'), 10_000_000n, "node b's owner holds it");
     const market = (await createMarket(one)).market_id;
     const created = await client(one.baseUrl, onB.token).post<RfqResult>(
       '/v1/rfq/unsigned?wait_ms=2000',
@@ -280,10 +291,34 @@ test('a gateway takes the partition map from the coordinator, and refuses to sta
     assert.deepEqual([created.status, created.body.status], [201, 'timeout'], 'no maker: its audience empty at once');
     const same = await startEdge(coordinator, 'gateway-same-map', '0-63;64-127;128-255');
     assert.equal(await same.stop(), 0, 'the same map, given: accepted');
+    const mismatch = /PARLAYD_PARTITION_MAP 0-255 is not the coordinator's \(0-63;64-127;128-255\): leave it unset/;
     await assert.rejects(startEdge(coordinator, 'gateway-other-map', '0-255'), (err: Error) => {
       assert.match(err.message, /exited with 2 before listening/);
-      assert.match(err.message, /PARLAYD_PARTITION_MAP is not the coordinator's \(0-63;64-127;128-255\): leave it unset on a gateway/);
+      assert.match(err.message, mismatch);
       return true;
     });
-  });
+    // A shard node given another map stops before any owner of it starts (its owner 0 would answer node a's
+    // calls): its partitions are node a's and node b's, so the ledger check after this test shows it took none.
+    const refused = await startShardNode({ PARLAYD_PARTITIONS: '0-255', PARLAYD_PARTITION_MAP: '0-255' });
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stderr.trim().split('\n').length, 1, `one line: ${refused.stderr}`);
+    assert.match(refused.stderr, mismatch);
+  }, MAP_TAKEN);
 });
+
+/** A shard node on this file's nats-server with `env`, run until it exits (it is expected to refuse). */
+async function startShardNode(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parlayd-refused-node-'));
+  try {
+    const child = spawn(process.execPath, [SHARD_NODE], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, PARLAYD_NATS_URL: fixture.server.url, PARLAYD_DATA_DIR: dataDir, ...env },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, stderr };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

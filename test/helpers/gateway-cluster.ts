@@ -43,12 +43,14 @@ export interface GatewayCluster {
 
 /**
  * `nodeSettings`: the shard nodes' extra environment (their RFQ shards read the service's settings);
- * `gatewaySettings`: the service's (the gateway withCluster starts, a coordinator).
+ * `gatewaySettings`: the service's (the gateway withCluster starts, a coordinator); `nodesTakeMap`: the shard
+ * nodes are given no partition map, take the coordinator's, and start beside it (it waits for them).
  */
 export function gatewayCluster(
   fixture: NatsFixture,
   nodeSettings: Record<string, string> = {},
   gatewaySettings: Record<string, string> = {},
+  { nodesTakeMap = false } = {},
 ): GatewayCluster {
   const startGateway = (dataDir: string, nodeId: string, map = MAP_TEXT.join(';')) =>
     startServer({
@@ -59,14 +61,18 @@ export function gatewayCluster(
     startGateway,
     async withCluster(run) {
       const root = mkdtempSync(join(tmpdir(), 'parlayd-cluster-'));
+      const map = nodesTakeMap ? null : undefined;
       const nodes = NODES.map(
-        (node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), fixture.server.url, nodeSettings),
+        (node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), fixture.server.url, nodeSettings, map),
       ) as [NodeProcess, NodeProcess];
       const gateways: TestServer[] = [];
       try {
-        await Promise.all(nodes.map((node) => node.start()));
+        const listening = Promise.all(nodes.map((node) => node.start()));
+        listening.catch(() => undefined); // awaited below, once the coordinator started (or failed to)
+        if (!nodesTakeMap) await listening;
         const first = await startGateway(join(root, 'gateway-a'), 'gateway-a');
         gateways.push(first);
+        await listening;
         const gateway = (await run({ nodes, gateway: first })) ?? first;
         gateways.push(gateway);
         await waitForQuiet(fixture.nc);

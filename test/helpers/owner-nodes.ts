@@ -39,6 +39,8 @@ export class NodeProcess {
     private readonly natsUrl: string,
     /** More of the service's variables (the RFQ shards' settings: PARLAYD_QUOTE_WINDOW_MS...). */
     private readonly env: Record<string, string> = {},
+    /** The partition map it is given; null: it takes the coordinator's (and waits for it). */
+    private readonly map: string | null = MAP_TEXT.join(';'),
   ) {}
 
   get owners(): readonly number[] {
@@ -56,7 +58,7 @@ export class NodeProcess {
         ...process.env,
         PARLAYD_NATS_URL: this.natsUrl,
         PARLAYD_PARTITIONS: this.node.partitions,
-        PARLAYD_PARTITION_MAP: MAP_TEXT.join(';'),
+        ...(this.map === null ? {} : { PARLAYD_PARTITION_MAP: this.map }),
         PARLAYD_DATA_DIR: this.dataDir,
         PARLAYD_SNAPSHOT_EVERY_RECORDS: String(1e9), // the ledger check of the journals reads every record since the first
         PARLAYD_LOG_LEVEL: 'info',
