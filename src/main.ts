@@ -101,7 +101,8 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
     // Its ledger check is the coordinator's (the admin route is forwarded).
     const { transport, placement, areShardsRemote } = cluster.joinAsGateway(nc, config.cluster, map, log);
     const { createGatewayService } = await import('./boot/gateway-app.js');
-    const options = { onShardFailed, transport, placement, areShardsRemote, coordinator };
+    const dashboardSamples = cluster.clusterDashboardSamples(nc, config.cluster.nodeId);
+    const options = { onShardFailed, transport, placement, areShardsRemote, coordinator, dashboardSamples };
     return closeLink(await createGatewayService(config, log, systemClock, options));
   }
   const partitionMap = config.cluster.partitionMap ?? cluster.ONE_OWNER_MAP;
@@ -111,7 +112,13 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
   const forwardedKey = randomBytes(32).toString('base64url');
   const service = await (
     await import('./boot/app.js')
-  ).createService(config, log, systemClock, { onShardFailed, ...shardOptions, checkLedger, forwardedKey });
+  ).createService(config, log, systemClock, {
+    onShardFailed,
+    ...shardOptions,
+    checkLedger,
+    forwardedKey,
+    dashboardSamples: cluster.clusterDashboardSamples(nc, config.cluster.nodeId),
+  });
   const { CoordinatorDoor } = await import('./cluster/coordinator-door.js');
   const loopback = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const door = new CoordinatorDoor({

@@ -53,6 +53,7 @@ import { buildDueIndexIfMissing } from '../markets/due-index.js';
 import { createOracle } from '../oracle/oracle.js';
 import { oracleRoutes } from '../http/routes/oracle.js';
 import { createDashboard, DASHBOARD_WS_PATH } from '../dashboard/dashboard.js';
+import type { SamplesOf } from '../dashboard/sample.js';
 import { loadOrCreateDataKey } from '../store/data-key.js';
 import { CursorCodec } from '../contract/paging.js';
 import { crashLater } from '../lib/fatal.js';
@@ -79,6 +80,8 @@ export interface ServiceOptions extends ShardPoolOptions {
   checkLedger?: () => Promise<LedgerCheck>;
   /** A cluster's coordinator: the key its door's forwarded requests carry (http/server.ts HttpDeps.forwardedKey). */
   forwardedKey?: string;
+  /** Where the dashboard reads its figures (a cluster: every front process's); this process's registry by default. */
+  dashboardSamples?: SamplesOf;
 }
 
 export async function createService(
@@ -111,7 +114,7 @@ async function assemble(
   config: Config,
   log: Logger,
   clock: Clock,
-  { checkLedger, forwardedKey, ...shardOptions }: ServiceOptions,
+  { checkLedger, forwardedKey, dashboardSamples, ...shardOptions }: ServiceOptions,
 ): Promise<() => RunningService> {
   // --- storage: the LMDB environment, closed last -----------------------------------------------------------
   const store = openStore(config.dataDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
@@ -286,7 +289,7 @@ async function assemble(
   };
 
   // --- dashboard -------------------------------------------------------------------------------------------
-  const dashboard = createDashboard(services, rateLimiter);
+  const dashboard = createDashboard(services, rateLimiter, dashboardSamples);
   areas.add({ name: 'dashboard', routes: dashboard.routes, stop: () => dashboard.feed.close() });
 
   // --- http: the routes of every area, the sockets' paths, and the listening socket -------------------------

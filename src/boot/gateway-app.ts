@@ -31,6 +31,8 @@ import { mmDeskRoutes } from '../http/routes/mm-desk.js';
 import { CursorCodec } from '../contract/paging.js';
 import type { AnyRoute } from '../http/route.js';
 import { MAKER_WS_PATH } from '../contract/maker-protocol.js';
+import { createGatewayDashboardFeed, DASHBOARD_WS_PATH } from '../dashboard/dashboard.js';
+import type { SamplesOf } from '../dashboard/sample.js';
 import { Areas } from './areas.js';
 import { buildMakerArea, closeStore, SERVICE_VERSION } from './app.js';
 import { openFrontDoor } from './front-door.js';
@@ -51,6 +53,8 @@ const FORWARDED_ROUTES = new Set([
 
 export interface GatewayServiceOptions extends ShardPoolOptions {
   coordinator: CoordinatorLink;
+  /** The cluster's figures, which the dashboard's feed on this gateway shows (cluster/dashboard-samples.ts). */
+  dashboardSamples: SamplesOf;
 }
 
 export interface RunningGateway {
@@ -77,7 +81,13 @@ export async function createGatewayService(
   }
 }
 
-function assemble(areas: Areas, config: Config, log: Logger, clock: Clock, { coordinator, ...shardOptions }: GatewayServiceOptions) {
+function assemble(
+  areas: Areas,
+  config: Config,
+  log: Logger,
+  clock: Clock,
+  { coordinator, dashboardSamples, ...shardOptions }: GatewayServiceOptions,
+) {
   // --- scratch storage: the markets' copies, and what the shared parts open a store for -------------------
   const scratchDir = mkdtempSync(join(tmpdir(), 'parlayd-gateway-'));
   const store = openStore(scratchDir, { mapSizeBytes: config.lmdbMapSizeMb * 1024 * 1024 });
@@ -140,6 +150,13 @@ function assemble(areas: Areas, config: Config, log: Logger, clock: Clock, { coo
   });
   areas.add({ name: 'engine', start: () => rfqEngine.start(maker.desk), stop: () => rfqEngine.close() });
   areas.add({ name: 'makers', stop: () => maker.gateway.close() });
+  // The page is the coordinator's (forwarded); its socket is served here, with the cluster's figures.
+  const feed = createGatewayDashboardFeed(
+    { log, metrics, tokens: sessions, makers: coordinator.registry, gateway: maker.gateway },
+    rateLimiter,
+    dashboardSamples,
+  );
+  areas.add({ name: 'dashboard', stop: () => feed.close() });
 
   // --- http: the routes served here; everything else is the coordinator's ----------------------------------
   const routes: readonly AnyRoute[] = [
@@ -168,5 +185,6 @@ function assemble(areas: Areas, config: Config, log: Logger, clock: Clock, { coo
     extra: { forward: (request) => coordinator.forward(request) },
   });
   front.app.ws(MAKER_WS_PATH, maker.gateway.attach(maker.desk));
+  front.app.ws(DASHBOARD_WS_PATH, feed.behavior());
   return (): RunningGateway => ({ ...front.listened(), close: () => areas.stop() });
 }

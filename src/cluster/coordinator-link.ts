@@ -98,8 +98,8 @@ export class CoordinatorLink {
     });
   }
 
-  /** The registry's copy, as the maker handshake reads it (MakerRegistry.has). */
-  readonly registry = { has: (address: string) => this.#makers.has(address) };
+  /** The registry's copy, as the maker handshake (MakerRegistry.has) and the dashboard's gauge (list) read it. */
+  readonly registry = { has: (address: string) => this.#makers.has(address), list: () => [...this.#makers.values()] };
 
   /** Takes the copies (resolves once they are), then keeps them. */
   async start(listeners: CopyListeners): Promise<void> {

@@ -15,6 +15,7 @@ import { partitionOfUser, PartitionMap } from './partitions.js';
 import { checkCluster, ledgerCheckOfCluster } from './ledger-check.js';
 
 export { askPartitionMap, mapMismatch, servePartitionMap } from './map-source.js';
+export { clusterDashboardSamples } from './dashboard-samples.js';
 
 /** An owner's part of the ledger check reads its whole read model: unanswered past this, the check is a 503. */
 const CHECK_TIMEOUT_MS = 10_000;

@@ -98,7 +98,9 @@ async function partitionMap(given: string[] | null, name: string): Promise<strin
     void nc.drain();
     check(answered);
   } else {
-    void askPartitionMap(nc, null).then(check).finally(() => void nc.drain());
+    void askPartitionMap(nc, null)
+      .then(check)
+      .finally(() => void nc.drain());
   }
   return given;
 }

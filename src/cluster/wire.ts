@@ -38,6 +38,8 @@ export const subjects = {
   coordinatorHttp: `${ROOT}.coordinator.http`,
   /** What changed of the coordinator's state that gateways hold copies of (coordinator-wire.ts CoordinatorChange[]). */
   coordinatorChanges: `${ROOT}.coordinator.changes`,
+  /** A reading of a front process's registry for the cluster's dashboard (dashboard-samples.ts): request-many. */
+  dashboardSample: `${ROOT}.dashboard.sample`,
   /** RFQ shard `owner`'s events for gateway `gateway` (rfq/messages.ts ShardToMain). */
   gatewayEvents: (gateway: string, owner: number) => `${ROOT}.gateway.${gateway}.owner.${owner}`,
 };

@@ -1,7 +1,9 @@
 // Main thread. The dashboard's live feed: a WebSocket on which the page sends the admin token as
 // its first message (never in the URL, which proxies and access logs keep), then receives the recent frames
-// and one frame a second. Frames are derived from the prom-client registry (sample.ts, frame.ts); the
-// registry is read only while someone watches, once a second whatever the number of viewers.
+// and one frame a second. Frames are derived from prom-client registries (sample.ts, frame.ts): this
+// process's, or in a cluster every front process's, added up (cluster/dashboard-samples.ts), each from the
+// processes that answered both readings, so one that missed a tick or came new is not read as a counter's
+// fall or jump. They are read only while someone watches, once a second whatever the number of viewers.
 //
 // Bounds: viewers watching <= MAX_DASHBOARD_SOCKETS (only the admin's token gets a socket there); sockets
 // awaiting their token <= MAX_PENDING_VIEWERS in all, MAX_PENDING_PER_ADDRESS from one address and
@@ -9,7 +11,6 @@
 // the longest waiting is closed (AUTH_EVICTED) for the newcomer, so anyone holding them cannot lock the
 // operator out (the book and the rule are the maker gateway's, mm/pending-auth.ts).
 import uWS, { type HttpResponse, type WebSocket, type WebSocketBehavior } from 'uWebSockets.js';
-import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { authorize } from '../http/bearer.js';
 import type { TokenResolver } from '../contract/principal.js';
@@ -18,7 +19,7 @@ import { callerNetwork, callerWideNetwork } from '../lib/caller-network.js';
 import { PendingAuth, type PendingSocket } from '../mm/pending-auth.js';
 import { isApiError, type ErrorCode } from '../lib/errors.js';
 import { deriveFrame, type Frame } from './frame.js';
-import { takeSample, type Sample } from './sample.js';
+import { mergeSamples, type ProcessSamples, type SampleSource } from './sample.js';
 
 export const DASHBOARD_WS_PATH = '/v1/admin/dashboard/ws';
 /** Viewers at once: a dashboard is for operators, a handful of tabs; past it an upgrade is 503. */
@@ -77,7 +78,7 @@ class Viewer implements PendingSocket {
 }
 
 export interface DashboardFeedDeps {
-  registry: Registry;
+  samples: SampleSource;
   tokens: TokenResolver;
   rateLimiter: RateLimiter;
   log: Logger;
@@ -92,7 +93,7 @@ export class DashboardFeed {
     maxPerNetwork: MAX_PENDING_PER_NETWORK,
   });
   readonly #history: Frame[] = [];
-  #previous: Sample | null = null;
+  #previous: { atMs: number; samples: ProcessSamples } | null = null;
   #timer: NodeJS.Timeout | null = null;
   #isSampling = false;
   #isClosing = false;
@@ -157,6 +158,7 @@ export class DashboardFeed {
   close(): void {
     this.#isClosing = true;
     this.#stopSampling();
+    this.#deps.samples.close();
     for (const ws of [...this.#sockets]) this.#end(ws, FEED_CLOSE.GOING_AWAY, 'SERVICE_STOPPING');
   }
 
@@ -221,12 +223,25 @@ export class DashboardFeed {
     if (this.#isSampling) return; // a slow collect must not pile readings up
     this.#isSampling = true;
     try {
-      const sample = await takeSample(this.#deps.registry, Date.now());
+      const atMs = Date.now();
+      const samples = await this.#deps.samples.take(atMs);
       const previous = this.#previous;
       if (this.#timer === null) return; // stopped while collecting
-      this.#previous = sample;
+      this.#previous = { atMs, samples };
       if (previous === null) return;
-      const frame = deriveFrame(previous, sample);
+      const both = [...samples.keys()].filter((name) => previous.samples.has(name));
+      if (both.length === 0) return;
+      const frame = deriveFrame(
+        mergeSamples(
+          both.map((name) => previous.samples.get(name)!),
+          previous.atMs,
+        ),
+        mergeSamples(
+          both.map((name) => samples.get(name)!),
+          atMs,
+        ),
+        both.length,
+      );
       this.#history.push(frame);
       if (this.#history.length > HISTORY_FRAMES) this.#history.shift();
       const text = JSON.stringify({ type: 'frame', frame } satisfies FeedMessage);

@@ -24,6 +24,8 @@ export interface MakerRow {
 export interface Frame {
   atMs: number;
   intervalMs: number;
+  /** The processes whose figures the frame adds up: 1 for one process, a cluster's front processes else. */
+  processes: number;
   /** Per second over the interval: accepted RFQs, and ended ones by terminal status. */
   rfqPerS: { created: number } & Record<(typeof RFQ_STATUSES)[number], number>;
   rfqTotals: { created: number; ended: number };
@@ -111,7 +113,7 @@ export function quantileBetween(
   return lowerLe;
 }
 
-export function deriveFrame(prev: Sample, curr: Sample): Frame {
+export function deriveFrame(prev: Sample, curr: Sample, processes = 1): Frame {
   const intervalMs = Math.max(1, curr.atMs - prev.atMs);
   const perS = (n: number) => (n * 1000) / intervalMs;
   const both = (name: SampledMetric) => [seriesOf(prev, name), seriesOf(curr, name)] as const;
@@ -132,6 +134,7 @@ export function deriveFrame(prev: Sample, curr: Sample): Frame {
   return {
     atMs: curr.atMs,
     intervalMs,
+    processes,
     rfqPerS,
     rfqTotals: { created: sumOf(seriesOf(curr, 'parlayd_rfq_created_total')) ?? 0, ended: sumOf(terminalNow) ?? 0 },
     latencyMs: {

@@ -17,30 +17,19 @@ export const MAX_CONTESTS_SHOWN = 20;
 /** Contest titles are operator text of any length: a label keeps this many characters. */
 const MAX_TITLE_CHARS = 60;
 
-export interface DashboardGaugeSources {
-  clock: Clock;
-  makers: MakerRegistry;
+export interface MakerConnectionSources {
+  makers: Pick<MakerRegistry, 'list'>;
   gateway: Pick<MakerGateway, 'connectionsOf'>;
+}
+
+export interface DashboardGaugeSources extends MakerConnectionSources {
+  clock: Clock;
   markets: Pick<Markets, 'dueMarketIds'>;
   contests: Pick<Contests, 'list'>;
 }
 
 export function registerDashboardGauges(registry: Registry, s: DashboardGaugeSources): void {
-  new Gauge({
-    name: 'parlayd_mm_maker_connections',
-    help: 'Authenticated connections of each registered maker that has at least one',
-    labelNames: ['maker', 'name'],
-    registers: [registry],
-    collect() {
-      // Reset first: a maker that left must not keep its last value. A scan of the registry (in memory,
-      // at most MAX_MAKERS) times the connections: only at scrape time, not on any request path.
-      this.reset();
-      for (const maker of s.makers.list()) {
-        const connections = s.gateway.connectionsOf(maker.address);
-        if (connections > 0) this.set({ maker: maker.address, name: maker.name }, connections);
-      }
-    },
-  });
+  registerMakerConnectionsGauge(registry, s);
   new Gauge({
     name: 'parlayd_markets_due',
     help: `Unresolved markets whose resolution time has passed (counted up to ${MAX_DUE_COUNTED})`,
@@ -71,4 +60,26 @@ export function registerDashboardGauges(registry: Registry, s: DashboardGaugeSou
     `Total pot (protocol pool + entries x bet) of the newest ${MAX_CONTESTS_SHOWN} open contests, micros`,
     (c) => c.total_pot_micros,
   );
+}
+
+/**
+ * Authenticated connections per registered maker, on the sockets of this process: a gateway of a cluster
+ * registers only this one (the other gauges are the coordinator's, which the cluster's dashboard adds up).
+ */
+export function registerMakerConnectionsGauge(registry: Registry, s: MakerConnectionSources): void {
+  new Gauge({
+    name: 'parlayd_mm_maker_connections',
+    help: 'Authenticated connections of each registered maker that has at least one',
+    labelNames: ['maker', 'name'],
+    registers: [registry],
+    collect() {
+      // Reset first: a maker that left must not keep its last value. A scan of the registry (in memory,
+      // at most MAX_MAKERS) times the connections: only at scrape time, not on any request path.
+      this.reset();
+      for (const maker of s.makers.list()) {
+        const connections = s.gateway.connectionsOf(maker.address);
+        if (connections > 0) this.set({ maker: maker.address, name: maker.name }, connections);
+      }
+    },
+  });
 }

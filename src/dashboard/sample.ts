@@ -61,3 +61,55 @@ export async function takeSample(registry: Registry, atMs: number): Promise<Samp
   }
   return { atMs, metrics };
 }
+
+/** Each process's reading at one tick, by the process's name (one process: one reading, named ''). */
+export type ProcessSamples = ReadonlyMap<string, Sample>;
+
+/** Where the feed's readings come from: this process's registry, or every front process of a cluster. */
+export interface SampleSource {
+  take(atMs: number): Promise<ProcessSamples>;
+  close(): void;
+}
+
+/** A source of readings made from this process's registry. */
+export type SamplesOf = (registry: Registry) => SampleSource;
+
+/** The source of one process: its own registry. */
+export function localSamples(registry: Registry): SampleSource {
+  return { take: async (atMs) => new Map([['', await takeSample(registry, atMs)]]), close: () => undefined };
+}
+
+/**
+ * How the lines of several processes with the same name and labels become one: counted things (counters,
+ * histogram buckets, RFQs active, makers connected, calls outstanding, money) add up; the verify pools'
+ * utilization is their mean; the ledger check is the worst any process reports, as of the latest.
+ */
+const COMBINED_OTHERWISE: Partial<Record<SampledMetric, (values: number[]) => number>> = {
+  parlayd_verify_pool_utilization: (values) => values.reduce((a, b) => a + b, 0) / values.length,
+  parlayd_ledger_check_ok: (values) => Math.min(...values),
+  parlayd_ledger_check_at_ms: (values) => Math.max(...values),
+};
+
+/** The readings of several processes as one, at `atMs` (a cluster's figures: dashboard/feed.ts). */
+export function mergeSamples(samples: readonly Sample[], atMs: number): Sample {
+  if (samples.length === 1) return { atMs, metrics: samples[0]!.metrics };
+  const metrics = new Map<string, SeriesValue[]>();
+  for (const name of SAMPLED_METRICS) {
+    const lines = new Map<string, { line: SeriesValue; values: number[] }>();
+    for (const sample of samples) {
+      for (const line of sample.metrics.get(name) ?? []) {
+        const key = `${line.name}${JSON.stringify(Object.entries(line.labels).sort(([a], [b]) => (a < b ? -1 : 1)))}`;
+        const entry = lines.get(key);
+        if (entry === undefined) lines.set(key, { line, values: [line.value] });
+        else entry.values.push(line.value);
+      }
+    }
+    if (lines.size === 0 && !samples.some((sample) => sample.metrics.has(name))) continue;
+    const combine = COMBINED_OTHERWISE[name] ?? ((values: number[]) => values.reduce((a, b) => a + b, 0));
+    metrics.set(
+      name,
+      [...lines.values()].map(({ line, values }) => ({ ...line, value: combine(values) })),
+    );
+  }
+  return { atMs, metrics };
+}

@@ -23,6 +23,8 @@ import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
 import { createMarket, resolveMarket } from '../helpers/markets.js';
 import { natsForFile } from '../helpers/nats-server.js';
+import { openFeed } from '../helpers/dashboard.js';
+import type { Frame } from '../../src/dashboard/frame.js';
 import { gatewayCluster, makerWalletOn, userOn } from '../helpers/gateway-cluster.js';
 import { A, B, waitForQuiet } from '../helpers/owner-nodes.js';
 import { autoQuote, unsignedBody } from '../helpers/rfq.js';
@@ -305,6 +307,53 @@ test('gateways and shard nodes take the partition map from the coordinator, and 
     assert.match(refused.stderr, mismatch);
   }, MAP_TAKEN);
 });
+
+test("the dashboard's socket on a gateway shows the cluster: every front process's figures added up", { skip }, async () => {
+  await withGateways(async (coordinator, [one, two]) => {
+    const taker = await userOn(one, A);
+    await credit(one, taker.address, 10_000_000);
+    const maker = await registerMaker(one, makerWalletOn(B), 'maker on b', 50_000_000);
+    const market = (await createMarket(one)).market_id;
+    const connected = await connectMaker(two, maker);
+    const quoting = autoQuote(connected, { odds: 2.5 });
+    const body = () => unsignedBody([{ market_id: market, direction: 'up' }]);
+    // One RFQ created on each front process, each filled by the maker on gateway two.
+    for (const front of [one, two, coordinator]) {
+      const created = await client(front.baseUrl, taker.token).post<RfqResult>('/v1/rfq/unsigned?wait_ms=3000', body());
+      assert.equal(created.body.status, 'completed', JSON.stringify(created.body));
+    }
+    const createdOn = async (front: TestServer) =>
+      metricSum((await client(front.baseUrl, front.adminToken).get('/metrics')).body as string, 'parlayd_rfq_created_total');
+    assert.deepEqual(await Promise.all([one, two, coordinator].map(createdOn)), [1, 1, 1], 'each process counts its own');
+    for (const viewed of [one, coordinator]) {
+      const feed = await openFeed(viewed, viewed.adminToken);
+      try {
+        const { frame } = (await feed.next(
+          (m) => m['type'] === 'frame' && (m['frame'] as Frame).processes === 3 && (m['frame'] as Frame).rfqTotals.created === 3,
+          15_000,
+        )) as { frame: Frame };
+        assert.equal(frame.rfqTotals.ended, 3);
+        assert.equal(frame.makersConnected, 1, "gateway two's maker");
+        assert.deepEqual(
+          frame.makers.map((row) => [row.maker, row.name, row.connections, row.quotes, row.fills]),
+          [[maker.address.toLowerCase(), 'maker on b', 1, 3, 3]],
+        );
+      } finally {
+        feed.close();
+      }
+    }
+    quoting.stop();
+    await resolveMarket(one, market, 'NO');
+  });
+});
+
+/** The value of an unlabelled line, or the sum of a metric's lines, in the /metrics text. */
+function metricSum(text: string, name: string): number {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
 
 /** A shard node on this file's nats-server with `env`, run until it exits (it is expected to refuse). */
 async function startShardNode(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {

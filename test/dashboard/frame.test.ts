@@ -1,9 +1,9 @@
 // The dashboard's arithmetic (src/dashboard/frame.ts): percentiles from histogram buckets as Prometheus's
-// histogram_quantile computes them, rates from counters, and absent metrics as null.
+// histogram_quantile computes them, rates from counters, absent metrics as null, and a cluster's readings added up.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deriveFrame, quantileBetween } from '../../src/dashboard/frame.js';
-import type { Sample, SeriesValue } from '../../src/dashboard/sample.js';
+import { mergeSamples, type Sample, type SeriesValue } from '../../src/dashboard/sample.js';
 
 const buckets = (counts: Array<[number, number]>) => counts.map(([le, count]) => ({ le, count }));
 
@@ -178,5 +178,61 @@ describe('deriveFrame', () => {
         lastLookRejected: 2,
       },
     ]);
+  });
+});
+
+describe('mergeSamples (a cluster: every front process read, added up)', () => {
+  const sample = (atMs: number, metrics: Record<string, SeriesValue[]>): Sample => ({ atMs, metrics: new Map(Object.entries(metrics)) });
+  const line = (name: string, value: number, labels: Record<string, string | number> = {}): SeriesValue => ({ name, labels, value });
+
+  it('adds counters, buckets and gauges line by line (labels in any order), averages utilization, keeps the worst check', () => {
+    const gateway = sample(1_000, {
+      parlayd_rfq_created_total: [line('parlayd_rfq_created_total', 7, { kind: 'unsigned' })],
+      parlayd_rfq_quotes_per_rfq: [line('parlayd_rfq_quotes_per_rfq_bucket', 3, { le: 1 }), line('parlayd_rfq_quotes_per_rfq_count', 3)],
+      parlayd_mm_maker_connections: [line('parlayd_mm_maker_connections', 2, { maker: '0xa', name: 'a' })],
+      parlayd_verify_pool_utilization: [line('parlayd_verify_pool_utilization', 0.5)],
+    });
+    const coordinator = sample(1_010, {
+      parlayd_rfq_created_total: [
+        line('parlayd_rfq_created_total', 1, { kind: 'unsigned' }),
+        line('parlayd_rfq_created_total', 4, { kind: 'signed' }),
+      ],
+      parlayd_rfq_quotes_per_rfq: [line('parlayd_rfq_quotes_per_rfq_bucket', 1, { le: 1 }), line('parlayd_rfq_quotes_per_rfq_count', 1)],
+      parlayd_mm_maker_connections: [line('parlayd_mm_maker_connections', 1, { name: 'a', maker: '0xa' })],
+      parlayd_verify_pool_utilization: [line('parlayd_verify_pool_utilization', 0.1)],
+      parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 1)],
+      parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 900)],
+    });
+    const other = sample(990, {
+      parlayd_ledger_check_ok: [line('parlayd_ledger_check_ok', 0)],
+      parlayd_ledger_check_at_ms: [line('parlayd_ledger_check_at_ms', 950)],
+    });
+    const merged = mergeSamples([gateway, coordinator, other], 2_000);
+    assert.equal(merged.atMs, 2_000);
+    const values = (name: Parameters<typeof merged.metrics.get>[0]) => merged.metrics.get(name)?.map((l) => [l.name, l.labels, l.value]);
+    assert.deepEqual(values('parlayd_rfq_created_total'), [
+      ['parlayd_rfq_created_total', { kind: 'unsigned' }, 8],
+      ['parlayd_rfq_created_total', { kind: 'signed' }, 4],
+    ]);
+    assert.deepEqual(values('parlayd_rfq_quotes_per_rfq'), [
+      ['parlayd_rfq_quotes_per_rfq_bucket', { le: 1 }, 4],
+      ['parlayd_rfq_quotes_per_rfq_count', {}, 4],
+    ]);
+    assert.deepEqual(values('parlayd_mm_maker_connections'), [['parlayd_mm_maker_connections', { maker: '0xa', name: 'a' }, 3]]);
+    assert.deepEqual(values('parlayd_verify_pool_utilization'), [['parlayd_verify_pool_utilization', {}, 0.3]]);
+    assert.deepEqual(values('parlayd_ledger_check_ok'), [['parlayd_ledger_check_ok', {}, 0]]);
+    assert.deepEqual(values('parlayd_ledger_check_at_ms'), [['parlayd_ledger_check_at_ms', {}, 950]]);
+    assert.equal(merged.metrics.has('parlayd_markets_due'), false, 'registered nowhere: absent, so the frame shows none');
+    assert.equal(deriveFrame(mergeSamples([gateway], 1_000), merged, 3).processes, 3);
+  });
+
+  it("money's two exact parts add up past a whole USDC of fractions", () => {
+    const money = (usdc: number, fraction: number) =>
+      sample(0, {
+        parlayd_maker_locked_usdc: [line('parlayd_maker_locked_usdc', usdc)],
+        parlayd_maker_locked_fraction_micros: [line('parlayd_maker_locked_fraction_micros', fraction)],
+      });
+    const merged = mergeSamples([money(3, 900_000), money(2, 600_000)], 1_000);
+    assert.equal(deriveFrame(merged, merged).money.lockedCollateralMicros, '6500000');
   });
 });

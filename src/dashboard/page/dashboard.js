@@ -109,6 +109,8 @@
   function render(frame) {
     if (frame.atMs <= lastAtMs || charts === null) return;
     lastAtMs = frame.atMs;
+    // A cluster's figures are its front processes' added up: the status says how many answered.
+    if (frame.processes > 1) setStatus('live · ' + frame.processes + ' processes', 'live');
     const t = frame.atMs / 1000;
     setValue('v-created-rate', fixed(frame.rfqPerS.created, 1));
     setValue('v-ended', whole(frame.rfqTotals.ended));
