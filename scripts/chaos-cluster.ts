@@ -186,12 +186,14 @@ export interface ChaosCluster {
   close(): Promise<void>;
 }
 
-export async function openChaosCluster(prefix: string): Promise<ChaosCluster> {
+/** `nodesTakeMap`: the nodes are given no partition map and take the coordinator's (a run with one). */
+export async function openChaosCluster(prefix: string, nodesTakeMap = false): Promise<ChaosCluster> {
   const binary = natsServerBinary();
   if ('missing' in binary) throw new Error(binary.missing);
   const root = mkdtempSync(join(tmpdir(), prefix));
   const nats = await NatsServer.start(binary.path);
-  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url));
+  const map = nodesTakeMap ? null : undefined;
+  const nodes = NODES.map((node) => new NodeProcess(node, join(root, node.name.replace(' ', '-')), nats.url, {}, map));
   const nc = await connect({ servers: nats.url, ...natsOptions('chaos') });
   return {
     root,

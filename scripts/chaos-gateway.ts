@@ -4,7 +4,8 @@
 // round a seeded mix through the gateway's HTTP (unsigned RFQs of users on both nodes, contest entries and
 // withdrawals under idempotency keys, withdrawals' ends: all but the RFQs forwarded to the coordinator), and
 // at a seeded moment a SIGKILL of the coordinator, the gateway, node a, node b or nats-server (each in turn),
-// started again (a killed gateway as a new one: it had nothing to start from).
+// started again (a killed gateway as a new one: it had nothing to start from). The nodes take the partition
+// map from the coordinator (a node killed starts again on the one the coordinator answers).
 // Then, through the gateway: every acknowledged RFQ read back and terminal; every entry and withdrawal
 // acknowledged, and every one whose answer was lost, sent again under its key (half the lost entries given up
 // on instead): an acknowledged one answers itself (200, the same entry or withdrawal), a lost one either
@@ -94,7 +95,7 @@ export async function runGatewayChaos(
   log: (line: string) => void = () => undefined,
 ): Promise<GatewayChaosReport> {
   const rng = prng(seed);
-  const cluster = await openChaosCluster('parlayd-chaos-gateway-');
+  const cluster = await openChaosCluster('parlayd-chaos-gateway-', true);
   const { root, nats, nc, nodes } = cluster;
   const { startGateway, startEdge } = gatewayCluster({ skip: false, server: nats, nc });
   const gateways: TestServer[] = [];
@@ -102,9 +103,12 @@ export async function runGatewayChaos(
   const killAfterMs: number[] = [];
   let world: World | null = null;
   try {
-    await Promise.all(nodes.map((node) => node.start()));
+    // The nodes take the partition map from the coordinator, which waits for them: they start together.
+    const listening = Promise.all(nodes.map((node) => node.start()));
+    listening.catch(() => undefined); // awaited below
     const coordinator = await startGateway(join(root, 'coordinator'), 'coordinator');
     gateways.push(coordinator);
+    await listening;
     const gateway = await startEdge(coordinator, 'gateway-chaos');
     gateways.push(gateway);
     world = await setUp(gateway, coordinator);
