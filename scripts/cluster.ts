@@ -81,6 +81,7 @@ process.stdout.write(
     `parlayd cluster: nats-server at ${nats.url}; ${NODES.map((node) => `${node.name} (partitions ${node.partitions})`).join(', ')}`,
     ...gatewayPorts.map((port, i) => `  gateway ${i + 1}: http://127.0.0.1:${port}  (maker socket ws://127.0.0.1:${port}/v1/mm/ws)`),
     `  coordinator: http://127.0.0.1:${basePort + 2}`,
+    `  dashboard (the whole cluster's figures, on any of them): http://127.0.0.1:${basePort}/dashboard`,
     `  admin token: ${adminToken}`,
     `  data: ${dataRoot}`,
     '  Ctrl-C stops them all.',
