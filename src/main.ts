@@ -101,7 +101,7 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
     // Its ledger check is the coordinator's (the admin route is forwarded).
     const { transport, placement, areShardsRemote } = cluster.joinAsGateway(nc, config.cluster, map, log);
     const { createGatewayService } = await import('./boot/gateway-app.js');
-    const dashboardSamples = cluster.clusterDashboardSamples(nc, config.cluster.nodeId);
+    const dashboardSamples = cluster.clusterDashboardSamples(nc, config.cluster.nodeId, log);
     const options = { onShardFailed, transport, placement, areShardsRemote, coordinator, dashboardSamples };
     return closeLink(await createGatewayService(config, log, systemClock, options));
   }
@@ -117,7 +117,7 @@ async function startRole(config: Config, log: Logger): Promise<Running> {
     ...shardOptions,
     checkLedger,
     forwardedKey,
-    dashboardSamples: cluster.clusterDashboardSamples(nc, config.cluster.nodeId),
+    dashboardSamples: cluster.clusterDashboardSamples(nc, config.cluster.nodeId, log),
   });
   const { CoordinatorDoor } = await import('./cluster/coordinator-door.js');
   const loopback = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -4,6 +4,7 @@
 // adds up what came (dashboard/sample.ts mergeSamples). Gateways hold the RFQ path's and makers' figures, the
 // coordinator those of markets, contests and the ledger. Shard nodes have no registry to read.
 import { RequestStrategy, type NatsConnection } from 'nats';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { takeSample, type Sample, type SampleSource, type SamplesOf, type SeriesValue } from '../dashboard/sample.js';
 import { decode, encode, subjects } from './wire.js';
@@ -20,14 +21,16 @@ interface SampleAnswer {
 }
 
 /** Readings of this process's registry (named `process`: its PARLAYD_NODE_ID) and of every other front's. */
-export function clusterDashboardSamples(nc: NatsConnection, process: string): SamplesOf {
+export function clusterDashboardSamples(nc: NatsConnection, process: string, log: Logger): SamplesOf {
   return (registry: Registry): SampleSource => {
     const answering = nc.subscribe(subjects.dashboardSample, {
       callback: (error, msg) => {
         if (error !== null) return;
-        void takeSample(registry, Date.now()).then((sample) =>
-          msg.respond(encode({ process, atMs: sample.atMs, metrics: [...sample.metrics] } satisfies SampleAnswer)),
-        );
+        takeSample(registry, Date.now())
+          .then((sample) => msg.respond(encode({ process, atMs: sample.atMs, metrics: [...sample.metrics] } satisfies SampleAnswer)))
+          // A collect hook that throws is its owner's bug (or the connection closed under the answer): the
+          // asker goes without this process for the tick.
+          .catch((err: unknown) => log.error({ err }, 'dashboard sample not answered'));
       },
     });
     return {

@@ -4,8 +4,9 @@
 //   PARLAYD_NATS_URL            the NATS server(s), comma-separated
 //   PARLAYD_PARTITIONS          this node's partitions (`0-127`): whole owners of the map, which it runs
 //   PARLAYD_PARTITION_MAP       optional: every owner's partitions, separated by ';' (`0-63;64-127;128-255`).
-//                               Unset, the node waits for the coordinator's (map-source.ts); set, it starts on
-//                               it and stops (exit 2) if the coordinator answers another
+//                               Unset, the node waits for the coordinator's (map-source.ts); set, it must be
+//                               the coordinator's (exit 2 if not), checked before its owners start when a
+//                               coordinator answers, else once one does
 //   PARLAYD_DATA_DIR            its owners' directories (its own, never another node's)
 //   PARLAYD_SNAPSHOT_EVERY_RECORDS, PARLAYD_LOG_LEVEL
 // Logs `listening` once every owner takes calls; stops on SIGTERM or SIGINT once what they decided is durable.
@@ -17,8 +18,8 @@ import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { createLogger } from '../lib/log.js';
 import { loadConfig } from '../config/config.js';
-import { STOP, type OwnerWorkerInit, type OwnerWorkerReport, type RfqSettings } from './shard-node-messages.js';
 import { connect } from 'nats';
+import { STOP, type OwnerWorkerInit, type OwnerWorkerReport, type RfqSettings } from './shard-node-messages.js';
 import { askPartitionMap, askPartitionMapOnce, mapMismatch } from './map-source.js';
 import { natsOptions } from './nats-options.js';
 import { PartitionMap, parsePartitions } from './partitions.js';
@@ -84,23 +85,19 @@ try {
  */
 async function partitionMap(given: string[] | null, name: string): Promise<string[]> {
   const nc = await connect({ servers: natsServers, ...natsOptions(name) });
+  if (given === null) return askPartitionMap(nc, log).finally(() => void nc.drain());
   const check = (coordinators: string[]) => {
-    const mismatch = mapMismatch(given!, coordinators);
+    const mismatch = mapMismatch(given, coordinators);
     if (mismatch !== null) configError(mismatch);
   };
-  if (given === null) {
-    const map = await askPartitionMap(nc, log);
-    void nc.drain();
-    return map;
-  }
   const answered = await askPartitionMapOnce(nc);
-  if (answered !== null) {
-    void nc.drain();
-    check(answered);
-  } else {
+  if (answered === null) {
     void askPartitionMap(nc, null)
       .then(check)
       .finally(() => void nc.drain());
+  } else {
+    void nc.drain();
+    check(answered);
   }
   return given;
 }

@@ -231,17 +231,13 @@ export class DashboardFeed {
       if (previous === null) return;
       const both = [...samples.keys()].filter((name) => previous.samples.has(name));
       if (both.length === 0) return;
-      const frame = deriveFrame(
+      // The processes' readings added up, each side of the interval from the same processes.
+      const merged = (readings: ProcessSamples, at: number) =>
         mergeSamples(
-          both.map((name) => previous.samples.get(name)!),
-          previous.atMs,
-        ),
-        mergeSamples(
-          both.map((name) => samples.get(name)!),
-          atMs,
-        ),
-        both.length,
-      );
+          both.map((name) => readings.get(name)!),
+          at,
+        );
+      const frame = deriveFrame(merged(previous.samples, previous.atMs), merged(samples, atMs), both.length);
       this.#history.push(frame);
       if (this.#history.length > HISTORY_FRAMES) this.#history.shift();
       const text = JSON.stringify({ type: 'frame', frame } satisfies FeedMessage);
