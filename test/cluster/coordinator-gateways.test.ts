@@ -23,7 +23,7 @@ import { admin, client } from '../helpers/http.js';
 import { connectMaker, registerMaker } from '../helpers/makers.js';
 import { createMarket, resolveMarket } from '../helpers/markets.js';
 import { natsForFile } from '../helpers/nats-server.js';
-import { openFeed } from '../helpers/dashboard.js';
+import { metricSum, openFeed } from '../helpers/dashboard.js';
 import type { Frame } from '../../src/dashboard/frame.js';
 import { gatewayCluster, makerWalletOn, userOn } from '../helpers/gateway-cluster.js';
 import { A, B, waitForQuiet } from '../helpers/owner-nodes.js';
@@ -346,14 +346,6 @@ test("the dashboard's socket on a gateway shows the cluster: every front process
     await resolveMarket(one, market, 'NO');
   });
 });
-
-/** The value of an unlabelled line, or the sum of a metric's lines, in the /metrics text. */
-function metricSum(text: string, name: string): number {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
 
 /** A shard node on this file's nats-server with `env`, run until it exits (it is expected to refuse). */
 async function startShardNode(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {

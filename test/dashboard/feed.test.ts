@@ -9,17 +9,9 @@ import { connectMaker, registerMaker } from '../helpers/makers.js';
 import { createMarket } from '../helpers/markets.js';
 import { autoQuote, unsignedBody } from '../helpers/rfq.js';
 import { credit, loginWallet } from '../helpers/users.js';
-import { openFeed, openIdleFeed, startRfqFlow } from '../helpers/dashboard.js';
+import { metricSum, openFeed, openIdleFeed, startRfqFlow } from '../helpers/dashboard.js';
 import { removeDataDir, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-
-/** The value of an unlabelled line, or the sum of a metric's lines, in the /metrics text. */
-function metricSum(text: string, name: string): number {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-}
 
 describe('dashboard live feed', () => {
   let server: TestServer;

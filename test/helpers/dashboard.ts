@@ -121,3 +121,11 @@ export function openIdleFeed(server: TestServer, localAddress: string): Promise<
     );
   });
 }
+
+/** The value of an unlabelled line, or the sum of a metric's lines, in the /metrics text. */
+export function metricSum(text: string, name: string): number {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(name + ' ') || line.startsWith(name + '{'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
