@@ -1,7 +1,8 @@
 // The owner's thread: a MoneyOwner (owner.ts) with its journal and snapshots in a directory of its own. Every
 // input is decided at once; its effects go to the journal as one record (src/wal/journal.ts: group commit,
 // one O_DSYNC pwrite per group on libuv's pool) and its outputs wait until the journal reports that record durable, then leave
-// in order (`release`). The owner never waits for the disk.
+// in order (`release`); a lock's request, which tells nothing decided, leaves at once (owner.ts isAskOnly). The
+// owner never waits for the disk.
 //
 // The directory holds `journal-<first seq>` files and `snapshot-<seq>` files. Every `snapshotEveryRecords`
 // records the book is taken as of that seq (its accounts encoded in slices between the owner's turns, each
@@ -38,7 +39,7 @@ import { accountRowsJson, decodeEffects, decodeSnapshot, encodeEffects, snapshot
 import type { Effect } from './effects.js';
 import { ReadModelFeed, type ReadModelSink } from './read-model-feed.js';
 import { readModelWrites } from './read-model.js';
-import { MoneyOwner, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
+import { isAskOnly, MoneyOwner, type OwnerLimits, type Output, type PeerMessage, type Step } from './owner.js';
 import type { MoneyAnswer, MoneyCall } from '../ledger/money-ops.js';
 
 export interface OwnerHostOptions {
@@ -320,8 +321,11 @@ export class OwnerHost {
       if (seq >= this.#snapshotDueSeq && !this.#isSnapshotting) this.#snapshot(seq);
     }
     if (step.outputs.length === 0) return;
-    if (this.#headSeq <= this.#durableSeq) this.options.release(step.outputs);
-    else this.#gated.push({ seq: this.#headSeq, outputs: step.outputs });
+    if (this.#headSeq <= this.#durableSeq) return this.options.release(step.outputs);
+    const asks = step.outputs.filter(isAskOnly);
+    if (asks.length > 0) this.options.release(asks);
+    const decided = asks.length === 0 ? step.outputs : step.outputs.filter((output) => !isAskOnly(output));
+    if (decided.length > 0) this.#gated.push({ seq: this.#headSeq, outputs: decided });
   }
 
   #onDurable(seq: number): void {

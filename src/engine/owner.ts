@@ -46,6 +46,19 @@ export type PeerMessage =
 
 export type Output = { to: 'client'; callId: number; answer: MoneyAnswer } | { to: 'peer'; owner: number; message: PeerMessage };
 
+/**
+ * An output that may leave before the journal is durable past what its owner decided before it: a `lock`
+ * asks and tells nothing decided. Its fill is memory only until the grant (a crash fails it); the fill's
+ * reservation is durable before the fill is called (its RFQ's create was answered); and should this owner
+ * crash with records not yet durable, the maker's owner settles the lock by asking (`fate`), as it does for a
+ * lock whose answer was lost. Every other output tells a decision (an answer, a grant, a fate, a channel's
+ * command or acknowledgement) and waits for its record. Sent at once, a crossing fill does not wait for a
+ * flush of records it does not depend on before its lock is even asked (the owner's journal is rarely idle).
+ */
+export function isAskOnly(output: Output): boolean {
+  return output.to === 'peer' && output.message.m === 'lock';
+}
+
 /** One input's consequences: the record to journal (empty: nothing to make durable) and what to send after. */
 export interface Step {
   effects: Effect[];

@@ -44,3 +44,11 @@ test('the checks catch a lock voided blindly (a planted fault: the fill owner al
     `no failure named a position whose lock was voided under it: ${failures.slice(0, 5).join('; ')}`,
   );
 });
+
+test("the checks catch a lock's grant sent before its record is durable (a planted fault; a lock's request may go at once)", () => {
+  const failures = [1, 2, 3].flatMap((seed) => simulate({ ...BASE, seed, grantsBeforeDurable: true }).failures);
+  assert.ok(
+    failures.some((failure) => /liability was never settled/.test(failure)),
+    `no failure named a position whose grant was lost with its owner's crash: ${failures.slice(0, 5).join('; ')}`,
+  );
+});

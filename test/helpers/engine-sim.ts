@@ -14,7 +14,7 @@ import { Book } from '../../src/engine/book.js';
 import { checkOwners, type LedgerCheck } from '../../src/engine/check.js';
 import { decodeEffects, decodeSnapshot, encodeEffects, encodeSnapshot } from '../../src/engine/codec.js';
 import type { Effect } from '../../src/engine/effects.js';
-import { MoneyOwner, type OwnerLimits, type PeerMessage, type Step } from '../../src/engine/owner.js';
+import { isAskOnly, MoneyOwner, type OwnerLimits, type Output, type PeerMessage, type Step } from '../../src/engine/owner.js';
 import type { MoneyAnswer, MoneyCall } from '../../src/ledger/money-ops.js';
 import { encodeFileHeader, encodeRecordInto, FILE_HEADER_BYTES, recordBytes, scanRecords } from '../../src/wal/record.js';
 import { prng, type Rng } from '../../scripts/fuzz/gen.js';
@@ -29,6 +29,8 @@ export interface SimOptions {
   crashChance: number;
   /** A planted fault, to show the checks catch it: the fill's owner answers every `fate` with "voided". */
   voidBlindly?: boolean;
+  /** A planted fault: the maker's owner sends a lock's grant before its record is durable (only asks may). */
+  grantsBeforeDurable?: boolean;
   /**
    * Clients that send a call again before its answer, as a transport across machines does (at least once):
    * the chance that a call is repeated, at a random later moment while it is unanswered. The first answer
@@ -128,6 +130,8 @@ class SimOwner {
   constructor(
     readonly index: number,
     private readonly ownerOf: (account: AccountId) => number,
+    /** What may leave before the journal is flushed past it (owner.ts isAskOnly, unless a fault is planted). */
+    private readonly leavesAtOnce: (output: Output) => boolean,
   ) {
     this.owner = new MoneyOwner(new Book(index, ownerOf), LIMITS);
   }
@@ -136,15 +140,18 @@ class SimOwner {
     return this.owner !== null;
   }
 
-  /** Journals the step's effects; returns the outputs that may go now (none until a flush, if it wrote). */
+  /**
+   * Journals the step's effects; returns the outputs that may go now: all of them when the journal is flushed
+   * past what the owner decided, else only those that ask without telling a decision (as owner-host.ts).
+   */
   take(step: Step): Step['outputs'] {
     if (step.effects.length > 0) {
       this.headSeq++;
       this.disk.append(this.headSeq, encodeEffects(step.effects));
     }
     if (this.headSeq <= this.syncedSeq) return step.outputs;
-    this.gated.push({ seq: this.headSeq, step });
-    return [];
+    this.gated.push({ seq: this.headSeq, step: { ...step, outputs: step.outputs.filter((output) => !this.leavesAtOnce(output)) } });
+    return step.outputs.filter(this.leavesAtOnce);
   }
 
   flush(): Step['outputs'] {
@@ -238,7 +245,11 @@ export function simulate(options: SimOptions): SimReport {
   const rng = prng(options.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
   const ownerOf = ownerOfAccount(options.owners);
-  const owners = Array.from({ length: options.owners }, (_, i) => new SimOwner(i, ownerOf));
+  const leavesAtOnce =
+    options.grantsBeforeDurable === true
+      ? (output: Output) => isAskOnly(output) || (output.to === 'peer' && output.message.m === 'lock_reply')
+      : isAskOnly;
+  const owners = Array.from({ length: options.owners }, (_, i) => new SimOwner(i, ownerOf, leavesAtOnce));
   const users = Array.from({ length: options.users }, (_, i) => `u${i}`);
   const makers = Array.from({ length: options.makers }, (_, i) => `0x${i.toString(16).padStart(40, 'a')}`);
   const network = new Map<string, Array<{ from: number; to: number; message: PeerMessage }>>();
