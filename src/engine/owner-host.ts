@@ -111,6 +111,13 @@ export class OwnerHost {
   #waitingSinceMs: number | null = null;
   /** With a read model: the book's credit keys by the seq of their record, oldest first, forgotten once LMDB has it. */
   #recentCreditKeys: Array<{ seq: number; key: string }> = [];
+  /**
+   * True once `close` was called. The thread stops after it, yet inputs can still come (a call queued on the
+   * port behind the stop, a peer's message, a call retried by its client): a call is refused OVERLOADED (a 503,
+   * nothing decided), and a peer's message is dropped, as a lost one is (the owners' protocol resends commands
+   * and asks again about locks; a restart fails the fills in flight). Nothing is appended to a closed journal.
+   */
+  #isClosing = false;
 
   private constructor(
     private readonly options: OwnerHostOptions,
@@ -227,6 +234,7 @@ export class OwnerHost {
    * journal or the read model is too far behind and nothing was decided: 503 OVERLOADED.
    */
   call(callId: number, call: MoneyCall, facts: readonly BlindWrite[] = [], requestId?: string): MoneyAnswer | 'pending' | 'overloaded' {
+    if (this.#isClosing) return 'overloaded';
     if (this.#journal.pendingBytes > this.options.maxPendingBytes || this.#readModel?.isBehind === true) return 'overloaded';
     if (call.op === 'credit' && !this.owner.book.creditKeys.has(call.key)) {
       const stored = this.#storedCreditKey(call.key);
@@ -239,6 +247,7 @@ export class OwnerHost {
   }
 
   peer(from: number, message: PeerMessage): void {
+    if (this.#isClosing) return;
     this.#take(this.owner.peer(from, message, this.options.nowMs()));
   }
 
@@ -250,6 +259,7 @@ export class OwnerHost {
    */
   tick(): void {
     const nowMs = this.options.nowMs();
+    if (this.#isClosing) return;
     if (this.#waitingSinceMs !== null && nowMs - this.#waitingSinceMs >= this.options.limits.resendMs) return;
     this.#take(this.owner.tick(nowMs));
   }
@@ -300,8 +310,9 @@ export class OwnerHost {
     if (forgotten > 0) this.#recentCreditKeys.splice(0, forgotten);
   }
 
-  /** Flushes what was appended (its outputs leave), then closes the journal. */
+  /** Flushes what was appended (its outputs leave), then closes the journal; takes no input after (#isClosing). */
   close(): Promise<void> {
+    this.#isClosing = true;
     return this.#journal.close();
   }
 

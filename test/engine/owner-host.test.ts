@@ -391,3 +391,31 @@ test('a start with thousands of interrupted RFQs releases them in bounded record
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('once closing, a call is refused overloaded and a peer message or a tick is dropped: nothing reaches the closed journal', async () => {
+  // Found by the graceful-shutdown test: a credit queued on the shard's port behind its stop reached the owner
+  // after its journal closed, and the assertion there stopped the service with exit 70 instead of 0.
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-owner-closing-'));
+  const owner = inProcess(dir);
+  try {
+    let host = owner.open();
+    credited(host, 1, 10n);
+    const closing = host.close();
+    assert.equal(host.call(2, { op: 'credit', account: userAccount('u2'), amountMicros: 5n, key: 'k2' }), 'overloaded');
+    host.peer(1, { m: 'lock', key: 'lock:rfq:x#1', ref: 'rfq:x', makerAddress: '0xabc', amountMicros: 1n, atMs: 0 });
+    host.tick();
+    await closing;
+    assert.deepEqual(
+      owner.released.map((output) => output.to),
+      ['client'],
+      'the first credit was answered; nothing was answered to the peer',
+    );
+
+    host = owner.open();
+    assert.equal(host.owner.book.available(userAccount('u1')), 10n, 'the credit before the close is kept');
+    assert.equal(host.owner.book.available(userAccount('u2')), 0n, 'the refused one moved nothing');
+    await host.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
