@@ -22,6 +22,7 @@ import { connect } from 'nats';
 import { STOP, type OwnerWorkerInit, type OwnerWorkerReport, type RfqSettings } from './shard-node-messages.js';
 import { askPartitionMap, askPartitionMapOnce, mapMismatch } from './map-source.js';
 import { natsOptions } from './nats-options.js';
+import { peerPortsOf } from '../engine/peer-links.js';
 import { PartitionMap, parsePartitions } from './partitions.js';
 
 const Env = Type.Object({
@@ -103,17 +104,24 @@ async function partitionMap(given: string[] | null, name: string): Promise<strin
 }
 
 let isStopping = false;
+// The node's owners talk to each other by the ports between their threads, and to other nodes' over NATS.
+const ports = peerPortsOf(owners);
 const workers = owners.map((owner) => {
+  const peerPorts = ports.get(owner) ?? new Map();
   const init: OwnerWorkerInit = {
     natsServers,
     dataDir: env.PARLAYD_DATA_DIR,
     owner,
     map: mapText,
+    peerPorts,
     snapshotEveryRecords: env.PARLAYD_SNAPSHOT_EVERY_RECORDS,
     logLevel: env.PARLAYD_LOG_LEVEL,
     rfq,
   };
-  const worker = new Worker(new URL('./shard-node-worker.js', import.meta.url), { workerData: init });
+  const worker = new Worker(new URL('./shard-node-worker.js', import.meta.url), {
+    workerData: init,
+    transferList: [...peerPorts.values()],
+  });
   const fail = (detail: object) => {
     if (isStopping) return;
     log.fatal({ owner, ...detail }, "an owner's thread ended: the node stops");

@@ -1,5 +1,6 @@
 // Any thread. What a shard node's main thread (shard-node-main.ts) and its owners' threads
 // (shard-node-worker.ts) tell each other: the worker's start, its reports, the request to stop.
+import type { MessagePort } from 'node:worker_threads';
 import type { OwnerRecovery } from '../engine/owner-host.js';
 import type { ShardInit } from '../rfq/messages.js';
 
@@ -12,6 +13,8 @@ export interface OwnerWorkerInit {
   owner: number;
   /** The cluster's partition map: each owner's partitions. */
   map: string[];
+  /** Its end of a port to each other owner of the node, by owner (cluster/node-links.ts): transferred. */
+  peerPorts: Map<number, MessagePort>;
   snapshotEveryRecords: number;
   logLevel: string;
   rfq: RfqSettings;

@@ -1,11 +1,12 @@
 // Entry point of one owner's worker thread on a shard node (shard-node-main.ts starts one per owner of the
 // node's partitions): the owner's RFQ shard (rfq/shard-host.ts, the same actor as in one process) behind its
 // door to the gateways (shard-door.ts), deciding with the owner (rfq/journal-durability.ts: journal,
-// snapshots, a read model in an LMDB environment of its own) linked to the other owners over NATS, and the
-// owner's money calls and looks (owner-node.ts). A NATS connection of its own, so the node's owners use its
-// cores and none waits for another's turn. Tells its parent `listening` once its subscriptions are on the
-// server, and stops when asked once what it decided is durable. A failed journal, read model or store ends
-// the thread (exit 70), which the parent takes as the node's failure.
+// snapshots, a read model in an LMDB environment of its own) linked to the other owners (node-links.ts: its
+// node's by port, the rest over NATS), and the owner's money calls and looks (owner-node.ts). A NATS
+// connection of its own, so the node's owners use its cores and none waits for another's turn. Tells its
+// parent `listening` once its subscriptions are on the server, and stops when asked once what it decided is
+// durable. A failed journal, read model or store ends the thread (exit 70), which the parent takes as the
+// node's failure.
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { connect } from 'nats';
@@ -19,7 +20,7 @@ import { Settlement } from '../rfq/settlement.js';
 import type { MoneyOp, MoneyResult } from '../ledger/money-ops.js';
 import { withOracleFields } from '../markets/due-index.js';
 import { openStore } from '../store/db.js';
-import { NatsLinks } from './nats-links.js';
+import { NodeLinks } from './node-links.js';
 import { natsOptions } from './nats-options.js';
 import { OwnerNode } from './owner-node.js';
 import { serveOwnedViews } from './owned-views-server.js';
@@ -48,7 +49,7 @@ const durability = new JournalDurability({
   dir: join(dataDir, 'engine', `owner-${owner}`),
   self: owner,
   ownerOf: map.ownerOf,
-  links: (deliver) => new NatsLinks(nc, owner, deliver, log),
+  links: (deliver) => new NodeLinks(nc, owner, init.peerPorts, deliver, log),
   readsOtherOwners: false,
   snapshotEveryRecords: init.snapshotEveryRecords,
   clock: systemClock,

@@ -12,12 +12,19 @@ import type { PeerMessage } from './owner.js';
 
 /** For each owner, its end of a port to every other owner, by peer index. */
 export function peerPorts(owners: number): Array<Map<number, MessagePort>> {
-  const ends = Array.from({ length: owners }, () => new Map<number, MessagePort>());
-  for (let a = 0; a < owners; a++) {
-    for (let b = a + 1; b < owners; b++) {
+  const ids = Array.from({ length: owners }, (_, owner) => owner);
+  const ends = peerPortsOf(ids);
+  return ids.map((owner) => ends.get(owner)!);
+}
+
+/** For each of `owners` (their ids: a shard node's, cluster/shard-node-main.ts), its end of a port to each other. */
+export function peerPortsOf(owners: readonly number[]): Map<number, Map<number, MessagePort>> {
+  const ends = new Map(owners.map((owner) => [owner, new Map<number, MessagePort>()]));
+  for (const [i, a] of owners.entries()) {
+    for (const b of owners.slice(i + 1)) {
       const { port1, port2 } = new MessageChannel();
-      ends[a]!.set(b, port1);
-      ends[b]!.set(a, port2);
+      ends.get(a)!.set(b, port1);
+      ends.get(b)!.set(a, port2);
     }
   }
   return ends;

@@ -1,6 +1,7 @@
 // Two shard nodes' owners in two processes on a real nats-server (src/cluster/shard-node-main.ts), each with
 // its own journal and LMDB, partitions 0-127 and 128-255: a fill whose maker lives on the other node locks the
-// maker's liability there over NATS, commits, posts; a maker funded for N fills raced by 2N RFQs of users on
+// maker's liability there over NATS, commits, posts (one whose maker is on the same node's other owner does it
+// by the port between their threads, none of it on NATS); a maker funded for N fills raced by 2N RFQs of users on
 // both nodes fills exactly N; each node killed with SIGKILL mid-burst loses nothing it answered, its calls are
 // UNAVAILABLE at once while it is gone, and once it is back its locks are settled by asking; nats-server
 // restarted mid-burst moves nothing twice. After each test the cluster's ledger check through NATS
@@ -22,6 +23,7 @@ import { creditRef, lockRef, makerAccount, PROTOCOL, userAccount } from '../../s
 import { natsForFile } from '../helpers/nats-server.js';
 import {
   A,
+  A2,
   assertClusterCheckClean,
   assertJournalsClean,
   B,
@@ -94,6 +96,65 @@ test('a fill whose maker lives on the other node: lock, fill, post over NATS; th
       what: 'the taker paid its stake back and the liability from the other node',
     });
     assert.equal(await available(B, makerAccount(maker)), 4_300n);
+  });
+});
+
+test('a fill between two owners of one node locks by the port between their threads; only other nodes go over NATS', { skip }, async () => {
+  await withCluster(async () => {
+    // Every peer message on the owners' NATS subjects, by sender and receiver (each is [from, batch]).
+    const overNats: Array<{ from: number; to: number; kinds: string[] }> = [];
+    const taps = [A, A2, B].map((to) =>
+      fixture.nc.subscribe(subjects.ownerPeer(to), {
+        callback: (error, msg) => {
+          if (error !== null) return;
+          const [from, batch] = decode<[number, Array<{ m: string }>]>(msg.data);
+          overNats.push({ from, to, kinds: batch.map(({ m }) => m) });
+        },
+      }),
+    );
+    await fixture.nc.flush();
+    try {
+      const taker = userOn(A, 'taker');
+      const neighbour = makerOn(A2); // node a's other owner
+      const farMaker = makerOn(B);
+      assert.equal((await credit(userAccount(taker), 2_000n, 'fund-taker')).ok, true);
+      assert.equal((await credit(makerAccount(neighbour), 5_000n, 'fund-neighbour')).ok, true);
+      assert.equal((await credit(makerAccount(farMaker), 5_000n, 'fund-far')).ok, true);
+      await waitFor(
+        async () =>
+          (await available(A, userAccount(taker))) === 2_000n &&
+          (await available(A2, makerAccount(neighbour))) === 5_000n &&
+          (await available(B, makerAccount(farMaker))) === 5_000n,
+        { what: 'all three funded' },
+      );
+
+      const home = partitionOfUser(taker);
+      for (const [ref, maker] of [
+        ['rfq:near', neighbour],
+        ['rfq:far', farMaker],
+      ] as const) {
+        assert.deepEqual(await callFor(home, { op: 'reserve', userId: taker, amountMicros: 600n, ref }), { ok: true });
+        assert.deepEqual(await callFor(home, { op: 'fill', ref, filledMicros: 500n, makerAddress: maker, liabilityMicros: 700n }), {
+          ok: true,
+        });
+      }
+      await waitFor(
+        async () =>
+          (await look(A2)).holds[lockRef('rfq:near')]?.isPending === false &&
+          (await look(B)).holds[lockRef('rfq:far')]?.isPending === false,
+        { what: 'both locks posted' },
+      );
+      assert.equal((await look(A2)).accounts[makerAccount(neighbour)]?.locked, '700');
+      assert.equal(await available(A, userAccount(taker)), 2_000n - 500n - 500n, 'each fill put 500 at risk and gave the rest back');
+
+      const between = (x: number, y: number) => overNats.filter(({ from, to }) => (from === x && to === y) || (from === y && to === x));
+      assert.deepEqual(between(A, A2), [], 'nothing between the two owners of node a crossed NATS');
+      const far = between(A, B).flatMap(({ kinds }) => kinds);
+      for (const kind of ['lock', 'lock_reply', 'command', 'ack'])
+        assert.ok(far.includes(kind), `the far fill's ${kind} went over NATS: ${far}`);
+    } finally {
+      for (const tap of taps) tap.unsubscribe();
+    }
   });
 });
 
