@@ -14,6 +14,8 @@
 //                  answered once its journal record is durable
 //   rfq-local      per RFQ a `reserve` and a `fill` of a taker on A against a maker on A, 16 in flight: the
 //                  fill decided by one owner alone
+//   rfq-node       the same against a maker on A's other owner (owner 64, another thread of node A): the
+//                  lock asked and posted by the port between the two threads (cluster/node-links.ts)
 //   rfq-cross      the same against a maker on B: before the fill is answered A asks B for the maker's lock
 //                  and B grants it (a journal record on B), A commits; then A posts the lock to B (another)
 // CPU is read from /proc/<pid>/stat (10 ms ticks) for the spawned processes and process.cpuUsage for the
@@ -36,7 +38,7 @@ import { encode } from '../../src/cluster/wire.js';
 import type { MoneyCall } from '../../src/ledger/money-ops.js';
 import { creditRef, makerAccount, userAccount } from '../../src/records/ledger.js';
 import { NatsServer, natsServerBinary } from '../../test/helpers/nats-server.js';
-import { A, B, look, makerOn, MAP, MAP_TEXT, NODES as OWNER_NODES, userOn } from '../../test/helpers/owner-nodes.js';
+import { A, A2, B, look, makerOn, MAP, MAP_TEXT, NODES as OWNER_NODES, userOn } from '../../test/helpers/owner-nodes.js';
 import { repoRoot } from '../../test/helpers/paths.js';
 import { LatencyHistogram } from '../load/histogram.js';
 import { machineInfo } from '../load/machine.js';
@@ -74,7 +76,7 @@ const RFQ = { reserveMicros: 5_000_000n, filledMicros: 4_000_000n, liabilityMicr
 const TAKER_FUNDS = 10n ** 15n;
 const MAKER_FUNDS = 10n ** 15n;
 
-type PhaseName = 'nats-echo' | 'money-call' | 'rfq-local' | 'rfq-cross';
+type PhaseName = 'nats-echo' | 'money-call' | 'rfq-local' | 'rfq-node' | 'rfq-cross';
 
 export interface Quantiles {
   p50Us: number;
@@ -135,7 +137,9 @@ interface Cluster {
 
 const pairUsers = Array.from({ length: IN_FLIGHT }, (_, lane) => userOn(A, `pair-lane${lane}`));
 const takers = Array.from({ length: IN_FLIGHT }, (_, lane) => userOn(A, `taker-lane${lane}`));
-const makers = { [A]: makerOn(A), [B]: makerOn(B) };
+const makers = { [A]: makerOn(A), [A2]: makerOn(A2), [B]: makerOn(B) };
+/** The RFQ phase of a maker on each owner: the taker's own, its node's other, the other node's. */
+const RFQ_PHASE: Record<number, PhaseName> = { [A]: 'rfq-local', [A2]: 'rfq-node', [B]: 'rfq-cross' };
 let nextRef = 0;
 /** A fresh reference, shaped as an RFQ's id is (a UUID), so requests weigh what the service's do. */
 const freshRef = () => `rfq:${(++nextRef).toString(16).padStart(8, '0')}-7abc-4def-8123-456789abcdef`;
@@ -260,7 +264,7 @@ async function rfqRun(cluster: Cluster, makerOwner: number, round: number): Prom
     }
     tally.count++;
   });
-  return runResult(makerOwner === A ? 'rfq-local' : 'rfq-cross', IN_FLIGHT, round, measured);
+  return runResult(RFQ_PHASE[makerOwner]!, IN_FLIGHT, round, measured);
 }
 
 /** The CPU of each process with nothing sent, in percent of one core. */
@@ -368,7 +372,13 @@ export interface SummaryRow {
   othersPercentMax: number;
 }
 
-const MAIN_STEP: Record<PhaseName, string> = { 'nats-echo': 'roundTrip', 'money-call': 'call', 'rfq-local': 'fill', 'rfq-cross': 'fill' };
+const MAIN_STEP: Record<PhaseName, string> = {
+  'nats-echo': 'roundTrip',
+  'money-call': 'call',
+  'rfq-local': 'fill',
+  'rfq-node': 'fill',
+  'rfq-cross': 'fill',
+};
 
 function summarize(runs: readonly RunResult[]): SummaryRow[] {
   const groups = new Map<string, RunResult[]>();
@@ -435,7 +445,7 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) for (const inFlight of [1, IN_FLIGHT]) runs.push(await echoRun(cluster, inFlight, round));
     for (let round = 1; round <= ROUNDS; round++)
       for (const inFlight of [1, IN_FLIGHT]) runs.push(await moneyCallRun(cluster, inFlight, round));
-    for (let round = 1; round <= ROUNDS; round++) for (const makerOwner of [A, B]) runs.push(await rfqRun(cluster, makerOwner, round));
+    for (let round = 1; round <= ROUNDS; round++) for (const makerOwner of [A, A2, B]) runs.push(await rfqRun(cluster, makerOwner, round));
   } finally {
     await cluster?.nc.close();
     await Promise.all(started.map((child) => child.stop()));

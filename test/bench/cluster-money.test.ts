@@ -21,6 +21,7 @@ const STEPS: Record<string, string[]> = {
   'nats-echo': ['roundTrip'],
   'money-call': ['call'],
   'rfq-local': ['reserve', 'fill', 'rfq'],
+  'rfq-node': ['reserve', 'fill', 'rfq'],
   'rfq-cross': ['reserve', 'fill', 'rfq'],
 };
 
@@ -41,7 +42,7 @@ test('the cluster money benchmark measures every phase, fills every RFQ it issue
     const kinds = results.runs.map(({ phase, inFlight }) => `${phase}/${inFlight}`);
     assert.deepEqual(
       [...new Set(kinds)],
-      ['nats-echo/1', 'nats-echo/16', 'money-call/1', 'money-call/16', 'rfq-local/16', 'rfq-cross/16'],
+      ['nats-echo/1', 'nats-echo/16', 'money-call/1', 'money-call/16', 'rfq-local/16', 'rfq-node/16', 'rfq-cross/16'],
       'every phase ran, in this order',
     );
     assert.ok(
