@@ -147,3 +147,48 @@ function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+test("npm test's reporter ends with the failed tests, their files and errors, after TAP's totals", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parlayd-failures-reporter-'));
+  try {
+    const failing = join(dir, 'failing.test.mjs');
+    writeFileSync(
+      failing,
+      [
+        `import { describe, test } from 'node:test';`,
+        `describe('a suite', () => {`,
+        `  test('a test that passes', () => {});`,
+        `  test('a test that fails', () => { throw new Error('the planted failure'); });`,
+        `});`,
+      ].join('\n'),
+    );
+    const exiting = join(dir, 'exiting.test.mjs');
+    writeFileSync(exiting, `process.exit(3);\n`);
+    const passing = join(dir, 'passing.test.mjs');
+    writeFileSync(passing, `import { test } from 'node:test';\ntest('fine', () => {});\n`);
+    const reporter = join(repoRoot, 'dist/test/helpers/failures-reporter.js');
+    const run = (files: string[]): Promise<{ code: number | null; output: string }> =>
+      new Promise((resolve) => {
+        const args = ['--test', `--test-reporter=${reporter}`, '--test-reporter-destination=stdout', ...files];
+        execFile(process.execPath, args, { timeout: 60_000, env: withoutTestContext() }, (error, stdout) =>
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: stdout }),
+        );
+      });
+
+    const failed = await run([failing, exiting, passing]);
+    assert.equal(failed.code, 1, failed.output);
+    const summary = failed.output.slice(failed.output.lastIndexOf('# fail '));
+    assert.match(summary, /^# fail 2$/m, failed.output);
+    assert.match(summary, /^# 2 failed:$/m);
+    assert.match(summary, new RegExp(`^#   ${failing} › a test that fails\\n#       Error: the planted failure$`, 'm'));
+    assert.match(summary, new RegExp(`^#   ${exiting} › ${exiting}\\n#       .*\\(exit code 3, signal null\\)$`, 'm'));
+    assert.doesNotMatch(summary, /a suite|fine|a test that passes/, 'a suite failed by its test, or a passing test, is not listed');
+
+    const passed = await run([passing]);
+    assert.equal(passed.code, 0, passed.output);
+    assert.match(passed.output, /^# pass 1$/m);
+    assert.doesNotMatch(passed.output, /failed:/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
